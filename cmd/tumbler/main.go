@@ -1,0 +1,44 @@
+// Command tumbler is a Redis-protocol lock server.
+//
+//	tumbler --port 6379 --bind 127.0.0.1 --requirepass secret --lua-time-limit 5000
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+func main() {
+	port := flag.Int("port", 6379, "TCP port to listen on")
+	bind := flag.String("bind", "127.0.0.1", "address to listen on")
+	pass := flag.String("requirepass", "", "password clients must AUTH with")
+	luaLimit := flag.Int("lua-time-limit", 5000, "milliseconds a script may run before other clients get BUSY")
+	flag.Parse()
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	srv := server.New(server.Config{
+		Addr:         net.JoinHostPort(*bind, strconv.Itoa(*port)),
+		RequirePass:  *pass,
+		LuaTimeLimit: time.Duration(*luaLimit) * time.Millisecond,
+		Logger:       log,
+	})
+	if err := srv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	log.Info("tumbler ready to accept connections", "addr", srv.Addr())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	log.Info("shutting down", "signal", s.String())
+	srv.Close()
+}

@@ -1,0 +1,339 @@
+package engine
+
+import (
+	"hash/maphash"
+	"math"
+	"sort"
+	"strconv"
+)
+
+func registerKeys(e *Engine) {
+	e.Register(
+		&Command{Name: "del", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Fn: cmdDel},
+		&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Fn: cmdDel},
+		&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Fn: cmdExists},
+		&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdType},
+		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdExpire},
+		&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdPExpire},
+		&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdExpireAt},
+		&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdPExpireAt},
+		&Command{Name: "ttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: func(c *Ctx) { ttlGeneric(c, false, false) }},
+		&Command{Name: "pttl", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: func(c *Ctx) { ttlGeneric(c, true, false) }},
+		&Command{Name: "expiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: func(c *Ctx) { ttlGeneric(c, false, true) }},
+		&Command{Name: "pexpiretime", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: func(c *Ctx) { ttlGeneric(c, true, true) }},
+		&Command{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdPersist},
+		&Command{Name: "keys", Arity: 2, Flags: FlagReadonly, Group: "generic", Fn: cmdKeys},
+		&Command{Name: "scan", Arity: -2, Flags: FlagReadonly, Group: "generic", Fn: cmdScan},
+		&Command{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast, Group: "server", Fn: cmdDBSize},
+		&Command{Name: "flushdb", Arity: -1, Flags: FlagWrite, Group: "server", Fn: cmdFlush},
+		&Command{Name: "flushall", Arity: -1, Flags: FlagWrite, Group: "server", Fn: cmdFlush},
+	)
+}
+
+// DEL key [key ...] / UNLINK key [key ...]
+func cmdDel(c *Ctx) {
+	var n int64
+	for _, key := range c.Args[1:] {
+		if c.Eng.del(key, c.Now) {
+			n++
+		}
+	}
+	c.W.WriteInt(n)
+}
+
+// EXISTS key [key ...]
+func cmdExists(c *Ctx) {
+	var n int64
+	for _, key := range c.Args[1:] {
+		if c.Eng.lookupRead(key, c.Now) != nil {
+			n++
+		}
+	}
+	c.W.WriteInt(n)
+}
+
+// TYPE key
+func cmdType(c *Ctx) {
+	ent := c.Eng.lookup(c.Args[1], c.Now)
+	if ent == nil {
+		c.W.WriteStatus("none")
+		return
+	}
+	c.W.WriteStatus(ent.kind.String())
+}
+
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+// EXPIRE key seconds [NX|XX|GT|LT]
+func cmdExpire(c *Ctx) { expireGeneric(c, c.Now, true, false) }
+
+// PEXPIRE key milliseconds [NX|XX|GT|LT]
+func cmdPExpire(c *Ctx) { expireGeneric(c, c.Now, false, false) }
+
+// EXPIREAT key unix-time-seconds [NX|XX|GT|LT]
+func cmdExpireAt(c *Ctx) { expireGeneric(c, 0, true, true) }
+
+// PEXPIREAT key unix-time-milliseconds [NX|XX|GT|LT]
+func cmdPExpireAt(c *Ctx) { expireGeneric(c, 0, false, true) }
+
+// expireGeneric is Redis's expireGenericCommand: relative (basetime = now)
+// and absolute (basetime 0, wall time converted to monotonic) expiry
+// through one path. Flags are checked before the number; a deadline at or
+// before now deletes the key and replies 1.
+func expireGeneric(c *Ctx, basetime int64, seconds, absolute bool) {
+	var flag int
+	nx, xx, gt, lt := false, false, false, false
+	for _, opt := range c.Args[3:] {
+		switch {
+		case eqFold(opt, "nx"):
+			flag |= expireNX
+			nx = true
+		case eqFold(opt, "xx"):
+			flag |= expireXX
+			xx = true
+		case eqFold(opt, "gt"):
+			flag |= expireGT
+			gt = true
+		case eqFold(opt, "lt"):
+			flag |= expireLT
+			lt = true
+		default:
+			c.W.WriteError("ERR Unsupported option " + string(opt))
+			return
+		}
+	}
+	if nx && (xx || gt || lt) {
+		c.W.WriteError(ErrNXXXGTLT)
+		return
+	}
+	if gt && lt {
+		c.W.WriteError(ErrGTLT)
+		return
+	}
+	when, ok := parseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	name := c.Cmd.Name
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.W.WriteError(ErrInvalidExpire(name))
+			return
+		}
+		when *= 1000
+	}
+	if when > math.MaxInt64-basetime {
+		c.W.WriteError(ErrInvalidExpire(name))
+		return
+	}
+	when += basetime
+	if absolute {
+		when = c.wallToMono(when)
+	}
+	key := c.Args[1]
+	ent := c.Eng.lookup(key, c.Now)
+	if ent == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	if flag != 0 {
+		cur := ent.deadline // 0 = none (Redis's -1)
+		switch {
+		case flag&expireNX != 0 && cur != 0,
+			flag&expireXX != 0 && cur == 0,
+			flag&expireGT != 0 && (cur == 0 || when <= cur),
+			flag&expireLT != 0 && cur != 0 && when >= cur:
+			c.W.WriteInt(0)
+			return
+		}
+	}
+	if when <= c.Now {
+		c.Eng.del(key, c.Now)
+		c.W.WriteInt(1)
+		return
+	}
+	c.Eng.setDeadline(key, ent, when)
+	c.Eng.modified(string(key))
+	c.W.WriteInt(1)
+}
+
+// ttlGeneric is Redis's ttlGenericCommand: -2 for a missing key, -1 for no
+// deadline, else the time left (or the absolute Unix time), never negative.
+func ttlGeneric(c *Ctx, ms, abs bool) {
+	ent := c.Eng.lookup(c.Args[1], c.Now)
+	if ent == nil {
+		c.W.WriteInt(-2)
+		return
+	}
+	if ent.deadline == 0 {
+		c.W.WriteInt(-1)
+		return
+	}
+	var ttl int64
+	if abs {
+		ttl = c.monoToWall(ent.deadline)
+	} else {
+		ttl = ent.deadline - c.Now
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	if ms {
+		c.W.WriteInt(ttl)
+	} else {
+		c.W.WriteInt((ttl + 500) / 1000)
+	}
+}
+
+// PERSIST key
+func cmdPersist(c *Ctx) {
+	ent := c.Eng.lookup(c.Args[1], c.Now)
+	if ent == nil || ent.deadline == 0 {
+		c.W.WriteInt(0)
+		return
+	}
+	c.Eng.setDeadline(c.Args[1], ent, 0)
+	c.Eng.modified(string(c.Args[1]))
+	c.W.WriteInt(1)
+}
+
+// KEYS pattern
+func cmdKeys(c *Ctx) {
+	pat := c.Args[1]
+	all := len(pat) == 1 && pat[0] == '*'
+	var out []string
+	for k, ent := range c.Eng.keys {
+		if ent.deadline != 0 && ent.deadline <= c.Now {
+			continue
+		}
+		if all || Match(pat, []byte(k), false) {
+			out = append(out, k)
+		}
+	}
+	c.W.WriteArray(len(out))
+	for _, k := range out {
+		c.W.WriteBulkString(k)
+	}
+}
+
+var scanSeed = maphash.MakeSeed()
+
+func scanHash(k string) uint64 { return maphash.String(scanSeed, k) >> 1 }
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+//
+// The cursor is a position in a fixed hash order of the keys: each call
+// returns the keys whose hash is at or after the cursor, up to COUNT
+// positions, so every key present for the whole iteration is returned at
+// least once, as Redis guarantees.
+func cmdScan(c *Ctx) {
+	cur, err := strconv.ParseUint(string(c.Args[1]), 10, 64)
+	if err != nil {
+		c.W.WriteError(ErrInvalidCursor)
+		return
+	}
+	count := int64(10)
+	var pat, typ []byte
+	for i := 2; i < len(c.Args); i++ {
+		rest := len(c.Args) - i - 1
+		switch {
+		case eqFold(c.Args[i], "count") && rest >= 1:
+			n, ok := parseInt(c.Args[i+1])
+			if !ok {
+				c.W.WriteError(ErrNotInteger)
+				return
+			}
+			if n < 1 {
+				c.W.WriteError(ErrSyntax)
+				return
+			}
+			count = n
+			i++
+		case eqFold(c.Args[i], "match") && rest >= 1:
+			pat = c.Args[i+1]
+			i++
+		case eqFold(c.Args[i], "type") && rest >= 1:
+			typ = c.Args[i+1]
+			i++
+		default:
+			c.W.WriteError(ErrSyntax)
+			return
+		}
+	}
+	type hk struct {
+		h uint64
+		k string
+	}
+	var batch []hk
+	for k := range c.Eng.keys {
+		h := scanHash(k)
+		if h >= cur {
+			batch = append(batch, hk{h, k})
+		}
+	}
+	sort.Slice(batch, func(i, j int) bool { return batch[i].h < batch[j].h })
+	next := uint64(0)
+	if int64(len(batch)) > count {
+		// never split keys sharing a hash across two calls
+		end := int(count)
+		for end < len(batch) && batch[end].h == batch[end-1].h {
+			end++
+		}
+		if end < len(batch) {
+			next = batch[end].h
+		}
+		batch = batch[:end]
+	}
+	var out []string
+	for _, b := range batch {
+		ent := c.Eng.lookup([]byte(b.k), c.Now)
+		if ent == nil {
+			continue
+		}
+		if pat != nil && !Match(pat, []byte(b.k), false) {
+			continue
+		}
+		if typ != nil && !eqFold(typ, ent.kind.String()) {
+			continue
+		}
+		out = append(out, b.k)
+	}
+	c.W.WriteArray(2)
+	c.W.WriteBulkString(strconv.FormatUint(next, 10))
+	c.W.WriteArray(len(out))
+	for _, k := range out {
+		c.W.WriteBulkString(k)
+	}
+}
+
+// DBSIZE
+func cmdDBSize(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.keys))) }
+
+// FLUSHDB [ASYNC|SYNC] / FLUSHALL [ASYNC|SYNC]
+func cmdFlush(c *Ctx) {
+	if len(c.Args) > 2 || (len(c.Args) == 2 && !eqFold(c.Args[1], "async") && !eqFold(c.Args[1], "sync")) {
+		c.W.WriteError(ErrSyntax)
+		return
+	}
+	c.Eng.flush()
+	c.W.WriteStatus(statusOK)
+}
+
+// flush removes every key. Requires e.mu.
+func (e *Engine) flush() {
+	old := e.keys
+	e.keys = make(map[string]*entry)
+	e.idx.Clear()
+	e.nextWake = 0
+	if e.onModified != nil {
+		for k := range old {
+			e.onModified(k)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package engine
+
+// Scripter runs Lua scripts for EVAL and friends. luavm implements it.
+// Every method except Kill is called with the keyspace lock held (Run) or
+// from SCRIPT subcommands; Kill may be called from any goroutine while Run
+// is in progress.
+type Scripter interface {
+	// Run executes body, or the cached script sha when body is nil, with
+	// KEYS and ARGV, writing the script's reply to c.W. It reports false
+	// when sha is not cached (the caller replies NOSCRIPT).
+	Run(c *Ctx, sha, body []byte, keys, argv [][]byte) bool
+	// Load compiles and caches body, returning its SHA1 or an error text.
+	Load(body []byte) (sha string, errMsg string)
+	// Exists reports whether sha (any case) is cached.
+	Exists(sha []byte) bool
+	// Flush empties the cache.
+	Flush()
+	// Kill asks the running script to stop.
+	Kill()
+}
+
+func registerScript(e *Engine) {
+	e.Register(
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagStale, Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, false) }},
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagStale, Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, false) }},
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagReadonly, Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, true) }},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagReadonly, Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, true) }},
+		&Command{Name: "script", Arity: -2, Flags: FlagNoScript, Group: "scripting", Subs: map[string]*Command{
+			"load":   {Arity: 3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptLoad},
+			"exists": {Arity: -3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptExists},
+			"flush":  {Arity: -2, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptFlush},
+			"kill":   {Arity: 2, Flags: FlagNoScript | FlagNoKeys | FlagAllowBusy, Fn: cmdScriptKill},
+			"help":   {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdScriptHelp},
+		}},
+	)
+}
+
+// EVAL script numkeys [key ...] [arg ...] (and EVALSHA, EVAL_RO, EVALSHA_RO)
+func evalGeneric(c *Ctx, bySHA, readOnly bool) {
+	e := c.Eng
+	numkeys, ok := parseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	if numkeys > int64(len(c.Args)-3) {
+		c.W.WriteError(ErrNumKeysTooMany)
+		return
+	}
+	if numkeys < 0 {
+		c.W.WriteError(ErrNumKeysNeg)
+		return
+	}
+	if e.scripter == nil {
+		c.W.WriteError("ERR scripting is not available")
+		return
+	}
+	keys := c.Args[3 : 3+numkeys]
+	argv := c.Args[3+numkeys:]
+	var sha, body []byte
+	if bySHA {
+		sha = c.Args[1]
+		if len(sha) != 40 {
+			c.W.WriteError(ErrNoScript)
+			return
+		}
+	} else {
+		body = c.Args[1]
+	}
+	run := &e.scriptRun
+	*run = ScriptRun{ReadOnly: readOnly}
+	c.Script = run
+	e.scriptBegin()
+	found := e.scripter.Run(c, sha, body, keys, argv)
+	e.scriptEnd()
+	c.Script = nil
+	if !found {
+		c.W.WriteError(ErrNoScript)
+	}
+}
+
+// SCRIPT LOAD script
+func cmdScriptLoad(c *Ctx) {
+	if c.Eng.scripter == nil {
+		c.W.WriteError("ERR scripting is not available")
+		return
+	}
+	sha, errMsg := c.Eng.scripter.Load(c.Args[2])
+	if errMsg != "" {
+		c.W.WriteError(errMsg)
+		return
+	}
+	c.W.WriteBulkString(sha)
+}
+
+// SCRIPT EXISTS sha1 [sha1 ...]
+func cmdScriptExists(c *Ctx) {
+	c.W.WriteArray(len(c.Args) - 2)
+	for _, sha := range c.Args[2:] {
+		if c.Eng.scripter != nil && c.Eng.scripter.Exists(sha) {
+			c.W.WriteInt(1)
+		} else {
+			c.W.WriteInt(0)
+		}
+	}
+}
+
+// SCRIPT FLUSH [ASYNC|SYNC]
+func cmdScriptFlush(c *Ctx) {
+	if len(c.Args) > 3 || (len(c.Args) == 3 && !eqFold(c.Args[2], "async") && !eqFold(c.Args[2], "sync")) {
+		c.W.WriteError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	if c.Eng.scripter != nil {
+		c.Eng.scripter.Flush()
+	}
+	c.W.WriteStatus(statusOK)
+}
+
+// SCRIPT KILL
+func cmdScriptKill(c *Ctx) {
+	e := c.Eng
+	if e.scriptStart.Load() == 0 {
+		c.W.WriteError(ErrNotBusy)
+		return
+	}
+	if e.scriptWrote.Load() {
+		c.W.WriteError(ErrUnkillable)
+		return
+	}
+	e.scripter.Kill()
+	c.W.WriteStatus(statusOK)
+}
+
+var scriptHelp = []string{
+	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// SCRIPT HELP
+func cmdScriptHelp(c *Ctx) {
+	c.W.WriteArray(len(scriptHelp))
+	for _, l := range scriptHelp {
+		c.W.WriteStatus(l)
+	}
+}

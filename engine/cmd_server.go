@@ -1,0 +1,478 @@
+package engine
+
+import (
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func registerStandard(e *Engine) {
+	registerString(e)
+	registerKeys(e)
+	registerScript(e)
+	registerServer(e)
+}
+
+func registerServer(e *Engine) {
+	e.Register(
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagNoKeys | FlagStale, Group: "connection", Fn: cmdPing},
+		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagStale, Group: "connection", Fn: func(c *Ctx) { c.W.WriteBulk(c.Args[1]) }},
+		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: cmdSelect},
+		&Command{Name: "time", Arity: 1, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdTime},
+		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Fn: cmdInfo},
+		&Command{Name: "cluster", Arity: -2, Flags: FlagNoKeys, Group: "cluster", Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }},
+		&Command{Name: "command", Arity: -1, Flags: FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdCommandAll, Subs: map[string]*Command{
+			"count": {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.cmdList))) }},
+			"info":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
+			"docs":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandDocs},
+			"list":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandList},
+		}},
+		&Command{Name: "config", Arity: -2, Group: "server", Subs: map[string]*Command{
+			"get":       {Arity: -3, Flags: FlagNoKeys | FlagNoScript | FlagLoading | FlagStale, Fn: cmdConfigGet},
+			"resetstat": {Arity: 2, Flags: FlagNoKeys | FlagNoScript | FlagLoading | FlagStale, Fn: cmdConfigResetStat},
+		}},
+	)
+}
+
+// PING [message]
+func cmdPing(c *Ctx) {
+	if len(c.Args) > 2 {
+		c.W.WriteError(ErrWrongArgs("ping"))
+		return
+	}
+	if len(c.Args) == 2 {
+		c.W.WriteBulk(c.Args[1])
+		return
+	}
+	c.W.WriteStatus("PONG")
+}
+
+// SELECT index
+func cmdSelect(c *Ctx) {
+	n, ok := parseInt(c.Args[1])
+	if !ok || n < -2147483648 || n > 2147483647 {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	if n != 0 {
+		c.W.WriteError(ErrDBIndex)
+		return
+	}
+	c.W.WriteStatus(statusOK)
+}
+
+
+// TIME
+func cmdTime(c *Ctx) {
+	now := c.Eng.clock.Wall()
+	c.W.WriteArray(2)
+	c.W.WriteBulkString(strconv.FormatInt(now.Unix(), 10))
+	c.W.WriteBulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
+}
+
+// ---- INFO ----
+
+// ServerInfo is what INFO needs from the server.
+type ServerInfo struct {
+	Port             int
+	ConfigFile       string
+	ConnectedClients int
+	MaxClients       int
+}
+
+// InfoProvider supplies the server's part of INFO.
+type InfoProvider interface {
+	ServerInfo() ServerInfo
+}
+
+var runID = func() string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 40)
+	seed := uint64(time.Now().UnixNano())
+	for i := range b {
+		seed ^= seed << 13
+		seed ^= seed >> 7
+		seed ^= seed << 17
+		b[i] = hex[seed%16]
+	}
+	return string(b)
+}()
+
+var infoDefault = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+
+// INFO [section [section ...]]
+func cmdInfo(c *Ctx) {
+	want := map[string]bool{}
+	if len(c.Args) == 1 {
+		for _, s := range infoDefault {
+			want[s] = true
+		}
+	}
+	for _, a := range c.Args[1:] {
+		s := strings.ToLower(string(a))
+		switch s {
+		case "all", "everything", "default":
+			for _, d := range infoDefault {
+				want[d] = true
+			}
+			if s != "default" {
+				want["commandstats"] = true
+				want["latencystats"] = true
+			}
+		default:
+			want[s] = true
+		}
+	}
+	c.W.WriteVerbatim("txt", c.Eng.infoString(want))
+}
+
+func (e *Engine) infoString(want map[string]bool) string {
+	var si ServerInfo
+	if e.info != nil {
+		si = e.info.ServerInfo()
+	}
+	var b strings.Builder
+	sections := 0
+	section := func(name, title string, fields func(add func(k, v string))) {
+		if !want[name] {
+			return
+		}
+		if sections > 0 {
+			b.WriteString("\r\n")
+		}
+		sections++
+		b.WriteString("# " + title + "\r\n")
+		fields(func(k, v string) { b.WriteString(k + ":" + v + "\r\n") })
+	}
+	now := time.Now()
+	uptime := int64(now.Sub(e.start) / time.Second)
+	exe, _ := os.Executable()
+	section("server", "Server", func(add func(k, v string)) {
+		add("redis_version", Version)
+		add("redis_git_sha1", "00000000")
+		add("redis_git_dirty", "0")
+		add("redis_build_id", "0")
+		add("redis_mode", "standalone")
+		add("os", runtime.GOOS+" "+runtime.GOARCH)
+		add("arch_bits", "64")
+		add("monotonic_clock", "Go runtime monotonic clock")
+		add("multiplexing_api", "goroutines")
+		add("go_version", runtime.Version())
+		add("process_id", strconv.Itoa(os.Getpid()))
+		add("process_supervised", "no")
+		add("run_id", runID)
+		add("tcp_port", strconv.Itoa(si.Port))
+		add("server_time_usec", strconv.FormatInt(now.UnixMicro(), 10))
+		add("uptime_in_seconds", strconv.FormatInt(uptime, 10))
+		add("uptime_in_days", strconv.FormatInt(uptime/86400, 10))
+		add("hz", "10")
+		add("configured_hz", "10")
+		add("executable", exe)
+		add("config_file", si.ConfigFile)
+		add("io_threads_active", "0")
+		add("tumbler_version", Version)
+	})
+	section("clients", "Clients", func(add func(k, v string)) {
+		add("connected_clients", strconv.Itoa(si.ConnectedClients))
+		add("cluster_connections", "0")
+		add("maxclients", strconv.Itoa(si.MaxClients))
+		add("client_recent_max_input_buffer", "0")
+		add("client_recent_max_output_buffer", "0")
+		add("blocked_clients", "0")
+		add("tracking_clients", "0")
+		add("clients_in_timeout_table", "0")
+	})
+	section("memory", "Memory", func(add func(k, v string)) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		add("used_memory", strconv.FormatUint(ms.HeapAlloc, 10))
+		add("used_memory_human", humanBytes(ms.HeapAlloc))
+		add("used_memory_rss", strconv.FormatUint(ms.Sys, 10))
+		add("used_memory_rss_human", humanBytes(ms.Sys))
+		add("used_memory_peak", strconv.FormatUint(ms.HeapSys, 10))
+		add("total_system_memory", "0")
+		add("maxmemory", "0")
+		add("maxmemory_human", "0B")
+		add("maxmemory_policy", "noeviction")
+		add("mem_allocator", "go")
+	})
+	section("persistence", "Persistence", func(add func(k, v string)) {
+		add("loading", "0")
+		add("async_loading", "0")
+		add("rdb_changes_since_last_save", "0")
+		add("rdb_bgsave_in_progress", "0")
+		add("rdb_last_save_time", strconv.FormatInt(e.start.Unix(), 10))
+		add("rdb_last_bgsave_status", "ok")
+		add("aof_enabled", "0")
+		add("aof_rewrite_in_progress", "0")
+	})
+	section("stats", "Stats", func(add func(k, v string)) {
+		add("total_connections_received", strconv.FormatInt(e.Stats.ConnsReceived.Load(), 10))
+		add("total_commands_processed", strconv.FormatInt(e.Stats.Commands.Load(), 10))
+		add("instantaneous_ops_per_sec", "0")
+		add("rejected_connections", strconv.FormatInt(e.Stats.RejectedConns.Load(), 10))
+		add("expired_keys", strconv.FormatInt(e.Stats.ExpiredKeys.Load(), 10))
+		add("evicted_keys", "0")
+		add("keyspace_hits", strconv.FormatInt(e.Stats.KeyspaceHits.Load(), 10))
+		add("keyspace_misses", strconv.FormatInt(e.Stats.KeyspaceMisses.Load(), 10))
+		add("pubsub_channels", "0")
+		add("pubsub_patterns", "0")
+		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
+	})
+	section("replication", "Replication", func(add func(k, v string)) {
+		add("role", "master")
+		add("connected_slaves", "0")
+		add("master_failover_state", "no-failover")
+		add("master_replid", runID)
+		add("master_repl_offset", "0")
+	})
+	section("cpu", "CPU", func(add func(k, v string)) {
+		add("used_cpu_sys", "0.000000")
+		add("used_cpu_user", "0.000000")
+	})
+	section("modules", "Modules", func(add func(k, v string)) {})
+	section("errorstats", "Errorstats", func(add func(k, v string)) {})
+	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
+	section("keyspace", "Keyspace", func(add func(k, v string)) {
+		if n := len(e.keys); n > 0 {
+			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl=0")
+		}
+	})
+	return b.String()
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 2, 64) + "G"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 2, 64) + "M"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 2, 64) + "K"
+	}
+	return strconv.FormatUint(n, 10) + "B"
+}
+
+// ---- COMMAND ----
+
+// COMMAND
+func cmdCommandAll(c *Ctx) {
+	c.W.WriteArray(len(c.Eng.cmdList))
+	for _, cmd := range c.Eng.cmdList {
+		writeCommandInfo(c.W, cmd)
+	}
+}
+
+// COMMAND INFO [command-name ...]
+func cmdCommandInfo(c *Ctx) {
+	if len(c.Args) == 2 {
+		cmdCommandAll(c)
+		return
+	}
+	c.W.WriteArray(len(c.Args) - 2)
+	for _, name := range c.Args[2:] {
+		cmd := c.Eng.lookupFull(name)
+		if cmd == nil {
+			c.W.WriteNullArray()
+		} else {
+			writeCommandInfo(c.W, cmd)
+		}
+	}
+}
+
+// lookupFull finds "name" or "container|sub".
+func (e *Engine) lookupFull(name []byte) *Command {
+	s := strings.ToLower(string(name))
+	if i := strings.IndexByte(s, '|'); i >= 0 {
+		cmd := e.cmds[s[:i]]
+		if cmd == nil || cmd.Subs == nil {
+			return nil
+		}
+		return cmd.Subs[s[i+1:]]
+	}
+	return e.cmds[s]
+}
+
+func writeCommandInfo(w Writer, cmd *Command) {
+	w.WriteArray(10)
+	w.WriteBulkString(cmd.Name)
+	w.WriteInt(int64(cmd.Arity))
+	var flags []string
+	for _, f := range flagNames {
+		if cmd.Flags&f.f != 0 {
+			flags = append(flags, f.name)
+		}
+	}
+	w.WriteSet(len(flags))
+	for _, f := range flags {
+		w.WriteStatus(f)
+	}
+	w.WriteInt(int64(cmd.FirstKey))
+	w.WriteInt(int64(cmd.LastKey))
+	w.WriteInt(int64(cmd.Step))
+	var cats []string
+	if cmd.Flags&FlagWrite != 0 {
+		cats = append(cats, "@write")
+	}
+	if cmd.Flags&FlagReadonly != 0 {
+		cats = append(cats, "@read")
+	}
+	if cmd.Group != "" {
+		cats = append(cats, "@"+cmd.Group)
+	}
+	if cmd.Flags&FlagFast != 0 {
+		cats = append(cats, "@fast")
+	} else {
+		cats = append(cats, "@slow")
+	}
+	w.WriteSet(len(cats))
+	for _, cat := range cats {
+		w.WriteStatus(cat)
+	}
+	w.WriteArray(0) // tips
+	w.WriteArray(0) // key specs
+	subs := sortedSubs(cmd)
+	w.WriteArray(len(subs))
+	for _, s := range subs {
+		writeCommandInfo(w, s)
+	}
+}
+
+func sortedSubs(cmd *Command) []*Command {
+	var subs []*Command
+	for _, s := range cmd.Subs {
+		subs = append(subs, s)
+	}
+	sort.Slice(subs, func(i, j int) bool { return subs[i].Name < subs[j].Name })
+	return subs
+}
+
+// COMMAND DOCS [command-name ...]
+func cmdCommandDocs(c *Ctx) {
+	var cmds []*Command
+	if len(c.Args) == 2 {
+		cmds = c.Eng.cmdList
+	} else {
+		for _, name := range c.Args[2:] {
+			if cmd := c.Eng.lookupFull(name); cmd != nil {
+				cmds = append(cmds, cmd)
+			}
+		}
+	}
+	c.W.WriteMap(len(cmds))
+	for _, cmd := range cmds {
+		c.W.WriteBulkString(cmd.Name)
+		writeCommandDoc(c.W, cmd)
+	}
+}
+
+func writeCommandDoc(w Writer, cmd *Command) {
+	subs := sortedSubs(cmd)
+	n := 3
+	if len(subs) > 0 {
+		n++
+	}
+	w.WriteMap(n)
+	w.WriteBulkString("summary")
+	w.WriteBulkString(cmd.Summary)
+	w.WriteBulkString("since")
+	w.WriteBulkString("1.0.0")
+	w.WriteBulkString("group")
+	g := cmd.Group
+	if g == "" {
+		g = "server"
+	}
+	w.WriteBulkString(g)
+	if len(subs) > 0 {
+		w.WriteBulkString("subcommands")
+		w.WriteMap(len(subs))
+		for _, s := range subs {
+			w.WriteBulkString(s.Name)
+			writeCommandDoc(w, s)
+		}
+	}
+}
+
+// COMMAND LIST
+func cmdCommandList(c *Ctx) {
+	c.W.WriteArray(len(c.Eng.cmdList))
+	for _, cmd := range c.Eng.cmdList {
+		c.W.WriteBulkString(cmd.Name)
+	}
+}
+
+// ---- CONFIG ----
+
+type param struct {
+	name string
+	get  func() string
+}
+
+// RegisterParam adds a parameter CONFIG GET reports; get is called
+// without the keyspace lock.
+func (e *Engine) RegisterParam(name string, get func() string) {
+	for i := range e.params {
+		if e.params[i].name == name {
+			e.params[i].get = get
+			return
+		}
+	}
+	e.params = append(e.params, param{name, get})
+}
+
+func init() {
+	defaultParams = map[string]string{
+		"maxmemory": "0", "maxmemory-policy": "noeviction", "save": "", "appendonly": "no",
+		"databases": "1", "maxclients": "10000", "timeout": "0", "cluster-enabled": "no",
+		"notify-keyspace-events": "", "slave-read-only": "yes", "replica-read-only": "yes",
+		"proto-max-bulk-len": "536870912", "client-query-buffer-limit": "1073741824",
+		"lua-time-limit": "", "busy-reply-threshold": "",
+	}
+}
+
+var defaultParams map[string]string
+
+// CONFIG GET parameter [parameter ...]
+func cmdConfigGet(c *Ctx) {
+	e := c.Eng
+	values := map[string]string{}
+	for k, v := range defaultParams {
+		values[k] = v
+	}
+	ms := strconv.FormatInt(e.BusyThreshold().Milliseconds(), 10)
+	values["lua-time-limit"], values["busy-reply-threshold"] = ms, ms
+	for _, p := range e.params {
+		values[p.name] = p.get()
+	}
+	var names []string
+	for k := range values {
+		for _, pat := range c.Args[2:] {
+			if Match(pat, []byte(k), true) {
+				names = append(names, k)
+				break
+			}
+		}
+	}
+	sort.Strings(names)
+	c.W.WriteMap(len(names))
+	for _, k := range names {
+		c.W.WriteBulkString(k)
+		c.W.WriteBulkString(values[k])
+	}
+}
+
+// CONFIG RESETSTAT
+func cmdConfigResetStat(c *Ctx) {
+	s := &c.Eng.Stats
+	s.ExpiredKeys.Store(0)
+	s.KeyspaceHits.Store(0)
+	s.KeyspaceMisses.Store(0)
+	s.Commands.Store(0)
+	s.ConnsReceived.Store(0)
+	s.RejectedConns.Store(0)
+	s.ScriptRuns.Store(0)
+	c.W.WriteStatus(statusOK)
+}

@@ -1,0 +1,458 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+func registerString(e *Engine) {
+	e.Register(
+		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdSet},
+		&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdSetNX},
+		&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdSetEX},
+		&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdPSetEX},
+		&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdGet},
+		&Command{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdGetSet},
+		&Command{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdGetDel},
+		&Command{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdGetEx},
+		&Command{Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Fn: cmdMGet},
+		&Command{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Fn: cmdMSet},
+		&Command{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Fn: cmdMSetNX},
+		&Command{Name: "getrange", Arity: 4, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdGetRange},
+		&Command{Name: "substr", Arity: 4, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdGetRange},
+		&Command{Name: "strlen", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdStrlen},
+		&Command{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdAppend},
+		&Command{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdIncr},
+		&Command{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdDecr},
+		&Command{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdIncrBy},
+		&Command{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdDecrBy},
+	)
+}
+
+// Flags of SET/GETEX's extended arguments (t_string.c OBJ_*).
+const (
+	objNX = 1 << iota
+	objXX
+	objGET
+	objKeepTTL
+	objPersist
+	objEX
+	objPX
+	objEXAT
+	objPXAT
+)
+
+const (
+	parseForSet = iota
+	parseForGet
+)
+
+// parseExtendedString is Redis's parseExtendedStringArgumentsOrReply: the
+// options of SET (parseForSet) or GETEX (parseForGet) from args[start:].
+// Options are case-insensitive and in any order; a conflicting or unknown
+// option, or an expiry kind with no value, is a syntax error. The same
+// expiry kind may repeat; the last value wins.
+func parseExtendedString(c *Ctx, start, typ int) (flags int, expire []byte, ok bool) {
+	args := c.Args
+	for j := start; j < len(args); j++ {
+		opt := args[j]
+		hasNext := j < len(args)-1
+		const expiries = objEX | objPX | objEXAT | objPXAT
+		switch {
+		case eqFold(opt, "nx") && flags&objXX == 0 && typ == parseForSet:
+			flags |= objNX
+		case eqFold(opt, "xx") && flags&objNX == 0 && typ == parseForSet:
+			flags |= objXX
+		case eqFold(opt, "get") && typ == parseForSet:
+			flags |= objGET
+		case eqFold(opt, "keepttl") && flags&(objPersist|expiries) == 0 && typ == parseForSet:
+			flags |= objKeepTTL
+		case eqFold(opt, "persist") && typ == parseForGet && flags&(expiries|objKeepTTL) == 0:
+			flags |= objPersist
+		case eqFold(opt, "ex") && flags&(objKeepTTL|objPersist|objEXAT|objPX|objPXAT) == 0 && hasNext:
+			flags |= objEX
+			expire = args[j+1]
+			j++
+		case eqFold(opt, "px") && flags&(objKeepTTL|objPersist|objEX|objEXAT|objPXAT) == 0 && hasNext:
+			flags |= objPX
+			expire = args[j+1]
+			j++
+		case eqFold(opt, "exat") && flags&(objKeepTTL|objPersist|objEX|objPX|objPXAT) == 0 && hasNext:
+			flags |= objEXAT
+			expire = args[j+1]
+			j++
+		case eqFold(opt, "pxat") && flags&(objKeepTTL|objPersist|objEX|objEXAT|objPX) == 0 && hasNext:
+			flags |= objPXAT
+			expire = args[j+1]
+			j++
+		default:
+			c.W.WriteError(ErrSyntax)
+			return 0, nil, false
+		}
+	}
+	return flags, expire, true
+}
+
+// expireDeadline is Redis's getExpireMillisecondsOrReply, returning a
+// monotonic deadline. The value must be a positive integer; relative
+// values are added to now, absolute ones converted from wall time.
+func expireDeadline(c *Ctx, expire []byte, flags int, name string) (int64, bool) {
+	ms, ok := parseInt(expire)
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return 0, false
+	}
+	seconds := flags&(objEX|objEXAT) != 0
+	if ms <= 0 || (seconds && ms > math.MaxInt64/1000) {
+		c.W.WriteError(ErrInvalidExpire(name))
+		return 0, false
+	}
+	if seconds {
+		ms *= 1000
+	}
+	if flags&(objEX|objPX) != 0 {
+		if ms > math.MaxInt64-c.Now {
+			c.W.WriteError(ErrInvalidExpire(name))
+			return 0, false
+		}
+		return c.Now + ms, true
+	}
+	return c.wallToMono(ms), true
+}
+
+// wallToMono converts an absolute Unix time in ms to a monotonic deadline.
+func (c *Ctx) wallToMono(unixMs int64) int64 {
+	d := expiry.WallToMono(unixMs, c.Now, c.Eng.clock.Wall().UnixMilli())
+	if d == 0 {
+		d = -1 // 0 means "no deadline"; any past instant will do
+	}
+	return d
+}
+
+// monoToWall converts a monotonic deadline to Unix ms.
+func (c *Ctx) monoToWall(deadline int64) int64 {
+	return expiry.MonoToWall(deadline, c.Now, c.Eng.clock.Wall().UnixMilli())
+}
+
+// getString looks key up for reading. It replies WRONGTYPE and returns
+// ok=false when the key holds another kind.
+func getString(c *Ctx, key []byte) (ent *entry, ok bool) {
+	ent = c.Eng.lookupRead(key, c.Now)
+	if ent != nil && ent.kind != KindString {
+		c.W.WriteError(ErrWrongType)
+		return nil, false
+	}
+	return ent, true
+}
+
+// replyGet is Redis's getGenericCommand: the value, a null, or WRONGTYPE.
+func replyGet(c *Ctx, key []byte) bool {
+	ent, ok := getString(c, key)
+	if !ok {
+		return false
+	}
+	if ent == nil {
+		c.W.WriteNull()
+	} else {
+		c.W.WriteBulkString(ent.str)
+	}
+	return true
+}
+
+// setGeneric is Redis's setGenericCommand, behind SET, SETNX, SETEX, PSETEX.
+// okReply/abortReply select SETNX's integer replies.
+func setGeneric(c *Ctx, flags int, key, val, expire []byte, name string, intReplies bool) {
+	e := c.Eng
+	var deadline int64
+	if expire != nil {
+		d, ok := expireDeadline(c, expire, flags, name)
+		if !ok {
+			return
+		}
+		deadline = d
+	}
+	if flags&objGET != 0 {
+		if !replyGet(c, key) {
+			return
+		}
+	}
+	found := e.lookup(key, c.Now) != nil
+	if (flags&objNX != 0 && found) || (flags&objXX != 0 && !found) {
+		if flags&objGET == 0 {
+			if intReplies {
+				c.W.WriteInt(0)
+			} else {
+				c.W.WriteNull()
+			}
+		}
+		return
+	}
+	e.setString(key, string(val), deadline, flags&objKeepTTL != 0, c.Now)
+	if deadline != 0 && deadline <= c.Now {
+		// an absolute time already in the past: the key is gone at once
+		if ent := e.keys[string(key)]; ent != nil {
+			e.expireKey(string(key), ent)
+		}
+	}
+	if flags&objGET == 0 {
+		if intReplies {
+			c.W.WriteInt(1)
+		} else {
+			c.W.WriteStatus(statusOK)
+		}
+	}
+}
+
+// SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]
+func cmdSet(c *Ctx) {
+	flags, expire, ok := parseExtendedString(c, 3, parseForSet)
+	if !ok {
+		return
+	}
+	setGeneric(c, flags, c.Args[1], c.Args[2], expire, "set", false)
+}
+
+// SETNX key value
+func cmdSetNX(c *Ctx) { setGeneric(c, objNX, c.Args[1], c.Args[2], nil, "setnx", true) }
+
+// SETEX key seconds value
+func cmdSetEX(c *Ctx) { setGeneric(c, objEX, c.Args[1], c.Args[3], c.Args[2], "setex", false) }
+
+// PSETEX key milliseconds value
+func cmdPSetEX(c *Ctx) { setGeneric(c, objPX, c.Args[1], c.Args[3], c.Args[2], "psetex", false) }
+
+// GET key
+func cmdGet(c *Ctx) { replyGet(c, c.Args[1]) }
+
+// GETSET key value
+func cmdGetSet(c *Ctx) {
+	if !replyGet(c, c.Args[1]) {
+		return
+	}
+	c.Eng.setString(c.Args[1], string(c.Args[2]), 0, false, c.Now)
+}
+
+// GETDEL key
+func cmdGetDel(c *Ctx) {
+	ent, ok := getString(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if ent == nil {
+		c.W.WriteNull()
+		return
+	}
+	c.W.WriteBulkString(ent.str)
+	c.Eng.del(c.Args[1], c.Now)
+}
+
+// GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]
+func cmdGetEx(c *Ctx) {
+	flags, expire, ok := parseExtendedString(c, 2, parseForGet)
+	if !ok {
+		return
+	}
+	var deadline int64
+	if expire != nil {
+		if deadline, ok = expireDeadline(c, expire, flags, "getex"); !ok {
+			return
+		}
+	}
+	key := c.Args[1]
+	ent, ok := getString(c, key)
+	if !ok {
+		return
+	}
+	if ent == nil {
+		c.W.WriteNull()
+		return
+	}
+	c.W.WriteBulkString(ent.str)
+	switch {
+	case expire != nil && deadline <= c.Now:
+		c.Eng.del(key, c.Now)
+	case expire != nil:
+		c.Eng.setDeadline(key, ent, deadline)
+		c.Eng.modified(string(key))
+	case flags&objPersist != 0 && ent.deadline != 0:
+		c.Eng.setDeadline(key, ent, 0)
+		c.Eng.modified(string(key))
+	}
+}
+
+// MGET key [key ...]
+func cmdMGet(c *Ctx) {
+	c.W.WriteArray(len(c.Args) - 1)
+	for _, key := range c.Args[1:] {
+		ent := c.Eng.lookupRead(key, c.Now)
+		if ent == nil || ent.kind != KindString {
+			c.W.WriteNull()
+		} else {
+			c.W.WriteBulkString(ent.str)
+		}
+	}
+}
+
+// MSET key value [key value ...]
+func cmdMSet(c *Ctx) {
+	if len(c.Args)%2 == 0 {
+		c.W.WriteError(ErrWrongArgs("mset"))
+		return
+	}
+	for i := 1; i < len(c.Args); i += 2 {
+		c.Eng.setString(c.Args[i], string(c.Args[i+1]), 0, false, c.Now)
+	}
+	c.W.WriteStatus(statusOK)
+}
+
+// MSETNX key value [key value ...]
+func cmdMSetNX(c *Ctx) {
+	if len(c.Args)%2 == 0 {
+		c.W.WriteError(ErrWrongArgs("msetnx"))
+		return
+	}
+	for i := 1; i < len(c.Args); i += 2 {
+		if c.Eng.lookup(c.Args[i], c.Now) != nil {
+			c.W.WriteInt(0)
+			return
+		}
+	}
+	for i := 1; i < len(c.Args); i += 2 {
+		c.Eng.setString(c.Args[i], string(c.Args[i+1]), 0, false, c.Now)
+	}
+	c.W.WriteInt(1)
+}
+
+// GETRANGE key start end
+func cmdGetRange(c *Ctx) {
+	start, ok1 := parseInt(c.Args[2])
+	end, ok2 := parseInt(c.Args[3])
+	if !ok1 || !ok2 {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	ent, ok := getString(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if ent == nil {
+		c.W.WriteBulkString("")
+		return
+	}
+	s := ent.str
+	n := int64(len(s))
+	if start < 0 && end < 0 && start > end {
+		c.W.WriteBulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		c.W.WriteBulkString("")
+		return
+	}
+	c.W.WriteBulkString(s[start : end+1])
+}
+
+// STRLEN key
+func cmdStrlen(c *Ctx) {
+	ent, ok := getString(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if ent == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	c.W.WriteInt(int64(len(ent.str)))
+}
+
+// APPEND key value
+func cmdAppend(c *Ctx) {
+	key := c.Args[1]
+	ent := c.Eng.lookup(key, c.Now)
+	if ent == nil {
+		c.Eng.setString(key, string(c.Args[2]), 0, false, c.Now)
+		c.W.WriteInt(int64(len(c.Args[2])))
+		return
+	}
+	if ent.kind != KindString {
+		c.W.WriteError(ErrWrongType)
+		return
+	}
+	ent.str += string(c.Args[2])
+	c.Eng.modified(string(key))
+	c.W.WriteInt(int64(len(ent.str)))
+}
+
+// incrDecr is Redis's incrDecrCommand: the value must hold an integer;
+// overflow is an error; the TTL is kept.
+func incrDecr(c *Ctx, by int64) {
+	key := c.Args[1]
+	ent := c.Eng.lookup(key, c.Now)
+	var cur int64
+	if ent != nil {
+		if ent.kind != KindString {
+			c.W.WriteError(ErrWrongType)
+			return
+		}
+		v, ok := parseInt([]byte(ent.str))
+		if !ok {
+			c.W.WriteError(ErrNotInteger)
+			return
+		}
+		cur = v
+	}
+	if (by < 0 && cur < 0 && by < math.MinInt64-cur) || (by > 0 && cur > 0 && by > math.MaxInt64-cur) {
+		c.W.WriteError(ErrOverflow)
+		return
+	}
+	cur += by
+	c.Eng.setString(key, strconv.FormatInt(cur, 10), 0, true, c.Now)
+	c.W.WriteInt(cur)
+}
+
+// INCR key
+func cmdIncr(c *Ctx) { incrDecr(c, 1) }
+
+// DECR key
+func cmdDecr(c *Ctx) { incrDecr(c, -1) }
+
+// INCRBY key increment
+func cmdIncrBy(c *Ctx) {
+	by, ok := parseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	incrDecr(c, by)
+}
+
+// DECRBY key decrement
+func cmdDecrBy(c *Ctx) {
+	by, ok := parseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	if by == math.MinInt64 {
+		c.W.WriteError(ErrDecrOverflow)
+		return
+	}
+	incrDecr(c, -by)
+}

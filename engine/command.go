@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Flag describes a command, as in Redis's command table. The dispatcher
+// checks flags centrally for network and script calls alike.
+type Flag uint32
+
+// Command flags.
+const (
+	FlagWrite     Flag = 1 << iota // modifies the keyspace
+	FlagReadonly                   // reads the keyspace
+	FlagFast                       // O(1) or O(log n)
+	FlagNoScript                   // refused inside scripts
+	FlagNoKeys                     // connection-level: runs without the keyspace lock
+	FlagAllowBusy                  // served while a script is busy
+	FlagNoAuth                     // served before authentication
+	FlagAdmin
+	FlagDenyOOM
+	FlagLoading
+	FlagStale
+	FlagPubSub
+	FlagBlocking
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
+	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
+	{FlagNoAuth, "no_auth"}, {FlagAllowBusy, "allow_busy"}, {FlagFast, "fast"},
+}
+
+// Command is one entry of the command table.
+type Command struct {
+	Name  string // lower case; "container|sub" for subcommands
+	Arity int    // N: exactly N args (name included); -N: at least N
+	Flags Flag
+	// FirstKey, LastKey and Step locate key arguments (as COMMAND INFO
+	// reports them); LastKey -1 means the last argument.
+	FirstKey, LastKey, Step int
+	Group                   string
+	Summary                 string
+	Fn                      func(c *Ctx)
+	// Subs holds subcommands by lower-case name (CLIENT, SCRIPT, ...).
+	Subs map[string]*Command
+}
+
+func (cmd *Command) arityOK(n int) bool {
+	if cmd.Arity >= 0 {
+		return n == cmd.Arity
+	}
+	return n >= -cmd.Arity
+}
+
+// Client is the per-connection state the engine needs. The server owns it
+// and keeps its own state in Conn.
+type Client struct {
+	ID        int64
+	Name      string
+	LibName   string
+	LibVer    string
+	NeedsAuth bool // true until the connection authenticates, when a password is set
+	User      string
+	Conn      any
+}
+
+// Ctx is one command invocation.
+type Ctx struct {
+	Eng    *Engine
+	Args   [][]byte // Args[0] is the command name as sent
+	Now    int64    // monotonic ms, read once per command, frozen in scripts
+	W      Writer
+	Client *Client
+	Cmd    *Command
+	Script *ScriptRun // non-nil while running inside a script
+}
+
+// ScriptRun is the state of one running script, shared by its nested calls.
+type ScriptRun struct {
+	ReadOnly bool
+	Wrote    bool
+	sub      Ctx
+}
+
+// Register adds commands to the table, replacing any of the same name.
+func (e *Engine) Register(cmds ...*Command) {
+	for _, cmd := range cmds {
+		name := strings.ToLower(cmd.Name)
+		cmd.Name = name
+		for subName, sub := range cmd.Subs {
+			if !strings.Contains(sub.Name, "|") {
+				sub.Name = name + "|" + subName
+			}
+		}
+		if old := e.cmds[name]; old != nil {
+			for i, c := range e.cmdList {
+				if c == old {
+					e.cmdList = append(e.cmdList[:i], e.cmdList[i+1:]...)
+					break
+				}
+			}
+		}
+		e.cmds[name] = cmd
+		e.cmds[strings.ToUpper(name)] = cmd
+		e.cmdList = append(e.cmdList, cmd)
+	}
+	sort.Slice(e.cmdList, func(i, j int) bool { return e.cmdList[i].Name < e.cmdList[j].Name })
+}
+
+// Commands returns the command table sorted by name.
+func (e *Engine) Commands() []*Command { return e.cmdList }
+
+// Lookup finds a command by name, case-insensitively, without allocating.
+func (e *Engine) Lookup(name []byte) *Command {
+	if cmd, ok := e.cmds[string(name)]; ok {
+		return cmd
+	}
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return nil
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return e.cmds[string(buf[:len(name)])]
+}
+
+func lookupSub(cmd *Command, name []byte) *Command {
+	var buf [64]byte
+	if len(name) > len(buf) {
+		return nil
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return cmd.Subs[string(buf[:len(name)])]
+}
+
+// resolve finds the command (or subcommand) for args and checks arity. On
+// failure it returns nil and the error text to reply.
+func (e *Engine) resolve(args [][]byte) (*Command, string) {
+	cmd := e.Lookup(args[0])
+	if cmd == nil {
+		return nil, ErrUnknownCommand(args)
+	}
+	if cmd.Subs != nil && len(args) >= 2 {
+		sub := lookupSub(cmd, args[1])
+		if sub == nil {
+			return nil, ErrUnknownSubcommand(args[1], strings.ToUpper(cmd.Name))
+		}
+		cmd = sub
+	}
+	if !cmd.arityOK(len(args)) {
+		return nil, ErrWrongArgs(cmd.Name)
+	}
+	return cmd, ""
+}
+
+// Exec runs one command from a client: lookup, arity, authentication, busy
+// check, then the handler under the keyspace lock (unless FlagNoKeys).
+func (e *Engine) Exec(c *Ctx) {
+	if len(c.Args) == 0 {
+		return
+	}
+	cmd, errMsg := e.resolve(c.Args)
+	if cmd == nil {
+		c.W.WriteError(errMsg)
+		return
+	}
+	if c.Client != nil && c.Client.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
+		c.W.WriteError(ErrNoAuth)
+		return
+	}
+	if cmd.Flags&FlagAllowBusy == 0 && e.Busy() {
+		c.W.WriteError(ErrBusy)
+		return
+	}
+	e.Stats.Commands.Add(1)
+	c.Cmd = cmd
+	c.Eng = e
+	if cmd.Flags&FlagNoKeys != 0 {
+		c.Now = e.clock.Mono()
+		cmd.Fn(c)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c.Now = e.clock.Mono()
+	cmd.Fn(c)
+}
+
+// Call runs a command from inside the script whose context is c, with the
+// keyspace lock already held and c's frozen time. The reply goes to w.
+func (c *Ctx) Call(args [][]byte, w Writer) {
+	e := c.Eng
+	cmd := e.Lookup(args[0])
+	if cmd == nil {
+		w.WriteError(ErrScriptUnknownCmd)
+		return
+	}
+	if cmd.Subs != nil && len(args) >= 2 {
+		sub := lookupSub(cmd, args[1])
+		if sub == nil {
+			w.WriteError(ErrUnknownSubcommand(args[1], strings.ToUpper(cmd.Name)))
+			return
+		}
+		cmd = sub
+	}
+	if !cmd.arityOK(len(args)) {
+		w.WriteError(ErrScriptArity)
+		return
+	}
+	if cmd.Flags&FlagNoScript != 0 {
+		w.WriteError(ErrScriptNoScript)
+		return
+	}
+	if cmd.Flags&FlagWrite != 0 {
+		if c.Script.ReadOnly {
+			w.WriteError(ErrScriptWriteRO)
+			return
+		}
+		if !c.Script.Wrote {
+			c.Script.Wrote = true
+			e.scriptWrote.Store(true)
+		}
+	}
+	e.Stats.Commands.Add(1)
+	sub := &c.Script.sub
+	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script}
+	cmd.Fn(sub)
+	sub.Args, sub.W = nil, nil
+}
+
+// Now returns the current monotonic time in ms from the engine's clock.
+func (e *Engine) Now() int64 { return e.clock.Mono() }
+
+// scriptBegin and scriptEnd bracket a script run for busy detection.
+func (e *Engine) scriptBegin() {
+	e.scriptWrote.Store(false)
+	e.scriptStart.Store(time.Now().UnixNano())
+	e.Stats.ScriptRuns.Add(1)
+}
+
+func (e *Engine) scriptEnd() {
+	e.scriptStart.Store(0)
+}

@@ -1,0 +1,31 @@
+// Package engine owns tumbler's keyspace, its command table, reply writing
+// and the error texts, all copied verbatim from Redis 7.
+//
+// Every command, from the network or from a script, passes through one
+// dispatcher (Engine.Exec for clients, Ctx.Call for scripts) that checks
+// arity and flags centrally, as Redis's processCommand and scriptCall do.
+// Replies are written to a Writer: the server encodes them as RESP2/RESP3,
+// the Lua VM turns them into Lua values. The engine never imports the
+// network, redcon, gopher-lua or the server; scripting reaches it through
+// the Scripter interface defined here.
+//
+// # Time
+//
+// Each command reads the clock once (Ctx.Now, monotonic milliseconds); a
+// script's nested calls reuse its caller's reading, so time is frozen for
+// the whole script. A key is gone when now >= deadline, for lazy expiry on
+// access and for active reclamation (ReclaimDue) alike.
+//
+// # Concurrency
+//
+// One mutex guards the keyspace, as Redis's single thread does: a command
+// runs to completion, and a script runs all its calls, with no other command
+// interleaved. Commands flagged NoKeys (connection commands such as PING or
+// HELLO) run without the lock. A script that has run longer than the busy
+// threshold makes new commands fail with BUSY, except those flagged
+// AllowBusy (SCRIPT KILL among them).
+//
+// # Caveats
+//
+// Only database 0 exists; SELECT of any other index fails.
+package engine

@@ -1,0 +1,338 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+// Version is the Redis version tumbler reports. Clients switch to newer
+// commands at 8.x, so it stays on 7.2.
+const Version = "7.2.4"
+
+// Kind is the type of a value in the keyspace.
+type Kind uint8
+
+// Value kinds, named as TYPE reports them.
+const (
+	KindString Kind = iota
+	KindHash
+	KindList
+	KindSet
+	KindZSet
+)
+
+var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// entry is one key's value. Strings live in str; other kinds in obj.
+type entry struct {
+	str      string
+	obj      any
+	deadline int64 // monotonic ms; 0 = no deadline
+	kind     Kind
+}
+
+// Stats are counters exported through INFO.
+type Stats struct {
+	ExpiredKeys     atomic.Int64
+	KeyspaceHits    atomic.Int64
+	KeyspaceMisses  atomic.Int64
+	Commands        atomic.Int64
+	ConnsReceived   atomic.Int64
+	RejectedConns   atomic.Int64
+	ExpiredScanned  atomic.Int64
+	ScriptRuns      atomic.Int64
+	ConnectedClient atomic.Int64
+}
+
+// Config holds the engine's settings.
+type Config struct {
+	// Clock supplies time; nil means the system clock.
+	Clock expiry.Clock
+	// BusyThreshold is how long a script may run before other clients get
+	// BUSY (Redis's busy-reply-threshold / lua-time-limit). 0 means 5s.
+	BusyThreshold time.Duration
+}
+
+// Engine is the keyspace plus the command table.
+type Engine struct {
+	mu    sync.Mutex
+	keys  map[string]*entry
+	idx   *expiry.Index
+	clock expiry.Clock
+
+	cmds     map[string]*Command
+	cmdList  []*Command
+	scripter Scripter
+	info     InfoProvider
+	params   []param
+
+	busyThreshold atomic.Int64 // ns
+	scriptStart   atomic.Int64 // unix ns of the running script's start; 0 = none
+	scriptWrote   atomic.Bool
+	scriptRun     ScriptRun
+
+	// wake is signalled when a deadline earlier than nextWake is set, so
+	// the active expiry loop can sleep until the next deadline.
+	wake     chan struct{}
+	nextWake int64
+
+	// OnModified, if set, is called with the engine lock held after every
+	// write to a key (the hook for WATCH and client tracking).
+	onModified func(key string)
+
+	Stats Stats
+	start time.Time
+}
+
+// New returns an empty engine with the standard command table.
+func New(cfg Config) *Engine {
+	if cfg.Clock == nil {
+		cfg.Clock = expiry.NewSystemClock()
+	}
+	e := &Engine{
+		keys:  make(map[string]*entry),
+		idx:   expiry.NewIndex(),
+		clock: cfg.Clock,
+		cmds:  make(map[string]*Command),
+		wake:  make(chan struct{}, 1),
+		start: time.Now(),
+	}
+	if cfg.BusyThreshold <= 0 {
+		cfg.BusyThreshold = 5 * time.Second
+	}
+	e.busyThreshold.Store(int64(cfg.BusyThreshold))
+	registerStandard(e)
+	return e
+}
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() expiry.Clock { return e.clock }
+
+// SetBusyThreshold changes the busy-script threshold.
+func (e *Engine) SetBusyThreshold(d time.Duration) { e.busyThreshold.Store(int64(d)) }
+
+// BusyThreshold returns the busy-script threshold.
+func (e *Engine) BusyThreshold() time.Duration { return time.Duration(e.busyThreshold.Load()) }
+
+// SetScripter installs the script runner used by EVAL and friends.
+func (e *Engine) SetScripter(s Scripter) { e.scripter = s }
+
+// SetInfoProvider installs the source of INFO's server-level sections.
+func (e *Engine) SetInfoProvider(p InfoProvider) { e.info = p }
+
+// SetOnModified installs the key-modification hook (see Engine.onModified).
+func (e *Engine) SetOnModified(fn func(key string)) { e.onModified = fn }
+
+// Lock and Unlock expose the keyspace lock to embedders that inspect or
+// change data directly (test fixtures). Commands take it themselves.
+func (e *Engine) Lock()   { e.mu.Lock() }
+func (e *Engine) Unlock() { e.mu.Unlock() }
+
+// Busy reports whether a script has been running for longer than the busy
+// threshold.
+func (e *Engine) Busy() bool {
+	s := e.scriptStart.Load()
+	return s != 0 && time.Now().UnixNano()-s >= e.busyThreshold.Load()
+}
+
+// ---- keyspace primitives; all require e.mu held ----
+
+// lookup returns the live entry for key, expiring it lazily if its deadline
+// has passed.
+func (e *Engine) lookup(key []byte, now int64) *entry {
+	ent := e.keys[string(key)]
+	if ent == nil {
+		return nil
+	}
+	if expiry.Expired(ent.deadline, now) {
+		e.expireKey(string(key), ent)
+		return nil
+	}
+	return ent
+}
+
+func (e *Engine) lookupRead(key []byte, now int64) *entry {
+	ent := e.lookup(key, now)
+	if ent == nil {
+		e.Stats.KeyspaceMisses.Add(1)
+	} else {
+		e.Stats.KeyspaceHits.Add(1)
+	}
+	return ent
+}
+
+func (e *Engine) expireKey(key string, ent *entry) {
+	e.removeKey(key, ent)
+	e.Stats.ExpiredKeys.Add(1)
+	e.modified(key)
+}
+
+func (e *Engine) removeKey(key string, ent *entry) {
+	if ent.deadline != 0 {
+		e.idx.Remove(key, ent.deadline)
+	}
+	delete(e.keys, key)
+}
+
+// del deletes key if it is live, reporting whether it was.
+func (e *Engine) del(key []byte, now int64) bool {
+	ent := e.lookup(key, now)
+	if ent == nil {
+		return false
+	}
+	k := string(key)
+	e.removeKey(k, ent)
+	e.modified(k)
+	return true
+}
+
+// setString stores a string value. With keepTTL the deadline of an existing
+// key is kept; otherwise it becomes deadline (0 = none).
+func (e *Engine) setString(key []byte, val string, deadline int64, keepTTL bool, now int64) {
+	ent := e.lookup(key, now)
+	if ent == nil {
+		k := string(key)
+		ent = &entry{str: val, kind: KindString}
+		e.keys[k] = ent
+		if deadline != 0 {
+			e.setDeadlineKey(k, ent, deadline)
+		}
+		e.modified(k)
+		return
+	}
+	ent.kind, ent.str, ent.obj = KindString, val, nil
+	if !keepTTL {
+		e.setDeadline(key, ent, deadline)
+	}
+	e.modified(string(key))
+}
+
+// setDeadline changes ent's deadline, keeping the index in step.
+func (e *Engine) setDeadline(key []byte, ent *entry, deadline int64) {
+	if ent.deadline == deadline {
+		return
+	}
+	if ent.deadline != 0 {
+		e.idx.Remove(string(key), ent.deadline)
+	}
+	ent.deadline = 0
+	if deadline != 0 {
+		e.setDeadlineKey(string(key), ent, deadline)
+	}
+}
+
+func (e *Engine) setDeadlineKey(key string, ent *entry, deadline int64) {
+	ent.deadline = deadline
+	e.idx.Add(key, deadline)
+	if e.nextWake == 0 || deadline < e.nextWake {
+		e.nextWake = deadline
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (e *Engine) modified(key string) {
+	if e.onModified != nil {
+		e.onModified(key)
+	}
+}
+
+// ---- active expiry ----
+
+// Wake returns a channel that receives when a deadline earlier than the
+// expiry loop's next planned wake-up is set, or when Kick is called.
+func (e *Engine) Wake() <-chan struct{} { return e.wake }
+
+// Kick wakes the active expiry loop (after a manual clock moves).
+func (e *Engine) Kick() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ReclaimDue deletes up to max keys whose deadline has passed, in deadline
+// order, under one short hold of the lock. It returns how many it deleted
+// and the next deadline still in the index (ok=false when there is none).
+// The caller loops while n == max, yielding between batches, so a mass
+// expiry never holds the lock for long.
+func (e *Engine) ReclaimDue(max int, buf []expiry.Item) (n int, next int64, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.clock.Mono()
+	due := e.idx.Due(now, max, buf[:0])
+	for _, it := range due {
+		if ent := e.keys[it.Key]; ent != nil && ent.deadline == it.Deadline {
+			e.expireKey(it.Key, ent)
+		} else {
+			e.idx.Remove(it.Key, it.Deadline) // defensive: never expected
+		}
+	}
+	next, ok = e.idx.Next()
+	if ok {
+		e.nextWake = next
+	} else {
+		e.nextWake = 0
+	}
+	return len(due), next, ok
+}
+
+// ---- inspection for embedders and invariant checks ----
+
+// CheckInvariants verifies that every key with a deadline is in the expiry
+// index exactly once and that the index holds nothing else. It returns a
+// description of the first violation, or "".
+func (e *Engine) CheckInvariants() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	withDeadline := 0
+	for k, ent := range e.keys {
+		if ent == nil {
+			return "nil entry for key " + k
+		}
+		if ent.deadline != 0 {
+			withDeadline++
+		}
+	}
+	seen := make(map[string]bool, e.idx.Len())
+	bad := ""
+	e.idx.Scan(func(it expiry.Item) bool {
+		if seen[it.Key] {
+			bad = "key " + it.Key + " is in the expiry index twice"
+			return false
+		}
+		seen[it.Key] = true
+		ent := e.keys[it.Key]
+		if ent == nil {
+			bad = "expiry index holds missing key " + it.Key
+			return false
+		}
+		if ent.deadline != it.Deadline {
+			bad = "expiry index deadline differs for key " + it.Key
+			return false
+		}
+		return true
+	})
+	if bad != "" {
+		return bad
+	}
+	if withDeadline != e.idx.Len() {
+		return "keys with deadlines and expiry index sizes differ"
+	}
+	return ""
+}
+
+// KeyCount returns the number of keys (including any expired keys not yet
+// reclaimed) and how many have a deadline.
+func (e *Engine) KeyCount() (keys, expires int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.keys), e.idx.Len()
+}

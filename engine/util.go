@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"math"
+	"strconv"
+)
+
+// parseInt parses b as Redis's string2ll does: optional '-', no '+', no
+// leading zeros, no spaces, within int64.
+func parseInt(b []byte) (int64, bool) {
+	n := len(b)
+	if n == 0 || n > 20 {
+		return 0, false
+	}
+	if n == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg = true
+		i = 1
+		if n == 1 {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for ; i < n; i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (math.MaxUint64-9)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		if v > uint64(math.MaxInt64)+1 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// ParseInt exposes Redis's integer parsing to other packages.
+func ParseInt(b []byte) (int64, bool) { return parseInt(b) }
+
+// eqFold reports whether b equals the lower-case ASCII word s, ignoring case.
+func eqFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// EqFold is eqFold for other packages.
+func EqFold(b []byte, s string) bool { return eqFold(b, s) }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Match reports whether str matches the Redis glob pattern (the semantics
+// of Redis's stringmatchlen: * ? [abc] [^a-z] and \ escapes).
+func Match(pattern, str []byte, nocase bool) bool {
+	return matchLen(pattern, str, nocase, 0)
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func matchLen(p, s []byte, nocase bool, depth int) bool {
+	if depth > 1000 {
+		return false
+	}
+	for len(p) > 0 && len(s) > 0 {
+		switch p[0] {
+		case '*':
+			for len(p) > 1 && p[1] == '*' {
+				p = p[1:]
+			}
+			if len(p) == 1 {
+				return true
+			}
+			for len(s) > 0 {
+				if matchLen(p[1:], s, nocase, depth+1) {
+					return true
+				}
+				s = s[1:]
+			}
+			return false
+		case '?':
+			s = s[1:]
+		case '[':
+			p = p[1:]
+			not := len(p) > 0 && p[0] == '^'
+			if not {
+				p = p[1:]
+			}
+			match := false
+			for {
+				if len(p) == 0 {
+					break
+				}
+				if p[0] == '\\' && len(p) >= 2 {
+					p = p[1:]
+					if p[0] == s[0] {
+						match = true
+					}
+				} else if p[0] == ']' {
+					break
+				} else if len(p) >= 3 && p[1] == '-' {
+					start, end := p[0], p[2]
+					c := s[0]
+					if start > end {
+						start, end = end, start
+					}
+					if nocase {
+						start, end, c = lower(start), lower(end), lower(c)
+					}
+					p = p[2:]
+					if c >= start && c <= end {
+						match = true
+					}
+				} else {
+					if nocase {
+						if lower(p[0]) == lower(s[0]) {
+							match = true
+						}
+					} else if p[0] == s[0] {
+						match = true
+					}
+				}
+				p = p[1:]
+			}
+			if len(p) == 0 {
+				// unterminated class: Redis treats the end of the
+				// pattern as the closing bracket
+				p = []byte{']'}
+			}
+			if not {
+				match = !match
+			}
+			if !match {
+				return false
+			}
+			s = s[1:]
+		case '\\':
+			if len(p) >= 2 {
+				p = p[1:]
+			}
+			fallthrough
+		default:
+			if nocase {
+				if lower(p[0]) != lower(s[0]) {
+					return false
+				}
+			} else if p[0] != s[0] {
+				return false
+			}
+			s = s[1:]
+		}
+		p = p[1:]
+		if len(s) == 0 {
+			for len(p) > 0 && p[0] == '*' {
+				p = p[1:]
+			}
+			break
+		}
+	}
+	return len(p) == 0 && len(s) == 0
+}

@@ -1,0 +1,135 @@
+// Package expiry holds tumbler's notion of time and its deadline index.
+//
+// Deadlines are kept on a monotonic clock measured in milliseconds, so a jump
+// of the wall clock never moves a deadline (Redis stores wall-clock deadlines
+// and expires locks early when the clock jumps forward). The monotonic
+// origin is the wall time at which the clock was created, which keeps values
+// in the same range as Redis's (so overflow checks agree) while only the
+// monotonic reading advances them.
+//
+// # Concurrency
+//
+// SystemClock and ManualClock are safe for concurrent use. Index is not: its
+// owner (the engine) serialises access to it. Nothing in this package starts a
+// goroutine, takes a lock around the index, or reads the time on its own.
+package expiry
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock supplies monotonic time for deadlines and wall time for conversions
+// to and from absolute Unix times (EXPIREAT, PXAT, PEXPIRETIME, TIME).
+type Clock interface {
+	// Mono returns monotonic milliseconds. It never goes backwards.
+	Mono() int64
+	// Wall returns the wall-clock time.
+	Wall() time.Time
+}
+
+// SystemClock is the real clock: Go's monotonic reading for Mono and
+// time.Now for Wall.
+type SystemClock struct {
+	base   time.Time
+	origin int64
+}
+
+// NewSystemClock returns a clock whose monotonic origin is the current wall
+// time in milliseconds.
+func NewSystemClock() *SystemClock {
+	now := time.Now()
+	return &SystemClock{base: now, origin: now.UnixMilli()}
+}
+
+// Mono implements Clock.
+func (c *SystemClock) Mono() int64 { return c.origin + int64(time.Since(c.base)/time.Millisecond) }
+
+// Wall implements Clock.
+func (c *SystemClock) Wall() time.Time { return time.Now() }
+
+// ManualClock is a clock that moves only when told to. Tests use it to make
+// expiry deterministic.
+type ManualClock struct {
+	mu   sync.Mutex
+	mono int64
+	wall time.Time
+}
+
+// NewManualClock returns a manual clock starting at wall time start; its
+// monotonic reading starts at start in Unix milliseconds.
+func NewManualClock(start time.Time) *ManualClock {
+	return &ManualClock{mono: start.UnixMilli(), wall: start}
+}
+
+// Mono implements Clock.
+func (c *ManualClock) Mono() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
+}
+
+// Wall implements Clock.
+func (c *ManualClock) Wall() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wall
+}
+
+// Advance moves both the monotonic and the wall clock forward by d.
+// A negative d is ignored: monotonic time never goes backwards.
+func (c *ManualClock) Advance(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	c.mono += int64(d / time.Millisecond)
+	c.wall = c.wall.Add(d)
+	c.mu.Unlock()
+}
+
+// JumpWall moves only the wall clock, forwards or backwards, as an NTP step
+// or an operator would. Deadlines do not move; absolute-time conversions do.
+func (c *ManualClock) JumpWall(d time.Duration) {
+	c.mu.Lock()
+	c.wall = c.wall.Add(d)
+	c.mu.Unlock()
+}
+
+// WallToMono converts an absolute Unix time in milliseconds to a monotonic
+// deadline using readings taken at the same instant: the result is
+// monoNow + (unixMs - wallNowMs), saturating instead of overflowing.
+func WallToMono(unixMs, monoNow, wallNowMs int64) int64 {
+	return satAdd(monoNow, satSub(unixMs, wallNowMs))
+}
+
+// MonoToWall converts a monotonic deadline back to Unix milliseconds.
+func MonoToWall(deadline, monoNow, wallNowMs int64) int64 {
+	return satAdd(wallNowMs, satSub(deadline, monoNow))
+}
+
+const (
+	maxInt64 = int64(^uint64(0) >> 1)
+	minInt64 = -maxInt64 - 1
+)
+
+func satAdd(a, b int64) int64 {
+	s := a + b
+	if a > 0 && b > 0 && s < 0 {
+		return maxInt64
+	}
+	if a < 0 && b < 0 && s >= 0 {
+		return minInt64
+	}
+	return s
+}
+
+func satSub(a, b int64) int64 {
+	if b == minInt64 {
+		if a >= 0 {
+			return maxInt64
+		}
+		return a - b
+	}
+	return satAdd(a, -b)
+}

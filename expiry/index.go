@@ -1,0 +1,70 @@
+package expiry
+
+import "github.com/tidwall/btree"
+
+// Item is one entry of the index: a key and its monotonic deadline.
+type Item struct {
+	Deadline int64
+	Key      string
+}
+
+func less(a, b Item) bool {
+	if a.Deadline != b.Deadline {
+		return a.Deadline < b.Deadline
+	}
+	return a.Key < b.Key
+}
+
+// Index orders keys by (deadline, key) so that the keys due first are found
+// in O(log n). It is not safe for concurrent use.
+type Index struct {
+	tr *btree.BTreeG[Item]
+}
+
+// NewIndex returns an empty index.
+func NewIndex() *Index {
+	return &Index{tr: btree.NewBTreeGOptions(less, btree.Options{NoLocks: true, Degree: 64})}
+}
+
+// Add records that key expires at deadline. The caller must remove any
+// previous deadline of the same key first.
+func (x *Index) Add(key string, deadline int64) { x.tr.Set(Item{deadline, key}) }
+
+// Remove forgets the (key, deadline) pair; it reports whether it was present.
+func (x *Index) Remove(key string, deadline int64) bool {
+	_, ok := x.tr.Delete(Item{deadline, key})
+	return ok
+}
+
+// Len returns the number of keys in the index.
+func (x *Index) Len() int { return x.tr.Len() }
+
+// Next returns the earliest deadline, or ok=false when the index is empty.
+func (x *Index) Next() (deadline int64, ok bool) {
+	it, ok := x.tr.Min()
+	return it.Deadline, ok
+}
+
+// Due appends to dst, in deadline order, up to max keys whose deadline is at
+// or before now (the one expiry rule: a key is gone when now >= deadline).
+// It does not remove them.
+func (x *Index) Due(now int64, max int, dst []Item) []Item {
+	x.tr.Scan(func(it Item) bool {
+		if it.Deadline > now || len(dst) >= max {
+			return false
+		}
+		dst = append(dst, it)
+		return true
+	})
+	return dst
+}
+
+// Scan calls fn for every item in deadline order until fn returns false.
+func (x *Index) Scan(fn func(Item) bool) { x.tr.Scan(fn) }
+
+// Clear removes every item.
+func (x *Index) Clear() { x.tr.Clear() }
+
+// Expired reports the one expiry rule used everywhere: a deadline of 0 means
+// none; otherwise the key is gone once now >= deadline.
+func Expired(deadline, now int64) bool { return deadline != 0 && now >= deadline }

@@ -1,0 +1,249 @@
+package luavm
+
+import (
+	"math"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// luaWriter is an engine.Writer that turns a command's reply into a Lua
+// value, as Redis's redisProtocolToLuaType does for the script client
+// (RESP2 unless the script called redis.setresp(3)):
+// integer → number, bulk → string, null → false (RESP3: nil),
+// status → {ok=...}, error → {err=...}, array → table.
+type luaWriter struct {
+	L      *lua.LState
+	resp   int
+	stack  []lframe
+	result lua.LValue
+	topErr bool
+}
+
+type lframe struct {
+	t      *lua.LTable
+	left   int
+	kind   byte // 'a' array, 'm' map, 's' set
+	i      int
+	key    lua.LValue
+	hasKey bool
+	wrap   string // RESP3: wrap the table as {map=t} / {set=t}
+}
+
+var _ engine.Writer = (*luaWriter)(nil)
+
+func (w *luaWriter) Proto() int { return w.resp }
+
+func (w *luaWriter) emit(v lua.LValue) {
+	for {
+		if len(w.stack) == 0 {
+			w.result = v
+			return
+		}
+		f := &w.stack[len(w.stack)-1]
+		switch f.kind {
+		case 'a':
+			f.i++
+			f.t.RawSetInt(f.i, v)
+			f.left--
+		case 'm':
+			if !f.hasKey {
+				f.key, f.hasKey = v, true
+				return
+			}
+			f.t.RawSet(f.key, v)
+			f.hasKey = false
+			f.left--
+		case 's':
+			f.t.RawSet(v, lua.LTrue)
+			f.left--
+		}
+		if f.left > 0 {
+			return
+		}
+		// aggregate complete: pop it and emit it into its parent
+		var done lua.LValue = f.t
+		if f.wrap != "" {
+			outer := w.L.NewTable()
+			outer.RawSetString(f.wrap, f.t)
+			done = outer
+		}
+		w.stack = w.stack[:len(w.stack)-1]
+		v = done
+	}
+}
+
+func (w *luaWriter) open(n int, kind byte, wrap string) {
+	t := w.L.CreateTable(n, 0)
+	if n <= 0 {
+		var v lua.LValue = t
+		if wrap != "" {
+			outer := w.L.NewTable()
+			outer.RawSetString(wrap, t)
+			v = outer
+		}
+		w.emit(v)
+		return
+	}
+	w.stack = append(w.stack, lframe{t: t, left: n, kind: kind, wrap: wrap})
+}
+
+func (w *luaWriter) WriteStatus(s string) {
+	t := w.L.NewTable()
+	t.RawSetString("ok", lua.LString(s))
+	w.emit(t)
+}
+
+func (w *luaWriter) WriteError(msg string) {
+	if len(w.stack) == 0 {
+		w.topErr = true
+	}
+	w.emit(errorTable(w.L, "-"+msg))
+}
+
+func (w *luaWriter) WriteInt(n int64)          { w.emit(lua.LNumber(n)) }
+func (w *luaWriter) WriteBulk(b []byte)        { w.emit(lua.LString(b)) }
+func (w *luaWriter) WriteBulkString(s string)  { w.emit(lua.LString(s)) }
+func (w *luaWriter) WriteVerbatim(_, s string) { w.emit(lua.LString(s)) }
+
+func (w *luaWriter) null() {
+	if w.resp == 3 {
+		w.emit(lua.LNil)
+	} else {
+		w.emit(lua.LFalse)
+	}
+}
+
+func (w *luaWriter) WriteNull()      { w.null() }
+func (w *luaWriter) WriteNullArray() { w.null() }
+func (w *luaWriter) WriteArray(n int) {
+	w.open(n, 'a', "")
+}
+
+func (w *luaWriter) WriteMap(n int) {
+	if w.resp == 3 {
+		w.open(n, 'm', "map")
+		return
+	}
+	w.open(2*n, 'a', "")
+}
+
+func (w *luaWriter) WriteSet(n int) {
+	if w.resp == 3 {
+		w.open(n, 's', "set")
+		return
+	}
+	w.open(n, 'a', "")
+}
+
+func (w *luaWriter) WriteBool(v bool) {
+	if w.resp == 3 {
+		w.emit(lua.LBool(v))
+		return
+	}
+	if v {
+		w.emit(lua.LNumber(1))
+	} else {
+		w.emit(lua.LNumber(0))
+	}
+}
+
+func (w *luaWriter) WriteDouble(f float64) {
+	if w.resp == 3 {
+		t := w.L.NewTable()
+		t.RawSetString("double", lua.LNumber(f))
+		w.emit(t)
+		return
+	}
+	w.emit(lua.LString(formatDouble(f)))
+}
+
+func formatDouble(f float64) string {
+	return strings.TrimSpace(lua.LNumber(f).String())
+}
+
+const maxReplyDepth = 1000
+
+// writeLuaValue writes a script's return value as Redis's
+// luaReplyToRedisReply does: string → bulk, number → integer (truncated),
+// true → 1, false/nil → null, {err=} → error, {ok=} → status,
+// {double=} → double, other tables → arrays cut at the first nil.
+func writeLuaValue(w engine.Writer, v lua.LValue, depth int) {
+	if depth > maxReplyDepth {
+		w.WriteError("ERR reached lua stack limit")
+		return
+	}
+	switch v := v.(type) {
+	case lua.LString:
+		w.WriteBulkString(string(v))
+	case lua.LNumber:
+		w.WriteInt(toInt(float64(v)))
+	case lua.LBool:
+		if v {
+			w.WriteInt(1)
+		} else {
+			w.WriteNull()
+		}
+	case *lua.LTable:
+		if e, ok := v.RawGetString("err").(lua.LString); ok {
+			w.WriteError(strings.Trim(string(e), "\r\n"))
+			return
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			w.WriteStatus(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+			return
+		}
+		if d, ok := v.RawGetString("double").(lua.LNumber); ok {
+			w.WriteDouble(float64(d))
+			return
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
+			var keys, vals []lua.LValue
+			m.ForEach(func(k, val lua.LValue) {
+				keys = append(keys, k)
+				vals = append(vals, val)
+			})
+			w.WriteMap(len(keys))
+			for i := range keys {
+				writeLuaValue(w, keys[i], depth+1)
+				writeLuaValue(w, vals[i], depth+1)
+			}
+			return
+		}
+		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
+			var keys []lua.LValue
+			s.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+			w.WriteSet(len(keys))
+			for _, k := range keys {
+				writeLuaValue(w, k, depth+1)
+			}
+			return
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.WriteArray(n)
+		for i := 1; i <= n; i++ {
+			writeLuaValue(w, v.RawGetInt(i), depth+1)
+		}
+	default:
+		w.WriteNull()
+	}
+}
+
+// toInt converts a Lua number as C's (long long) cast does, saturating
+// where C's behaviour is undefined.
+func toInt(f float64) int64 {
+	switch {
+	case f != f:
+		return math.MinInt64
+	case f >= math.MaxInt64:
+		return math.MinInt64 // what x86 produces for out-of-range casts
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}

@@ -1,0 +1,27 @@
+// Package luavm runs EVAL scripts for the engine with gopher-lua.
+//
+// It implements engine.Scripter: compiled chunks are cached by the
+// lowercase SHA1 of the exact script bytes, one reused Lua state runs them
+// (scripts are serialised by the engine's keyspace lock, so one state is
+// enough), and redis.call goes straight to the engine's dispatcher with no
+// RESP round trip. Values cross the boundary as Redis converts them
+// (src/script_lua.c).
+//
+// The sandbox is Redis 7's: base (without dofile, loadfile, require,
+// module, print, getfenv, setfenv), table, string and math; no os, io,
+// package or debug. Globals are read-only: assigning one fails with
+// "Attempt to modify a readonly table", reading an unknown one with
+// "Script attempted to access nonexistent global variable".
+//
+// # Concurrency
+//
+// Run is called with the engine's keyspace lock held and never
+// concurrently with itself. Load, Exists and Flush take the cache's own
+// lock. Kill may be called from any goroutine.
+//
+// # Caveats
+//
+// Redis also ships the cjson, bit, struct and cmsgpack libraries; they are
+// not provided. Error messages produced by the Lua runtime itself (for
+// example indexing a nil value) follow gopher-lua's wording, not Lua 5.1's.
+package luavm

@@ -1,0 +1,323 @@
+package luavm
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+func init() {
+	// gopher-lua allocates an `arg` table on every main-chunk call unless
+	// this is off; Redis's Lua has no `arg` either.
+	lua.CompatVarArg = false
+}
+
+// script is one compiled, cached script.
+type script struct {
+	sha   string
+	proto *lua.FunctionProto
+	fn    *lua.LFunction // bound to the VM's state, created on first run
+}
+
+// VM is the script runner. Create it with New and install it with
+// engine.SetScripter.
+type VM struct {
+	mu     sync.RWMutex
+	bySHA  map[string]*script
+	byBody map[string]*script
+
+	L       *lua.LState
+	globals *lua.LTable // the real globals, behind the read-only proxy
+	env     *lua.LTable // the read-only proxy scripts see as _G
+	keys    *lua.LTable
+	argv    *lua.LTable
+	nKeys   int
+	nArgv   int
+	ro      map[*lua.LTable]bool
+
+	// per run
+	ctx     *engine.Ctx
+	cur     *script
+	resp    int
+	killMu  sync.Mutex
+	cancel  context.CancelFunc
+	killed  bool
+	running bool
+	lctx    context.Context
+}
+
+// New returns a VM with an empty cache.
+func New() *VM {
+	vm := &VM{
+		bySHA:  make(map[string]*script),
+		byBody: make(map[string]*script),
+		ro:     make(map[*lua.LTable]bool),
+	}
+	vm.initState()
+	return vm
+}
+
+// Install creates a VM and installs it as e's scripter.
+func Install(e *engine.Engine) *VM {
+	vm := New()
+	e.SetScripter(vm)
+	return vm
+}
+
+// SHA1Hex returns the lowercase hex SHA1 of b.
+func SHA1Hex(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// compile parses body as Redis does: the chunk is named user_script.
+func compile(body []byte) (*lua.FunctionProto, string) {
+	chunk, err := parse.Parse(strings.NewReader(string(body)), "user_script")
+	if err != nil {
+		if pe, ok := err.(*parse.Error); ok && pe.Pos.Line < 0 {
+			// gopher-lua reports an error at end of input as line -1
+			pe.Pos.Line = strings.Count(string(body), "\n") + 1
+			pe.Token = "<eof>"
+		}
+		return nil, "ERR Error compiling script (new function): " + compileMessage(err)
+	}
+	proto, err := lua.Compile(chunk, "user_script")
+	if err != nil {
+		return nil, "ERR Error compiling script (new function): " + compileMessage(err)
+	}
+	return proto, ""
+}
+
+// compileMessage turns gopher-lua's parse error into Lua 5.1's shape,
+// "user_script:LINE: message".
+func compileMessage(err error) string {
+	msg := err.Error()
+	if pe, ok := err.(*parse.Error); ok {
+		tok := pe.Token
+		if tok == "" || tok == "EOF" {
+			tok = "<eof>"
+		}
+		m := pe.Message
+		if m == "syntax error" {
+			m = "unexpected symbol"
+		}
+		return "user_script:" + strconv.Itoa(pe.Pos.Line) + ": " + m + " near '" + tok + "'"
+	}
+	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// lookup finds a cached script by SHA (either case).
+func (vm *VM) lookup(sha []byte) *script {
+	var buf [40]byte
+	for i, c := range sha {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	vm.mu.RLock()
+	s := vm.bySHA[string(buf[:len(sha)])]
+	vm.mu.RUnlock()
+	return s
+}
+
+// load returns the cached script for body, compiling it on first sight.
+func (vm *VM) load(body []byte) (*script, string) {
+	vm.mu.RLock()
+	s := vm.byBody[string(body)]
+	vm.mu.RUnlock()
+	if s != nil {
+		return s, ""
+	}
+	sha := SHA1Hex(body)
+	vm.mu.RLock()
+	s = vm.bySHA[sha]
+	vm.mu.RUnlock()
+	if s == nil {
+		proto, errMsg := compile(body)
+		if errMsg != "" {
+			return nil, errMsg
+		}
+		s = &script{sha: sha, proto: proto}
+	}
+	vm.mu.Lock()
+	if old := vm.bySHA[sha]; old != nil {
+		s = old
+	} else {
+		vm.bySHA[sha] = s
+	}
+	vm.byBody[string(body)] = s
+	vm.mu.Unlock()
+	return s, ""
+}
+
+// Load implements engine.Scripter.
+func (vm *VM) Load(body []byte) (string, string) {
+	s, errMsg := vm.load(body)
+	if errMsg != "" {
+		return "", errMsg
+	}
+	return s.sha, ""
+}
+
+// Exists implements engine.Scripter.
+func (vm *VM) Exists(sha []byte) bool { return len(sha) == 40 && vm.lookup(sha) != nil }
+
+// Flush implements engine.Scripter.
+func (vm *VM) Flush() {
+	vm.mu.Lock()
+	vm.bySHA = make(map[string]*script)
+	vm.byBody = make(map[string]*script)
+	vm.mu.Unlock()
+}
+
+// Kill implements engine.Scripter.
+func (vm *VM) Kill() {
+	vm.killMu.Lock()
+	if vm.running && vm.cancel != nil {
+		vm.killed = true
+		vm.cancel()
+	}
+	vm.killMu.Unlock()
+}
+
+func (vm *VM) isKilled() bool {
+	vm.killMu.Lock()
+	defer vm.killMu.Unlock()
+	return vm.killed
+}
+
+// Run implements engine.Scripter.
+func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
+	var s *script
+	if body != nil {
+		var errMsg string
+		if s, errMsg = vm.load(body); errMsg != "" {
+			c.W.WriteError(errMsg)
+			return true
+		}
+	} else if s = vm.lookup(sha); s == nil {
+		return false
+	}
+	L := vm.L
+	if s.fn == nil {
+		s.fn = L.NewFunctionFromProto(s.proto)
+		s.fn.Env = vm.env
+	}
+	vm.setArgs(keys, argv)
+	vm.ctx, vm.cur, vm.resp = c, s, 2
+
+	vm.killMu.Lock()
+	vm.running = true
+	vm.killMu.Unlock()
+
+	L.Push(s.fn)
+	err := L.PCall(0, 1, nil)
+
+	vm.killMu.Lock()
+	vm.running = false
+	killed := vm.killed
+	if killed {
+		vm.killed = false
+		vm.newContext()
+	}
+	vm.killMu.Unlock()
+
+	if err != nil {
+		if killed {
+			c.W.WriteError(engine.ErrScriptKilled + " script: " + s.sha + ", on @user_script:" + lineOf(err) + ".")
+		} else {
+			vm.writeRunError(c.W, s.sha, err)
+		}
+	} else {
+		ret := L.Get(-1)
+		L.Pop(1)
+		writeLuaValue(c.W, ret, 0)
+	}
+	vm.ctx, vm.cur = nil, nil
+	return true
+}
+
+func (vm *VM) newContext() {
+	ctx, cancel := context.WithCancel(context.Background())
+	vm.lctx, vm.cancel = ctx, cancel
+	vm.L.SetContext(ctx)
+}
+
+// setArgs fills the reused KEYS and ARGV tables.
+func (vm *VM) setArgs(keys, argv [][]byte) {
+	fill := func(t *lua.LTable, vals [][]byte, old int) int {
+		for i, v := range vals {
+			t.RawSetInt(i+1, lua.LString(v))
+		}
+		for i := len(vals) + 1; i <= old; i++ {
+			t.RawSetInt(i, lua.LNil)
+		}
+		return len(vals)
+	}
+	vm.nKeys = fill(vm.keys, keys, vm.nKeys)
+	vm.nArgv = fill(vm.argv, argv, vm.nArgv)
+}
+
+// writeRunError formats a runtime error as Redis 7 does:
+// "<err> script: <sha>, on @user_script:<line>."
+func (vm *VM) writeRunError(w engine.Writer, sha string, err error) {
+	msg, line := errorInfo(err)
+	w.WriteError(msg + " script: " + sha + ", on @user_script:" + line + ".")
+}
+
+// errorInfo extracts the error message and line from a script error: a
+// table {err=..., line=...} raised by redis.call or error({err=...}), or a
+// string "user_script:N: msg" which becomes "ERR user_script:N: msg".
+func errorInfo(err error) (msg, line string) {
+	var obj lua.LValue = lua.LNil
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	if t, ok := obj.(*lua.LTable); ok {
+		m := "ERR unknown error"
+		if s, ok := t.RawGetString("err").(lua.LString); ok {
+			m = string(s)
+		}
+		ln := "0"
+		if l := t.RawGetString("line"); l != lua.LNil {
+			ln = l.String()
+		}
+		return strings.TrimRight(m, "\r\n"), ln
+	}
+	s := err.Error()
+	if obj != lua.LNil {
+		s = obj.String()
+	}
+	return "ERR " + s, lineOf(err)
+}
+
+// lineOf finds the "user_script:N:" position in an error message.
+func lineOf(err error) string {
+	s := err.Error()
+	if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil && ae.Object != lua.LNil {
+		s = ae.Object.String()
+	}
+	const tag = "user_script:"
+	i := strings.Index(s, tag)
+	if i < 0 {
+		return "0"
+	}
+	rest := s[i+len(tag):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	if j == 0 {
+		return "0"
+	}
+	return rest[:j]
+}

@@ -1,0 +1,246 @@
+package luavm
+
+import (
+	"strconv"
+	"strings"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// initState builds the one reused Lua state with Redis's sandbox.
+func (vm *VM) initState() {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:     true,
+		CallStackSize:    256,
+		RegistrySize:     1024 * 4,
+		RegistryMaxSize:  1024 * 1024,
+		RegistryGrowStep: 256,
+	})
+	vm.L = L
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	G := L.G.Global
+	vm.globals = G
+	for _, name := range []string{"dofile", "loadfile", "require", "module", "print", "getfenv", "setfenv", "newproxy", "_printregs"} {
+		G.RawSetString(name, lua.LNil)
+	}
+	// collectgarbage exists in Redis's sandbox; a script must not be able
+	// to force a full collection of the server's heap.
+	G.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(0))
+		return 1
+	}))
+	origError := G.RawGetString("error").(*lua.LFunction)
+	G.RawSetString("error", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok {
+			if t.RawGetString("line") == lua.LNil {
+				t.RawSetString("source", lua.LString("@user_script"))
+				t.RawSetString("line", lua.LString(callerLine(L)))
+			}
+			L.Error(t, 0)
+			return 0
+		}
+		return origError.GFunction(L)
+	}))
+	origRawset := G.RawGetString("rawset").(*lua.LFunction)
+	G.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
+			return callError(L, true, errorTable(L, engine.ErrScriptReadonly))
+		}
+		return origRawset.GFunction(L)
+	}))
+	origSetmt := G.RawGetString("setmetatable").(*lua.LFunction)
+	G.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && (vm.ro[t] || t == vm.globals) {
+			return callError(L, true, errorTable(L, engine.ErrScriptReadonly))
+		}
+		return origSetmt.GFunction(L)
+	}))
+
+	G.RawSetString("redis", vm.readonly(vm.redisLib()))
+	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName} {
+		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
+			G.RawSetString(name, vm.readonly(t))
+		}
+	}
+	vm.keys, vm.argv = L.NewTable(), L.NewTable()
+	G.RawSetString("KEYS", vm.keys)
+	G.RawSetString("ARGV", vm.argv)
+
+	// Reading a global that does not exist is an error.
+	gmt := L.NewTable()
+	gmt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+		return 0
+	}))
+	gmt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(G, gmt)
+
+	// Scripts see a read-only proxy of the globals.
+	vm.env = vm.readonly(G)
+	G.RawSetString("_G", vm.env)
+	vm.newContext()
+}
+
+// readonly returns an empty proxy that reads through to real and refuses
+// writes, as Redis 7's lua_enablereadonlytable does.
+func (vm *VM) readonly(real *lua.LTable) *lua.LTable {
+	L := vm.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", real)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(engine.ErrScriptReadonly)
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, mt)
+	vm.ro[p] = true
+	vm.ro[real] = true
+	return p
+}
+
+// callerLine is the current line of the Lua function calling a Go function.
+func callerLine(L *lua.LState) string {
+	w := L.Where(1)
+	if i := strings.LastIndexByte(strings.TrimSuffix(w, ":"), ':'); i >= 0 {
+		return strings.TrimSuffix(w[i+1:], ":")
+	}
+	return "0"
+}
+
+func (vm *VM) redisLib() *lua.LTable {
+	L := vm.L
+	t := L.NewTable()
+	fns := map[string]lua.LGFunction{
+		"call":  func(L *lua.LState) int { return vm.redisCall(L, true) },
+		"pcall": func(L *lua.LState) int { return vm.redisCall(L, false) },
+		"error_reply": func(L *lua.LState) int {
+			L.Push(errorTable(L, "-"+L.CheckString(1)))
+			return 1
+		},
+		"status_reply": func(L *lua.LState) int {
+			r := L.NewTable()
+			r.RawSetString("ok", lua.LString(L.CheckString(1)))
+			L.Push(r)
+			return 1
+		},
+		"sha1hex": func(L *lua.LState) int {
+			if L.GetTop() != 1 {
+				L.RaiseError("wrong number of arguments")
+			}
+			L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
+			return 1
+		},
+		"log": func(L *lua.LState) int {
+			if L.GetTop() < 2 {
+				L.RaiseError("redis.log() requires two arguments or more.")
+			}
+			if _, ok := L.Get(1).(lua.LNumber); !ok {
+				L.RaiseError("First argument must be a number (log level).")
+			}
+			return 0
+		},
+		"setresp": func(L *lua.LState) int {
+			n := L.CheckInt(1)
+			if n != 2 && n != 3 {
+				L.RaiseError("RESP version must be 2 or 3.")
+			}
+			vm.resp = n
+			return 0
+		},
+		"set_repl":           func(L *lua.LState) int { return 0 },
+		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
+		"debug":              func(L *lua.LState) int { return 0 },
+	}
+	for name, fn := range fns {
+		t.RawSetString(name, L.NewFunction(fn))
+	}
+	for name, v := range map[string]int{
+		"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3,
+		"REDIS_VERSION_NUM": 0x070204,
+	} {
+		t.RawSetString(name, lua.LNumber(v))
+	}
+	t.RawSetString("REDIS_VERSION", lua.LString(engine.Version))
+	return t
+}
+
+// errorTable builds Redis's Lua error table from a RESP-style error
+// ("-CODE message" or "-message"), as luaPushErrorBuff does: a message
+// with no code gets ERR.
+func errorTable(L *lua.LState, s string) *lua.LTable {
+	var final string
+	if strings.HasPrefix(s, "-") {
+		body := s[1:]
+		if i := strings.IndexByte(body, ' '); i >= 0 {
+			final = body[:i] + " " + strings.Trim(body[i+1:], "\r\n")
+		} else {
+			final = "ERR " + strings.Trim(body, "\r\n")
+		}
+	} else {
+		final = "ERR " + strings.Trim(s, "\r\n")
+	}
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(final))
+	return t
+}
+
+// callError reports an error from redis.call/pcall itself: raised (with
+// the caller's line) for call, returned for pcall.
+func callError(L *lua.LState, raise bool, t *lua.LTable) int {
+	if raise {
+		t.RawSetString("source", lua.LString("@user_script"))
+		t.RawSetString("line", lua.LString(callerLine(L)))
+		L.Error(t, 0)
+		return 0
+	}
+	L.Push(t)
+	return 1
+}
+
+// redisCall is redis.call (raise=true) and redis.pcall (raise=false).
+func (vm *VM) redisCall(L *lua.LState, raise bool) int {
+	n := L.GetTop()
+	if n == 0 {
+		return callError(L, raise, errorTable(L, "Please specify at least one argument for this redis lib call"))
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			s := string(v)
+			args[i-1] = unsafe.Slice(unsafe.StringData(s), len(s))
+		case lua.LNumber:
+			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return callError(L, raise, errorTable(L, "Lua redis lib command arguments must be strings or integers"))
+		}
+	}
+	if vm.isKilled() {
+		L.RaiseError("Script killed by user with SCRIPT KILL...")
+	}
+	w := &luaWriter{L: L, resp: vm.resp}
+	vm.ctx.Call(args, w)
+	if t, ok := w.result.(*lua.LTable); ok && w.topErr {
+		return callError(L, raise, t)
+	}
+	L.Push(w.result)
+	return 1
+}

@@ -1,0 +1,232 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// registerConnCommands adds the connection-level commands, which need the
+// server's per-connection state, to the engine's command table.
+func (s *Server) registerConnCommands() {
+	const conn = engine.FlagNoKeys | engine.FlagNoScript
+	s.eng.Register(
+		&engine.Command{Name: "hello", Arity: -1, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdHello},
+		&engine.Command{Name: "auth", Arity: -2, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdAuth},
+		&engine.Command{Name: "quit", Arity: -1, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdQuit},
+		&engine.Command{Name: "reset", Arity: 1, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdReset},
+		&engine.Command{Name: "client", Arity: -2, Flags: conn, Group: "connection", Subs: map[string]*engine.Command{
+			"setname": {Arity: 3, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientSetName},
+			"getname": {Arity: 2, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientGetName},
+			"setinfo": {Arity: 4, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientSetInfo},
+			"id":      {Arity: 2, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: func(c *engine.Ctx) { c.W.WriteInt(c.Client.ID) }},
+			"info":    {Arity: 2, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientInfo},
+			"list":    {Arity: -2, Flags: conn | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientList},
+		}},
+	)
+}
+
+func cl(c *engine.Ctx) *client { return c.Client.Conn.(*client) }
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+func (s *Server) cmdHello(c *engine.Ctx) {
+	me := cl(c)
+	var ver int64
+	next := 1
+	if len(c.Args) >= 2 {
+		v, ok := engine.ParseInt(c.Args[1])
+		if !ok {
+			c.W.WriteError(engine.ErrProtoNotInt)
+			return
+		}
+		if v < 2 || v > 3 {
+			c.W.WriteError(engine.ErrNoProto)
+			return
+		}
+		ver = v
+		next = 2
+	}
+	var user, pass, name []byte
+	for j := next; j < len(c.Args); j++ {
+		more := len(c.Args) - 1 - j
+		opt := c.Args[j]
+		switch {
+		case engine.EqFold(opt, "auth") && more >= 2:
+			user, pass = c.Args[j+1], c.Args[j+2]
+			j += 2
+		case engine.EqFold(opt, "setname") && more >= 1:
+			name = c.Args[j+1]
+			if !validName(name) {
+				c.W.WriteError(engine.ErrClientName)
+				return
+			}
+			j++
+		default:
+			c.W.WriteError("ERR Syntax error in HELLO option '" + string(opt) + "'")
+			return
+		}
+	}
+	if user != nil {
+		if !s.checkPassword(user, pass) {
+			c.W.WriteError(engine.ErrWrongPass)
+			return
+		}
+		me.NeedsAuth = false
+		me.User = string(user)
+	}
+	if me.NeedsAuth {
+		c.W.WriteError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if name != nil {
+		me.Name = string(name)
+	}
+	if ver != 0 {
+		me.w.proto = int(ver)
+	}
+	w := c.W
+	w.WriteMap(7)
+	w.WriteBulkString("server")
+	w.WriteBulkString("redis")
+	w.WriteBulkString("version")
+	w.WriteBulkString(engine.Version)
+	w.WriteBulkString("proto")
+	w.WriteInt(int64(me.w.proto))
+	w.WriteBulkString("id")
+	w.WriteInt(me.ID)
+	w.WriteBulkString("mode")
+	w.WriteBulkString("standalone")
+	w.WriteBulkString("role")
+	w.WriteBulkString("master")
+	w.WriteBulkString("modules")
+	w.WriteArray(0)
+}
+
+// AUTH [username] password
+func (s *Server) cmdAuth(c *engine.Ctx) {
+	me := cl(c)
+	if len(c.Args) > 3 {
+		c.W.WriteError(engine.ErrSyntax)
+		return
+	}
+	user, pass := []byte("default"), c.Args[1]
+	if len(c.Args) == 2 {
+		if s.cfg.RequirePass == "" {
+			c.W.WriteError(engine.ErrAuthNoPassword)
+			return
+		}
+	} else {
+		user, pass = c.Args[1], c.Args[2]
+	}
+	if !s.checkPassword(user, pass) {
+		c.W.WriteError(engine.ErrWrongPass)
+		return
+	}
+	me.NeedsAuth = false
+	me.User = string(user)
+	c.W.WriteStatus("OK")
+}
+
+// QUIT
+func (s *Server) cmdQuit(c *engine.Ctx) {
+	c.W.WriteStatus("OK")
+	cl(c).closeNow = true
+}
+
+// RESET
+func (s *Server) cmdReset(c *engine.Ctx) {
+	me := cl(c)
+	me.w.proto = 2
+	me.Name = ""
+	me.NeedsAuth = s.cfg.RequirePass != ""
+	c.W.WriteStatus("RESET")
+}
+
+// validName reports whether a client name or attribute has only the
+// characters Redis allows ('!' through '~').
+func validName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// CLIENT SETNAME connection-name
+func (s *Server) cmdClientSetName(c *engine.Ctx) {
+	if !validName(c.Args[2]) {
+		c.W.WriteError(engine.ErrClientName)
+		return
+	}
+	cl(c).Name = string(c.Args[2])
+	c.W.WriteStatus("OK")
+}
+
+// CLIENT GETNAME
+func (s *Server) cmdClientGetName(c *engine.Ctx) {
+	if n := cl(c).Name; n != "" {
+		c.W.WriteBulkString(n)
+	} else {
+		c.W.WriteNull()
+	}
+}
+
+// CLIENT SETINFO LIB-NAME libname | LIB-VER libver
+func (s *Server) cmdClientSetInfo(c *engine.Ctx) {
+	me := cl(c)
+	attr := c.Args[2]
+	var dst *string
+	switch {
+	case engine.EqFold(attr, "lib-name"):
+		dst = &me.LibName
+	case engine.EqFold(attr, "lib-ver"):
+		dst = &me.LibVer
+	default:
+		c.W.WriteError("ERR Unrecognized option '" + string(attr) + "'")
+		return
+	}
+	if !validName(c.Args[3]) {
+		c.W.WriteError("ERR " + strings.ToUpper(string(attr)) + " cannot contain spaces, newlines or special characters.")
+		return
+	}
+	*dst = string(c.Args[3])
+	c.W.WriteStatus("OK")
+}
+
+func (s *Server) clientLine(me *client) string {
+	age := int64(time.Since(me.created) / time.Second)
+	return "id=" + strconv.FormatInt(me.ID, 10) +
+		" addr=" + me.addr +
+		" laddr=" + s.Addr() +
+		" fd=0 name=" + me.Name +
+		" age=" + strconv.FormatInt(age, 10) +
+		" idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client user=" + userOf(me) +
+		" redir=-1 resp=" + strconv.Itoa(me.w.proto) +
+		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
+}
+
+func userOf(me *client) string {
+	if me.User == "" {
+		return "default"
+	}
+	return me.User
+}
+
+// CLIENT INFO
+func (s *Server) cmdClientInfo(c *engine.Ctx) {
+	c.W.WriteVerbatim("txt", s.clientLine(cl(c))+"\n")
+}
+
+// CLIENT LIST [TYPE type] [ID id ...]
+func (s *Server) cmdClientList(c *engine.Ctx) {
+	var b strings.Builder
+	s.clients.Range(func(k, _ any) bool {
+		b.WriteString(s.clientLine(k.(*client)))
+		b.WriteByte('\n')
+		return true
+	})
+	c.W.WriteVerbatim("txt", b.String())
+}

@@ -1,0 +1,310 @@
+// Package server is tumbler's wire: a redcon front end speaking RESP2 and
+// RESP3, per-connection state (protocol, authentication, name), the
+// connection-level commands, the background expiry loop, and the API for
+// embedding tumbler in a program or a test.
+//
+//	srv := server.New(server.Config{Addr: "127.0.0.1:0"})
+//	if err := srv.Start(); err != nil { ... }
+//	defer srv.Close()
+//	client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+//
+// In tests, RunT starts a server on a free loopback port and closes it when
+// the test ends.
+//
+// # Concurrency
+//
+// Each connection is served by its own goroutine (redcon's model): every
+// complete command of one read is handled in order, then the replies are
+// flushed once. Commands reach the engine, which serialises keyspace
+// access. All Server methods are safe for concurrent use.
+package server
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/expiry"
+	"github.com/tumblerdb/tumbler/luavm"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Addr is the TCP address to listen on; default "127.0.0.1:6379".
+	// Port 0 picks a free port (see Server.Addr).
+	Addr string
+	// RequirePass, if set, makes clients authenticate (AUTH / HELLO AUTH)
+	// as the default user with this password.
+	RequirePass string
+	// LuaTimeLimit is the busy-script threshold; default 5s.
+	LuaTimeLimit time.Duration
+	// Clock supplies time; default the system clock. Use
+	// expiry.NewManualClock for deterministic tests.
+	Clock expiry.Clock
+	// MaxClients is reported by INFO and CONFIG GET; default 10000.
+	MaxClients int
+	// Logger receives the server's logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Errors returned by Start.
+var (
+	ErrStarted = errors.New("tumbler: server already started")
+	ErrClosed  = errors.New("tumbler: server closed")
+)
+
+// Server is a running tumbler instance.
+type Server struct {
+	cfg  Config
+	eng  *engine.Engine
+	vm   *luavm.VM
+	log  *slog.Logger
+	port int
+
+	mu      sync.Mutex
+	rs      *redcon.Server
+	ln      net.Listener
+	started bool
+	closed  bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+
+	nextID  atomic.Int64
+	clients sync.Map // *client -> struct{}
+	nconns  atomic.Int64
+}
+
+// client is one connection's state.
+type client struct {
+	engine.Client
+	conn     redcon.Conn
+	w        respWriter
+	ctx      engine.Ctx
+	addr     string
+	created  time.Time
+	closeNow bool
+}
+
+// New returns a server; Start makes it listen.
+func New(cfg Config) *Server {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:6379"
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = expiry.NewSystemClock()
+	}
+	if cfg.LuaTimeLimit <= 0 {
+		cfg.LuaTimeLimit = 5 * time.Second
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = 10000
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{})}
+	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit})
+	s.vm = luavm.Install(s.eng)
+	s.eng.SetInfoProvider(s)
+	s.registerConnCommands()
+	s.registerParams()
+	return s
+}
+
+// Engine returns the server's engine (for embedders and tests).
+func (s *Server) Engine() *engine.Engine { return s.eng }
+
+// Start listens on the configured address and serves in the background.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.started {
+		return ErrStarted
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("tumbler: cannot listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.port = ta.Port
+	}
+	s.rs = redcon.NewServerNetwork("tcp", "", s.handle, s.accept, s.closedConn)
+	s.started = true
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		_ = s.rs.Serve(ln)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.expireLoop()
+	}()
+	return nil
+}
+
+// Addr returns the address the server listens on, "host:port".
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return s.cfg.Addr
+	}
+	return s.ln.Addr().String()
+}
+
+// Close stops listening, closes every connection and stops the expiry
+// loop. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	started := s.started
+	s.mu.Unlock()
+	close(s.done)
+	if !started {
+		return nil
+	}
+	err := s.rs.Close()
+	s.vm.Kill()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) accept(conn redcon.Conn) bool {
+	s.eng.Stats.ConnsReceived.Add(1)
+	if int(s.nconns.Load()) >= s.cfg.MaxClients {
+		s.eng.Stats.RejectedConns.Add(1)
+		conn.WriteError("ERR max number of clients reached")
+		return false
+	}
+	c := &client{conn: conn, addr: conn.RemoteAddr(), created: time.Now()}
+	c.ID = s.nextID.Add(1)
+	c.NeedsAuth = s.cfg.RequirePass != ""
+	c.Conn = c
+	c.w = respWriter{conn: conn, proto: 2}
+	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
+	conn.SetContext(c)
+	s.clients.Store(c, struct{}{})
+	s.nconns.Add(1)
+	return true
+}
+
+func (s *Server) closedConn(conn redcon.Conn, err error) {
+	if c, ok := conn.Context().(*client); ok {
+		s.clients.Delete(c)
+		s.nconns.Add(-1)
+	}
+}
+
+// handle runs one command. A panic in a handler becomes an error reply:
+// the server never goes down for one bad command.
+func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
+	c, ok := conn.Context().(*client)
+	if !ok || c.closeNow {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 4096)
+			buf = buf[:runtime.Stack(buf, false)]
+			s.log.Error("panic serving command", "cmd", string(cmd.Args[0]), "panic", fmt.Sprint(r), "stack", string(buf))
+			c.w.WriteError("ERR internal error")
+		}
+	}()
+	c.ctx.Args = cmd.Args
+	s.eng.Exec(&c.ctx)
+	c.ctx.Args = nil
+	if c.closeNow {
+		conn.Close()
+	}
+}
+
+// expireLoop is the active expiry: it sleeps until the next deadline (or
+// until a nearer one is set), then reclaims due keys in bounded batches,
+// yielding between batches so a mass expiry never stalls clients.
+func (s *Server) expireLoop() {
+	const batch = 256
+	buf := make([]expiry.Item, 0, batch)
+	_, manual := s.cfg.Clock.(*expiry.ManualClock)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		n, next, ok := s.eng.ReclaimDue(batch, buf)
+		if n == batch {
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+			runtime.Gosched()
+			continue
+		}
+		var tc <-chan time.Time
+		if ok && !manual {
+			d := time.Duration(next-s.eng.Now()) * time.Millisecond
+			if d < time.Millisecond {
+				d = time.Millisecond
+			}
+			timer.Reset(d)
+			tc = timer.C
+		}
+		select {
+		case <-s.done:
+			timer.Stop()
+			return
+		case <-s.eng.Wake():
+		case <-tc:
+		}
+		timer.Stop()
+	}
+}
+
+// ServerInfo implements engine.InfoProvider.
+func (s *Server) ServerInfo() engine.ServerInfo {
+	return engine.ServerInfo{
+		Port:             s.port,
+		ConnectedClients: int(s.nconns.Load()),
+		MaxClients:       s.cfg.MaxClients,
+	}
+}
+
+func (s *Server) registerParams() {
+	s.eng.RegisterParam("port", func() string { return strconv.Itoa(s.port) })
+	s.eng.RegisterParam("bind", func() string {
+		host, _, err := net.SplitHostPort(s.cfg.Addr)
+		if err != nil {
+			return ""
+		}
+		return host
+	})
+	s.eng.RegisterParam("requirepass", func() string { return s.cfg.RequirePass })
+	s.eng.RegisterParam("maxclients", func() string { return strconv.Itoa(s.cfg.MaxClients) })
+}
+
+// checkPassword compares in constant time.
+func (s *Server) checkPassword(user, pass []byte) bool {
+	if string(user) != "default" {
+		return false
+	}
+	if s.cfg.RequirePass == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
+}
