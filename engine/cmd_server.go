@@ -64,7 +64,6 @@ func cmdSelect(c *Ctx) {
 	c.W.WriteStatus(statusOK)
 }
 
-
 // TIME
 func cmdTime(c *Ctx) {
 	now := c.Eng.clock.Wall()

@@ -181,7 +181,10 @@ func (s *Server) Close() error {
 	if !started {
 		return nil
 	}
-	err := s.rs.Close()
+	// Closing our listener (not only redcon's handle on it, which may not
+	// be set yet) makes Serve return and close every connection.
+	err := s.ln.Close()
+	_ = s.rs.Close()
 	s.vm.Kill()
 	s.wg.Wait()
 	return err

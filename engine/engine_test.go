@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine/enginetest"
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+func TestSet_NXPXOnlyFirstWins(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "lock", "a", "PX", "30000", "NX")
+	e.expect("(nil)", "set", "lock", "b", "px", "30000", "nx")
+	e.expect("$a", "GET", "lock")
+	e.expect(":30000", "PTTL", "lock")
+	e.expect(":30", "TTL", "lock")
+}
+
+func TestSet_OptionConflictsAreSyntaxErrors(t *testing.T) {
+	e := newTestEngine(t)
+	for _, args := range [][]string{
+		{"SET", "k", "v", "NX", "XX"},
+		{"SET", "k", "v", "EX", "1", "PX", "1000"},
+		{"SET", "k", "v", "KEEPTTL", "EX", "1"},
+		{"SET", "k", "v", "EX"},
+		{"SET", "k", "v", "BOGUS"},
+		{"SET", "k", "v", "PERSIST"},
+	} {
+		e.expect("-"+ErrSyntax, args...)
+	}
+	e.expect("-"+ErrNotInteger, "SET", "k", "v", "EX", "x")
+	e.expect("-ERR invalid expire time in 'set' command", "SET", "k", "v", "EX", "0")
+	e.expect("-ERR invalid expire time in 'set' command", "SET", "k", "v", "PX", "-5")
+	e.expect("-ERR invalid expire time in 'set' command", "SET", "k", "v", "EX", "9223372036854775807")
+	e.expect("-ERR invalid expire time in 'setex' command", "SETEX", "k", "0", "v")
+	e.expect("+OK", "SET", "k", "v", "EX", "5", "EX", "7") // same kind repeated: last wins
+	e.expect(":7", "TTL", "k")
+}
+
+func TestSet_GETReturnsOldValueEvenWhenAborted(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("(nil)", "SET", "k", "a", "GET")
+	e.expect("$a", "SET", "k", "b", "NX", "GET")
+	e.expect("$a", "GET", "k")
+	e.expect("(nil)", "SET", "missing", "x", "XX", "GET")
+	e.expect(":0", "EXISTS", "missing")
+}
+
+func TestSet_PlainSetClearsTTLKeepTTLKeeps(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "k", "a", "PX", "1000")
+	e.expect("+OK", "SET", "k", "b", "KEEPTTL")
+	e.expect(":1000", "PTTL", "k")
+	e.expect("+OK", "SET", "k", "c")
+	e.expect(":-1", "PTTL", "k")
+	e.expect("+OK", "SET", "k", "c", "EX", "10")
+	e.expect("$c", "GETSET", "k", "d")
+	e.expect(":-1", "TTL", "k")
+}
+
+func TestSetNX_IntegerReplies(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":1", "SETNX", "k", "a")
+	e.expect(":0", "SETNX", "k", "b")
+}
+
+func TestExpiry_LazyAtDeadline(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "k", "v", "PX", "100")
+	e.clock.Advance(99 * time.Millisecond)
+	e.expect("$v", "GET", "k")
+	e.clock.Advance(time.Millisecond)
+	e.expect("(nil)", "GET", "k") // gone when now == deadline
+	if n, x := e.KeyCount(); n != 0 || x != 0 {
+		t.Fatalf("lazy expiry left %d keys, %d deadlines", n, x)
+	}
+	if got := e.Stats.ExpiredKeys.Load(); got != 1 {
+		t.Fatalf("expired_keys = %d, want 1", got)
+	}
+}
+
+func TestReclaimDue_BoundedBatchesInDeadlineOrder(t *testing.T) {
+	e := newTestEngine(t)
+	for i := 0; i < 1000; i++ {
+		e.expect("+OK", "SET", "k"+strconv.Itoa(i), "v", "PX", strconv.Itoa(1+i%10))
+	}
+	e.expect("+OK", "SET", "later", "v", "PX", "60000")
+	e.expect("+OK", "SET", "forever", "v")
+	e.clock.Advance(10 * time.Millisecond)
+	var buf []expiry.Item
+	total := 0
+	for {
+		n, next, ok := e.ReclaimDue(256, buf)
+		if n > 256 {
+			t.Fatalf("batch of %d exceeds bound", n)
+		}
+		total += n
+		if n < 256 {
+			if !ok || next != e.clock.Mono()+60000-10 {
+				t.Fatalf("next deadline = %d,%v; want the 'later' key's", next, ok)
+			}
+			break
+		}
+	}
+	if total != 1000 {
+		t.Fatalf("reclaimed %d keys, want 1000", total)
+	}
+	if n, x := e.KeyCount(); n != 2 || x != 1 {
+		t.Fatalf("after reclaim: %d keys, %d deadlines; want 2, 1", n, x)
+	}
+}
+
+func TestReclaimDue_WakesOnEarlierDeadline(t *testing.T) {
+	e := newTestEngine(t)
+	for len(e.Wake()) > 0 {
+		<-e.Wake()
+	}
+	e.expect("+OK", "SET", "a", "v", "PX", "5000")
+	select {
+	case <-e.Wake():
+	default:
+		t.Fatal("first deadline must wake the expiry loop")
+	}
+	e.ReclaimDue(256, nil) // loop plans to sleep until a's deadline
+	e.expect("+OK", "SET", "b", "v", "PX", "9000")
+	select {
+	case <-e.Wake():
+		t.Fatal("a later deadline must not wake the loop")
+	default:
+	}
+	e.expect("+OK", "SET", "c", "v", "PX", "10")
+	select {
+	case <-e.Wake():
+	default:
+		t.Fatal("an earlier deadline must wake the loop")
+	}
+}
+
+func TestWallClockJump_DoesNotMoveDeadlines(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "lock", "v", "PX", "30000")
+	wall := e.clock.Wall().UnixMilli()
+	e.expect("+OK", "SET", "abs", "v", "PXAT", strconv.FormatInt(wall+10000, 10))
+	e.clock.JumpWall(time.Hour)
+	e.expect(":30000", "PTTL", "lock")
+	e.expect(":10000", "PTTL", "abs")
+	// absolute times are read against the jumped wall clock
+	e.expect(":"+strconv.FormatInt(wall+time.Hour.Milliseconds()+10000, 10), "PEXPIRETIME", "abs")
+	e.expect(":1", "PEXPIREAT", "abs", strconv.FormatInt(wall+time.Hour.Milliseconds()+5000, 10))
+	e.expect(":5000", "PTTL", "abs")
+	e.clock.JumpWall(-2 * time.Hour)
+	e.expect("$v", "GET", "lock")
+}
+
+func TestExpire_FlagsAndConflicts(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":0", "EXPIRE", "missing", "10")
+	e.expect("+OK", "SET", "k", "v")
+	e.expect(":0", "EXPIRE", "k", "10", "XX")
+	e.expect(":0", "EXPIRE", "k", "10", "GT") // no TTL counts as infinite
+	e.expect(":1", "EXPIRE", "k", "10", "LT")
+	e.expect(":0", "EXPIRE", "k", "20", "NX")
+	e.expect(":1", "EXPIRE", "k", "20", "GT")
+	e.expect(":0", "EXPIRE", "k", "5", "GT")
+	e.expect(":1", "EXPIRE", "k", "5", "lt")
+	e.expect(":5", "TTL", "k")
+	e.expect("-"+ErrNXXXGTLT, "EXPIRE", "k", "5", "NX", "XX")
+	e.expect("-"+ErrGTLT, "EXPIRE", "k", "5", "GT", "LT")
+	e.expect("-ERR Unsupported option foo", "EXPIRE", "k", "5", "foo")
+	e.expect("-"+ErrNXXXGTLT, "EXPIRE", "k", "x", "NX", "GT") // flags are checked before the number
+	e.expect("-ERR invalid expire time in 'expire' command", "EXPIRE", "k", "9223372036854775807")
+	e.expect(":1", "PEXPIRE", "k", "0")
+	e.expect(":0", "EXISTS", "k")
+	e.expect("+OK", "SET", "k", "v", "EX", "100")
+	e.expect(":1", "PERSIST", "k")
+	e.expect(":0", "PERSIST", "k")
+	e.expect(":-1", "TTL", "k")
+	e.expect(":-2", "TTL", "missing")
+}
+
+func TestIncr_OverflowAndTypes(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":1", "INCR", "n")
+	e.expect(":-9", "DECRBY", "n", "10")
+	e.expect("+OK", "SET", "n", "9223372036854775807", "EX", "100")
+	e.expect("-"+ErrOverflow, "INCR", "n")
+	e.expect(":9223372036854775806", "DECR", "n")
+	e.expect(":100", "TTL", "n") // INCR keeps the TTL
+	e.expect("-"+ErrDecrOverflow, "DECRBY", "n", "-9223372036854775808")
+	e.expect("+OK", "SET", "s", "01")
+	e.expect("-"+ErrNotInteger, "INCR", "s")
+	e.expect("-"+ErrNotInteger, "INCRBY", "n", "+1")
+}
+
+func TestDispatch_ArityAndUnknown(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("-ERR wrong number of arguments for 'get' command", "get")
+	e.expect("-ERR wrong number of arguments for 'set' command", "SET", "k")
+	e.expect("-ERR unknown command 'nosuch', with args beginning with: 'a' 'b' ", "nosuch", "a", "b")
+	e.expect("-ERR unknown subcommand 'nosuch'. Try SCRIPT HELP.", "script", "nosuch")
+	e.expect("-ERR wrong number of arguments for 'script|load' command", "script", "load")
+	e.expect("-ERR This instance has cluster support disabled", "CLUSTER", "SLOTS")
+	e.expect("-"+ErrDBIndex, "SELECT", "1")
+	e.expect("+OK", "SELECT", "0")
+}
+
+func TestErrUnknownCommand_ClipsLongArguments(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	got := ErrUnknownCommand([][]byte{[]byte("foo"), []byte(long), []byte("b")})
+	want := "ERR unknown command 'foo', with args beginning with: '" + strings.Repeat("x", 128) + "' "
+	if got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	got = ErrUnknownCommand([][]byte{[]byte("a\r\nb")})
+	if strings.ContainsAny(got, "\r\n") {
+		t.Fatalf("newlines must be replaced: %q", got)
+	}
+}
+
+func TestKeysAndScan(t *testing.T) {
+	e := newTestEngine(t)
+	for i := 0; i < 50; i++ {
+		e.expect("+OK", "SET", "lock:"+strconv.Itoa(i), "v")
+	}
+	e.expect("+OK", "SET", "other", "v", "PX", "1")
+	e.clock.Advance(time.Millisecond)
+	if got := e.do("KEYS", "lock:1?"); strings.Count(got, "$lock:1") != 10 {
+		t.Fatalf("KEYS lock:1? = %s", got)
+	}
+	seen := map[string]int{}
+	cursor := "0"
+	for i := 0; ; i++ {
+		if i > 100 {
+			t.Fatal("SCAN did not terminate")
+		}
+		w := &enginetest.TextWriter{}
+		e.Exec(&Ctx{Args: [][]byte{[]byte("SCAN"), []byte(cursor), []byte("COUNT"), []byte("7")}, W: w})
+		f := strings.Fields(w.String())
+		cursor = strings.TrimPrefix(f[1], "$")
+		for _, tok := range f[3:] {
+			seen[strings.TrimPrefix(tok, "$")]++
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != 50 {
+		t.Fatalf("SCAN returned %d distinct keys, want 50 (expired keys excluded)", len(seen))
+	}
+	e.expect("-"+ErrInvalidCursor, "SCAN", "x")
+	e.expect("-"+ErrSyntax, "SCAN", "0", "COUNT", "0")
+}
+
+func TestGetRange(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("$", "GETRANGE", "missing", "0", "-1")
+	e.expect("+OK", "SET", "k", "Hello World")
+	e.expect("$Hello", "GETRANGE", "k", "0", "4")
+	e.expect("$World", "GETRANGE", "k", "-5", "-1")
+	e.expect("$", "GETRANGE", "k", "-1", "-5")
+	e.expect("$Hello World", "GETRANGE", "k", "0", "100")
+	e.expect("$", "GETRANGE", "k", "20", "30")
+}
+
+func TestMatch(t *testing.T) {
+	cases := []struct {
+		pat, s string
+		want   bool
+	}{
+		{"*", "anything", true}, {"lock:*", "lock:1", true}, {"lock:*", "lack:1", false},
+		{"h?llo", "hello", true}, {"h?llo", "hllo", false}, {"h[ae]llo", "hallo", true},
+		{"h[^e]llo", "hello", false}, {"h[a-b]llo", "hbllo", true}, {"h\\*llo", "h*llo", true},
+		{"h\\*llo", "hello", false}, {"*a*b", "xxaxxb", true}, {"", "", true}, {"a", "", false},
+	}
+	for _, c := range cases {
+		if got := Match([]byte(c.pat), []byte(c.s), false); got != c.want {
+			t.Errorf("Match(%q,%q) = %v, want %v", c.pat, c.s, got, c.want)
+		}
+	}
+}
+
+func TestParseInt_Strict(t *testing.T) {
+	good := map[string]int64{"0": 0, "-1": -1, "9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808}
+	for s, want := range good {
+		if got, ok := parseInt([]byte(s)); !ok || got != want {
+			t.Errorf("parseInt(%q) = %d,%v", s, got, ok)
+		}
+	}
+	for _, s := range []string{"", "+1", "01", "-0", " 1", "1 ", "9223372036854775808", "1.5", "-"} {
+		if _, ok := parseInt([]byte(s)); ok {
+			t.Errorf("parseInt(%q) must fail", s)
+		}
+	}
+}
+
+func TestBusy_OnlyAllowBusyCommandsPass(t *testing.T) {
+	e := newTestEngine(t)
+	e.SetBusyThreshold(time.Millisecond)
+	e.scriptStart.Store(time.Now().Add(-time.Second).UnixNano())
+	defer e.scriptStart.Store(0)
+	e.expect("-"+ErrBusy, "GET", "k")
+	e.expect("-"+ErrBusy, "PING")
+	e.SetScripter(nil)
+	e.scriptWrote.Store(true)
+	e.expect("-"+ErrUnkillable, "SCRIPT", "KILL")
+}
+
+func TestAuth_NoAuthBeforeCommands(t *testing.T) {
+	e := newTestEngine(t)
+	w := &enginetest.TextWriter{}
+	e.Exec(&Ctx{Args: [][]byte{[]byte("GET"), []byte("k")}, W: w, Client: &Client{NeedsAuth: true}})
+	if got := w.String(); got != "-"+ErrNoAuth {
+		t.Fatalf("got %q", got)
+	}
+	w = &enginetest.TextWriter{}
+	e.Exec(&Ctx{Args: [][]byte{[]byte("GET")}, W: w, Client: &Client{NeedsAuth: true}})
+	if got := w.String(); got != "-ERR wrong number of arguments for 'get' command" {
+		t.Fatalf("arity is checked before auth, as in Redis; got %q", got)
+	}
+}

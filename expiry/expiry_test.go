@@ -1,0 +1,111 @@
+package expiry
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestIndex_OrdersByDeadlineThenKey(t *testing.T) {
+	x := NewIndex()
+	x.Add("b", 20)
+	x.Add("a", 20)
+	x.Add("c", 10)
+	var got []Item
+	x.Scan(func(it Item) bool { got = append(got, it); return true })
+	want := []Item{{10, "c"}, {20, "a"}, {20, "b"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if d, ok := x.Next(); !ok || d != 10 {
+		t.Fatalf("Next = %d,%v; want 10,true", d, ok)
+	}
+}
+
+func TestIndex_DueIsInclusiveAndBounded(t *testing.T) {
+	x := NewIndex()
+	for i := int64(1); i <= 10; i++ {
+		x.Add(string(rune('a'+i)), i*10)
+	}
+	if got := x.Due(9, 100, nil); len(got) != 0 {
+		t.Fatalf("nothing is due before the first deadline, got %v", got)
+	}
+	if got := x.Due(10, 100, nil); len(got) != 1 {
+		t.Fatalf("a key is gone when now == deadline; got %v", got)
+	}
+	if got := x.Due(100, 3, nil); len(got) != 3 || got[0].Deadline != 10 || got[2].Deadline != 30 {
+		t.Fatalf("Due must return the earliest max items in order, got %v", got)
+	}
+	if !x.Remove(string(rune('a'+1)), 10) || x.Remove(string(rune('a'+1)), 10) {
+		t.Fatal("Remove must report presence exactly once")
+	}
+	if x.Len() != 9 {
+		t.Fatalf("Len = %d, want 9", x.Len())
+	}
+}
+
+func TestExpired_OneRule(t *testing.T) {
+	cases := []struct {
+		deadline, now int64
+		want          bool
+	}{{0, 100, false}, {100, 99, false}, {100, 100, true}, {100, 101, true}}
+	for _, c := range cases {
+		if got := Expired(c.deadline, c.now); got != c.want {
+			t.Errorf("Expired(%d,%d) = %v, want %v", c.deadline, c.now, got, c.want)
+		}
+	}
+}
+
+func TestManualClock_AdvanceAndJump(t *testing.T) {
+	start := time.UnixMilli(1_700_000_000_000)
+	c := NewManualClock(start)
+	m0 := c.Mono()
+	c.Advance(1500 * time.Millisecond)
+	if got := c.Mono() - m0; got != 1500 {
+		t.Fatalf("Advance moved mono by %d ms, want 1500", got)
+	}
+	if got := c.Wall().Sub(start); got != 1500*time.Millisecond {
+		t.Fatalf("Advance moved wall by %v", got)
+	}
+	c.JumpWall(-time.Hour)
+	if got := c.Mono() - m0; got != 1500 {
+		t.Fatalf("JumpWall must not move mono, moved to %d", got)
+	}
+	c.Advance(-time.Second)
+	if got := c.Mono() - m0; got != 1500 {
+		t.Fatalf("negative Advance must be ignored, mono moved to %d", got)
+	}
+}
+
+func TestSystemClock_MonotonicAndNearWall(t *testing.T) {
+	c := NewSystemClock()
+	a := c.Mono()
+	time.Sleep(5 * time.Millisecond)
+	b := c.Mono()
+	if b < a+4 {
+		t.Fatalf("mono did not advance: %d -> %d", a, b)
+	}
+	if d := b - c.Wall().UnixMilli(); d < -1000 || d > 1000 {
+		t.Fatalf("mono origin should track wall time at start, off by %d ms", d)
+	}
+}
+
+func TestWallMonoConversion(t *testing.T) {
+	if got := WallToMono(2_000, 500, 1_000); got != 1_500 {
+		t.Fatalf("WallToMono = %d, want 1500", got)
+	}
+	if got := MonoToWall(1_500, 500, 1_000); got != 2_000 {
+		t.Fatalf("MonoToWall = %d, want 2000", got)
+	}
+	if got := WallToMono(math.MaxInt64, 10, -10); got != math.MaxInt64 {
+		t.Fatalf("overflow must saturate, got %d", got)
+	}
+	if got := WallToMono(math.MinInt64, -10, 10); got != math.MinInt64 {
+		t.Fatalf("underflow must saturate, got %d", got)
+	}
+}

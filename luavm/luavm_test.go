@@ -1,0 +1,279 @@
+package luavm
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/engine/enginetest"
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+type fixture struct {
+	t   *testing.T
+	e   *engine.Engine
+	vm  *VM
+	clk *expiry.ManualClock
+}
+
+func newFixture(t *testing.T) *fixture {
+	clk := expiry.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	e := engine.New(engine.Config{Clock: clk})
+	vm := Install(e)
+	t.Cleanup(func() {
+		if msg := e.CheckInvariants(); msg != "" {
+			t.Errorf("invariant violated: %s", msg)
+		}
+	})
+	return &fixture{t: t, e: e, vm: vm, clk: clk}
+}
+
+func (f *fixture) do(proto int, args ...string) string {
+	w := &enginetest.TextWriter{P: proto}
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	f.e.Exec(&engine.Ctx{Args: b, W: w})
+	return w.String()
+}
+
+func (f *fixture) expect(want string, args ...string) {
+	f.t.Helper()
+	if got := f.do(2, args...); got != want {
+		f.t.Errorf("%q:\n got %q\nwant %q", args, got, want)
+	}
+}
+
+const release = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+
+func TestEval_LockReleaseScript(t *testing.T) {
+	f := newFixture(t)
+	f.expect("+OK", "SET", "lock", "tok", "PX", "30000", "NX")
+	f.expect(":0", "EVAL", release, "1", "lock", "other")
+	f.expect(":1", "EVAL", release, "1", "lock", "tok")
+	f.expect(":0", "EXISTS", "lock")
+	sha := SHA1Hex([]byte(release))
+	f.expect(":0", "EVALSHA", sha, "1", "lock", "tok")
+	f.expect(":0", "EVALSHA", strings.ToUpper(sha), "1", "lock", "tok")
+}
+
+func TestEvalSHA_NoScriptAndLoad(t *testing.T) {
+	f := newFixture(t)
+	sha := SHA1Hex([]byte("return 7"))
+	f.expect("-"+engine.ErrNoScript, "EVALSHA", sha, "0")
+	f.expect("-"+engine.ErrNoScript, "EVALSHA", "short", "0")
+	f.expect("$"+sha, "SCRIPT", "LOAD", "return 7")
+	f.expect(":7", "EVALSHA", sha, "0")
+	f.expect("*2 :1 :0", "SCRIPT", "EXISTS", strings.ToUpper(sha), SHA1Hex([]byte("x")))
+	f.expect("+OK", "SCRIPT", "FLUSH")
+	f.expect("*1 :0", "SCRIPT", "EXISTS", sha)
+	f.expect("-"+engine.ErrNumKeysTooMany, "EVAL", "return 1", "2", "a")
+	f.expect("-"+engine.ErrNumKeysNeg, "EVAL", "return 1", "-1")
+	f.expect("-"+engine.ErrNotInteger, "EVAL", "return 1", "x")
+}
+
+func TestEval_Conversions(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct{ script, want string }{
+		{"return 3.99", ":3"},
+		{"return -3.99", ":-3"},
+		{"return true", ":1"},
+		{"return false", "(nil)"},
+		{"return nil", "(nil)"},
+		{"return 'x'", "$x"},
+		{"return {1,'a',{2,3},nil,5}", "*3 :1 $a *2 :2 :3"},
+		{"return {ok='FINE'}", "+FINE"},
+		{"return {err='bad thing'}", "-bad thing"},
+		{"return redis.error_reply('oops')", "-ERR oops"},
+		{"return redis.error_reply('MY oops')", "-MY oops"},
+		{"return redis.status_reply('FINE')", "+FINE"},
+		{"return redis.sha1hex('')", "$da39a3ee5e6b4b0d3255bfef95601890afd80709"},
+		{"return redis.call('get','missing')", "(nil)"},
+		{"return type(redis.call('get','missing'))", "$boolean"},
+		{"return redis.call('set','k','v')['ok']", "$OK"},
+		{"return redis.pcall('incr','k')['err']", "$ERR value is not an integer or out of range"},
+		{"redis.call('set','n',1500) return redis.call('get','n')", "$1500"},
+		{"redis.call('set','f',1.5) return redis.call('get','f')", "$1.5"},
+		{"return tonumber(ARGV and '2') + 1", ":3"},
+		{"return {double=1.5}", ",1.5"},
+		{"return #KEYS", ":0"},
+	}
+	for _, c := range cases {
+		f.expect(c.want, "EVAL", c.script, "0")
+	}
+	// false is a null in the caller's protocol, even for RESP3 callers
+	if got := f.do(3, "EVAL", "return false", "0"); got != "(nil)" {
+		t.Fatalf("RESP3 false = %q", got)
+	}
+}
+
+func TestEval_KeysArgvReusedTablesAreReset(t *testing.T) {
+	f := newFixture(t)
+	f.expect("*3 $a $b $c", "EVAL", "return {KEYS[1],KEYS[2],ARGV[1]}", "2", "a", "b", "c")
+	f.expect("*2 :1 :0", "EVAL", "return {#KEYS,#ARGV}", "1", "x")
+}
+
+func TestEval_ErrorsCarryScriptAndLine(t *testing.T) {
+	f := newFixture(t)
+	sha := func(s string) string { return SHA1Hex([]byte(s)) }
+	cases := []struct{ script, want string }{
+		{"x = 1", "-ERR user_script:1: Attempt to modify a readonly table script: %s, on @user_script:1."},
+		{"return y", "-ERR user_script:1: Script attempted to access nonexistent global variable 'y' script: %s, on @user_script:1."},
+		{"\nreturn redis.call('nosuch')", "-ERR Unknown Redis command called from script script: %s, on @user_script:2."},
+		{"return redis.call()", "-ERR Please specify at least one argument for this redis lib call script: %s, on @user_script:1."},
+		{"return redis.call('get')", "-ERR Wrong number of args calling Redis command from script script: %s, on @user_script:1."},
+		{"return redis.call('eval','return 1','0')", "-ERR This Redis command is not allowed from script script: %s, on @user_script:1."},
+		{"return redis.call('get',{})", "-ERR Lua redis lib command arguments must be strings or integers script: %s, on @user_script:1."},
+		{"error('boom')", "-ERR user_script:1: boom script: %s, on @user_script:1."},
+		{"error({err='MYERR x'})", "-MYERR x script: %s, on @user_script:1."},
+		{"string.rep = nil", "-ERR user_script:1: Attempt to modify a readonly table script: %s, on @user_script:1."},
+		{"rawset(_G,'a',1)", "-ERR Attempt to modify a readonly table script: %s, on @user_script:1."},
+		{"redis.call('set','k','v') redis.call('incr','k')", "-ERR value is not an integer or out of range script: %s, on @user_script:1."},
+	}
+	for _, c := range cases {
+		f.expect(strings.Replace(c.want, "%s", sha(c.script), 1), "EVAL", c.script, "0")
+	}
+	f.expect("-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'", "EVAL", "return 'x' ..", "0")
+	// writes before an error are not rolled back
+	f.expect("$v", "GET", "k")
+}
+
+func TestEvalRO_RefusesWrites(t *testing.T) {
+	f := newFixture(t)
+	s := "return redis.call('set','a','b')"
+	f.expect("-ERR Write commands are not allowed from read-only scripts. script: "+SHA1Hex([]byte(s))+", on @user_script:1.", "EVAL_RO", s, "0")
+	f.expect("$x", "EVAL_RO", "return redis.call('get',KEYS[1]) or 'x'", "1", "a")
+}
+
+func TestSandbox_NoEscape(t *testing.T) {
+	f := newFixture(t)
+	for _, g := range []string{"os", "io", "debug", "package", "require", "dofile", "loadfile", "print", "setfenv", "getfenv", "module"} {
+		got := f.do(2, "EVAL", "return "+g, "0")
+		if !strings.Contains(got, "nonexistent global variable '"+g+"'") {
+			t.Errorf("global %s must not exist, got %q", g, got)
+		}
+	}
+	for _, g := range []string{"string", "table", "math", "redis", "pcall", "loadstring", "unpack", "tonumber", "collectgarbage"} {
+		if got := f.do(2, "EVAL", "return type("+g+")", "0"); got != "$table" && got != "$function" {
+			t.Errorf("global %s must exist, got %q", g, got)
+		}
+	}
+	// state does not leak between scripts
+	f.do(2, "EVAL", "pcall(function() x = 1 end)", "0")
+	if got := f.do(2, "EVAL", "return rawget(_G, 'x')", "0"); got != "(nil)" {
+		t.Errorf("global leaked: %q", got)
+	}
+	if got := f.do(2, "EVAL", "return getmetatable(_G)", "0"); got != "(nil)" {
+		t.Errorf("globals' metatable must be hidden, got %q", got)
+	}
+}
+
+func TestEval_TimeIsFrozenInScript(t *testing.T) {
+	e := engine.New(engine.Config{}) // system clock
+	Install(e)
+	w := &enginetest.TextWriter{}
+	script := `redis.call('set', KEYS[1], 'v', 'PX', 1)
+local t0 = redis.call('time')
+local deadline = tonumber(t0[1]) * 1000000 + tonumber(t0[2]) + 20000
+repeat
+  local t = redis.call('time')
+until tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline
+return redis.call('get', KEYS[1])`
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte(script), []byte("1"), []byte("k")}, W: w})
+	if got := w.String(); got != "$v" {
+		t.Fatalf("a key set with PX 1 must stay visible for the rest of its script; got %q", got)
+	}
+}
+
+func TestKill_StopsReadOnlyScript(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 20 * time.Millisecond})
+	Install(e)
+	done := make(chan string)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("while true do end"), []byte("0")}, W: w})
+		done <- w.String()
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.Busy() {
+		if time.Now().After(deadline) {
+			t.Fatal("script never became busy")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w := &enginetest.TextWriter{}
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("GET"), []byte("k")}, W: w})
+	if w.String() != "-"+engine.ErrBusy {
+		t.Fatalf("other commands during a busy script: %q", w.String())
+	}
+	w.Reset()
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("SCRIPT"), []byte("KILL")}, W: w})
+	if w.String() != "+OK" {
+		t.Fatalf("SCRIPT KILL = %q", w.String())
+	}
+	select {
+	case got := <-done:
+		if !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+			t.Fatalf("killed script replied %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("script was not killed")
+	}
+	// the VM is usable afterwards
+	w.Reset()
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("return 1"), []byte("0")}, W: w})
+	if w.String() != ":1" {
+		t.Fatalf("after kill: %q", w.String())
+	}
+	w.Reset()
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("SCRIPT"), []byte("KILL")}, W: w})
+	if w.String() != "-"+engine.ErrNotBusy {
+		t.Fatalf("SCRIPT KILL with nothing running = %q", w.String())
+	}
+}
+
+func TestKill_PcallCannotSwallowKill(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
+	vm := Install(e)
+	done := make(chan string)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("while true do pcall(function() while true do end end) end"), []byte("0")}, W: w})
+		done <- w.String()
+	}()
+	for !e.Busy() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	vm.Kill()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "Script killed") {
+			t.Fatalf("got %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("pcall swallowed SCRIPT KILL")
+	}
+}
+
+func TestKill_UnkillableAfterWrite(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
+	vm := Install(e)
+	done := make(chan string)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("redis.call('set','k','v') while true do end"), []byte("0")}, W: w})
+		done <- w.String()
+	}()
+	for !e.Busy() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	w := &enginetest.TextWriter{}
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("SCRIPT"), []byte("KILL")}, W: w})
+	if w.String() != "-"+engine.ErrUnkillable {
+		t.Fatalf("SCRIPT KILL after a write = %q", w.String())
+	}
+	vm.Kill() // what shutting the server down does
+	<-done
+}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawClient speaks RESP over a plain TCP connection and returns replies
+// as raw bytes, so tests check exactly what goes over the wire.
+type rawClient struct {
+	t    testing.TB
+	conn net.Conn
+	rd   *bufio.Reader
+}
+
+func dial(t testing.TB, addr string) *rawClient {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn)}
+}
+
+func encode(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
+}
+
+func (c *rawClient) send(raw string) {
+	c.t.Helper()
+	c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.conn.Write([]byte(raw)); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// do sends one command and returns its raw reply.
+func (c *rawClient) do(args ...string) string {
+	c.t.Helper()
+	c.send(encode(args...))
+	return c.read()
+}
+
+// read returns one complete raw reply.
+func (c *rawClient) read() string {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	if err := readReply(c.rd, &b); err != nil {
+		c.t.Fatalf("read: %v (so far %q)", err, b.String())
+	}
+	return b.String()
+}
+
+func readReply(rd *bufio.Reader, b *strings.Builder) error {
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	b.WriteString(line)
+	body := strings.TrimSuffix(line, "\r\n")
+	if len(body) == 0 {
+		return fmt.Errorf("empty line")
+	}
+	switch body[0] {
+	case '+', '-', ':', '_', '#', ',', '(':
+		return nil
+	case '$', '=', '!':
+		n, err := strconv.Atoi(body[1:])
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io_ReadFull(rd, buf); err != nil {
+			return err
+		}
+		b.Write(buf)
+		return nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body[1:])
+		if err != nil {
+			return err
+		}
+		if body[0] == '%' || body[0] == '|' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			if err := readReply(rd, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown reply type %q", body)
+}
+
+func io_ReadFull(rd *bufio.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := rd.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func dialErr(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) }

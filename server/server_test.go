@@ -1,0 +1,304 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRace_FiftyConnectionsExactlyOneAcquires(t *testing.T) {
+	srv := RunT(t)
+	for round := 0; round < 20; round++ {
+		key := "lock:" + string(rune('a'+round))
+		var wins, nulls atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		clients := make([]*rawClient, 50)
+		for i := range clients {
+			clients[i] = dial(t, srv.Addr())
+		}
+		for i, c := range clients {
+			wg.Add(1)
+			go func(i int, c *rawClient) {
+				defer wg.Done()
+				<-start
+				c.send(encode("SET", key, "token-"+string(rune('A'+i)), "NX", "PX", "30000"))
+				c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+				var b strings.Builder
+				if err := readReply(c.rd, &b); err != nil {
+					t.Errorf("read: %v", err)
+					return
+				}
+				switch b.String() {
+				case "+OK\r\n":
+					wins.Add(1)
+				case "$-1\r\n":
+					nulls.Add(1)
+				default:
+					t.Errorf("unexpected reply %q", b.String())
+				}
+			}(i, c)
+		}
+		close(start)
+		wg.Wait()
+		if wins.Load() != 1 || nulls.Load() != 49 {
+			t.Fatalf("round %d: %d winners and %d null replies; want exactly 1 and 49", round, wins.Load(), nulls.Load())
+		}
+	}
+	if msg := srv.Engine().CheckInvariants(); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+func TestPipelining_AllRepliesInOrder(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	var b strings.Builder
+	for i := 0; i < 200; i++ {
+		b.WriteString(encode("INCR", "n"))
+	}
+	c.send(b.String())
+	for i := 1; i <= 200; i++ {
+		if got, want := c.read(), ":"+itoa(i)+"\r\n"; got != want {
+			t.Fatalf("reply %d = %q, want %q", i, got, want)
+		}
+	}
+}
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
+
+func fmtInt(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; i > 0; i /= 10 {
+		d = append([]byte{byte('0' + i%10)}, d...)
+	}
+	return string(d)
+}
+
+func TestHello_RESP3RepliesAndFallback(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	if got := c.do("GET", "missing"); got != "$-1\r\n" {
+		t.Fatalf("RESP2 null = %q", got)
+	}
+	if got := c.do("HELLO", "4"); got != "-NOPROTO unsupported protocol version\r\n" {
+		t.Fatalf("HELLO 4 = %q", got)
+	}
+	if got := c.do("HELLO", "x"); got != "-ERR Protocol version is not an integer or out of range\r\n" {
+		t.Fatalf("HELLO x = %q", got)
+	}
+	hello := c.do("HELLO", "3", "SETNAME", "me")
+	for _, part := range []string{"%7\r\n", "$6\r\nserver\r\n$5\r\nredis\r\n", "$7\r\nversion\r\n$5\r\n7.2.4\r\n", "$5\r\nproto\r\n:3\r\n", "$2\r\nid\r\n:", "$4\r\nmode\r\n$10\r\nstandalone\r\n", "$4\r\nrole\r\n$6\r\nmaster\r\n", "$7\r\nmodules\r\n*0\r\n"} {
+		if !strings.Contains(hello, part) {
+			t.Fatalf("HELLO 3 reply %q lacks %q", hello, part)
+		}
+	}
+	if got := c.do("GET", "missing"); got != "_\r\n" {
+		t.Fatalf("RESP3 null = %q", got)
+	}
+	if got := c.do("SET", "k", "v", "NX", "GET"); got != "_\r\n" {
+		t.Fatalf("RESP3 SET GET on missing = %q", got)
+	}
+	if got := c.do("CONFIG", "GET", "maxmemory"); got != "%1\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n" {
+		t.Fatalf("RESP3 CONFIG GET = %q", got)
+	}
+	if got := c.do("CLIENT", "GETNAME"); got != "$2\r\nme\r\n" {
+		t.Fatalf("CLIENT GETNAME = %q", got)
+	}
+	if got := c.do("EVAL", "return false", "0"); got != "_\r\n" {
+		t.Fatalf("RESP3 script false = %q", got)
+	}
+	if got := c.do("INFO", "server"); !strings.HasPrefix(got, "=") || !strings.Contains(got, "txt:# Server\r\nredis_version:7.2.4\r\n") {
+		t.Fatalf("RESP3 INFO must be a verbatim string, got %.80q", got)
+	}
+	if got := c.do("RESET"); got != "+RESET\r\n" {
+		t.Fatalf("RESET = %q", got)
+	}
+	if got := c.do("GET", "missing"); got != "$-1\r\n" {
+		t.Fatalf("after RESET the connection is RESP2 again: %q", got)
+	}
+}
+
+func TestInfo_ReadyCheckFields(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.do("SET", "a", "1", "EX", "100")
+	c.do("SET", "b", "1")
+	info := c.do("INFO")
+	for _, f := range []string{"redis_version:7.2.4\r\n", "loading:0\r\n", "# Clients\r\nconnected_clients:1\r\n", "role:master\r\n", "db0:keys=2,expires=1,avg_ttl=0\r\n", "# Memory\r\nused_memory:", "# Stats\r\n"} {
+		if !strings.Contains(info, f) {
+			t.Errorf("INFO lacks %q", f)
+		}
+	}
+	if strings.Contains(c.do("INFO", "keyspace"), "redis_version") {
+		t.Error("INFO keyspace must contain only the keyspace section")
+	}
+}
+
+func TestAuth_RequirePass(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.RequirePass = "s3cret" }))
+	c := dial(t, srv.Addr())
+	if got := c.do("GET", "k"); got != "-NOAUTH Authentication required.\r\n" {
+		t.Fatalf("before AUTH: %q", got)
+	}
+	if got := c.do("PING"); got != "-NOAUTH Authentication required.\r\n" {
+		t.Fatalf("PING before AUTH: %q", got)
+	}
+	if got := c.do("AUTH", "wrong"); got != "-WRONGPASS invalid username-password pair or user is disabled.\r\n" {
+		t.Fatalf("bad AUTH: %q", got)
+	}
+	if got := c.do("HELLO", "3"); !strings.HasPrefix(got, "-NOAUTH HELLO must be called with the client already authenticated") {
+		t.Fatalf("HELLO without auth: %q", got)
+	}
+	if got := c.do("AUTH", "s3cret"); got != "+OK\r\n" {
+		t.Fatalf("AUTH: %q", got)
+	}
+	if got := c.do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("after AUTH: %q", got)
+	}
+	c2 := dial(t, srv.Addr())
+	if got := c2.do("HELLO", "3", "AUTH", "default", "s3cret"); !strings.HasPrefix(got, "%7\r\n") {
+		t.Fatalf("HELLO AUTH: %q", got)
+	}
+	c3 := dial(t, srv.Addr())
+	if got := c3.do("AUTH", "default", "s3cret"); got != "+OK\r\n" {
+		t.Fatalf("AUTH default pass: %q", got)
+	}
+	open := RunT(t)
+	c4 := dial(t, open.Addr())
+	if got := c4.do("AUTH", "x"); !strings.HasPrefix(got, "-ERR AUTH <password> called without any password configured") {
+		t.Fatalf("AUTH with no password set: %q", got)
+	}
+}
+
+func TestQuit_RepliesThenCloses(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	if got := c.do("QUIT"); got != "+OK\r\n" {
+		t.Fatalf("QUIT = %q", got)
+	}
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.rd.ReadByte(); err == nil {
+		t.Fatal("connection must be closed after QUIT")
+	}
+}
+
+func TestMalformedInput_ErrorReplyServerStaysUp(t *testing.T) {
+	srv := RunT(t)
+	for _, raw := range []string{"*x\r\n", "*1\r\n$x\r\n", "*1\r\n+foo\r\n", "\"unbalanced\r\n"} {
+		c := dial(t, srv.Addr())
+		c.send(raw)
+		got := c.read()
+		if !strings.HasPrefix(got, "-ERR Protocol error") {
+			t.Errorf("%q: got %q", raw, got)
+		}
+	}
+	c := dial(t, srv.Addr())
+	c.send("PING\r\n") // inline commands work
+	if got := c.read(); got != "+PONG\r\n" {
+		t.Fatalf("inline PING = %q", got)
+	}
+}
+
+func TestActiveExpiry_ReclaimsWithoutAccess(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	for i := 0; i < 100; i++ {
+		c.do("SET", "k"+fmtInt(i), "v", "PX", "30")
+	}
+	c.do("SET", "keep", "v")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if n, _ := srv.Engine().KeyCount(); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			n, _ := srv.Engine().KeyCount()
+			t.Fatalf("active expiry left %d keys", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestManualClock_AdvanceExpiresImmediately(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	c.do("SET", "lock", "tok", "PX", "30000", "NX")
+	srv.Advance(29999 * time.Millisecond)
+	if got := c.do("GET", "lock"); got != "$3\r\ntok\r\n" {
+		t.Fatalf("before the deadline: %q", got)
+	}
+	srv.Advance(time.Millisecond)
+	// the active loop reclaims it without any access
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		if n, _ := srv.Engine().KeyCount(); n == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("Advance past the deadline did not reclaim the key")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if got := c.do("SET", "lock", "other", "PX", "30000", "NX"); got != "+OK\r\n" {
+		t.Fatalf("after expiry another holder must acquire: %q", got)
+	}
+}
+
+func TestBusyScript_OtherClientsGetBusyUntilKilled(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 50 * time.Millisecond }))
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	a.send(encode("EVAL", "while true do end", "0"))
+	time.Sleep(150 * time.Millisecond)
+	if got := b.do("GET", "k"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
+		t.Fatalf("during busy script: %q", got)
+	}
+	if got := b.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", got)
+	}
+	if got := a.read(); !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+		t.Fatalf("killed script's client got %q", got)
+	}
+	if got := b.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("after kill: %q", got)
+	}
+}
+
+func TestStart_PortTakenIsAnError(t *testing.T) {
+	srv := RunT(t)
+	other := New(Config{Addr: srv.Addr()})
+	err := other.Start()
+	if err == nil {
+		other.Close()
+		t.Fatal("starting on a taken port must fail")
+	}
+	if !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("error should say why: %v", err)
+	}
+}
+
+func TestClose_Idempotent(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.Addr()
+	srv.Close()
+	srv.Close()
+	if err := srv.Start(); err != ErrClosed {
+		t.Fatalf("Start after Close = %v", err)
+	}
+	if c, err := dialErr(addr); err == nil {
+		c.Close()
+		t.Fatal("closed server still accepts connections")
+	}
+}
