@@ -1,0 +1,37 @@
+# tumbler — `make test` installs what the tests need and runs every test.
+
+GO        ?= go
+APT_PKGS  := redis-server redis-tools python3-redis
+export TUMBLER_REQUIRE_REDIS   := 1
+export TUMBLER_REQUIRE_CLIENTS := 1
+
+.PHONY: test deps lint unit compat build run
+
+test: deps lint unit compat
+
+## deps: Debian packages (redis-server is the differential oracle, python3-redis
+## the Python client) and the pinned npm clients.
+deps:
+	@if ! command -v redis-server >/dev/null || ! /usr/bin/python3 -c 'import redis' 2>/dev/null; then \
+		echo "installing $(APT_PKGS)"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y $(APT_PKGS); \
+	fi
+	cd compat/node && npm ci --no-audit --no-fund --loglevel=error
+
+lint:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd compat && $(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+compat:
+	cd compat && $(GO) test -race -count=1 ./...
+
+build:
+	$(GO) build -o tumbler ./cmd/tumbler
+
+run:
+	$(GO) run ./cmd/tumbler

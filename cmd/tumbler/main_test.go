@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tumbler")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestBinary_PortTakenExitsNonZeroWithMessage(t *testing.T) {
+	bin := build(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "--port", port)
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() == 0 {
+			t.Fatalf("want a non-zero exit, got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("tumbler did not exit when its port was taken")
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "cannot listen on 127.0.0.1:"+port) || !strings.Contains(msg, "address already in use") {
+		t.Fatalf("unclear message: %q", msg)
+	}
+}
+
+func TestBinary_ServesAndStopsOnSIGTERM(t *testing.T) {
+	bin := build(t)
+	port := strconv.Itoa(freePort(t))
+	cmd := exec.Command(bin, "--port", port, "--requirepass", "pw")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	var conn net.Conn
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			conn = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tumbler never listened: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	conn.Write([]byte("*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$4\r\nPING\r\n"))
+	want := "-NOAUTH Authentication required.\r\n+OK\r\n+PONG\r\n"
+	buf := make([]byte, 0, 64)
+	tmp := make([]byte, 64)
+	for len(buf) < len(want) {
+		n, err := conn.Read(tmp)
+		if err != nil {
+			t.Fatalf("read: %v (got %q)", err, buf)
+		}
+		buf = append(buf, tmp[:n]...)
+	}
+	if string(buf) != want {
+		t.Fatalf("got %q, want %q", buf, want)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("SIGTERM should exit cleanly, got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("tumbler did not stop on SIGTERM")
+	}
+}
