@@ -8,8 +8,8 @@
 // (src/script_lua.c).
 //
 // The sandbox is Redis 7's: base (without dofile, loadfile, require,
-// module, print, getfenv, setfenv), table, string and math; no os, io,
-// package or debug. Globals are read-only: assigning one fails with
+// module, print, getfenv, setfenv), table, string, math, cjson and bit;
+// no os, io, package or debug. Globals are read-only: assigning one fails with
 // "Attempt to modify a readonly table", reading an unknown one with
 // "Script attempted to access nonexistent global variable".
 //
@@ -21,7 +21,7 @@
 //
 // # Caveats
 //
-// Redis also ships the cjson, bit, struct and cmsgpack libraries; they are
-// not provided. Error messages produced by the Lua runtime itself (for
+// Redis also ships the struct and cmsgpack libraries; they are not
+// provided. Error messages produced by the Lua runtime itself (for
 // example indexing a nil value) follow gopher-lua's wording, not Lua 5.1's.
 package luavm

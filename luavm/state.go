@@ -72,7 +72,8 @@ func (vm *VM) initState() {
 	}))
 
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
-	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName} {
+	vm.openExtraLibs(G)
+	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
 			G.RawSetString(name, vm.readonly(t))
 		}
