@@ -184,22 +184,80 @@ func (e *Engine) Exec(c *Ctx) {
 		c.W.WriteError(ErrNoAuth)
 		return
 	}
-	if cmd.Flags&FlagAllowBusy == 0 && e.Busy() {
+	allowBusy := cmd.Flags&FlagAllowBusy != 0
+	if !allowBusy && e.Busy() {
 		c.W.WriteError(ErrBusy)
 		return
 	}
-	e.Stats.Commands.Add(1)
 	c.Cmd = cmd
 	c.Eng = e
 	if cmd.Flags&FlagNoKeys != 0 {
+		e.Stats.Commands.Add(1)
 		c.Now = e.clock.Mono()
 		cmd.Fn(c)
 		return
 	}
-	e.mu.Lock()
+	if !e.lockOrBusy(allowBusy) {
+		c.W.WriteError(ErrBusy)
+		return
+	}
 	defer e.mu.Unlock()
+	e.Stats.Commands.Add(1)
 	c.Now = e.clock.Mono()
 	cmd.Fn(c)
+}
+
+// lockOrBusy takes the keyspace lock. While a script holds it, the caller
+// waits for the script to end, but gives up (returns false, the caller
+// replies BUSY) once the script passes the busy threshold, as Redis
+// answers clients queued behind a slow script.
+func (e *Engine) lockOrBusy(allowBusy bool) bool {
+	if e.mu.TryLock() {
+		return true
+	}
+	for {
+		start := e.scriptStart.Load()
+		if start == 0 {
+			// contention with ordinary commands: they are short
+			e.mu.Lock()
+			return true
+		}
+		elapsed := time.Duration(time.Now().UnixNano() - start)
+		limit := time.Duration(e.busyThreshold.Load())
+		if !allowBusy && elapsed >= limit {
+			return false
+		}
+		done := e.scriptDoneChan()
+		if done != nil {
+			if allowBusy {
+				<-done
+			} else {
+				t := time.NewTimer(limit - elapsed)
+				select {
+				case <-done:
+				case <-t.C:
+				}
+				t.Stop()
+			}
+		}
+		if e.mu.TryLock() {
+			return true
+		}
+	}
+}
+
+// scriptDoneChan returns a channel closed when the running script ends, or
+// nil when no script is running.
+func (e *Engine) scriptDoneChan() chan struct{} {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	if e.scriptStart.Load() == 0 {
+		return nil
+	}
+	if e.scriptDone == nil {
+		e.scriptDone = make(chan struct{})
+	}
+	return e.scriptDone
 }
 
 // Call runs a command from inside the script whose context is c, with the
@@ -255,5 +313,11 @@ func (e *Engine) scriptBegin() {
 }
 
 func (e *Engine) scriptEnd() {
+	e.gate.Lock()
 	e.scriptStart.Store(0)
+	if e.scriptDone != nil {
+		close(e.scriptDone)
+		e.scriptDone = nil
+	}
+	e.gate.Unlock()
 }

@@ -22,8 +22,8 @@
 // runs to completion, and a script runs all its calls, with no other command
 // interleaved. Commands flagged NoKeys (connection commands such as PING or
 // HELLO) run without the lock. A script that has run longer than the busy
-// threshold makes new commands fail with BUSY, except those flagged
-// AllowBusy (SCRIPT KILL among them).
+// threshold makes commands fail with BUSY, both new ones and those already
+// waiting behind it, except those flagged AllowBusy (SCRIPT KILL among them).
 //
 // # Caveats
 //

@@ -71,8 +71,10 @@ type Engine struct {
 	info     InfoProvider
 	params   []param
 
-	busyThreshold atomic.Int64 // ns
-	scriptStart   atomic.Int64 // unix ns of the running script's start; 0 = none
+	busyThreshold atomic.Int64  // ns
+	scriptStart   atomic.Int64  // unix ns of the running script's start; 0 = none
+	gate          sync.Mutex    // guards scriptDone and the clearing of scriptStart
+	scriptDone    chan struct{} // created by the first waiter, closed at script end
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun
 

@@ -302,3 +302,27 @@ func TestClose_Idempotent(t *testing.T) {
 		t.Fatal("closed server still accepts connections")
 	}
 }
+
+func TestBusyScript_ClientsQueuedBeforeThresholdGetBusy(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 200 * time.Millisecond }))
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	k := dial(t, srv.Addr())
+	a.send(encode("EVAL", "while true do end", "0"))
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	// sent before the threshold: queued behind the script, then BUSY
+	if got := b.do("SET", "k", "v"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
+		t.Fatalf("queued command got %q", got)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Fatalf("queued command waited %v for its BUSY reply", waited)
+	}
+	if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", got)
+	}
+	a.read()
+	if got := b.do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("the BUSY command must not have run; GET k = %q", got)
+	}
+}
