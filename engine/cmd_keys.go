@@ -233,8 +233,8 @@ func scanHash(k string) uint64 { return maphash.String(scanSeed, k) >> 1 }
 // positions, so every key present for the whole iteration is returned at
 // least once, as Redis guarantees.
 func cmdScan(c *Ctx) {
-	cur, err := strconv.ParseUint(string(c.Args[1]), 10, 64)
-	if err != nil {
+	cur, ok := parseCursor(c.Args[1])
+	if !ok {
 		c.W.WriteError(ErrInvalidCursor)
 		return
 	}
@@ -310,6 +310,44 @@ func cmdScan(c *Ctx) {
 	for _, k := range out {
 		c.W.WriteBulkString(k)
 	}
+}
+
+// parseCursor parses a SCAN cursor as Redis's parseScanCursorOrReply does
+// with strtoul: a leading space, trailing bytes or a value over 64 bits is
+// invalid; an optional sign is accepted ("-n" wraps around as in C); no
+// digits at all is 0 only for the empty string.
+func parseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	switch b[0] {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return 0, false
+	}
+	i, neg := 0, false
+	if b[0] == '+' || b[0] == '-' {
+		neg = b[0] == '-'
+		i = 1
+	}
+	if i == len(b) {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		ch := b[i]
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // DBSIZE

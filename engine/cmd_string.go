@@ -254,20 +254,22 @@ func cmdGetEx(c *Ctx) {
 	if !ok {
 		return
 	}
-	var deadline int64
-	if expire != nil {
-		if deadline, ok = expireDeadline(c, expire, flags, "getex"); !ok {
-			return
-		}
-	}
 	key := c.Args[1]
 	ent, ok := getString(c, key)
 	if !ok {
 		return
 	}
 	if ent == nil {
+		// Redis looks the key up before validating the expiry value:
+		// a missing key replies nil even to GETEX k EX 0.
 		c.W.WriteNull()
 		return
+	}
+	var deadline int64
+	if expire != nil {
+		if deadline, ok = expireDeadline(c, expire, flags, "getex"); !ok {
+			return
+		}
 	}
 	c.W.WriteBulkString(ent.str)
 	switch {

@@ -77,8 +77,14 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // Match reports whether str matches the Redis glob pattern (the semantics
 // of Redis's stringmatchlen: * ? [abc] [^a-z] and \ escapes).
+//
+// Like Redis (since the fix for CVE-2022-36021), a '*' whose rest of
+// pattern matches nowhere in the rest of the string ends the whole search:
+// without that, a pattern such as "*a*a*a*a*a*b" takes time exponential in
+// the number of stars, and KEYS would hold the keyspace lock for hours.
 func Match(pattern, str []byte, nocase bool) bool {
-	return matchLen(pattern, str, nocase, 0)
+	skip := false
+	return matchLen(pattern, str, nocase, 0, &skip)
 }
 
 func lower(c byte) byte {
@@ -88,7 +94,10 @@ func lower(c byte) byte {
 	return c
 }
 
-func matchLen(p, s []byte, nocase bool, depth int) bool {
+// matchLen is Redis's stringmatchlen_impl. skipLonger is set when a '*'
+// found no match for the rest of the pattern anywhere in the rest of the
+// string: then no earlier '*' can help by matching more.
+func matchLen(p, s []byte, nocase bool, depth int, skipLonger *bool) bool {
 	if depth > 1000 {
 		return false
 	}
@@ -102,11 +111,15 @@ func matchLen(p, s []byte, nocase bool, depth int) bool {
 				return true
 			}
 			for len(s) > 0 {
-				if matchLen(p[1:], s, nocase, depth+1) {
+				if matchLen(p[1:], s, nocase, depth+1, skipLonger) {
 					return true
+				}
+				if *skipLonger {
+					return false
 				}
 				s = s[1:]
 			}
+			*skipLonger = true
 			return false
 		case '?':
 			s = s[1:]

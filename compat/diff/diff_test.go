@@ -1,0 +1,309 @@
+package diff
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+// ioTimeout bounds every read and write, so a server that never answers
+// fails the case instead of hanging the suite.
+const ioTimeout = 5 * time.Second
+
+// conn is a raw RESP connection.
+type conn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dial(addr string) (*conn, error) {
+	c, err := net.DialTimeout("tcp", addr, ioTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+// do sends one command and reads exactly one reply.
+func (c *conn) do(args ...string) ([]byte, error) {
+	if err := c.c.SetDeadline(time.Now().Add(ioTimeout)); err != nil {
+		return nil, err
+	}
+	if _, err := c.c.Write(Encode(args)); err != nil {
+		return nil, err
+	}
+	return ReadReply(c.r)
+}
+
+func (c *conn) close() { c.c.Close() }
+
+// startRedis runs redis-server on a free loopback port until the test ends
+// and returns its address. Without redis-server on PATH the test is
+// skipped, unless TUMBLER_REQUIRE_REDIS=1.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("TUMBLER_REQUIRE_REDIS") == "1" {
+			t.Fatalf("redis-server not found and TUMBLER_REQUIRE_REDIS=1: %v", err)
+		}
+		t.Skip("redis-server not on PATH; set TUMBLER_REQUIRE_REDIS=1 to make this a failure")
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		addr, err := tryRedis(t, bin)
+		if err == nil {
+			return addr
+		}
+		lastErr = err
+	}
+	t.Fatalf("cannot start redis-server: %v", lastErr)
+	return ""
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tryRedis(t *testing.T, bin string) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no",
+		"--dir", dir, "--logfile", "")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			return "", fmt.Errorf("redis-server exited (%v): %s", err, out.String())
+		default:
+		}
+		if c, err := dial(addr); err == nil {
+			reply, err := c.do("PING")
+			c.close()
+			if err == nil && string(reply) == "+PONG\r\n" {
+				t.Cleanup(stop)
+				return addr, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", fmt.Errorf("redis-server on %s did not answer PING in time: %s", addr, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// target is one server under comparison.
+type target struct {
+	name string
+	addr string
+}
+
+// open dials a fresh connection and resets the server: FLUSHALL and
+// SCRIPT FLUSH.
+func (tg target) open() (*conn, error) {
+	c, err := dial(tg.addr)
+	if err != nil {
+		return nil, err
+	}
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}} {
+		reply, err := c.do(cmd...)
+		if err == nil && string(reply) != "+OK\r\n" {
+			err = fmt.Errorf("%s: %q", strings.Join(cmd, " "), reply)
+		}
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("%s: reset: %v", tg.name, err)
+		}
+	}
+	return c, nil
+}
+
+func loadCases(t *testing.T) []Case {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts in testdata/ (%v)", err)
+	}
+	sort.Strings(files)
+	var all []Case
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases, err := Parse(filepath.Base(f), fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, cases...)
+	}
+	return all
+}
+
+// TestDiff runs every transcript case against redis-server and tumbler.
+func TestDiff(t *testing.T) {
+	cases := loadCases(t)
+	redis := target{"redis", startRedis(t)}
+	tumbler := target{"tumbler", server.RunT(t).Addr()}
+	verbose := os.Getenv("TUMBLER_DIFF_VERBOSE") == "1"
+
+	checkKnownDiffs(t, cases)
+	t.Logf("%d cases, %d known diffs", len(cases), len(knownDiffs))
+
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			mismatch := runCase(t, tc, redis, tumbler, verbose)
+			kd, known := knownDiffs[tc.Name]
+			switch {
+			case known && mismatch == "":
+				t.Errorf("listed in knownDiffs (%s) but now matches Redis: remove the entry", kd.reason)
+			case known:
+				t.Skipf("known diff (fix in %s): %s\n%s", kd.owner, kd.reason, mismatch)
+			case mismatch != "":
+				t.Error(mismatch)
+			}
+		})
+	}
+}
+
+// checkKnownDiffs fails the test when a knownDiffs entry does not name a
+// case containing its match line: transcript lines moved and the table
+// must follow.
+func checkKnownDiffs(t *testing.T, cases []Case) {
+	t.Helper()
+	byName := map[string]Case{}
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	for name, kd := range knownDiffs {
+		c, ok := byName[name]
+		if !ok {
+			t.Errorf("knownDiffs names %s, which is not a case (did its lines move?)", name)
+			continue
+		}
+		found := false
+		for _, st := range c.Steps {
+			if strings.HasPrefix(st.Text, kd.match) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("knownDiffs %s: no line of that case starts with %q (did its lines move?)", name, kd.match)
+		}
+	}
+}
+
+// runCase runs one case and returns a description of every mismatch, or
+// "" when every reply agrees. Later steps still run after a mismatch, so
+// one report shows all of a case's differences. Connection failures are
+// fatal.
+func runCase(t *testing.T, tc Case, redis, tumbler target, verbose bool) string {
+	rc, err := redis.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.close()
+	tc2, err := tumbler.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc2.close()
+
+	var mismatch strings.Builder
+	for _, st := range tc.Steps {
+		if st.Sleep > 0 {
+			time.Sleep(st.Sleep)
+			continue
+		}
+		want, err := rc.do(st.Args...)
+		if err != nil {
+			t.Fatalf("line %d: %s: redis: %v", st.Line, show(st.Args), err)
+		}
+		got, err := tc2.do(st.Args...)
+		if err != nil {
+			t.Fatalf("line %d: %s: tumbler: %v (redis replied %q)", st.Line, show(st.Args), err, want)
+		}
+		if verbose {
+			t.Logf("line %d: %s\n  redis:   %q\n  tumbler: %q", st.Line, show(st.Args), want, got)
+		}
+		if err := compare(st, want, got); err != nil {
+			fmt.Fprintf(&mismatch, "line %d: %s: %v\n  redis:   %q\n  tumbler: %q\n", st.Line, show(st.Args), err, want, got)
+		}
+	}
+	return strings.TrimSuffix(mismatch.String(), "\n")
+}
+
+func compare(st Step, want, got []byte) error {
+	switch st.Mode {
+	case ModeExact:
+		if !bytes.Equal(want, got) {
+			return errors.New("replies differ")
+		}
+	case ModeApprox:
+		if !Approx(want, got, st.Tol) {
+			return fmt.Errorf("replies differ beyond ±%d", st.Tol)
+		}
+	case ModeUnordered:
+		if !SameMultiset(want, got) {
+			return errors.New("replies differ as multisets")
+		}
+	case ModeTypeOnly:
+		if len(want) == 0 || len(got) == 0 || want[0] != got[0] {
+			return errors.New("reply types differ")
+		}
+	}
+	return nil
+}
+
+// show renders a command for messages, clipping long arguments.
+func show(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if len(a) > 60 {
+			a = a[:57] + "..."
+		}
+		b.WriteString(strconv.Quote(a))
+	}
+	return b.String()
+}
