@@ -31,6 +31,7 @@ func registerScript(e *Engine) {
 			"flush":  {Arity: -2, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptFlush},
 			"kill":   {Arity: 2, Flags: FlagNoScript | FlagNoKeys | FlagAllowBusy, Fn: cmdScriptKill},
 			"help":   {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdScriptHelp},
+			"debug":  {Arity: 3, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptDebug},
 		}},
 	)
 }
@@ -134,6 +135,8 @@ func cmdScriptKill(c *Ctx) {
 
 var scriptHelp = []string{
 	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
 	"EXISTS <sha1> [<sha1> ...]",
 	"    Return information about the existence of the scripts in the script cache.",
 	"FLUSH [ASYNC|SYNC]",
@@ -148,6 +151,21 @@ var scriptHelp = []string{
 	"    Load a script into the scripts cache without executing it.",
 	"HELP",
 	"    Prints this help.",
+}
+
+// SCRIPT DEBUG YES|SYNC|NO
+//
+// tumbler has no Lua debugger: NO (the default) is accepted, YES and SYNC
+// are refused.
+func cmdScriptDebug(c *Ctx) {
+	switch {
+	case eqFold(c.Args[2], "no"):
+		c.W.WriteStatus(statusOK)
+	case eqFold(c.Args[2], "yes"), eqFold(c.Args[2], "sync"):
+		c.W.WriteError("ERR SCRIPT DEBUG is not supported by tumbler")
+	default:
+		c.W.WriteError("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+	}
 }
 
 // SCRIPT HELP

@@ -23,7 +23,7 @@ func registerServer(e *Engine) {
 		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: cmdSelect},
 		&Command{Name: "time", Arity: 1, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdTime},
 		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Fn: cmdInfo},
-		&Command{Name: "cluster", Arity: -2, Flags: FlagNoKeys, Group: "cluster", Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }},
+		&Command{Name: "cluster", Arity: -2, Flags: FlagNoKeys, Group: "cluster", Subs: clusterSubs()},
 		&Command{Name: "command", Arity: -1, Flags: FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdCommandAll, Subs: map[string]*Command{
 			"count": {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.cmdList))) }},
 			"info":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
@@ -53,8 +53,12 @@ func cmdPing(c *Ctx) {
 // SELECT index
 func cmdSelect(c *Ctx) {
 	n, ok := parseInt(c.Args[1])
-	if !ok || n < -2147483648 || n > 2147483647 {
+	if !ok {
 		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	if n < -2147483648 || n > 2147483647 {
+		c.W.WriteError(ErrIntRange)
 		return
 	}
 	if n != 0 {
@@ -70,6 +74,22 @@ func cmdTime(c *Ctx) {
 	c.W.WriteArray(2)
 	c.W.WriteBulkString(strconv.FormatInt(now.Unix(), 10))
 	c.W.WriteBulkString(strconv.FormatInt(int64(now.Nanosecond()/1000), 10))
+}
+
+// clusterSubs lists Redis 7's CLUSTER subcommands: every known one answers
+// that cluster support is disabled (clients such as rueidis and
+// StackExchange.Redis then settle on standalone mode); unknown ones get the
+// usual unknown-subcommand error.
+func clusterSubs() map[string]*Command {
+	subs := map[string]*Command{}
+	for _, name := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports",
+		"countkeysinslot", "delslots", "delslotsrange", "failover", "flushslots", "forget",
+		"getkeysinslot", "help", "info", "keyslot", "links", "meet", "myid", "myshardid", "nodes",
+		"replicas", "replicate", "reset", "saveconfig", "set-config-epoch", "setslot", "shards",
+		"slaves", "slots"} {
+		subs[name] = &Command{Arity: -2, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
+	}
+	return subs
 }
 
 // ---- INFO ----
@@ -446,21 +466,47 @@ func cmdConfigGet(c *Ctx) {
 	for _, p := range e.params {
 		values[p.name] = p.get()
 	}
-	var names []string
+	var all []string
 	for k := range values {
-		for _, pat := range c.Args[2:] {
-			if Match(pat, []byte(k), true) {
-				names = append(names, k)
-				break
+		all = append(all, k)
+	}
+	sort.Strings(all)
+	// Each parameter is reported once, under the first pattern that names
+	// it: a plain name is echoed as the client spelled it, a glob reports
+	// the canonical names.
+	type kv struct{ k, v string }
+	var out []kv
+	seen := map[string]bool{}
+	for _, pat := range c.Args[2:] {
+		if !isGlob(pat) {
+			name := strings.ToLower(string(pat))
+			if v, ok := values[name]; ok && !seen[name] {
+				seen[name] = true
+				out = append(out, kv{string(pat), v})
+			}
+			continue
+		}
+		for _, k := range all {
+			if !seen[k] && Match(pat, []byte(k), true) {
+				seen[k] = true
+				out = append(out, kv{k, values[k]})
 			}
 		}
 	}
-	sort.Strings(names)
-	c.W.WriteMap(len(names))
-	for _, k := range names {
-		c.W.WriteBulkString(k)
-		c.W.WriteBulkString(values[k])
+	c.W.WriteMap(len(out))
+	for _, p := range out {
+		c.W.WriteBulkString(p.k)
+		c.W.WriteBulkString(p.v)
 	}
+}
+
+func isGlob(b []byte) bool {
+	for _, ch := range b {
+		if ch == '*' || ch == '?' || ch == '[' {
+			return true
+		}
+	}
+	return false
 }
 
 // CONFIG RESETSTAT

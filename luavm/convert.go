@@ -169,8 +169,9 @@ const maxReplyDepth = 1000
 // writeLuaValue writes a script's return value as Redis's
 // luaReplyToRedisReply does: string → bulk, number → integer (truncated),
 // true → 1, false/nil → null, {err=} → error, {ok=} → status,
-// {double=} → double, other tables → arrays cut at the first nil.
-func writeLuaValue(w engine.Writer, v lua.LValue, depth int) {
+// {double=} → double, other tables → arrays cut at the first nil. After
+// redis.setresp(3) (resp 3) booleans are written as booleans.
+func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 	if depth > maxReplyDepth {
 		w.WriteError("ERR reached lua stack limit")
 		return
@@ -181,9 +182,12 @@ func writeLuaValue(w engine.Writer, v lua.LValue, depth int) {
 	case lua.LNumber:
 		w.WriteInt(toInt(float64(v)))
 	case lua.LBool:
-		if v {
+		switch {
+		case resp == 3:
+			w.WriteBool(bool(v))
+		case bool(v):
 			w.WriteInt(1)
-		} else {
+		default:
 			w.WriteNull()
 		}
 	case *lua.LTable:
@@ -207,8 +211,8 @@ func writeLuaValue(w engine.Writer, v lua.LValue, depth int) {
 			})
 			w.WriteMap(len(keys))
 			for i := range keys {
-				writeLuaValue(w, keys[i], depth+1)
-				writeLuaValue(w, vals[i], depth+1)
+				writeLuaValue(w, keys[i], resp, depth+1)
+				writeLuaValue(w, vals[i], resp, depth+1)
 			}
 			return
 		}
@@ -217,7 +221,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, depth int) {
 			s.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
 			w.WriteSet(len(keys))
 			for _, k := range keys {
-				writeLuaValue(w, k, depth+1)
+				writeLuaValue(w, k, resp, depth+1)
 			}
 			return
 		}
@@ -227,7 +231,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, depth int) {
 		}
 		w.WriteArray(n)
 		for i := 1; i <= n; i++ {
-			writeLuaValue(w, v.RawGetInt(i), depth+1)
+			writeLuaValue(w, v.RawGetInt(i), resp, depth+1)
 		}
 	default:
 		w.WriteNull()

@@ -44,14 +44,18 @@ type VM struct {
 	ro      map[*lua.LTable]bool
 
 	// per run
-	ctx     *engine.Ctx
-	cur     *script
-	resp    int
-	killMu  sync.Mutex
-	cancel  context.CancelFunc
-	killed  bool
-	running bool
-	lctx    context.Context
+	ctx  *engine.Ctx
+	cur  *script
+	resp int
+	// lastErr is the value most recently raised by error() and the line it
+	// was raised on, to report the line of a non-table error.
+	lastErr     lua.LValue
+	lastErrLine string
+	killMu      sync.Mutex
+	cancel      context.CancelFunc
+	killed      bool
+	running     bool
+	lctx        context.Context
 }
 
 // New returns a VM with an empty cache.
@@ -214,6 +218,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 	}
 	vm.setArgs(keys, argv)
 	vm.ctx, vm.cur, vm.resp = c, s, 2
+	vm.lastErr, vm.lastErrLine = nil, ""
 
 	vm.killMu.Lock()
 	vm.running = true
@@ -240,7 +245,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 	} else {
 		ret := L.Get(-1)
 		L.Pop(1)
-		writeLuaValue(c.W, ret, 0)
+		writeLuaValue(c.W, ret, vm.resp, 0)
 	}
 	vm.ctx, vm.cur = nil, nil
 	return true
@@ -271,6 +276,9 @@ func (vm *VM) setArgs(keys, argv [][]byte) {
 // "<err> script: <sha>, on @user_script:<line>."
 func (vm *VM) writeRunError(w engine.Writer, sha string, err error) {
 	msg, line := errorInfo(err)
+	if ae, ok := err.(*lua.ApiError); ok && vm.lastErr != nil && ae.Object == vm.lastErr {
+		line = vm.lastErrLine
+	}
 	w.WriteError(msg + " script: " + sha + ", on @user_script:" + line + ".")
 }
 
@@ -293,11 +301,10 @@ func errorInfo(err error) (msg, line string) {
 		}
 		return strings.TrimRight(m, "\r\n"), ln
 	}
-	s := err.Error()
-	if obj != lua.LNil {
-		s = obj.String()
+	if obj == lua.LNil {
+		return "ERR nil", lineOf(err)
 	}
-	return "ERR " + s, lineOf(err)
+	return "ERR " + obj.String(), lineOf(err)
 }
 
 // lineOf finds the "user_script:N:" position in an error message.

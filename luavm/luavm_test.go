@@ -277,3 +277,35 @@ func TestKill_UnkillableAfterWrite(t *testing.T) {
 	vm.Kill() // what shutting the server down does
 	<-done
 }
+
+func TestError_NonStringValuesAndLevels(t *testing.T) {
+	f := newFixture(t)
+	sha := func(s string) string { return SHA1Hex([]byte(s)) }
+	// expected replies from redis-server 7.0.15
+	cases := []struct{ script, want string }{
+		{"error()", "-ERR nil script: %s, on @user_script:1."},
+		{"\nerror(nil)", "-ERR nil script: %s, on @user_script:2."},
+		{"error(42)", "-ERR user_script:1: 42 script: %s, on @user_script:1."},
+		{"error('boom', 0)", "-ERR boom script: %s, on @user_script:1."},
+		{"error('x', 2)", "-ERR x script: %s, on @user_script:1."},
+	}
+	for _, c := range cases {
+		f.expect(strings.Replace(c.want, "%s", sha(c.script), 1), "EVAL", c.script, "0")
+	}
+	// pcall sees the raw value, not Redis's error table
+	f.expect("$x", "EVAL", "local ok, e = pcall(error, 'x') return e", "0")
+	f.expect(":42", "EVAL", "local ok, e = pcall(error, 42) return e", "0")
+	f.expect("$user_script:1: y", "EVAL", "local ok, e = pcall(function() error('y') end) return e", "0")
+}
+
+func TestSetResp3_BooleansAndHelpers(t *testing.T) {
+	f := newFixture(t)
+	f.expect("#false", "EVAL", "redis.setresp(3) return false", "0") // a boolean, which RESP2 encodes as :0
+	if got := f.do(3, "EVAL", "redis.setresp(3) return true", "0"); got != "#true" {
+		t.Fatalf("RESP3 caller, setresp(3), true = %q", got)
+	}
+	f.expect("-ERR RESP version must be 2 or 3. script: "+SHA1Hex([]byte("redis.setresp(4)"))+", on @user_script:1.", "EVAL", "redis.setresp(4)", "0")
+	f.expect(":1", "EVAL", "return redis.acl_check_cmd('get','k')", "0")
+	f.expect("-ERR Invalid command passed to redis.acl_check_cmd() script: "+SHA1Hex([]byte("return redis.acl_check_cmd('nosuch')"))+", on @user_script:1.", "EVAL", "return redis.acl_check_cmd('nosuch')", "0")
+	f.expect("-ERR dashed", "EVAL", "return redis.error_reply('-ERR dashed')", "0")
+}
