@@ -203,6 +203,10 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 			w.WriteDouble(float64(d))
 			return
 		}
+		if b, ok := v.RawGetString("big_number").(lua.LString); ok {
+			w.WriteBulkString(string(b)) // RESP2's form of a big number
+			return
+		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
 			m.ForEach(func(k, val lua.LValue) {

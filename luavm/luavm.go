@@ -25,6 +25,48 @@ type script struct {
 	sha   string
 	proto *lua.FunctionProto
 	fn    *lua.LFunction // bound to the VM's state, created on first run
+	// shebang is set when the script starts with "#!lua"; noWrites when
+	// its flags include no-writes.
+	shebang  bool
+	noWrites bool
+}
+
+// scriptFlags are the flags a "#!lua flags=..." shebang may carry.
+var scriptFlags = map[string]bool{"no-writes": true, "allow-oom": true, "allow-stale": true, "no-cluster": true, "allow-cross-slot-keys": true}
+
+// parseShebang is Redis's evalExtractShebangFlags. It returns the number of
+// bytes of the shebang line (0 when there is none), whether no-writes was
+// given, and an error text.
+func parseShebang(body []byte) (n int, noWrites bool, errMsg string) {
+	if !strings.HasPrefix(string(body), "#!") {
+		return 0, false, ""
+	}
+	end := strings.IndexByte(string(body), '\n')
+	if end < 0 {
+		return 0, false, "ERR Invalid script shebang"
+	}
+	parts := strings.Fields(string(body[:end]))
+	if len(parts) == 0 {
+		return 0, false, "ERR Invalid engine in script shebang"
+	}
+	if parts[0] != "#!lua" {
+		return 0, false, "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	for _, p := range parts[1:] {
+		flags, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return 0, false, "ERR Unknown lua shebang option: " + p
+		}
+		for _, f := range strings.Split(flags, ",") {
+			if !scriptFlags[f] {
+				return 0, false, "ERR Unexpected flag in script shebang: " + f
+			}
+			if f == "no-writes" {
+				noWrites = true
+			}
+		}
+	}
+	return end, noWrites, ""
 }
 
 // VM is the script runner. Create it with New and install it with
@@ -37,10 +79,6 @@ type VM struct {
 	L       *lua.LState
 	globals *lua.LTable // the real globals, behind the read-only proxy
 	env     *lua.LTable // the read-only proxy scripts see as _G
-	keys    *lua.LTable
-	argv    *lua.LTable
-	nKeys   int
-	nArgv   int
 	ro      map[*lua.LTable]bool
 
 	// per run
@@ -146,11 +184,17 @@ func (vm *VM) load(body []byte) (*script, string) {
 	s = vm.bySHA[sha]
 	vm.mu.RUnlock()
 	if s == nil {
-		proto, errMsg := compile(body)
+		// The shebang line is dropped but its newline kept, so line
+		// numbers in errors are the script's own.
+		n, noWrites, errMsg := parseShebang(body)
 		if errMsg != "" {
 			return nil, errMsg
 		}
-		s = &script{sha: sha, proto: proto}
+		proto, errMsg := compile(body[n:])
+		if errMsg != "" {
+			return nil, errMsg
+		}
+		s = &script{sha: sha, proto: proto, shebang: n > 0, noWrites: noWrites}
 	}
 	vm.mu.Lock()
 	if old := vm.bySHA[sha]; old != nil {
@@ -211,6 +255,15 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 	} else if s = vm.lookup(sha); s == nil {
 		return false
 	}
+	if s.shebang {
+		if c.Script.ReadOnly && !s.noWrites {
+			c.W.WriteError("ERR Can not execute a script with write flag using *_ro command.")
+			return true
+		}
+		if s.noWrites {
+			c.Script.ReadOnly = true
+		}
+	}
 	L := vm.L
 	if s.fn == nil {
 		s.fn = L.NewFunctionFromProto(s.proto)
@@ -257,19 +310,18 @@ func (vm *VM) newContext() {
 	vm.L.SetContext(ctx)
 }
 
-// setArgs fills the reused KEYS and ARGV tables.
+// setArgs gives the run fresh KEYS and ARGV tables: a script may modify
+// them, and nothing it does may reach the next script.
 func (vm *VM) setArgs(keys, argv [][]byte) {
-	fill := func(t *lua.LTable, vals [][]byte, old int) int {
+	mk := func(vals [][]byte) *lua.LTable {
+		t := vm.L.CreateTable(len(vals), 0)
 		for i, v := range vals {
 			t.RawSetInt(i+1, lua.LString(v))
 		}
-		for i := len(vals) + 1; i <= old; i++ {
-			t.RawSetInt(i, lua.LNil)
-		}
-		return len(vals)
+		return t
 	}
-	vm.nKeys = fill(vm.keys, keys, vm.nKeys)
-	vm.nArgv = fill(vm.argv, argv, vm.nArgv)
+	vm.globals.RawSetString("KEYS", mk(keys))
+	vm.globals.RawSetString("ARGV", mk(argv))
 }
 
 // writeRunError formats a runtime error as Redis 7 does:

@@ -309,3 +309,70 @@ func TestSetResp3_BooleansAndHelpers(t *testing.T) {
 	f.expect("-ERR Invalid command passed to redis.acl_check_cmd() script: "+SHA1Hex([]byte("return redis.acl_check_cmd('nosuch')"))+", on @user_script:1.", "EVAL", "return redis.acl_check_cmd('nosuch')", "0")
 	f.expect("-ERR dashed", "EVAL", "return redis.error_reply('-ERR dashed')", "0")
 }
+
+// Every table a script can reach refuses writes, so one script cannot
+// change what the next one (another client's) runs.
+func TestSandbox_NoPersistentChanges(t *testing.T) {
+	f := newFixture(t)
+	attacks := []string{
+		"loadstring('redis = nil')()",
+		"load(function() return nil end)",
+		"loadstring('string.upper = nil')()",
+		"getmetatable('').__index.upper = function() return 'pwned' end",
+		"getmetatable('').__index = nil",
+		"rawset(getmetatable(''), '__index', nil)",
+		"setmetatable(getmetatable(''), nil)",
+		"redis.call = function() return 'pwned' end",
+		"rawset(redis, 'call', nil)",
+		"cjson.encode = nil",
+		"table.insert = nil",
+		"math.floor = nil",
+		"KEYS = nil",
+		"_G.redis = nil",
+	}
+	for _, a := range attacks {
+		f.do(2, "EVAL", a, "0")
+	}
+	f.expect("$ABC", "EVAL", "return ('abc'):upper()", "0")
+	f.expect("$ABC", "EVAL", "return string.upper('abc')", "0")
+	f.expect("+OK", "EVAL", "return redis.call('set', 'k', 'v')", "0")
+	f.expect("$table", "EVAL", "return type(redis)", "0")
+	f.expect(":2", "EVAL", "return loadstring('return 1 + 1')()", "0")
+	f.expect("*3 $function $function $function", "EVAL", "return {type(cjson.encode), type(table.insert), type(math.floor)}", "0")
+	got := f.do(2, "EVAL", "local f = loadstring('x = 5') f() return 1", "0")
+	if !strings.Contains(got, "Attempt to modify a readonly table") {
+		t.Fatalf("a loaded chunk wrote a global: %q", got)
+	}
+}
+
+func TestKeysArgv_FreshEachRun(t *testing.T) {
+	f := newFixture(t)
+	f.expect(":1", "EVAL", "ARGV[3]='leak' KEYS[2]='stale' return 1", "0")
+	f.expect("*2 :1 :1", "EVAL", "return {#ARGV, #KEYS}", "1", "k", "a")
+	f.expect("*1 $k", "EVAL", "return KEYS", "1", "k")
+}
+
+// Expected replies from redis-server 7.0.15.
+func TestShebang(t *testing.T) {
+	f := newFixture(t)
+	noWrites := "#!lua flags=no-writes\nreturn redis.call('set','a','b')"
+	f.expect("-ERR Write commands are not allowed from read-only scripts. script: "+SHA1Hex([]byte(noWrites))+", on @user_script:2.", "EVAL", noWrites, "0")
+	f.expect("-ERR Can not execute a script with write flag using *_ro command.", "EVAL_RO", "#!lua\nreturn 1", "0")
+	f.expect(":7", "EVAL_RO", "#!lua flags=no-writes,allow-stale\nreturn 7", "0")
+	f.expect("+OK", "EVAL", "#!lua\nreturn redis.call('set','a','b')", "0")
+	f.expect("-ERR Unexpected engine in script shebang: #!python", "EVAL", "#!python\nreturn 1", "0")
+	f.expect("-ERR Unexpected flag in script shebang: bogus", "EVAL", "#!lua flags=bogus\nreturn 1", "0")
+	f.expect("-ERR Unknown lua shebang option: foo=bar", "EVAL", "#!lua foo=bar\nreturn 1", "0")
+	f.expect("-ERR Invalid script shebang", "EVAL", "#!lua", "0")
+	f.expect("-ERR Invalid script shebang", "SCRIPT", "LOAD", "#!lua")
+	bad := "#!lua\nreturn x"
+	f.expect("-ERR user_script:2: Script attempted to access nonexistent global variable 'x' script: "+SHA1Hex([]byte(bad))+", on @user_script:2.", "EVAL", bad, "0")
+}
+
+func TestReplyHelpers_ArgumentChecks(t *testing.T) {
+	f := newFixture(t)
+	f.expect("-ERR wrong number or type of arguments", "EVAL", "return redis.status_reply(5)", "0")
+	f.expect("-ERR wrong number or type of arguments", "EVAL", "return redis.error_reply()", "0")
+	f.expect("-ERR wrong number of arguments script: "+SHA1Hex([]byte("return redis.sha1hex()"))+", on @user_script:1.", "EVAL", "return redis.sha1hex()", "0")
+	f.expect("$123", "EVAL", "return {big_number='123'}", "0")
+}

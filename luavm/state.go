@@ -99,12 +99,35 @@ func (vm *VM) initState() {
 			G.RawSetString(name, vm.readonly(t))
 		}
 	}
-	vm.keys, vm.argv = L.NewTable(), L.NewTable()
-	G.RawSetString("KEYS", vm.keys)
-	G.RawSetString("ARGV", vm.argv)
+	// Strings' metatable ("abc":upper()) reads through the read-only string
+	// library, and getmetatable("") yields only a read-only view of it.
+	smt := L.NewTable()
+	smt.RawSetString("__index", G.RawGetString(lua.StringLibName))
+	smt.RawSetString("__metatable", vm.readonly(smt))
+	L.SetMetatable(lua.LString(""), smt)
+	G.RawSetString("KEYS", L.NewTable())
+	G.RawSetString("ARGV", L.NewTable())
 
-	// Reading a global that does not exist is an error.
+	// Chunks made by load and loadstring run in the scripts' read-only
+	// environment, not gopher-lua's real globals.
+	for _, name := range []string{"load", "loadstring"} {
+		orig := G.RawGetString(name).(*lua.LFunction)
+		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			n := orig.GFunction(L)
+			if fn, ok := L.Get(-n).(*lua.LFunction); ok && n > 0 {
+				fn.Env = vm.env
+			}
+			return n
+		}))
+	}
+
+	// Reading a global that does not exist is an error; so is writing one,
+	// should any code ever reach the real table.
 	gmt := L.NewTable()
+	gmt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(engine.ErrScriptReadonly)
+		return 0
+	}))
 	gmt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
 		return 0
@@ -152,7 +175,11 @@ func (vm *VM) redisLib() *lua.LTable {
 		"call":  func(L *lua.LState) int { return vm.redisCall(L, true) },
 		"pcall": func(L *lua.LState) int { return vm.redisCall(L, false) },
 		"error_reply": func(L *lua.LState) int {
-			msg := L.CheckString(1)
+			if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+				L.Push(errorTable(L, "wrong number or type of arguments"))
+				return 1
+			}
+			msg := L.ToString(1)
 			if !strings.HasPrefix(msg, "-") {
 				msg = "-" + msg
 			}
@@ -160,14 +187,18 @@ func (vm *VM) redisLib() *lua.LTable {
 			return 1
 		},
 		"status_reply": func(L *lua.LState) int {
+			if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+				L.Push(errorTable(L, "wrong number or type of arguments"))
+				return 1
+			}
 			r := L.NewTable()
-			r.RawSetString("ok", lua.LString(L.CheckString(1)))
+			r.RawSetString("ok", L.Get(1))
 			L.Push(r)
 			return 1
 		},
 		"sha1hex": func(L *lua.LState) int {
 			if L.GetTop() != 1 {
-				L.RaiseError("wrong number of arguments")
+				return callError(L, true, errorTable(L, "wrong number of arguments"))
 			}
 			L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
 			return 1
