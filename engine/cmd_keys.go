@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/heap"
 	"hash/maphash"
 	"math"
 	"sort"
@@ -226,6 +227,20 @@ var scanSeed = maphash.MakeSeed()
 
 func scanHash(k string) uint64 { return maphash.String(scanSeed, k) >> 1 }
 
+// hashHeap is a max-heap of scan hashes.
+type hashHeap []uint64
+
+func (h hashHeap) Len() int           { return len(h) }
+func (h hashHeap) Less(i, j int) bool { return h[i] > h[j] }
+func (h hashHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hashHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
+func (h *hashHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 //
 // The cursor is a position in a fixed hash order of the keys: each call
@@ -266,30 +281,39 @@ func cmdScan(c *Ctx) {
 			return
 		}
 	}
+	// Pass 1: the count-th smallest hash at or after the cursor, with a
+	// bounded max-heap (O(n log count), no copy of the keyspace).
+	var h hashHeap
+	for k := range c.Eng.keys {
+		x := scanHash(k)
+		if x < cur {
+			continue
+		}
+		if int64(len(h)) < count {
+			heap.Push(&h, x)
+		} else if x < h[0] {
+			h[0] = x
+			heap.Fix(&h, 0)
+		}
+	}
+	bound, next := uint64(math.MaxUint64), uint64(0)
+	if int64(len(h)) == count {
+		bound = h[0]
+		next = bound + 1 // hashes are 63-bit: no overflow
+	}
+	// Pass 2: every key in [cur, bound], ties at the bound included, in
+	// hash order.
 	type hk struct {
 		h uint64
 		k string
 	}
-	var batch []hk
+	batch := make([]hk, 0, len(h))
 	for k := range c.Eng.keys {
-		h := scanHash(k)
-		if h >= cur {
-			batch = append(batch, hk{h, k})
+		if x := scanHash(k); x >= cur && x <= bound {
+			batch = append(batch, hk{x, k})
 		}
 	}
 	sort.Slice(batch, func(i, j int) bool { return batch[i].h < batch[j].h })
-	next := uint64(0)
-	if int64(len(batch)) > count {
-		// never split keys sharing a hash across two calls
-		end := int(count)
-		for end < len(batch) && batch[end].h == batch[end-1].h {
-			end++
-		}
-		if end < len(batch) {
-			next = batch[end].h
-		}
-		batch = batch[:end]
-	}
 	var out []string
 	for _, b := range batch {
 		ent := c.Eng.lookup([]byte(b.k), c.Now)

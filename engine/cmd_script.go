@@ -120,16 +120,10 @@ func cmdScriptFlush(c *Ctx) {
 
 // SCRIPT KILL
 func cmdScriptKill(c *Ctx) {
-	e := c.Eng
-	if e.scriptStart.Load() == 0 {
-		c.W.WriteError(ErrNotBusy)
+	if msg := c.Eng.killScript(); msg != "" {
+		c.W.WriteError(msg)
 		return
 	}
-	if e.scriptWrote.Load() {
-		c.W.WriteError(ErrUnkillable)
-		return
-	}
-	e.scripter.Kill()
 	c.W.WriteStatus(statusOK)
 }
 

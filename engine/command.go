@@ -291,8 +291,11 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 			return
 		}
 		if !c.Script.Wrote {
+			if !e.scriptWrite() {
+				w.WriteError(ErrScriptKilled)
+				return
+			}
 			c.Script.Wrote = true
-			e.scriptWrote.Store(true)
 		}
 	}
 	e.Stats.Commands.Add(1)
@@ -307,9 +310,42 @@ func (e *Engine) Now() int64 { return e.clock.Mono() }
 
 // scriptBegin and scriptEnd bracket a script run for busy detection.
 func (e *Engine) scriptBegin() {
+	e.gate.Lock()
 	e.scriptWrote.Store(false)
+	e.killRequested = false
 	e.scriptStart.Store(time.Now().UnixNano())
+	e.gate.Unlock()
 	e.Stats.ScriptRuns.Add(1)
+}
+
+// scriptWrite records, before a script's first write, that the script has
+// written, unless SCRIPT KILL got there first: the kill decision and the
+// first write are ordered under one mutex, so a killed script never writes
+// and a script that wrote is never killed.
+func (e *Engine) scriptWrite() bool {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	if e.killRequested {
+		return false
+	}
+	e.scriptWrote.Store(true)
+	return true
+}
+
+// killScript is SCRIPT KILL's decision: NOTBUSY unless a script has run
+// past the busy threshold, UNKILLABLE once it has written.
+func (e *Engine) killScript() string {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	if e.scriptStart.Load() == 0 || !e.Busy() {
+		return ErrNotBusy
+	}
+	if e.scriptWrote.Load() {
+		return ErrUnkillable
+	}
+	e.killRequested = true
+	e.scripter.Kill()
+	return ""
 }
 
 func (e *Engine) scriptEnd() {

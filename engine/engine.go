@@ -75,6 +75,7 @@ type Engine struct {
 	scriptStart   atomic.Int64  // unix ns of the running script's start; 0 = none
 	gate          sync.Mutex    // guards scriptDone and the clearing of scriptStart
 	scriptDone    chan struct{} // created by the first waiter, closed at script end
+	killRequested bool          // SCRIPT KILL accepted for the running script; guarded by gate
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun
 

@@ -321,3 +321,62 @@ func TestAuth_NoAuthBeforeCommands(t *testing.T) {
 		t.Fatalf("arity is checked before auth, as in Redis; got %q", got)
 	}
 }
+
+type stubScripter struct{ killed int }
+
+func (s *stubScripter) Run(c *Ctx, sha, body []byte, keys, argv [][]byte) bool { return true }
+func (s *stubScripter) Load(body []byte) (string, string)                      { return "", "" }
+func (s *stubScripter) Exists(sha []byte) bool                                 { return false }
+func (s *stubScripter) Flush()                                                 {}
+func (s *stubScripter) Kill()                                                  { s.killed++ }
+
+func TestScriptKill_OrderedWithFirstWrite(t *testing.T) {
+	e := newTestEngine(t)
+	st := &stubScripter{}
+	e.SetScripter(st)
+	e.SetBusyThreshold(time.Millisecond)
+	run := &ScriptRun{}
+	sc := &Ctx{Eng: e.Engine, Script: run, Now: e.Now()}
+	e.scriptBegin()
+	e.scriptStart.Store(time.Now().Add(-time.Second).UnixNano()) // past the threshold
+	e.expect("+OK", "SCRIPT", "KILL")
+	if st.killed != 1 {
+		t.Fatalf("scripter.Kill called %d times", st.killed)
+	}
+	w := &enginetest.TextWriter{}
+	e.Lock()
+	sc.Call([][]byte{[]byte("SET"), []byte("k"), []byte("v")}, w)
+	e.Unlock()
+	if w.String() != "-"+ErrScriptKilled {
+		t.Fatalf("a write after SCRIPT KILL must fail, got %q", w.String())
+	}
+	e.scriptEnd()
+	e.expect(":0", "EXISTS", "k")
+
+	// and a script that wrote first cannot be killed
+	run = &ScriptRun{}
+	sc = &Ctx{Eng: e.Engine, Script: run, Now: e.Now()}
+	e.scriptBegin()
+	w.Reset()
+	e.Lock()
+	sc.Call([][]byte{[]byte("SET"), []byte("k"), []byte("v")}, w)
+	e.Unlock()
+	e.scriptStart.Store(time.Now().Add(-time.Second).UnixNano())
+	e.expect("-"+ErrUnkillable, "SCRIPT", "KILL")
+	e.scriptEnd()
+	if st.killed != 1 {
+		t.Fatalf("an unkillable script was killed")
+	}
+}
+
+func TestScriptKill_NotBusyBeforeThreshold(t *testing.T) {
+	e := newTestEngine(t)
+	st := &stubScripter{}
+	e.SetScripter(st)
+	e.scriptBegin() // running, but far from the 5 s threshold
+	defer e.scriptEnd()
+	e.expect("-"+ErrNotBusy, "SCRIPT", "KILL")
+	if st.killed != 0 {
+		t.Fatal("a script below the busy threshold must not be killed")
+	}
+}

@@ -93,6 +93,7 @@ type VM struct {
 	cancel      context.CancelFunc
 	killed      bool
 	running     bool
+	closed      bool
 	lctx        context.Context
 }
 
@@ -227,6 +228,18 @@ func (vm *VM) Flush() {
 	vm.mu.Unlock()
 }
 
+// Close stops the running script, if any, and makes every later run fail
+// at once: a server shutting down must not wait for queued scripts.
+func (vm *VM) Close() {
+	vm.killMu.Lock()
+	vm.closed = true
+	if vm.running && vm.cancel != nil {
+		vm.killed = true
+		vm.cancel()
+	}
+	vm.killMu.Unlock()
+}
+
 // Kill implements engine.Scripter.
 func (vm *VM) Kill() {
 	vm.killMu.Lock()
@@ -274,6 +287,11 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 	vm.lastErr, vm.lastErrLine = nil, ""
 
 	vm.killMu.Lock()
+	if vm.closed {
+		vm.killMu.Unlock()
+		c.W.WriteError("ERR server is shutting down")
+		return true
+	}
 	vm.running = true
 	vm.killMu.Unlock()
 

@@ -73,19 +73,23 @@ func (s *Server) cmdHello(c *engine.Ctx) {
 			c.W.WriteError(engine.ErrWrongPass)
 			return
 		}
+		me.mu.Lock()
 		me.NeedsAuth = false
 		me.User = string(user)
+		me.mu.Unlock()
 	}
 	if me.NeedsAuth {
 		c.W.WriteError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
+	me.mu.Lock()
 	if name != nil {
 		me.Name = string(name)
 	}
 	if ver != 0 {
 		me.w.proto = int(ver)
 	}
+	me.mu.Unlock()
 	w := c.W
 	w.WriteMap(7)
 	w.WriteBulkString("server")
@@ -124,8 +128,10 @@ func (s *Server) cmdAuth(c *engine.Ctx) {
 		c.W.WriteError(engine.ErrWrongPass)
 		return
 	}
+	me.mu.Lock()
 	me.NeedsAuth = false
 	me.User = string(user)
+	me.mu.Unlock()
 	c.W.WriteStatus("OK")
 }
 
@@ -138,9 +144,12 @@ func (s *Server) cmdQuit(c *engine.Ctx) {
 // RESET
 func (s *Server) cmdReset(c *engine.Ctx) {
 	me := cl(c)
+	me.mu.Lock()
 	me.w.proto = 2
 	me.Name = ""
+	me.User = ""
 	me.NeedsAuth = s.cfg.RequirePass != ""
+	me.mu.Unlock()
 	c.W.WriteStatus("RESET")
 }
 
@@ -161,7 +170,10 @@ func (s *Server) cmdClientSetName(c *engine.Ctx) {
 		c.W.WriteError(engine.ErrClientName)
 		return
 	}
-	cl(c).Name = string(c.Args[2])
+	me := cl(c)
+	me.mu.Lock()
+	me.Name = string(c.Args[2])
+	me.mu.Unlock()
 	c.W.WriteStatus("OK")
 }
 
@@ -192,11 +204,17 @@ func (s *Server) cmdClientSetInfo(c *engine.Ctx) {
 		c.W.WriteError("ERR " + strings.ToUpper(string(attr)) + " cannot contain spaces, newlines or special characters.")
 		return
 	}
+	me.mu.Lock()
 	*dst = string(c.Args[3])
+	me.mu.Unlock()
 	c.W.WriteStatus("OK")
 }
 
+// clientLine describes a connection for CLIENT LIST / CLIENT INFO; it may
+// be called from any connection's goroutine.
 func (s *Server) clientLine(me *client) string {
+	me.mu.Lock()
+	defer me.mu.Unlock()
 	age := int64(time.Since(me.created) / time.Second)
 	return "id=" + strconv.FormatInt(me.ID, 10) +
 		" addr=" + me.addr +

@@ -82,11 +82,14 @@ type Server struct {
 	nextID  atomic.Int64
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
+	closing atomic.Bool
 }
 
-// client is one connection's state.
+// client is one connection's state. Only the connection's own goroutine
+// writes it; mu guards the fields other connections read (CLIENT LIST).
 type client struct {
 	engine.Client
+	mu       sync.Mutex
 	conn     redcon.Conn
 	w        respWriter
 	ctx      engine.Ctx
@@ -177,6 +180,10 @@ func (s *Server) Close() error {
 	s.closed = true
 	started := s.started
 	s.mu.Unlock()
+	s.closing.Store(true)
+	// No script may run past this point, including ones already queued in
+	// a connection's pipeline, or the wait below would hang behind them.
+	s.vm.Close()
 	close(s.done)
 	if !started {
 		return nil
@@ -185,7 +192,6 @@ func (s *Server) Close() error {
 	// be set yet) makes Serve return and close every connection.
 	err := s.ln.Close()
 	_ = s.rs.Close()
-	s.vm.Kill()
 	s.wg.Wait()
 	return err
 }
@@ -220,7 +226,7 @@ func (s *Server) closedConn(conn redcon.Conn, err error) {
 // the server never goes down for one bad command.
 func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c, ok := conn.Context().(*client)
-	if !ok || c.closeNow {
+	if !ok || c.closeNow || s.closing.Load() {
 		return
 	}
 	defer func() {
