@@ -376,3 +376,10 @@ func TestReplyHelpers_ArgumentChecks(t *testing.T) {
 	f.expect("-ERR wrong number of arguments script: "+SHA1Hex([]byte("return redis.sha1hex()"))+", on @user_script:1.", "EVAL", "return redis.sha1hex()", "0")
 	f.expect("$123", "EVAL", "return {big_number='123'}", "0")
 }
+
+func TestStringRep_RefusesHugeResults(t *testing.T) {
+	f := newFixture(t)
+	s := "return string.rep('x', 1024*1024*1024)"
+	f.expect("-ERR user_script:1: not enough memory script: "+SHA1Hex([]byte(s))+", on @user_script:1.", "EVAL", s, "0")
+	f.expect(":3", "EVAL", "return #string.rep('ab', 1) + #('x'):rep(1)", "0")
+}

@@ -92,6 +92,20 @@ func (vm *VM) initState() {
 		return origSetmt.GFunction(L)
 	}))
 
+	// string.rep is the cheapest memory bomb: refuse results larger than
+	// Redis's largest string (proto-max-bulk-len, 512 MB) before building
+	// them.
+	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
+		if orig, ok := strLib.RawGetString("rep").(*lua.LFunction); ok {
+			strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+				n := L.OptInt(2, 0)
+				if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxStringLen {
+					L.RaiseError("not enough memory")
+				}
+				return orig.GFunction(L)
+			}))
+		}
+	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)
 	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit"} {
@@ -140,6 +154,9 @@ func (vm *VM) initState() {
 	G.RawSetString("_G", vm.env)
 	vm.newContext()
 }
+
+// maxStringLen is Redis's default proto-max-bulk-len.
+const maxStringLen = 512 << 20
 
 // readonly returns an empty proxy that reads through to real and refuses
 // writes, as Redis 7's lua_enablereadonlytable does.
