@@ -150,7 +150,7 @@ func (s *Server) Start() error {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		_ = s.rs.Serve(ln)
+		_ = s.rs.Serve(guardedListener{ln})
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -209,6 +209,9 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	c.Conn = c
 	c.w = respWriter{conn: conn, proto: 2}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
+	if fc, ok := conn.NetConn().(*framedConn); ok {
+		fc.needsAuth = func() bool { return c.NeedsAuth }
+	}
 	conn.SetContext(c)
 	s.clients.Store(c, struct{}{})
 	s.nconns.Add(1)
@@ -305,6 +308,19 @@ func (s *Server) registerParams() {
 	})
 	s.eng.RegisterParam("requirepass", func() string { return s.cfg.RequirePass })
 	s.eng.RegisterParam("maxclients", func() string { return strconv.Itoa(s.cfg.MaxClients) })
+}
+
+// guardedListener hands redcon connections whose input is validated by a
+// framedConn first: redcon's reader has no limits of its own (a huge bulk
+// length overflows and panics it; a huge multibulk count spins it).
+type guardedListener struct{ net.Listener }
+
+func (l guardedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return newFramedConn(c, nil), nil
 }
 
 // checkPassword compares in constant time.

@@ -326,3 +326,39 @@ func TestBusyScript_ClientsQueuedBeforeThresholdGetBusy(t *testing.T) {
 		t.Fatalf("the BUSY command must not have run; GET k = %q", got)
 	}
 }
+
+func TestHostileInput_ServerSurvivesAndAnswersOthers(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.RequirePass = "pw" }))
+	good := dial(t, srv.Addr())
+	if got := good.do("AUTH", "pw"); got != "+OK\r\n" {
+		t.Fatalf("AUTH = %q", got)
+	}
+	cases := []struct{ in, want string }{
+		{"*1\r\n$9223372036854775800\r\nxx\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*4611686018427387904\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"*11\r\n", "-ERR Protocol error: unauthenticated multibulk length\r\n"},
+		{"*1\r\n$16385\r\n", "-ERR Protocol error: unauthenticated bulk length\r\n"},
+		{strings.Repeat("a", 70000), "-ERR Protocol error: too big inline request\r\n"},
+		{"*1\r\n+x\r\n", "-ERR Protocol error: expected '$', got '+'\r\n"},
+	}
+	for _, c := range cases {
+		bad := dial(t, srv.Addr())
+		bad.send(c.in)
+		start := time.Now()
+		if got := bad.read(); got != c.want {
+			t.Errorf("%.40q: got %q, want %q", c.in, got, c.want)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("%.40q: slow error reply", c.in)
+		}
+	}
+	// empty multibulk headers are ignored, as Redis does
+	c := dial(t, srv.Addr())
+	c.send("*0\r\n*-1\r\n" + encode("AUTH", "pw"))
+	if got := c.read(); got != "+OK\r\n" {
+		t.Fatalf("after empty headers: %q", got)
+	}
+	if got := good.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("server must stay up for well-behaved clients: %q", got)
+	}
+}
