@@ -187,13 +187,14 @@ return redis.call('get', KEYS[1])`
 	}
 }
 
-func TestKill_StopsReadOnlyScript(t *testing.T) {
-	e := engine.New(engine.Config{BusyThreshold: 20 * time.Millisecond})
-	Install(e)
-	done := make(chan string)
+// runBusy starts script on e in the background and waits until it is past
+// the busy threshold; the channel yields the script's reply.
+func runBusy(t *testing.T, e *engine.Engine, script string) <-chan string {
+	t.Helper()
+	done := make(chan string, 1)
 	go func() {
 		w := &enginetest.TextWriter{}
-		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("while true do end"), []byte("0")}, W: w})
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte(script), []byte("0")}, W: w})
 		done <- w.String()
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -203,6 +204,13 @@ func TestKill_StopsReadOnlyScript(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return done
+}
+
+func TestKill_StopsReadOnlyScript(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 20 * time.Millisecond})
+	Install(e)
+	done := runBusy(t, e, "while true do end")
 	w := &enginetest.TextWriter{}
 	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("GET"), []byte("k")}, W: w})
 	if w.String() != "-"+engine.ErrBusy {
@@ -237,15 +245,7 @@ func TestKill_StopsReadOnlyScript(t *testing.T) {
 func TestKill_PcallCannotSwallowKill(t *testing.T) {
 	e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
 	vm := Install(e)
-	done := make(chan string)
-	go func() {
-		w := &enginetest.TextWriter{}
-		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("while true do pcall(function() while true do end end) end"), []byte("0")}, W: w})
-		done <- w.String()
-	}()
-	for !e.Busy() {
-		time.Sleep(5 * time.Millisecond)
-	}
+	done := runBusy(t, e, "while true do pcall(function() while true do end end) end")
 	vm.Kill()
 	select {
 	case got := <-done:
@@ -260,15 +260,7 @@ func TestKill_PcallCannotSwallowKill(t *testing.T) {
 func TestKill_UnkillableAfterWrite(t *testing.T) {
 	e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
 	vm := Install(e)
-	done := make(chan string)
-	go func() {
-		w := &enginetest.TextWriter{}
-		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("redis.call('set','k','v') while true do end"), []byte("0")}, W: w})
-		done <- w.String()
-	}()
-	for !e.Busy() {
-		time.Sleep(5 * time.Millisecond)
-	}
+	done := runBusy(t, e, "redis.call('set','k','v') while true do end")
 	w := &enginetest.TextWriter{}
 	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("SCRIPT"), []byte("KILL")}, W: w})
 	if w.String() != "-"+engine.ErrUnkillable {

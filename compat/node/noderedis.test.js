@@ -14,7 +14,7 @@ const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { createClient, defineScript } = require('redis');
-const { addr, sleep, uniq, startRecorder, fmt, Exclusion, withDeadline } = require('./lib/wire');
+const { addr, sleep, uniq, startRecorder, fmt, withDeadline, setNXStress } = require('./lib/wire');
 
 const TEST_TIMEOUT = 30_000;
 const sha1 = (s) => crypto.createHash('sha1').update(s).digest('hex');
@@ -230,43 +230,10 @@ describe('node-redis 4', () => {
     const clients = await Promise.all(Array.from({ length: 4 }, () => connect(addr(), { scripts })));
     const lockKey = uniq('nr:stress:lock');
     const counterKey = uniq('nr:stress:counter');
-    await r.set(counterKey, '0');
-    const ex = new Exclusion();
-    const started = Date.now();
-    const deadline = started + 40_000;
-    let contended = 0;
-    const worker = async (id) => {
-      const c = clients[id % clients.length];
-      for (let i = 0; i < CYCLES; i++) {
-        const token = `${id}:${i}:${crypto.randomBytes(4).toString('hex')}`;
-        while ((await c.set(lockKey, token, { NX: true, PX: 10_000 })) !== 'OK') {
-          contended++;
-          if (Date.now() > deadline) throw new Error(`worker ${id}: acquire timed out`);
-          await sleep(1 + Math.floor(Math.random() * 3));
-        }
-        ex.enter();
-        const local = ex.counter;
-        const remote = Number(await c.get(counterKey));
-        await sleep(0);
-        ex.counter = local + 1;
-        assert.equal(await c.set(counterKey, String(remote + 1)), 'OK');
-        ex.leave();
-        assert.equal(await c.lockRelease(lockKey, token), 1, `worker ${id} lost its lock`);
-      }
-    };
-    try {
-      await withDeadline(Promise.all(Array.from({ length: WORKERS }, (_, id) => worker(id))), 50_000, 'node-redis stress');
-    } finally {
-      await Promise.all(clients.map((c) => c.quit()));
-    }
-    const elapsed = Date.now() - started;
-    assert.equal(ex.overlaps, 0, 'critical sections overlapped');
-    assert.equal(ex.maxHolders, 1);
-    assert.equal(ex.counter, WORKERS * CYCLES);
-    assert.equal(Number(await r.get(counterKey)), WORKERS * CYCLES);
-    assert.equal(await r.exists(lockKey), 0);
-    assert.ok(contended > 0, 'the stress never contended; it proves nothing');
-    console.log(`node-redis stress: ${WORKERS} workers x ${CYCLES} cycles in ${elapsed} ms (${contended} failed SET NX)`);
-    await r.del(counterKey);
+    await setNXStress({
+      name: 'node-redis', clients, r, lockKey, counterKey, workers: WORKERS, cycles: CYCLES,
+      acquire: async (c, key, token) => (await c.set(key, token, { NX: true, PX: 10_000 })) === 'OK',
+      release: (c, key, token) => c.lockRelease(key, token),
+    });
   });
 });

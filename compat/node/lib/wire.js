@@ -185,6 +185,55 @@ function withDeadline(p, ms, what) {
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
+// setNXStress runs `workers` async workers, `cycles` lock cycles each, over
+// `clients`: acquire with SET NX PX (retrying with jitter), a non-atomic
+// read-modify-write of a local and a server-side counter inside the lock,
+// release with a compare-and-delete script. It asserts zero overlaps, the
+// exact counts, that the lock is gone, and that workers really contended.
+// acquire(c, key, token) resolves to true on success; release(c, key, token)
+// resolves to the script's integer reply; get/set operate on c.
+async function setNXStress({ name, clients, r, lockKey, counterKey, workers, cycles, acquire, release }) {
+  const assert = require('node:assert/strict');
+  await r.set(counterKey, '0');
+  const ex = new Exclusion();
+  const started = Date.now();
+  const deadline = started + 40_000;
+  let contended = 0;
+  const worker = async (id) => {
+    const c = clients[id % clients.length];
+    for (let i = 0; i < cycles; i++) {
+      const token = `${id}:${i}:${crypto.randomBytes(4).toString('hex')}`;
+      while (!(await acquire(c, lockKey, token))) {
+        contended++;
+        if (Date.now() > deadline) throw new Error(`worker ${id}: acquire timed out`);
+        await sleep(1 + Math.floor(Math.random() * 3));
+      }
+      ex.enter();
+      const local = ex.counter;
+      const remote = Number(await c.get(counterKey));
+      await sleep(0);
+      ex.counter = local + 1;
+      assert.equal(await c.set(counterKey, String(remote + 1)), 'OK');
+      ex.leave();
+      assert.equal(await release(c, lockKey, token), 1, `worker ${id} lost its lock`);
+    }
+  };
+  try {
+    await withDeadline(Promise.all(Array.from({ length: workers }, (_, id) => worker(id))), 50_000, `${name} stress`);
+  } finally {
+    await Promise.all(clients.map((c) => c.quit()));
+  }
+  const elapsed = Date.now() - started;
+  assert.equal(ex.overlaps, 0, 'critical sections overlapped');
+  assert.equal(ex.maxHolders, 1);
+  assert.equal(ex.counter, workers * cycles);
+  assert.equal(Number(await r.get(counterKey)), workers * cycles);
+  assert.equal(await r.exists(lockKey), 0);
+  assert.ok(contended > 0, 'the stress never contended; it proves nothing');
+  console.log(`${name} stress: ${workers} workers x ${cycles} cycles in ${elapsed} ms (${contended} failed SET NX)`);
+  await r.del(counterKey);
+}
+
 module.exports = {
-  parseAddr, addr, addrs, sleep, uniq, startRecorder, fmt, Exclusion, withDeadline,
+  parseAddr, addr, addrs, sleep, uniq, startRecorder, fmt, Exclusion, withDeadline, setNXStress,
 };
