@@ -72,8 +72,10 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 	*run = ScriptRun{ReadOnly: readOnly}
 	c.Script = run
 	e.scriptBegin()
+	// deferred: scriptEnd may have to take back the keyspace lock, and must
+	// do so before Exec releases it, even if Run panics
+	defer e.scriptEnd()
 	found := e.scripter.Run(c, sha, body, keys, argv)
-	e.scriptEnd()
 	c.Script = nil
 	if !found {
 		c.W.WriteError(ErrNoScript)

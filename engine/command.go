@@ -207,42 +207,41 @@ func (e *Engine) Exec(c *Ctx) {
 	cmd.Fn(c)
 }
 
-// lockOrBusy takes the keyspace lock. While a script holds it, the caller
-// waits for the script to end, but gives up (returns false, the caller
-// replies BUSY) once the script passes the busy threshold, as Redis
-// answers clients queued behind a slow script.
+// lockOrBusy takes the keyspace lock, or reports false (the caller replies
+// BUSY) when it was handed over by a script past the busy threshold: that
+// script yields the lock (YieldIfBusy) so that every command queued behind
+// it gets BUSY, as Redis answers clients while a slow script runs.
+// Commands flagged AllowBusy wait for the script to end instead.
 func (e *Engine) lockOrBusy(allowBusy bool) bool {
-	if e.mu.TryLock() {
-		return true
-	}
 	for {
-		start := e.scriptStart.Load()
-		if start == 0 {
-			// contention with ordinary commands: they are short
-			e.mu.Lock()
+		e.mu.Lock()
+		if !e.busyYield.Load() {
 			return true
 		}
-		elapsed := time.Duration(time.Now().UnixNano() - start)
-		limit := time.Duration(e.busyThreshold.Load())
-		if !allowBusy && elapsed >= limit {
+		e.mu.Unlock()
+		if !allowBusy {
 			return false
 		}
-		done := e.scriptDoneChan()
-		if done != nil {
-			if allowBusy {
-				<-done
-			} else {
-				t := time.NewTimer(limit - elapsed)
-				select {
-				case <-done:
-				case <-t.C:
-				}
-				t.Stop()
-			}
+		if done := e.scriptDoneChan(); done != nil {
+			<-done
+		} else {
+			time.Sleep(time.Millisecond) // the script is re-taking the lock
 		}
-		if e.mu.TryLock() {
-			return true
-		}
+	}
+}
+
+// YieldIfBusy is called periodically by the server. When the running
+// script has passed the busy threshold it releases the keyspace lock on the
+// script's behalf (a Go mutex may be unlocked by another goroutine), so
+// that commands waiting for it wake, see busyYield and reply BUSY without
+// touching the keyspace; the script takes the lock back when it ends.
+func (e *Engine) YieldIfBusy() {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	if e.scriptStart.Load() != 0 && !e.yielded && e.Busy() {
+		e.yielded = true
+		e.busyYield.Store(true)
+		e.mu.Unlock()
 	}
 }
 
@@ -311,6 +310,7 @@ func (e *Engine) Now() int64 { return e.clock.Mono() }
 // scriptBegin and scriptEnd bracket a script run for busy detection.
 func (e *Engine) scriptBegin() {
 	e.gate.Lock()
+	e.yielded = false
 	e.scriptWrote.Store(false)
 	e.killRequested = false
 	e.scriptStart.Store(time.Now().UnixNano())
@@ -332,28 +332,60 @@ func (e *Engine) scriptWrite() bool {
 	return true
 }
 
-// killScript is SCRIPT KILL's decision: NOTBUSY unless a script has run
-// past the busy threshold, UNKILLABLE once it has written.
+// killScript is SCRIPT KILL's decision. Sent while a script runs but has
+// not reached the busy threshold, it waits for the threshold, as Redis
+// only reads it then. It replies NOTBUSY when no script is running (or the
+// one it waited for ended), UNKILLABLE once the script has written.
 func (e *Engine) killScript() string {
-	e.gate.Lock()
-	defer e.gate.Unlock()
-	if e.scriptStart.Load() == 0 || !e.Busy() {
-		return ErrNotBusy
+	var target int64
+	for {
+		e.gate.Lock()
+		start := e.scriptStart.Load()
+		if start == 0 || (target != 0 && start != target) {
+			e.gate.Unlock()
+			return ErrNotBusy
+		}
+		target = start
+		if e.Busy() {
+			defer e.gate.Unlock()
+			if e.scriptWrote.Load() {
+				return ErrUnkillable
+			}
+			e.killRequested = true
+			e.scripter.Kill()
+			return ""
+		}
+		if e.scriptDone == nil {
+			e.scriptDone = make(chan struct{})
+		}
+		done := e.scriptDone
+		wait := time.Duration(e.busyThreshold.Load()) - time.Duration(time.Now().UnixNano()-start)
+		e.gate.Unlock()
+		t := time.NewTimer(max(wait, 0))
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	if e.scriptWrote.Load() {
-		return ErrUnkillable
-	}
-	e.killRequested = true
-	e.scripter.Kill()
-	return ""
 }
 
 func (e *Engine) scriptEnd() {
 	e.gate.Lock()
+	yielded := e.yielded
+	e.yielded = false
 	e.scriptStart.Store(0)
 	if e.scriptDone != nil {
 		close(e.scriptDone)
 		e.scriptDone = nil
 	}
 	e.gate.Unlock()
+	if yielded {
+		// Take back the lock YieldIfBusy released; whoever holds it now
+		// only replies BUSY and lets go. Clearing busyYield while holding
+		// it means the next holder sees the script's writes.
+		e.mu.Lock()
+		e.busyYield.Store(false)
+		e.Kick() // the expiry loop skipped its turn while the script was busy
+	}
 }

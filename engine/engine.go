@@ -76,6 +76,8 @@ type Engine struct {
 	gate          sync.Mutex    // guards scriptDone and the clearing of scriptStart
 	scriptDone    chan struct{} // created by the first waiter, closed at script end
 	killRequested bool          // SCRIPT KILL accepted for the running script; guarded by gate
+	yielded       bool          // the running script's lock was released by YieldIfBusy; guarded by gate
+	busyYield     atomic.Bool   // set while yielded: whoever takes mu must not touch the keyspace
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun
 
@@ -132,8 +134,9 @@ func (e *Engine) SetInfoProvider(p InfoProvider) { e.info = p }
 func (e *Engine) SetOnModified(fn func(key string)) { e.onModified = fn }
 
 // Lock and Unlock expose the keyspace lock to embedders that inspect or
-// change data directly (test fixtures). Commands take it themselves.
-func (e *Engine) Lock()   { e.mu.Lock() }
+// change data directly (test fixtures). Commands take it themselves. Lock
+// waits for a busy script to end.
+func (e *Engine) Lock()   { e.lockOrBusy(true) }
 func (e *Engine) Unlock() { e.mu.Unlock() }
 
 // Busy reports whether a script has been running for longer than the busy
@@ -267,7 +270,9 @@ func (e *Engine) Kick() {
 // The caller loops while n == max, yielding between batches, so a mass
 // expiry never holds the lock for long.
 func (e *Engine) ReclaimDue(max int, buf []expiry.Item) (n int, next int64, ok bool) {
-	e.mu.Lock()
+	if !e.lockOrBusy(false) {
+		return 0, 0, false // a busy script has the keyspace; retry when woken
+	}
 	defer e.mu.Unlock()
 	now := e.clock.Mono()
 	due := e.idx.Due(now, max, buf[:0])
@@ -293,7 +298,7 @@ func (e *Engine) ReclaimDue(max int, buf []expiry.Item) (n int, next int64, ok b
 // index exactly once and that the index holds nothing else. It returns a
 // description of the first violation, or "".
 func (e *Engine) CheckInvariants() string {
-	e.mu.Lock()
+	e.Lock()
 	defer e.mu.Unlock()
 	withDeadline := 0
 	for k, ent := range e.keys {
@@ -335,7 +340,7 @@ func (e *Engine) CheckInvariants() string {
 // KeyCount returns the number of keys (including any expired keys not yet
 // reclaimed) and how many have a deadline.
 func (e *Engine) KeyCount() (keys, expires int) {
-	e.mu.Lock()
+	e.Lock()
 	defer e.mu.Unlock()
 	return len(e.keys), e.idx.Len()
 }

@@ -369,14 +369,38 @@ func TestScriptKill_OrderedWithFirstWrite(t *testing.T) {
 	}
 }
 
-func TestScriptKill_NotBusyBeforeThreshold(t *testing.T) {
+func TestScriptKill_WaitsForThresholdThenNotBusyIfScriptEnded(t *testing.T) {
 	e := newTestEngine(t)
 	st := &stubScripter{}
 	e.SetScripter(st)
-	e.scriptBegin() // running, but far from the 5 s threshold
-	defer e.scriptEnd()
+	e.scriptBegin() // running, far from the 5 s threshold
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		e.scriptEnd()
+	}()
+	start := time.Now()
 	e.expect("-"+ErrNotBusy, "SCRIPT", "KILL")
+	if waited := time.Since(start); waited < 40*time.Millisecond {
+		t.Fatalf("SCRIPT KILL must wait for the running script (returned after %v)", waited)
+	}
 	if st.killed != 0 {
-		t.Fatal("a script below the busy threshold must not be killed")
+		t.Fatal("a script that ended below the busy threshold must not be killed")
+	}
+}
+
+func TestScriptKill_WaitsForThresholdThenKills(t *testing.T) {
+	e := newTestEngine(t)
+	st := &stubScripter{}
+	e.SetScripter(st)
+	e.SetBusyThreshold(80 * time.Millisecond)
+	e.scriptBegin()
+	defer e.scriptEnd()
+	start := time.Now()
+	e.expect("+OK", "SCRIPT", "KILL")
+	if waited := time.Since(start); waited < 60*time.Millisecond {
+		t.Fatalf("SCRIPT KILL acted before the threshold (after %v)", waited)
+	}
+	if st.killed != 1 {
+		t.Fatalf("Kill called %d times", st.killed)
 	}
 }

@@ -58,6 +58,9 @@ func parseShebang(body []byte) (n int, noWrites bool, errMsg string) {
 			return 0, false, "ERR Unknown lua shebang option: " + p
 		}
 		for _, f := range strings.Split(flags, ",") {
+			if f == "" {
+				continue
+			}
 			if !scriptFlags[f] {
 				return 0, false, "ERR Unexpected flag in script shebang: " + f
 			}
@@ -365,11 +368,7 @@ func errorInfo(err error) (msg, line string) {
 		if s, ok := t.RawGetString("err").(lua.LString); ok {
 			m = string(s)
 		}
-		ln := "0"
-		if l := t.RawGetString("line"); l != lua.LNil {
-			ln = l.String()
-		}
-		return strings.TrimRight(m, "\r\n"), ln
+		return strings.TrimRight(m, "\r\n"), "0"
 	}
 	if obj == lua.LNil {
 		return "ERR nil", lineOf(err)

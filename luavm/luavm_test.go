@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	lua "github.com/yuin/gopher-lua"
+
 	"github.com/tumblerdb/tumbler/engine"
 	"github.com/tumblerdb/tumbler/engine/enginetest"
 	"github.com/tumblerdb/tumbler/expiry"
@@ -374,4 +376,136 @@ func TestStringRep_RefusesHugeResults(t *testing.T) {
 	s := "return string.rep('x', 1024*1024*1024)"
 	f.expect("-ERR user_script:1: not enough memory script: "+SHA1Hex([]byte(s))+", on @user_script:1.", "EVAL", s, "0")
 	f.expect(":3", "EVAL", "return #string.rep('ab', 1) + #('x'):rep(1)", "0")
+}
+
+// A command that queued on the keyspace lock before a script took it must
+// not wait out the whole script: when the script passes the busy threshold
+// the lock is yielded and the command replies BUSY.
+func TestBusy_CommandQueuedBeforeScriptGetsBusy(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 30 * time.Millisecond})
+	vm := Install(e)
+	e.Lock() // an ordinary command holds the keyspace
+	get := make(chan string, 1)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("GET"), []byte("k")}, W: w})
+		get <- w.String()
+	}()
+	script := make(chan string, 1)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("while true do end"), []byte("0")}, W: w})
+		script <- w.String()
+	}()
+	time.Sleep(20 * time.Millisecond) // both are queued on the lock
+	e.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.Busy() {
+		if time.Now().After(deadline) {
+			t.Fatal("script never became busy")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.YieldIfBusy() // what the server's busy loop does
+	select {
+	case got := <-get:
+		if got != "(nil)" && got != "-"+engine.ErrBusy {
+			t.Fatalf("queued GET replied %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a command queued before the script waited for the whole script")
+	}
+	vm.Kill()
+	select {
+	case got := <-script:
+		if !strings.Contains(got, "Script killed") {
+			t.Fatalf("script replied %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("script not killed")
+	}
+	// the keyspace lock is consistent again
+	w := &enginetest.TextWriter{}
+	e.Exec(&engine.Ctx{Args: [][]byte{[]byte("SET"), []byte("k"), []byte("v")}, W: w})
+	if w.String() != "+OK" {
+		t.Fatalf("after the script: %q", w.String())
+	}
+	if msg := e.CheckInvariants(); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+func TestSandbox_SecondReviewEscapes(t *testing.T) {
+	f := newFixture(t)
+	f.do(2, "EVAL", "string.__index.len = function() return 42 end", "0")
+	f.do(2, "EVAL", "getmetatable('').__index.__index.len = function() return 42 end", "0")
+	f.expect(":3", "EVAL", "return string.len('abc')", "0")
+	f.expect(":3", "EVAL", "return ('abc'):len()", "0")
+	f.expect("(nil)", "EVAL", "return type(string.__index) == 'table'", "0")
+	// error() must not write its position into the table it is given
+	f.do(2, "EVAL", "pcall(error, _G) pcall(error, string)", "0")
+	got := f.do(2, "EVAL", "return line", "0")
+	if !strings.Contains(got, "nonexistent global variable 'line'") {
+		t.Fatalf("error(_G) left a global behind: %q", got)
+	}
+	f.expect("(nil)", "EVAL", "return string.line", "0")
+	f.expect("(nil)", "EVAL", "local ok, e = pcall(error, {err='x'}) return e.line", "0")
+	// the line is still reported when a table error leaves the script
+	s := "\n\nerror({err='MY x'})"
+	f.expect("-MY x script: "+SHA1Hex([]byte(s))+", on @user_script:3.", "EVAL", s, "0")
+	s = "\nredis.call('nosuch')"
+	f.expect("-ERR Unknown Redis command called from script script: "+SHA1Hex([]byte(s))+", on @user_script:2.", "EVAL", s, "0")
+	f.expect(":7", "EVAL", "#!lua flags=\nreturn 7", "0")
+	big := "return string.rep('abc', 6148914691236517206)"
+	f.expect("-ERR user_script:1: not enough memory script: "+SHA1Hex([]byte(big))+", on @user_script:1.", "EVAL", big, "0")
+}
+
+// Walks every table reachable from the scripts' globals and the string
+// metatable: each must be a read-only proxy, except the per-run KEYS/ARGV.
+func TestSandbox_EveryReachableTableIsReadOnly(t *testing.T) {
+	vm := New()
+	L := vm.L
+	isProxy := func(tb *lua.LTable) bool {
+		mt, ok := tb.Metatable.(*lua.LTable)
+		if !ok || tb.Len() != 0 {
+			return false
+		}
+		_, fn := mt.RawGetString("__newindex").(*lua.LFunction)
+		return fn
+	}
+	seen := map[*lua.LTable]bool{}
+	var walk func(proxy *lua.LTable, path string)
+	walk = func(proxy *lua.LTable, path string) {
+		if seen[proxy] {
+			return
+		}
+		seen[proxy] = true
+		if !isProxy(proxy) {
+			t.Errorf("%s is a writable table", path)
+			return
+		}
+		real, ok := proxy.Metatable.(*lua.LTable).RawGetString("__index").(*lua.LTable)
+		if !ok {
+			return
+		}
+		real.ForEach(func(k, v lua.LValue) {
+			if tb, ok := v.(*lua.LTable); ok {
+				name := path + "." + k.String()
+				if path == "_G" && (k.String() == "KEYS" || k.String() == "ARGV") {
+					return
+				}
+				walk(tb, name)
+			}
+		})
+	}
+	walk(vm.env, "_G")
+	// what getmetatable("") returns, and the tables behind it
+	smt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable)
+	if !ok {
+		t.Fatal("getmetatable('') must be a table")
+	}
+	walk(smt, "getmetatable('')")
+	if len(seen) < 8 {
+		t.Fatalf("walked only %d tables", len(seen))
+	}
 }

@@ -46,24 +46,14 @@ func (vm *VM) initState() {
 	}))
 	// error() as Lua 5.1's luaB_error: a string or number message gets the
 	// position of the function at level (none for a Go function). The line
-	// Redis reports for an error escaping the script is the caller's;
-	// tables get it as fields, other values through vm.lastErr.
+	// Redis reports for an error escaping the script is the caller's (see
+	// vm.raise).
 	G.RawSetString("error", L.NewFunction(func(L *lua.LState) int {
-		line := callerLine(L)
 		if L.GetTop() == 0 {
-			vm.lastErr, vm.lastErrLine = lua.LNil, line
-			L.Error(lua.LNil, 0)
+			vm.raise(L, lua.LNil)
 			return 0
 		}
 		v := L.Get(1)
-		if t, ok := v.(*lua.LTable); ok {
-			if t.RawGetString("line") == lua.LNil {
-				t.RawSetString("source", lua.LString("@user_script"))
-				t.RawSetString("line", lua.LString(line))
-			}
-			L.Error(t, 0)
-			return 0
-		}
 		level := L.OptInt(2, 1)
 		switch v.(type) {
 		case lua.LString, lua.LNumber:
@@ -73,21 +63,20 @@ func (vm *VM) initState() {
 				}
 			}
 		}
-		vm.lastErr, vm.lastErrLine = v, line
-		L.Error(v, 0)
+		vm.raise(L, v)
 		return 0
 	}))
 	origRawset := G.RawGetString("rawset").(*lua.LFunction)
 	G.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
-			return callError(L, true, errorTable(L, engine.ErrScriptReadonly))
+			return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
 		}
 		return origRawset.GFunction(L)
 	}))
 	origSetmt := G.RawGetString("setmetatable").(*lua.LFunction)
 	G.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && (vm.ro[t] || t == vm.globals) {
-			return callError(L, true, errorTable(L, engine.ErrScriptReadonly))
+			return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
 		}
 		return origSetmt.GFunction(L)
 	}))
@@ -99,12 +88,18 @@ func (vm *VM) initState() {
 		if orig, ok := strLib.RawGetString("rep").(*lua.LFunction); ok {
 			strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 				n := L.OptInt(2, 0)
-				if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxStringLen {
+				if s := L.CheckString(1); n > 0 && len(s) > 0 && n > maxStringLen/len(s) {
 					L.RaiseError("not enough memory")
 				}
 				return orig.GFunction(L)
 			}))
 		}
+	}
+	// gopher-lua's string library points __index at itself (for the string
+	// metatable); through the read-only proxy that would hand scripts the
+	// real, writable table.
+	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
+		strLib.RawSetString("__index", lua.LNil)
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)
@@ -215,7 +210,7 @@ func (vm *VM) redisLib() *lua.LTable {
 		},
 		"sha1hex": func(L *lua.LState) int {
 			if L.GetTop() != 1 {
-				return callError(L, true, errorTable(L, "wrong number of arguments"))
+				return vm.callError(L, true, errorTable(L, "wrong number of arguments"))
 			}
 			L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
 			return 1
@@ -231,22 +226,22 @@ func (vm *VM) redisLib() *lua.LTable {
 		},
 		"setresp": func(L *lua.LState) int {
 			if L.GetTop() != 1 {
-				return callError(L, true, errorTable(L, "redis.setresp() requires one argument."))
+				return vm.callError(L, true, errorTable(L, "redis.setresp() requires one argument."))
 			}
 			n, ok := L.Get(1).(lua.LNumber)
 			if !ok || (n != 2 && n != 3) {
-				return callError(L, true, errorTable(L, "RESP version must be 2 or 3."))
+				return vm.callError(L, true, errorTable(L, "RESP version must be 2 or 3."))
 			}
 			vm.resp = int(n)
 			return 0
 		},
 		"acl_check_cmd": func(L *lua.LState) int {
 			if L.GetTop() == 0 {
-				return callError(L, true, errorTable(L, "Please specify at least one argument for this redis lib call"))
+				return vm.callError(L, true, errorTable(L, "Please specify at least one argument for this redis lib call"))
 			}
 			name, ok := L.Get(1).(lua.LString)
 			if !ok || vm.ctx.Eng.Lookup([]byte(name)) == nil {
-				return callError(L, true, errorTable(L, "Invalid command passed to redis.acl_check_cmd()"))
+				return vm.callError(L, true, errorTable(L, "Invalid command passed to redis.acl_check_cmd()"))
 			}
 			L.Push(lua.LTrue) // tumbler has no ACLs: every command is allowed
 			return 1
@@ -292,22 +287,29 @@ func errorTable(L *lua.LState, s string) *lua.LTable {
 
 // callError reports an error from redis.call/pcall itself: raised (with
 // the caller's line) for call, returned for pcall.
-func callError(L *lua.LState, raise bool, t *lua.LTable) int {
+func (vm *VM) callError(L *lua.LState, raise bool, t *lua.LTable) int {
 	if raise {
-		t.RawSetString("source", lua.LString("@user_script"))
-		t.RawSetString("line", lua.LString(callerLine(L)))
-		L.Error(t, 0)
+		vm.raise(L, t)
 		return 0
 	}
 	L.Push(t)
 	return 1
 }
 
+// raise raises v as a script error, remembering the caller's line for the
+// reply should the error leave the script. The value itself is not
+// changed: pcall sees exactly what was raised, and a table passed to
+// error() may be a read-only library or _G itself.
+func (vm *VM) raise(L *lua.LState, v lua.LValue) {
+	vm.lastErr, vm.lastErrLine = v, callerLine(L)
+	L.Error(v, 0)
+}
+
 // redisCall is redis.call (raise=true) and redis.pcall (raise=false).
 func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	n := L.GetTop()
 	if n == 0 {
-		return callError(L, raise, errorTable(L, "Please specify at least one argument for this redis lib call"))
+		return vm.callError(L, raise, errorTable(L, "Please specify at least one argument for this redis lib call"))
 	}
 	args := make([][]byte, n)
 	for i := 1; i <= n; i++ {
@@ -318,7 +320,7 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 		case lua.LNumber:
 			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
 		default:
-			return callError(L, raise, errorTable(L, "Lua redis lib command arguments must be strings or integers"))
+			return vm.callError(L, raise, errorTable(L, "Lua redis lib command arguments must be strings or integers"))
 		}
 	}
 	if vm.isKilled() {
@@ -327,7 +329,7 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	w := &luaWriter{L: L, resp: vm.resp}
 	vm.ctx.Call(args, w)
 	if t, ok := w.result.(*lua.LTable); ok && w.topErr {
-		return callError(L, raise, t)
+		return vm.callError(L, raise, t)
 	}
 	L.Push(w.result)
 	return 1

@@ -147,7 +147,11 @@ func (s *Server) Start() error {
 	}
 	s.rs = redcon.NewServerNetwork("tcp", "", s.handle, s.accept, s.closedConn)
 	s.started = true
-	s.wg.Add(2)
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		s.busyLoop()
+	}()
 	go func() {
 		defer s.wg.Done()
 		_ = s.rs.Serve(guardedListener{ln})
@@ -285,6 +289,21 @@ func (s *Server) expireLoop() {
 		case <-tc:
 		}
 		timer.Stop()
+	}
+}
+
+// busyLoop lets the engine hand the keyspace lock over from a script past
+// the busy threshold, so that commands queued behind it reply BUSY.
+func (s *Server) busyLoop() {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.eng.YieldIfBusy()
+		}
 	}
 }
 
