@@ -316,6 +316,23 @@ func (e *Engine) scriptBegin() {
 	e.scriptStart.Store(time.Now().UnixNano())
 	e.gate.Unlock()
 	e.Stats.ScriptRuns.Add(1)
+	select {
+	case e.scriptStarted <- struct{}{}:
+	default:
+	}
+}
+
+// ScriptStarted receives (coalesced) when a script starts; with
+// ScriptStart it lets a watcher sleep until a script could become busy.
+func (e *Engine) ScriptStarted() <-chan struct{} { return e.scriptStarted }
+
+// ScriptStart returns when the running script started, or the zero time
+// when none is running.
+func (e *Engine) ScriptStart() time.Time {
+	if ns := e.scriptStart.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // scriptWrite records, before a script's first write, that the script has

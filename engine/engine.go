@@ -78,6 +78,7 @@ type Engine struct {
 	killRequested bool          // SCRIPT KILL accepted for the running script; guarded by gate
 	yielded       bool          // the running script's lock was released by YieldIfBusy; guarded by gate
 	busyYield     atomic.Bool   // set while yielded: whoever takes mu must not touch the keyspace
+	scriptStarted chan struct{} // signalled by scriptBegin, for the server's busy watcher
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun
 
@@ -106,6 +107,8 @@ func New(cfg Config) *Engine {
 		cmds:  make(map[string]*Command),
 		wake:  make(chan struct{}, 1),
 		start: time.Now(),
+
+		scriptStarted: make(chan struct{}, 1),
 	}
 	if cfg.BusyThreshold <= 0 {
 		cfg.BusyThreshold = 5 * time.Second

@@ -293,16 +293,35 @@ func (s *Server) expireLoop() {
 }
 
 // busyLoop lets the engine hand the keyspace lock over from a script past
-// the busy threshold, so that commands queued behind it reply BUSY.
+// the busy threshold, so that commands queued behind it reply BUSY. It
+// sleeps until a script starts, then until that script could reach the
+// threshold; only while a busy script runs does it look every 20 ms.
 func (s *Server) busyLoop() {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-t.C:
-			s.eng.YieldIfBusy()
+		case <-s.eng.ScriptStarted():
+		}
+		for {
+			start := s.eng.ScriptStart()
+			if start.IsZero() {
+				break
+			}
+			wait := s.eng.BusyThreshold() - time.Since(start)
+			if wait <= 0 {
+				s.eng.YieldIfBusy()
+				wait = 20 * time.Millisecond
+			}
+			timer.Reset(wait)
+			select {
+			case <-s.done:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
 		}
 	}
 }
