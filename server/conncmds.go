@@ -87,7 +87,7 @@ func (s *Server) cmdHello(c *engine.Ctx) {
 		me.Name = string(name)
 	}
 	if ver != 0 {
-		me.w.proto = int(ver)
+		me.setProto(int(ver))
 	}
 	me.mu.Unlock()
 	w := c.W
@@ -145,7 +145,7 @@ func (s *Server) cmdQuit(c *engine.Ctx) {
 func (s *Server) cmdReset(c *engine.Ctx) {
 	me := cl(c)
 	me.mu.Lock()
-	me.w.proto = 2
+	me.setProto(2)
 	me.Name = ""
 	me.User = ""
 	me.NeedsAuth = s.cfg.RequirePass != ""

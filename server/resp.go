@@ -3,58 +3,118 @@ package server
 import (
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/tidwall/redcon"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
 
-// respWriter encodes replies for one connection as RESP2 or RESP3.
-// redcon has no RESP3 encoder, so RESP3 types are written raw.
+// respWriter encodes replies for one connection as RESP2 or RESP3 into an
+// output buffer, using redcon's encoders (redcon has none for RESP3, so
+// those types are written here).
+//
+// A connection's own goroutine is the only writer until the connection can
+// receive pushes from others (pub/sub messages, invalidations, MONITOR
+// lines). From then on shared is set and every write takes mu, which other
+// goroutines hold while they append a push (see client.push).
 type respWriter struct {
-	conn  redcon.Conn
-	proto int
-	buf   []byte
+	b      []byte
+	proto  int
+	shared bool
+	mu     *sync.Mutex
 }
 
 var _ engine.Writer = (*respWriter)(nil)
 
-func (w *respWriter) Proto() int               { return w.proto }
-func (w *respWriter) WriteStatus(s string)     { w.conn.WriteString(s) }
-func (w *respWriter) WriteError(msg string)    { w.conn.WriteError(msg) }
-func (w *respWriter) WriteInt(n int64)         { w.conn.WriteInt64(n) }
-func (w *respWriter) WriteBulk(b []byte)       { w.conn.WriteBulk(b) }
-func (w *respWriter) WriteBulkString(s string) { w.conn.WriteBulkString(s) }
-func (w *respWriter) WriteArray(n int)         { w.conn.WriteArray(n) }
+func (w *respWriter) lock() {
+	if w.shared {
+		w.mu.Lock()
+	}
+}
+
+func (w *respWriter) unlock() {
+	if w.shared {
+		w.mu.Unlock()
+	}
+}
+
+func (w *respWriter) Proto() int { return w.proto }
+
+func (w *respWriter) WriteStatus(s string) {
+	w.lock()
+	w.b = redcon.AppendString(w.b, s)
+	w.unlock()
+}
+
+func (w *respWriter) WriteError(msg string) {
+	w.lock()
+	w.b = redcon.AppendError(w.b, msg)
+	w.unlock()
+}
+
+func (w *respWriter) WriteInt(n int64) {
+	w.lock()
+	w.b = redcon.AppendInt(w.b, n)
+	w.unlock()
+}
+
+func (w *respWriter) WriteBulk(b []byte) {
+	w.lock()
+	w.b = redcon.AppendBulk(w.b, b)
+	w.unlock()
+}
+
+func (w *respWriter) WriteBulkString(s string) {
+	w.lock()
+	w.b = redcon.AppendBulkString(w.b, s)
+	w.unlock()
+}
+
+func (w *respWriter) WriteArray(n int) {
+	w.lock()
+	w.b = redcon.AppendArray(w.b, n)
+	w.unlock()
+}
+
+func (w *respWriter) raw(p []byte) {
+	w.lock()
+	w.b = append(w.b, p...)
+	w.unlock()
+}
 
 func (w *respWriter) header(prefix byte, n int) {
-	w.buf = append(w.buf[:0], prefix)
-	w.buf = strconv.AppendInt(w.buf, int64(n), 10)
-	w.buf = append(w.buf, '\r', '\n')
-	w.conn.WriteRaw(w.buf)
+	w.lock()
+	w.b = append(w.b, prefix)
+	w.b = strconv.AppendInt(w.b, int64(n), 10)
+	w.b = append(w.b, '\r', '\n')
+	w.unlock()
 }
 
 var (
 	resp3Null  = []byte("_\r\n")
+	resp2Null  = []byte("$-1\r\n")
 	resp2NullA = []byte("*-1\r\n")
 	resp3True  = []byte("#t\r\n")
 	resp3False = []byte("#f\r\n")
+	resp2One   = []byte(":1\r\n")
+	resp2Zero  = []byte(":0\r\n")
 )
 
 func (w *respWriter) WriteNull() {
 	if w.proto == 3 {
-		w.conn.WriteRaw(resp3Null)
+		w.raw(resp3Null)
 		return
 	}
-	w.conn.WriteNull()
+	w.raw(resp2Null)
 }
 
 func (w *respWriter) WriteNullArray() {
 	if w.proto == 3 {
-		w.conn.WriteRaw(resp3Null)
+		w.raw(resp3Null)
 		return
 	}
-	w.conn.WriteRaw(resp2NullA)
+	w.raw(resp2NullA)
 }
 
 func (w *respWriter) WriteMap(n int) {
@@ -62,7 +122,7 @@ func (w *respWriter) WriteMap(n int) {
 		w.header('%', n)
 		return
 	}
-	w.conn.WriteArray(2 * n)
+	w.header('*', 2*n)
 }
 
 func (w *respWriter) WriteSet(n int) {
@@ -70,7 +130,7 @@ func (w *respWriter) WriteSet(n int) {
 		w.header('~', n)
 		return
 	}
-	w.conn.WriteArray(n)
+	w.header('*', n)
 }
 
 // WritePush writes a push header (RESP2: an array).
@@ -79,22 +139,19 @@ func (w *respWriter) WritePush(n int) {
 		w.header('>', n)
 		return
 	}
-	w.conn.WriteArray(n)
+	w.header('*', n)
 }
 
 func (w *respWriter) WriteBool(v bool) {
-	if w.proto == 3 {
-		if v {
-			w.conn.WriteRaw(resp3True)
-		} else {
-			w.conn.WriteRaw(resp3False)
-		}
-		return
-	}
-	if v {
-		w.conn.WriteInt(1)
-	} else {
-		w.conn.WriteInt(0)
+	switch {
+	case w.proto == 3 && v:
+		w.raw(resp3True)
+	case w.proto == 3:
+		w.raw(resp3False)
+	case v:
+		w.raw(resp2One)
+	default:
+		w.raw(resp2Zero)
 	}
 }
 
@@ -112,25 +169,31 @@ func formatDouble(b []byte, f float64) []byte {
 }
 
 func (w *respWriter) WriteDouble(f float64) {
+	var tmp [40]byte
+	num := formatDouble(tmp[:0], f)
+	w.lock()
 	if w.proto == 3 {
-		w.buf = append(w.buf[:0], ',')
-		w.buf = formatDouble(w.buf, f)
-		w.buf = append(w.buf, '\r', '\n')
-		w.conn.WriteRaw(w.buf)
-		return
+		w.b = append(w.b, ',')
+		w.b = append(w.b, num...)
+		w.b = append(w.b, '\r', '\n')
+	} else {
+		w.b = redcon.AppendBulk(w.b, num)
 	}
-	w.conn.WriteBulk(formatDouble(w.buf[:0], f))
+	w.unlock()
 }
 
 func (w *respWriter) WriteVerbatim(format, s string) {
+	w.lock()
 	if w.proto == 3 {
-		w.header('=', len(s)+4)
-		w.buf = append(w.buf[:0], format...)
-		w.buf = append(w.buf, ':')
-		w.buf = append(w.buf, s...)
-		w.buf = append(w.buf, '\r', '\n')
-		w.conn.WriteRaw(w.buf)
-		return
+		w.b = append(w.b, '=')
+		w.b = strconv.AppendInt(w.b, int64(len(s)+4), 10)
+		w.b = append(w.b, '\r', '\n')
+		w.b = append(w.b, format...)
+		w.b = append(w.b, ':')
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\r', '\n')
+	} else {
+		w.b = redcon.AppendBulkString(w.b, s)
 	}
-	w.conn.WriteBulkString(s)
+	w.unlock()
 }

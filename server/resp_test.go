@@ -3,25 +3,7 @@ package server
 import (
 	"math"
 	"testing"
-
-	"github.com/tidwall/redcon"
 )
-
-// bufConn records what respWriter writes, through redcon's own encoders.
-type bufConn struct {
-	redcon.Conn
-	b []byte
-}
-
-func (c *bufConn) WriteString(s string)     { c.b = redcon.AppendString(c.b, s) }
-func (c *bufConn) WriteError(s string)      { c.b = redcon.AppendError(c.b, s) }
-func (c *bufConn) WriteInt(n int)           { c.b = redcon.AppendInt(c.b, int64(n)) }
-func (c *bufConn) WriteInt64(n int64)       { c.b = redcon.AppendInt(c.b, n) }
-func (c *bufConn) WriteBulk(b []byte)       { c.b = redcon.AppendBulk(c.b, b) }
-func (c *bufConn) WriteBulkString(s string) { c.b = redcon.AppendBulkString(c.b, s) }
-func (c *bufConn) WriteArray(n int)         { c.b = redcon.AppendArray(c.b, n) }
-func (c *bufConn) WriteNull()               { c.b = redcon.AppendNull(c.b) }
-func (c *bufConn) WriteRaw(b []byte)        { c.b = append(c.b, b...) }
 
 func TestRespWriter_EncodingsPerProtocol(t *testing.T) {
 	type write func(w *respWriter)
@@ -46,15 +28,14 @@ func TestRespWriter_EncodingsPerProtocol(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, proto := range []int{2, 3} {
-			conn := &bufConn{}
-			w := &respWriter{conn: conn, proto: proto}
+			w := &respWriter{proto: proto}
 			c.do(w)
 			want := c.resp2
 			if proto == 3 {
 				want = c.resp3
 			}
-			if string(conn.b) != want {
-				t.Errorf("%s on RESP%d: got %q, want %q", c.name, proto, conn.b, want)
+			if string(w.b) != want {
+				t.Errorf("%s on RESP%d: got %q, want %q", c.name, proto, w.b, want)
 			}
 		}
 	}

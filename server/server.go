@@ -31,8 +31,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/tumblerdb/tumbler/engine"
 	"github.com/tumblerdb/tumbler/expiry"
 	"github.com/tumblerdb/tumbler/luavm"
@@ -72,7 +70,6 @@ type Server struct {
 	port int
 
 	mu      sync.Mutex
-	rs      *redcon.Server
 	ln      net.Listener
 	started bool
 	closed  bool
@@ -83,19 +80,6 @@ type Server struct {
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
 	closing atomic.Bool
-}
-
-// client is one connection's state. Only the connection's own goroutine
-// writes it; mu guards the fields other connections read (CLIENT LIST).
-type client struct {
-	engine.Client
-	mu       sync.Mutex
-	conn     redcon.Conn
-	w        respWriter
-	ctx      engine.Ctx
-	addr     string
-	created  time.Time
-	closeNow bool
 }
 
 // New returns a server; Start makes it listen.
@@ -145,7 +129,6 @@ func (s *Server) Start() error {
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
 		s.port = ta.Port
 	}
-	s.rs = redcon.NewServerNetwork("tcp", "", s.handle, s.accept, s.closedConn)
 	s.started = true
 	s.wg.Add(3)
 	go func() {
@@ -154,7 +137,7 @@ func (s *Server) Start() error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		_ = s.rs.Serve(guardedListener{ln})
+		s.acceptLoop(ln)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -192,64 +175,13 @@ func (s *Server) Close() error {
 	if !started {
 		return nil
 	}
-	// Closing our listener (not only redcon's handle on it, which may not
-	// be set yet) makes Serve return and close every connection.
 	err := s.ln.Close()
-	_ = s.rs.Close()
+	s.clients.Range(func(k, _ any) bool {
+		_ = k.(*client).nc.Close()
+		return true
+	})
 	s.wg.Wait()
 	return err
-}
-
-func (s *Server) accept(conn redcon.Conn) bool {
-	s.eng.Stats.ConnsReceived.Add(1)
-	if int(s.nconns.Load()) >= s.cfg.MaxClients {
-		s.eng.Stats.RejectedConns.Add(1)
-		conn.WriteError("ERR max number of clients reached")
-		return false
-	}
-	c := &client{conn: conn, addr: conn.RemoteAddr(), created: time.Now()}
-	c.ID = s.nextID.Add(1)
-	c.NeedsAuth = s.cfg.RequirePass != ""
-	c.Conn = c
-	c.w = respWriter{conn: conn, proto: 2}
-	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
-	if fc, ok := conn.NetConn().(*framedConn); ok {
-		fc.needsAuth = func() bool { return c.NeedsAuth }
-	}
-	conn.SetContext(c)
-	s.clients.Store(c, struct{}{})
-	s.nconns.Add(1)
-	return true
-}
-
-func (s *Server) closedConn(conn redcon.Conn, err error) {
-	if c, ok := conn.Context().(*client); ok {
-		s.clients.Delete(c)
-		s.nconns.Add(-1)
-	}
-}
-
-// handle runs one command. A panic in a handler becomes an error reply:
-// the server never goes down for one bad command.
-func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
-	c, ok := conn.Context().(*client)
-	if !ok || c.closeNow || s.closing.Load() {
-		return
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			buf := make([]byte, 4096)
-			buf = buf[:runtime.Stack(buf, false)]
-			s.log.Error("panic serving command", "cmd", string(cmd.Args[0]), "panic", fmt.Sprint(r), "stack", string(buf))
-			c.w.WriteError("ERR internal error")
-		}
-	}()
-	c.ctx.Args = cmd.Args
-	s.eng.Exec(&c.ctx)
-	c.ctx.Args = nil
-	if c.closeNow {
-		conn.Close()
-	}
 }
 
 // expireLoop is the active expiry: it sleeps until the next deadline (or
@@ -348,17 +280,26 @@ func (s *Server) registerParams() {
 	s.eng.RegisterParam("maxclients", func() string { return strconv.Itoa(s.cfg.MaxClients) })
 }
 
-// guardedListener hands redcon connections whose input is validated by a
-// framedConn first: redcon's reader has no limits of its own (a huge bulk
-// length overflows and panics it; a huge multibulk count spins it).
-type guardedListener struct{ net.Listener }
-
-func (l guardedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+// acceptLoop serves each accepted connection on its own goroutine until
+// the listener closes.
+func (s *Server) acceptLoop(ln net.Listener) {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors or similar: back off, as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed", "err", err, "retry_in", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.wg.Add(1)
+		go s.serveConn(nc)
 	}
-	return newFramedConn(c, nil), nil
 }
 
 // checkPassword compares in constant time.

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// client is one connection's state. The connection's own goroutine runs
+// its commands and is the only one to write most fields; mu guards the
+// fields other connections read (CLIENT LIST), omu the output buffer once
+// the connection can receive pushes (see respWriter).
+type client struct {
+	engine.Client
+	mu       sync.Mutex
+	omu      sync.Mutex
+	fmu      sync.Mutex // serialises writes to nc
+	nc       net.Conn
+	fc       *framedConn
+	w        respWriter
+	spare    []byte // the other output buffer, swapped in by flushShared
+	ctx      engine.Ctx
+	addr     string
+	created  time.Time
+	closeNow bool
+	kick     chan struct{} // wakes the flusher of a push-capable connection
+	gone     chan struct{} // closed when the connection ends
+	goneOnce sync.Once
+}
+
+// serveConn runs one connection: read every complete command available,
+// run them in order, then flush the replies once (redcon's model, with the
+// loop in our hands so that other goroutines can push to the connection).
+func (s *Server) serveConn(nc net.Conn) {
+	defer s.wg.Done()
+	s.eng.Stats.ConnsReceived.Add(1)
+	fc := newFramedConn(nc, nil)
+	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), created: time.Now(), gone: make(chan struct{})}
+	c.ID = s.nextID.Add(1)
+	c.NeedsAuth = s.cfg.RequirePass != ""
+	c.Conn = c
+	c.w = respWriter{proto: 2, mu: &c.omu}
+	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
+	fc.needsAuth = func() bool { return c.NeedsAuth }
+
+	if !s.register(c) {
+		return
+	}
+	defer s.unregister(c)
+
+	rd := redcon.NewReader(fc)
+	for {
+		cmds, err := rd.ReadCommands()
+		if err != nil {
+			s.readFailed(c, err)
+			return
+		}
+		for _, cmd := range cmds {
+			s.handle(c, cmd)
+			if c.closeNow {
+				break
+			}
+		}
+		if err := c.flush(); err != nil || c.closeNow {
+			return
+		}
+	}
+}
+
+// register admits a new connection, or refuses it past maxclients.
+func (s *Server) register(c *client) bool {
+	if int(s.nconns.Add(1)) > s.cfg.MaxClients || s.closing.Load() {
+		s.nconns.Add(-1)
+		s.eng.Stats.RejectedConns.Add(1)
+		c.w.WriteError("ERR max number of clients reached")
+		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = c.flush()
+		_ = c.nc.Close()
+		return false
+	}
+	s.clients.Store(c, struct{}{})
+	if s.closing.Load() { // Close ran between the check and the Store
+		s.unregister(c)
+		return false
+	}
+	return true
+}
+
+func (s *Server) unregister(c *client) {
+	_ = c.nc.Close()
+	c.goneOnce.Do(func() { close(c.gone) })
+	if _, loaded := s.clients.LoadAndDelete(c); loaded {
+		s.nconns.Add(-1)
+	}
+}
+
+// readFailed handles the end of a connection's input. framedConn has
+// already replied to the protocol errors it detects; redcon's own (an
+// inline request with unbalanced quotes) get their reply here.
+func (s *Server) readFailed(c *client, err error) {
+	if errors.Is(err, errProtocolLimit) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return
+	}
+	c.w.WriteError("ERR " + err.Error())
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = c.flush()
+}
+
+// handle runs one command. A panic in a handler becomes an error reply:
+// the server never goes down for one bad command.
+func (s *Server) handle(c *client, cmd redcon.Command) {
+	if c.closeNow || s.closing.Load() {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			buf := make([]byte, 4096)
+			buf = buf[:runtime.Stack(buf, false)]
+			s.log.Error("panic serving command", "cmd", string(cmd.Args[0]), "panic", fmt.Sprint(r), "stack", string(buf))
+			c.w.WriteError("ERR internal error")
+		}
+	}()
+	c.ctx.Args = cmd.Args
+	s.eng.Exec(&c.ctx)
+	c.ctx.Args = nil
+}
+
+// flush writes the replies gathered so far.
+func (c *client) flush() error {
+	if c.w.shared {
+		return c.flushShared()
+	}
+	if len(c.w.b) == 0 {
+		return nil
+	}
+	_, err := c.nc.Write(c.w.b)
+	if cap(c.w.b) > 1<<20 {
+		c.w.b = nil // do not pin a big reply's buffer
+	} else {
+		c.w.b = c.w.b[:0]
+	}
+	return err
+}
+
+// flushShared swaps the output buffer out under omu, so pushers are never
+// held up by the socket, and writes it. fmu keeps writes in order.
+func (c *client) flushShared() error {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	c.omu.Lock()
+	out := c.w.b
+	c.w.b = c.spare[:0]
+	c.omu.Unlock()
+	if len(out) == 0 {
+		c.spare = out
+		return nil
+	}
+	_, err := c.nc.Write(out)
+	if cap(out) > 1<<20 {
+		out = nil
+	}
+	c.spare = out[:0]
+	return err
+}
+
+// enablePush makes the connection able to receive pushes from other
+// goroutines: its writes take omu from now on and a flusher goroutine
+// sends what others append. Only the connection's own goroutine calls it.
+func (s *Server) enablePush(c *client) {
+	if c.w.shared {
+		return
+	}
+	c.omu.Lock()
+	c.w.shared = true
+	c.kick = make(chan struct{}, 1)
+	c.omu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case <-c.gone:
+				return
+			case <-c.kick:
+				if err := c.flushShared(); err != nil {
+					_ = c.nc.Close()
+					return
+				}
+			}
+		}
+	}()
+}
+
+// push appends a frame built by fn to a push-capable connection's output
+// (fn gets a writer in the connection's protocol) and wakes its flusher.
+// It may be called from any goroutine, including under the keyspace lock.
+func (c *client) push(fn func(w *respWriter)) {
+	c.omu.Lock()
+	pw := respWriter{b: c.w.b, proto: c.w.proto}
+	fn(&pw)
+	c.w.b = pw.b
+	c.omu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// setProto changes the connection's protocol (HELLO, RESET).
+func (c *client) setProto(p int) {
+	c.omu.Lock()
+	c.w.proto = p
+	c.omu.Unlock()
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// A push-capable connection gets frames appended by other goroutines while
+// its own commands run: every frame arrives whole, and its own replies stay
+// in order.
+func TestPush_InterleavesWithRepliesWithoutTearing(t *testing.T) {
+	srv := RunT(t)
+	var (
+		mu     sync.Mutex
+		target *client
+	)
+	srv.eng.Register(&engine.Command{Name: "testpush", Arity: 1, Flags: engine.FlagNoKeys | engine.FlagNoScript, Fn: func(c *engine.Ctx) {
+		me := cl(c)
+		srv.enablePush(me)
+		mu.Lock()
+		target = me
+		mu.Unlock()
+		c.W.WriteStatus("OK")
+	}})
+	c := dial(t, srv.Addr())
+	c.send(encode("TESTPUSH"))
+	var b strings.Builder
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if err := readReply(c.rd, &b); err != nil || b.String() != "+OK\r\n" {
+		t.Fatalf("TESTPUSH: %q %v", b.String(), err)
+	}
+	mu.Lock()
+	me := target
+	mu.Unlock()
+
+	const pushes, echoes = 500, 500
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < pushes; i++ {
+			me.push(func(w *respWriter) {
+				w.WritePush(2)
+				w.WriteBulkString("message")
+				w.WriteBulkString(strings.Repeat("p", 100))
+			})
+		}
+	}()
+	var req string
+	for i := 0; i < echoes; i++ {
+		req += encode("ECHO", "e"+string(rune('0'+i%10)))
+	}
+	c.send(req)
+	gotPush, gotEcho := 0, 0
+	for gotPush < pushes || gotEcho < echoes {
+		b.Reset()
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if err := readReply(c.rd, &b); err != nil {
+			t.Fatalf("after %d pushes and %d echoes: %v", gotPush, gotEcho, err)
+		}
+		switch s := b.String(); {
+		case strings.HasPrefix(s, "*2\r\n$7\r\nmessage\r\n$100\r\n"):
+			gotPush++
+		case s == "$2\r\ne"+string(rune('0'+gotEcho%10))+"\r\n":
+			gotEcho++
+		default:
+			t.Fatalf("frame %q out of order or torn (after %d echoes)", s, gotEcho)
+		}
+	}
+	<-done
+}
+
+// Close ends connections that are idle in a read.
+func TestClose_EndsIdleConnections(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addr())
+	c.send(encode("PING"))
+	var b strings.Builder
+	if err := readReply(c.rd, &b); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return with an idle connection open")
+	}
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.rd.ReadByte(); err == nil {
+		t.Fatal("connection still open after Close")
+	}
+}
