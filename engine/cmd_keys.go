@@ -393,9 +393,9 @@ func (e *Engine) flush() {
 	e.keys = make(map[string]*entry)
 	e.idx.Clear()
 	e.nextWake = 0
-	if e.onModified != nil {
+	if len(e.onModified) > 0 {
 		for k := range old {
-			e.onModified(k)
+			e.modified(k)
 		}
 	}
 }

@@ -87,9 +87,10 @@ type Engine struct {
 	wake     chan struct{}
 	nextWake int64
 
-	// OnModified, if set, is called with the engine lock held after every
-	// write to a key (the hook for WATCH and client tracking).
-	onModified func(key string)
+	// onModified hooks are called with the engine lock held after every
+	// write to a key, its expiry or deletion included (the hooks of WATCH
+	// and client tracking).
+	onModified []func(key string)
 
 	Stats Stats
 	start time.Time
@@ -133,8 +134,9 @@ func (e *Engine) SetScripter(s Scripter) { e.scripter = s }
 // SetInfoProvider installs the source of INFO's server-level sections.
 func (e *Engine) SetInfoProvider(p InfoProvider) { e.info = p }
 
-// SetOnModified installs the key-modification hook (see Engine.onModified).
-func (e *Engine) SetOnModified(fn func(key string)) { e.onModified = fn }
+// AddOnModified adds a key-modification hook (see Engine.onModified). Call
+// it before the engine serves commands.
+func (e *Engine) AddOnModified(fn func(key string)) { e.onModified = append(e.onModified, fn) }
 
 // Lock and Unlock expose the keyspace lock to embedders that inspect or
 // change data directly (test fixtures). Commands take it themselves. Lock
@@ -248,8 +250,8 @@ func (e *Engine) setDeadlineKey(key string, ent *entry, deadline int64) {
 }
 
 func (e *Engine) modified(key string) {
-	if e.onModified != nil {
-		e.onModified(key)
+	for _, fn := range e.onModified {
+		fn(key)
 	}
 }
 
