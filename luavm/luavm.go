@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -29,6 +30,9 @@ type script struct {
 	// its flags include no-writes.
 	shebang  bool
 	noWrites bool
+	// native is the script's Go program when it is a well-known lock
+	// script (native.go).
+	native *nativeMatch
 }
 
 // scriptFlags are the flags a "#!lua flags=..." shebang may carry.
@@ -98,7 +102,20 @@ type VM struct {
 	running     bool
 	closed      bool
 	lctx        context.Context
+
+	// nat is the state of native runs (native.go); luaOnly turns them off.
+	nat        native
+	luaOnly    bool
+	nativeRuns atomic.Int64
 }
+
+// NativeRuns counts the scripts run natively (see native.go).
+func (vm *VM) NativeRuns() int64 { return vm.nativeRuns.Load() }
+
+// SetLuaOnly makes every script run in Lua, the well-known lock scripts
+// included (see native.go); for differential tests and benchmarks. Call it
+// before scripts run.
+func (vm *VM) SetLuaOnly(on bool) { vm.luaOnly = on }
 
 // New returns a VM with an empty cache.
 func New() *VM {
@@ -199,6 +216,9 @@ func (vm *VM) load(body []byte) (*script, string) {
 			return nil, errMsg
 		}
 		s = &script{sha: sha, proto: proto, shebang: n > 0, noWrites: noWrites}
+		if n == 0 {
+			s.native = matchNative(body)
+		}
 	}
 	vm.mu.Lock()
 	if old := vm.bySHA[sha]; old != nil {
@@ -278,6 +298,16 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		}
 		if s.noWrites {
 			c.Script.ReadOnly = true
+		}
+	}
+	if s.native != nil && !c.Script.ReadOnly && !vm.luaOnly {
+		nr := &vm.nat
+		nr.c, nr.cmds, nr.ints = c, s.native.cmds, s.native.ints
+		ran := s.native.prog(nr, keys, argv)
+		nr.c = nil
+		if ran {
+			vm.nativeRuns.Add(1)
+			return true
 		}
 	}
 	L := vm.L

@@ -1,0 +1,156 @@
+package luavm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/engine/enginetest"
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+// Lock scripts as their clients send them, byte for byte (paths are in
+// each client's source), and the native template each must get (""
+// when it must run in Lua).
+var clientScripts = []struct {
+	from, body, native string
+}{
+	{"redis.io distributed locks / bench", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, "compare-and-delete"},
+	{"redis.io distributed locks (multi-line)", "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n", "compare-and-delete"},
+	{"bench extend", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`, "compare-and-pexpire"},
+	{"bsm/redislock v0.9.4 redislock.go luaRelease", `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`, "compare-and-delete"},
+	{"bsm/redislock v0.9.4 redislock.go luaRefresh", `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`, "compare-and-pexpire"},
+	{"bsm/redislock v0.9.4 redislock.go luaPTTL", `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pttl", KEYS[1]) else return -3 end`, "compare-and-pttl"},
+	{"go-zero v1.10.3 core/stores/redis/delscript.lua", "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then\n    return redis.call(\"DEL\", KEYS[1])\nelse\n    return 0\nend", "compare-and-delete"},
+	{"redsync v4.15.0 scripts.go deleteScript", "\n\tlocal val = redis.call(\"GET\", KEYS[1])\n\tif val == ARGV[1] then\n\t\treturn redis.call(\"DEL\", KEYS[1])\n\telseif val == false then\n\t\treturn -1\n\telse\n\t\treturn 0\n\tend\n", "redsync-delete"},
+	{"redsync v4.15.0 scripts.go touchScript", "\n\tif redis.call(\"GET\", KEYS[1]) == ARGV[1] then\n\t\treturn redis.call(\"PEXPIRE\", KEYS[1], ARGV[2])\n\telse\n\t\treturn 0\n\tend\n", "compare-and-pexpire"},
+	{"redsync v4.15.0 scripts.go touchWithSetNXScript", "\n\tif redis.call(\"GET\", KEYS[1]) == ARGV[1] then\n\t\treturn redis.call(\"PEXPIRE\", KEYS[1], ARGV[2])\n\telseif redis.call(\"SET\", KEYS[1], ARGV[1], \"PX\", ARGV[2], \"NX\") then\n\t\treturn 1\n\telse\n\t\treturn 0\n\tend\n", ""},
+	{"redis-py 4.3.4 redis/lock.py LUA_RELEASE_SCRIPT", "\n        local token = redis.call('get', KEYS[1])\n        if not token or token ~= ARGV[1] then\n            return 0\n        end\n        redis.call('del', KEYS[1])\n        return 1\n    ", "redis-py-release"},
+	{"redis-py 4.3.4 redis/lock.py LUA_REACQUIRE_SCRIPT", "\n        local token = redis.call('get', KEYS[1])\n        if not token or token ~= ARGV[1] then\n            return 0\n        end\n        redis.call('pexpire', KEYS[1], ARGV[2])\n        return 1\n    ", "redis-py-reacquire"},
+	// near misses: each differs from a template in meaning
+	{"other comparison", `if redis.call("get",KEYS[1]) ~= ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, ""},
+	{"other key", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[2]) else return 0 end`, ""},
+	{"other command", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("unlink",KEYS[1]) else return 0 end`, ""},
+	{"pcall", `if redis.pcall("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, ""},
+	{"float literal", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0.5 end`, ""},
+	{"string literal return", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return "0" end`, ""},
+	{"two locals one name", "local a = redis.call('get', KEYS[1]) if not a or b ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1", ""},
+	{"local shadows redis", "local redis = redis.call('get', KEYS[1]) if not redis or redis ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1", ""},
+	{"escape in command name", `if redis.call("g\et",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, ""},
+}
+
+func TestNative_ClientScriptsMatchTheirTemplates(t *testing.T) {
+	for _, cs := range clientScripts {
+		m := matchNative([]byte(cs.body))
+		got := ""
+		if m != nil {
+			got = m.name
+		}
+		if got != cs.native {
+			t.Errorf("%s: native %q, want %q", cs.from, got, cs.native)
+		}
+	}
+}
+
+// Every client script, natively and in Lua, over the states a lock key can
+// be in and the argument shapes a caller can send: the same replies
+// (RESP2 and RESP3 callers), the same keyspace, the same statistics.
+func TestNative_SameAsLua(t *testing.T) {
+	type state struct {
+		name  string
+		setup [][]string
+	}
+	states := []state{
+		{"absent", nil},
+		{"held by us", [][]string{{"SET", "lock", "tok", "PX", "30000"}}},
+		{"held by other", [][]string{{"SET", "lock", "other", "PX", "30000"}}},
+		{"held without ttl", [][]string{{"SET", "lock", "tok"}}},
+		{"expired", [][]string{{"SET", "lock", "tok", "PX", "10"}}},
+		{"empty token", [][]string{{"SET", "lock", ""}}},
+	}
+	argSets := [][]string{
+		{"1", "lock", "tok", "30000"},
+		{"1", "lock", "tok", "30000", "1"},
+		{"1", "lock", "other", "30000"},
+		{"1", "lock", "", "30000"},
+		{"1", "lock", "tok"},
+		{"1", "lock", "tok", "abc"},
+		{"1", "lock", "tok", "-5"},
+		{"1", "lock", "tok", "0"},
+		{"1", "lock", "tok", "99999999999999999999"},
+		{"1", "lock", "tok", "9223372036854775807"},
+		{"1", "lock"},
+		{"0", "tok", "30000"},
+		{"2", "lock", "lock2", "tok", "30000"},
+	}
+	for _, cs := range clientScripts {
+		if cs.native == "" {
+			continue
+		}
+		for _, st := range states {
+			for _, args := range argSets {
+				for _, proto := range []int{2, 3} {
+					for _, evalsha := range []bool{false, true} {
+						name := fmt.Sprintf("%s/%s/%v/RESP%d/sha=%v", cs.from, st.name, args, proto, evalsha)
+						var results [2]string
+						for i, luaOnly := range []bool{false, true} {
+							clk := expiry.NewManualClock(time.UnixMilli(1_700_000_000_000))
+							e := engine.New(engine.Config{Clock: clk})
+							vm := Install(e)
+							vm.SetLuaOnly(luaOnly)
+							run := func(p int, a ...string) string {
+								w := &enginetest.TextWriter{P: p}
+								b := make([][]byte, len(a))
+								for j := range a {
+									b[j] = []byte(a[j])
+								}
+								e.Exec(&engine.Ctx{Args: b, W: w})
+								return w.String()
+							}
+							for _, s := range st.setup {
+								run(2, s...)
+							}
+							clk.Advance(20 * time.Millisecond)
+							var reply string
+							if evalsha {
+								sha := run(2, "SCRIPT", "LOAD", cs.body)
+								reply = run(proto, append([]string{"EVALSHA", strings.TrimPrefix(sha, "$")}, args...)...)
+							} else {
+								reply = run(proto, append([]string{"EVAL", cs.body}, args...)...)
+							}
+							stats := fmt.Sprintf("commands %d hits %d misses %d expired %d scripts %d",
+								e.Stats.Commands.Load(), e.Stats.KeyspaceHits.Load(), e.Stats.KeyspaceMisses.Load(), e.Stats.ExpiredKeys.Load(), e.Stats.ScriptRuns.Load())
+							keys := run(2, "KEYS", "*")
+							state := run(2, "MGET", "lock", "lock2", "tok") + " " + run(2, "PTTL", "lock") + " " + run(2, "PTTL", "lock2")
+							results[i] = fmt.Sprintf("reply %s\n%s\nkeys %s\nstate %s", reply, stats, keys, state)
+							if msg := e.CheckInvariants(); msg != "" {
+								t.Fatalf("%s: %s", name, msg)
+							}
+						}
+						if results[0] != results[1] {
+							t.Errorf("%s:\nnative:\n%s\nlua:\n%s", name, results[0], results[1])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The native program really runs, and SetLuaOnly turns it off.
+func TestNative_RunsWithoutLua(t *testing.T) {
+	f := newFixture(t)
+	f.expect("+OK", "SET", "lock", "tok")
+	f.expect(":1", "EVAL", release, "1", "lock", "tok")
+	if got := f.vm.NativeRuns(); got != 1 {
+		t.Fatalf("native runs %d after one release, want 1", got)
+	}
+	f.vm.SetLuaOnly(true)
+	f.expect("+OK", "SET", "lock", "tok")
+	f.expect(":1", "EVAL", release, "1", "lock", "tok")
+	if got := f.vm.NativeRuns(); got != 1 {
+		t.Fatalf("native runs %d with SetLuaOnly(true), want still 1", got)
+	}
+}
