@@ -300,16 +300,6 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 			c.Script.ReadOnly = true
 		}
 	}
-	if s.native != nil && !c.Script.ReadOnly && !vm.luaOnly {
-		nr := &vm.nat
-		nr.c, nr.cmds, nr.ints = c, s.native.cmds, s.native.ints
-		ran := s.native.prog(nr, keys, argv)
-		nr.c = nil
-		if ran {
-			vm.nativeRuns.Add(1)
-			return true
-		}
-	}
 	L := vm.L
 	if s.fn == nil {
 		s.fn = L.NewFunctionFromProto(s.proto)

@@ -17,6 +17,34 @@ import (
 // produces Redis's error replies. The Lua run remains the reference: the
 // differential tests run every template both ways.
 
+// RunNative implements engine.NativeRunner: it runs a cached script's
+// native program, if it has one and the program accepts the call.
+func (vm *VM) RunNative(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
+	if vm.luaOnly || c.Script.ReadOnly {
+		return false
+	}
+	var s *script
+	if body != nil {
+		var errMsg string
+		if s, errMsg = vm.load(body); errMsg != "" {
+			return false // Run replies the compile error
+		}
+	} else {
+		s = vm.lookup(sha)
+	}
+	if s == nil || s.native == nil {
+		return false // not cached (Run replies NOSCRIPT), or no program
+	}
+	nr := &vm.nat
+	nr.c, nr.cmds, nr.ints = c, s.native.cmds, s.native.ints
+	ran := s.native.prog(nr, keys, argv)
+	nr.c = nil
+	if ran {
+		vm.nativeRuns.Add(1)
+	}
+	return ran
+}
+
 // nativeProg runs a matched script. It reports false, having done
 // nothing, when the script must run in Lua instead.
 type nativeProg func(n *native, keys, argv [][]byte) bool
