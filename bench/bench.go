@@ -68,8 +68,10 @@ type Options struct {
 	KeyPrefix string
 	// Password, when set, is sent with AUTH on every connection.
 	Password string
-	// Progress, when set, receives one line per second while the run lasts.
-	Progress io.Writer
+	// Progress, when set, receives a line every ProgressEvery (default 1s)
+	// while the run lasts.
+	Progress      io.Writer
+	ProgressEvery time.Duration
 }
 
 // Latency holds latency percentiles in microseconds.
@@ -188,6 +190,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.TTL <= 0 {
 		o.TTL = 30 * time.Second
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = time.Second
 	}
 	if o.Retry <= 0 {
 		o.Retry = time.Millisecond
@@ -369,7 +374,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		defer timerWG.Done()
 		t := time.NewTimer(o.Duration)
 		defer t.Stop()
-		tick := time.NewTicker(time.Second)
+		tick := time.NewTicker(o.ProgressEvery)
 		defer tick.Stop()
 		if o.Workload == "fill" {
 			t.Stop()

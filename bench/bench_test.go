@@ -72,6 +72,7 @@ func TestRun_WorkloadsAgainstTumbler(t *testing.T) {
 	}
 	for _, o := range cases {
 		t.Run(o.Workload, func(t *testing.T) {
+			t.Parallel()
 			srv := server.RunT(t)
 			o.Addrs = []string{srv.Addr()}
 			o.Duration = short
@@ -375,6 +376,7 @@ func TestRun_TumblerKeepsShortLeases(t *testing.T) {
 func TestRun_NoScriptFallsBackToEval(t *testing.T) {
 	for _, wl := range []string{"cycle", "extend", "pipelined"} {
 		t.Run(wl, func(t *testing.T) {
+			t.Parallel()
 			f := startFake(t, func(args []string) string {
 				if strings.EqualFold(args[0], "EVALSHA") {
 					return "-NOSCRIPT No matching script. Please use EVAL.\r\n"
@@ -451,7 +453,7 @@ func TestRun_ContextCancel(t *testing.T) {
 func TestRun_Progress(t *testing.T) {
 	srv := server.RunT(t)
 	var buf syncBuffer
-	_, err := Run(context.Background(), Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: 1100 * time.Millisecond, Progress: &buf})
+	_, err := Run(context.Background(), Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: 150 * time.Millisecond, Progress: &buf, ProgressEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
