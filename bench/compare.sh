@@ -246,6 +246,7 @@ REPORT="$TMP/report.md"
 	echo "- pinning: $PINNING"
 	echo "- rounds: $ROUNDS (median shown), runs of about ${SECS} s$([ "$QUICK" = 1 ] && echo ' (QUICK: fixed short runs, not for publishing)')"
 	echo "- redis-benchmark: -c $CLIENTS -r $RANGE (random keys); tumbler-bench: --workers $CLIENTS"
+	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
 	echo
 } >"$REPORT"
 
@@ -382,6 +383,7 @@ if [ "$UNPINNED" = 1 ]; then
 	} >>"$REPORT"
 fi
 
+echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)." >>"$REPORT"
 mkdir -p "$(dirname "$OUT")"
 cp "$REPORT" "$OUT"
 cat "$REPORT"
