@@ -65,8 +65,8 @@ log "building tumbler and tumbler-bench"
 go build -o "$TMP/tumbler" ./cmd/tumbler
 go build -o "$TMP/tumbler-bench" ./cmd/tumbler-bench
 
-# free_port prints a loopback port nothing listens on (and that this run has
-# not handed out yet).
+# free_port sets FREE_PORT to a loopback port nothing listens on and that
+# this run has not handed out yet.
 USED_PORTS=" "
 free_port() {
 	local p i
@@ -75,7 +75,7 @@ free_port() {
 		case "$USED_PORTS" in *" $p "*) continue ;; esac
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			USED_PORTS="$USED_PORTS$p "
-			echo "$p"
+			FREE_PORT=$p
 			return 0
 		fi
 	done
@@ -83,32 +83,53 @@ free_port() {
 	return 1
 }
 
-wait_ready() { # port pid
+wait_ready() { # port pid log
 	local i
 	for i in $(seq 100); do
 		if [ "$(redis-cli -h 127.0.0.1 -p "$1" PING 2>/dev/null)" = PONG ]; then return 0; fi
-		kill -0 "$2" 2>/dev/null || { echo "compare.sh: server on port $1 died" >&2; return 1; }
+		if ! kill -0 "$2" 2>/dev/null; then
+			wait "$2" 2>/dev/null || true
+			echo "compare.sh: server on port $1 exited:" >&2
+			tail -3 "$3" >&2
+			return 1
+		fi
 		sleep 0.05
 	done
 	echo "compare.sh: server on port $1 not ready" >&2
 	return 1
 }
 
+# start_one NAME GOMAXPROCS PINNED: starts tumbler or redis on a free port,
+# trying another port when the first is taken meanwhile; sets PORT and PID.
+start_one() {
+	local name=$1 procs=$2 pin=() try logf
+	[ "$3" = 1 ] && pin=("${SRV_PIN[@]}")
+	for try in 1 2 3; do
+		free_port
+		PORT=$FREE_PORT
+		logf="$TMP/$name.$PORT.log"
+		if [ "$name" = tumbler ]; then
+			GOMAXPROCS=$procs "${pin[@]}" "$TMP/tumbler" --port "$PORT" --bind 127.0.0.1 >"$logf" 2>&1 &
+		else
+			"${pin[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no >"$logf" 2>&1 &
+		fi
+		PID=$!
+		PIDS+=("$PID")
+		if wait_ready "$PORT" "$PID" "$logf"; then return 0; fi
+		kill "$PID" 2>/dev/null || true
+		wait "$PID" 2>/dev/null || true
+	done
+	echo "compare.sh: cannot start $name" >&2
+	return 1
+}
+
 # start_servers PINNED GOMAXPROCS: starts a tumbler and a redis-server on
 # fresh ports; sets T_PORT T_PID R_PORT R_PID.
 start_servers() {
-	local pin=()
-	[ "$1" = 1 ] && pin=("${SRV_PIN[@]}")
-	T_PORT=$(free_port)
-	R_PORT=$(free_port)
-	GOMAXPROCS=$2 "${pin[@]}" "$TMP/tumbler" --port "$T_PORT" --bind 127.0.0.1 >>"$TMP/tumbler.log" 2>&1 &
-	T_PID=$!
-	PIDS+=("$T_PID")
-	"${pin[@]}" redis-server --port "$R_PORT" --bind 127.0.0.1 --save '' --appendonly no >>"$TMP/redis.log" 2>&1 &
-	R_PID=$!
-	PIDS+=("$R_PID")
-	wait_ready "$T_PORT" "$T_PID"
-	wait_ready "$R_PORT" "$R_PID"
+	start_one tumbler "$2" "$1"
+	T_PORT=$PORT T_PID=$PID
+	start_one redis "" "$1"
+	R_PORT=$PORT R_PID=$PID
 }
 
 stop_servers() {
