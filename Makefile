@@ -35,3 +35,9 @@ build:
 
 run:
 	$(GO) run ./cmd/tumbler
+
+## bench-compare: tumbler vs redis-server, pinned side by side (bench/compare.sh;
+## ROUNDS=5, QUICK=1, UNPINNED=1, OUT=bench/results-latest.md).
+.PHONY: bench-compare
+bench-compare:
+	bash bench/compare.sh

@@ -1,0 +1,464 @@
+package bench
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The lock scripts every Redis lock client uses: compare-and-delete to
+// release, compare-and-PEXPIRE to extend.
+const (
+	ReleaseScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	ExtendScript  = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
+)
+
+// Workloads lists the workload names Run accepts.
+var Workloads = []string{"cycle", "contended", "extend", "pipelined", "redlock", "fill"}
+
+// Options configure a run. Zero values take the defaults documented on
+// each field.
+type Options struct {
+	// Addrs are the servers, "host:port". Every workload but redlock uses
+	// the first; redlock uses all of them.
+	Addrs []string
+	// Workload is one of Workloads. Default cycle.
+	Workload string
+	// Conns is the number of connections per address; workers share them
+	// when there are fewer connections than workers. Default one per worker.
+	Conns int
+	// Workers is the number of goroutines issuing requests. Default 50.
+	Workers int
+	// Keys is the number of distinct lock keys. Default: workers/4 (at
+	// least 1) for contended, workers*pipeline*4 for the others. The
+	// uncontended workloads split the keys into one range per worker; fill
+	// sets exactly Keys keys.
+	Keys int
+	// Duration is how long to run. Default 10s. fill runs until every key
+	// is set instead.
+	Duration time.Duration
+	// TTL is the lock lease (PX). Default 30s.
+	TTL time.Duration
+	// Pipeline is the pipeline depth of pipelined and fill. Default 16 for
+	// pipelined, 64 for fill, 1 otherwise.
+	Pipeline int
+	// Hold is how long a worker keeps a lock before releasing it (the
+	// critical section) in cycle, contended and redlock. Default 0.
+	Hold time.Duration
+	// Retry is the mean wait before retrying a refused acquire in
+	// contended and redlock; each wait is uniform in [Retry/2, 3*Retry/2).
+	// Default 1ms.
+	Retry time.Duration
+	// Seed seeds key choice, tokens and jitter. 0 picks one at random;
+	// Result.Seed reports the one used.
+	Seed uint64
+	// KeyPrefix prefixes every key. Default "tb:XXXX:" with XXXX derived
+	// from the seed, or "lk:" for fill (12-byte keys: "lk:" + 9 digits).
+	KeyPrefix string
+	// Password, when set, is sent with AUTH on every connection.
+	Password string
+	// Progress, when set, receives a line every ProgressEvery (default 1s)
+	// while the run lasts.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// Latency holds latency percentiles in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Result is the outcome of a run. An operation is one whole lock cycle
+// (acquire and release; for extend, one extension; for fill, one key set);
+// its latency runs from the first request to the last reply, retries
+// included. Requests counts every command sent.
+type Result struct {
+	Workload       string   `json:"workload"`
+	Addrs          []string `json:"addrs"`
+	Workers        int      `json:"workers"`
+	Conns          int      `json:"conns"`
+	Keys           int      `json:"keys"`
+	Pipeline       int      `json:"pipeline"`
+	TTLMs          int64    `json:"ttl_ms"`
+	HoldUs         int64    `json:"hold_us"`
+	Seed           uint64   `json:"seed"`
+	ElapsedSec     float64  `json:"elapsed_s"`
+	Ops            int64    `json:"ops"`
+	OpsPerSec      float64  `json:"ops_per_sec"`
+	Requests       int64    `json:"requests"`
+	RequestsPerSec float64  `json:"requests_per_sec"`
+	Latency        Latency  `json:"latency_us"`
+	// Errors counts error replies, unexpected replies and I/O failures.
+	Errors int64 `json:"errors"`
+	// Violations counts grants of a lock that another worker still held
+	// within its lease: mutual exclusion broken.
+	Violations int64 `json:"violations"`
+	// Busy counts acquire attempts refused because the key was held.
+	Busy int64 `json:"busy"`
+	// Lost counts releases and extensions that found the lock no longer
+	// held with the worker's token.
+	Lost int64 `json:"lost"`
+	// ExpiredTakeovers counts grants of a key whose previous holder's lease
+	// may have expired: allowed, but a sign the TTL is too short.
+	ExpiredTakeovers int64  `json:"expired_takeovers"`
+	FirstError       string `json:"first_error,omitempty"`
+}
+
+// OK reports whether the run saw neither violations nor errors.
+func (r *Result) OK() bool { return r.Violations == 0 && r.Errors == 0 }
+
+// counters are one worker's tallies; the progress reporter reads them while
+// the worker runs. Padded so workers do not share cache lines.
+type counters struct {
+	ops, reqs, errors, violations, busy, lost, expired atomic.Int64
+	_                                                  [64]byte
+}
+
+// sharedConn is one connection, locked for a whole request/reply exchange
+// when workers share it.
+type sharedConn struct {
+	mu sync.Mutex
+	c  *Conn
+}
+
+type runner struct {
+	o          Options
+	start      time.Time
+	stop       atomic.Bool
+	reg        *registry
+	releaseSHA string
+	extendSHA  string
+	keyPrefix  string
+
+	errMu    sync.Mutex
+	firstErr string
+}
+
+func (r *runner) now() int64 { return int64(time.Since(r.start)) }
+
+func (r *runner) noteErr(msg string) {
+	r.errMu.Lock()
+	if r.firstErr == "" {
+		r.firstErr = msg
+	}
+	r.errMu.Unlock()
+}
+
+func sha1hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// withDefaults validates o and fills in defaults.
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Addrs) == 0 {
+		return o, errors.New("bench: no address")
+	}
+	if o.Workload == "" {
+		o.Workload = "cycle"
+	}
+	known := false
+	for _, w := range Workloads {
+		known = known || w == o.Workload
+	}
+	if !known {
+		return o, fmt.Errorf("bench: unknown workload %q (want one of %s)", o.Workload, strings.Join(Workloads, ", "))
+	}
+	if o.Workers <= 0 {
+		o.Workers = 50
+	}
+	if o.Conns <= 0 || o.Conns > o.Workers {
+		o.Conns = o.Workers
+	}
+	if o.Duration <= 0 {
+		o.Duration = 10 * time.Second
+	}
+	if o.TTL <= 0 {
+		o.TTL = 30 * time.Second
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = time.Second
+	}
+	if o.Retry <= 0 {
+		o.Retry = time.Millisecond
+	}
+	if o.Pipeline <= 0 {
+		switch o.Workload {
+		case "pipelined":
+			o.Pipeline = 16
+		case "fill":
+			o.Pipeline = 64
+		default:
+			o.Pipeline = 1
+		}
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64()
+	}
+	if o.Keys <= 0 {
+		if o.Workload == "fill" {
+			return o, errors.New("bench: fill needs a key count")
+		}
+		if o.Workload == "contended" {
+			o.Keys = max(1, o.Workers/4)
+		} else {
+			o.Keys = o.Workers * o.Pipeline * 4
+		}
+	}
+	if o.Workload == "fill" && o.Workers > o.Keys {
+		o.Workers = o.Keys
+		o.Conns = min(o.Conns, o.Workers)
+	}
+	if o.Workload != "contended" && o.Workload != "fill" && o.Keys < o.Workers*o.Pipeline {
+		return o, fmt.Errorf("bench: %s needs at least workers*pipeline = %d keys, have %d", o.Workload, o.Workers*o.Pipeline, o.Keys)
+	}
+	if o.Workload == "redlock" && len(o.Addrs) < 1 {
+		return o, errors.New("bench: redlock needs addresses")
+	}
+	if o.KeyPrefix == "" {
+		if o.Workload == "fill" {
+			o.KeyPrefix = "lk:"
+		} else {
+			o.KeyPrefix = "tb:" + keyTag(o.Seed) + ":"
+		}
+	}
+	return o, nil
+}
+
+// keyTag is the seed-derived part of the default key prefix.
+func keyTag(seed uint64) string { return strconv.FormatUint(seed%(36*36*36*36), 36) }
+
+// dial opens a connection and authenticates it.
+func dial(ctx context.Context, addr, password string) (*Conn, error) {
+	c, err := Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if password != "" {
+		r, err := c.Do("AUTH", password)
+		if err == nil && !r.IsOK() {
+			err = fmt.Errorf("AUTH: %s", r)
+		}
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", addr, err)
+		}
+	}
+	return c, nil
+}
+
+// loadScripts SCRIPT LOADs the lock scripts on addr and checks the SHAs.
+func loadScripts(ctx context.Context, addr, password string) error {
+	c, err := dial(ctx, addr, password)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	} else {
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	}
+	for _, s := range []string{ReleaseScript, ExtendScript} {
+		r, err := c.Do("SCRIPT", "LOAD", s)
+		if err != nil {
+			return fmt.Errorf("%s: SCRIPT LOAD: %w", addr, err)
+		}
+		if r.Kind != KindBulk || string(r.Str) != sha1hex(s) {
+			return fmt.Errorf("%s: SCRIPT LOAD answered %s, want %q", addr, r, sha1hex(s))
+		}
+	}
+	return nil
+}
+
+// Run runs one workload against o.Addrs and returns what it measured. It
+// returns an error only when the run could not start (bad options, a
+// server that cannot be reached or cannot load the scripts) or ctx ended;
+// failures during the run are counted in the Result.
+func Run(ctx context.Context, o Options) (Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{o: o, releaseSHA: sha1hex(ReleaseScript), extendSHA: sha1hex(ExtendScript), keyPrefix: o.KeyPrefix}
+	addrs := o.Addrs
+	if o.Workload != "redlock" {
+		addrs = addrs[:1]
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if o.Workload != "fill" {
+		for _, a := range addrs {
+			if err := loadScripts(setupCtx, a, o.Password); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	// conns[a][i] is connection i to address a.
+	conns := make([][]*sharedConn, len(addrs))
+	defer func() {
+		for _, cs := range conns {
+			for _, sc := range cs {
+				sc.c.Close()
+			}
+		}
+	}()
+	for a, addr := range addrs {
+		for i := 0; i < o.Conns; i++ {
+			c, err := dial(setupCtx, addr, o.Password)
+			if err != nil {
+				return Result{}, err
+			}
+			conns[a] = append(conns[a], &sharedConn{c: c})
+		}
+	}
+	r.reg = newRegistry(o.Keys)
+	ws := make([]*worker, o.Workers)
+	per := o.Keys / o.Workers
+	for i := range ws {
+		w := &worker{
+			id:   i,
+			r:    r,
+			rng:  rand.New(rand.NewPCG(o.Seed, uint64(i))),
+			hist: hdrhistogram.New(1, int64(time.Minute), 3),
+			st:   new(counters),
+		}
+		for a := range addrs {
+			w.conns = append(w.conns, conns[a][i%o.Conns])
+		}
+		if o.Workload == "contended" {
+			w.lo, w.hi = 0, o.Keys
+		} else {
+			w.lo, w.hi = i*per, (i+1)*per
+			if i == o.Workers-1 {
+				w.hi = o.Keys
+			}
+		}
+		w.next = w.lo
+		w.initToken()
+		ws[i] = w
+	}
+
+	// A server that stops answering must not hang the run: every
+	// connection gets a deadline past the planned end, and ctx ending
+	// cuts it short.
+	r.start = time.Now()
+	planned := r.start.Add(o.Duration)
+	if o.Workload == "fill" {
+		planned = r.start.Add(24 * time.Hour)
+	}
+	for _, cs := range conns {
+		for _, sc := range cs {
+			_ = sc.c.SetDeadline(planned.Add(10*time.Second + o.Hold))
+		}
+	}
+	done := make(chan struct{})
+	var timerWG sync.WaitGroup
+	timerWG.Add(1)
+	go func() {
+		defer timerWG.Done()
+		t := time.NewTimer(o.Duration)
+		defer t.Stop()
+		tick := time.NewTicker(o.ProgressEvery)
+		defer tick.Stop()
+		if o.Workload == "fill" {
+			t.Stop()
+		}
+		var lastOps int64
+		last := r.start
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				r.stop.Store(true)
+				for _, cs := range conns {
+					for _, sc := range cs {
+						_ = sc.c.SetDeadline(time.Now())
+					}
+				}
+				return
+			case <-t.C:
+				r.stop.Store(true)
+			case now := <-tick.C:
+				if o.Progress == nil {
+					continue
+				}
+				var s Result
+				sumCounters(ws, &s)
+				fmt.Fprintf(o.Progress, "%s %5.0fs %10.0f ops/s %12d ops %6d errors %6d violations %8d busy\n",
+					o.Workload, now.Sub(r.start).Seconds(), float64(s.Ops-lastOps)/now.Sub(last).Seconds(),
+					s.Ops, s.Errors, s.Violations, s.Busy)
+				lastOps, last = s.Ops, now
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.run(); err != nil {
+				w.st.errors.Add(1)
+				r.noteErr(err.Error())
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(r.start)
+	close(done)
+	timerWG.Wait()
+
+	res := Result{
+		Workload: o.Workload, Addrs: addrs, Workers: o.Workers, Conns: o.Conns,
+		Keys: o.Keys, Pipeline: o.Pipeline, TTLMs: o.TTL.Milliseconds(),
+		HoldUs: o.Hold.Microseconds(), Seed: o.Seed, ElapsedSec: elapsed.Seconds(),
+		FirstError: r.firstErr,
+	}
+	sumCounters(ws, &res)
+	h := hdrhistogram.New(1, int64(time.Minute), 3)
+	for _, w := range ws {
+		h.Merge(w.hist)
+	}
+	if res.ElapsedSec > 0 {
+		res.OpsPerSec = float64(res.Ops) / res.ElapsedSec
+		res.RequestsPerSec = float64(res.Requests) / res.ElapsedSec
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	res.Latency = Latency{
+		P50: us(h.ValueAtQuantile(50)), P99: us(h.ValueAtQuantile(99)),
+		P999: us(h.ValueAtQuantile(99.9)), Max: us(h.Max()), Mean: h.Mean() / 1e3,
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func sumCounters(ws []*worker, r *Result) {
+	for _, w := range ws {
+		r.Ops += w.st.ops.Load()
+		r.Requests += w.st.reqs.Load()
+		r.Errors += w.st.errors.Load()
+		r.Violations += w.st.violations.Load()
+		r.Busy += w.st.busy.Load()
+		r.Lost += w.st.lost.Load()
+		r.ExpiredTakeovers += w.st.expired.Load()
+	}
+}

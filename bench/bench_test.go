@@ -1,0 +1,519 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+const short = 200 * time.Millisecond
+
+// dbsize asks addr for its key count.
+func dbsize(t *testing.T, addr string) int64 {
+	t.Helper()
+	c, err := Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	r, err := c.Do("DBSIZE")
+	if err != nil || r.Kind != KindInt {
+		t.Fatalf("DBSIZE: %v %v", r, err)
+	}
+	return r.Int
+}
+
+func checkClean(t *testing.T, res Result) {
+	t.Helper()
+	if res.Ops <= 0 {
+		t.Errorf("ops = %d, want > 0", res.Ops)
+	}
+	if res.Errors != 0 || res.FirstError != "" {
+		t.Errorf("errors = %d (%s), want 0", res.Errors, res.FirstError)
+	}
+	if res.Violations != 0 {
+		t.Errorf("violations = %d, want 0", res.Violations)
+	}
+	if res.Lost != 0 || res.ExpiredTakeovers != 0 {
+		t.Errorf("lost = %d, expired takeovers = %d, want 0", res.Lost, res.ExpiredTakeovers)
+	}
+	if res.Requests < res.Ops {
+		t.Errorf("requests = %d < ops = %d", res.Requests, res.Ops)
+	}
+	if !(res.Latency.P50 > 0 && res.Latency.P50 <= res.Latency.P99 && res.Latency.P99 <= res.Latency.P999 && res.Latency.P999 <= res.Latency.Max) {
+		t.Errorf("latency percentiles out of order: %+v", res.Latency)
+	}
+	if !res.OK() {
+		t.Errorf("OK() = false")
+	}
+}
+
+// TestRun_WorkloadsAgainstTumbler runs every workload briefly against an
+// in-process tumbler: work gets done, nothing breaks mutual exclusion, and
+// every lock taken is released at the end.
+func TestRun_WorkloadsAgainstTumbler(t *testing.T) {
+	cases := []Options{
+		{Workload: "cycle", Workers: 4},
+		{Workload: "cycle", Workers: 6, Conns: 2}, // workers share connections
+		{Workload: "contended", Workers: 6, Keys: 2, Retry: 100 * time.Microsecond},
+		{Workload: "contended", Workers: 4, Keys: 1, Hold: 200 * time.Microsecond, Retry: 100 * time.Microsecond},
+		{Workload: "extend", Workers: 4},
+		{Workload: "pipelined", Workers: 3, Pipeline: 8},
+	}
+	for _, o := range cases {
+		t.Run(o.Workload, func(t *testing.T) {
+			t.Parallel()
+			srv := server.RunT(t)
+			o.Addrs = []string{srv.Addr()}
+			o.Duration = short
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkClean(t, res)
+			if o.Workload == "contended" && o.Keys == 1 && res.Busy == 0 {
+				t.Errorf("contended on one key with a hold saw no refused acquire")
+			}
+			if n := dbsize(t, srv.Addr()); n != 0 {
+				t.Errorf("%d keys left after the run, want 0", n)
+			}
+		})
+	}
+}
+
+func TestRun_Redlock(t *testing.T) {
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		addrs = append(addrs, server.RunT(t).Addr())
+	}
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 4, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
+	if len(res.Addrs) != 3 || res.Requests < 6*res.Ops {
+		t.Errorf("redlock used %v with %d requests for %d ops; want 3 addresses, 6 requests an op", res.Addrs, res.Requests, res.Ops)
+	}
+	for _, a := range addrs {
+		if n := dbsize(t, a); n != 0 {
+			t.Errorf("%s: %d keys left", a, n)
+		}
+	}
+}
+
+// TestRun_RedlockMinority: with one of three servers holding every key
+// already, a majority is still reachable; with two, none is and no lock is
+// ever granted.
+func TestRun_RedlockNeedsMajority(t *testing.T) {
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		addrs = append(addrs, server.RunT(t).Addr())
+	}
+	o := Options{Workload: "redlock", Addrs: addrs, Workers: 2, Keys: 2, Duration: short, Seed: 7, Retry: 100 * time.Microsecond}
+	// Preload the same keys Run will use on two of the three servers.
+	pre := o
+	pre.Workload, pre.Keys, pre.KeyPrefix, pre.Workers = "fill", 2, "tb:"+keyTag(7)+":", 1
+	for _, a := range addrs[:2] {
+		pre.Addrs = []string{a}
+		if res, err := Run(context.Background(), pre); err != nil || res.Ops != 2 {
+			t.Fatalf("preload %s: %+v %v", a, res, err)
+		}
+	}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 0 || res.Busy == 0 || res.Errors != 0 || res.Violations != 0 {
+		t.Errorf("without a majority: ops=%d busy=%d errors=%d violations=%d; want 0, >0, 0, 0", res.Ops, res.Busy, res.Errors, res.Violations)
+	}
+	if n := dbsize(t, addrs[2]); n != 0 {
+		t.Errorf("the free server keeps %d keys after failed attempts, want 0", n)
+	}
+}
+
+func TestRun_FillSetsExactlyKeys(t *testing.T) {
+	srv := server.RunT(t)
+	res, err := Run(context.Background(), Options{Workload: "fill", Addrs: []string{srv.Addr()}, Workers: 3, Keys: 1000, Pipeline: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
+	if res.Ops != 1000 || res.Requests != 1000 {
+		t.Errorf("fill: ops=%d requests=%d, want 1000", res.Ops, res.Requests)
+	}
+	if n := dbsize(t, srv.Addr()); n != 1000 {
+		t.Errorf("DBSIZE = %d, want 1000", n)
+	}
+	c, err := Dial(context.Background(), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, _ := c.Do("GET", "lk:000000999")
+	if len(r.Str) != tokenLen {
+		t.Errorf("GET lk:000000999 = %s, want a %d-byte token", r, tokenLen)
+	}
+	r, _ = c.Do("PTTL", "lk:000000000")
+	if r.Kind != KindInt || r.Int <= 0 {
+		t.Errorf("PTTL = %s, want a TTL", r)
+	}
+}
+
+func TestRun_Options(t *testing.T) {
+	for _, o := range []Options{
+		{},
+		{Addrs: []string{"x"}, Workload: "nope"},
+		{Addrs: []string{"x"}, Workload: "fill"},
+		{Addrs: []string{"x"}, Workload: "pipelined", Workers: 4, Pipeline: 8, Keys: 10},
+	} {
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+	// An address nobody listens on fails at start, not during the run.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	if _, err := Run(context.Background(), Options{Addrs: []string{addr}, Duration: short}); err == nil {
+		t.Errorf("unreachable server: no error")
+	}
+}
+
+// fakeServer is a tiny RESP server whose answers come from handle; it
+// counts the commands it saw by name.
+type fakeServer struct {
+	ln     net.Listener
+	handle func(args []string) string
+	mu     sync.Mutex
+	seen   map[string]int
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func startFake(t *testing.T, handle func(args []string) string) *fakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeServer{ln: ln, handle: handle, seen: map[string]int{}}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, nc)
+			f.mu.Unlock()
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				f.serve(NewConn(nc))
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		f.mu.Lock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+		f.mu.Unlock()
+		f.wg.Wait()
+	})
+	return f
+}
+
+func (f *fakeServer) serve(c *Conn) {
+	for {
+		r, err := c.read(true)
+		if err != nil {
+			return
+		}
+		args := make([]string, len(r.Elems))
+		for i, e := range r.Elems {
+			args[i] = string(e.Str)
+		}
+		name := strings.ToUpper(args[0])
+		f.mu.Lock()
+		f.seen[name]++
+		f.mu.Unlock()
+		c.w.WriteString(f.handle(args))
+		if c.r.Buffered() == 0 {
+			if c.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (f *fakeServer) count(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seen[name]
+}
+
+// answer is a server that grants every SET, knows the lock scripts and says
+// every release succeeded.
+func answer(args []string) string {
+	switch strings.ToUpper(args[0]) {
+	case "SCRIPT":
+		s := sha1hex(args[2])
+		return "$40\r\n" + s + "\r\n"
+	case "EVALSHA", "EVAL":
+		return ":1\r\n"
+	}
+	return "+OK\r\n"
+}
+
+// TestRun_BrokenServerViolations: a server that grants SET NX to everyone
+// breaks mutual exclusion, and the run says so.
+func TestRun_BrokenServerViolations(t *testing.T) {
+	f := startFake(t, answer)
+	res, err := Run(context.Background(), Options{
+		Addrs: []string{f.ln.Addr().String()}, Workload: "contended",
+		Workers: 4, Keys: 1, Hold: 2 * time.Millisecond, Duration: short,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violations == 0 || res.OK() {
+		t.Errorf("violations = %d, OK() = %v; want violations reported", res.Violations, res.OK())
+	}
+	if res.Errors != 0 {
+		t.Errorf("errors = %d (%s)", res.Errors, res.FirstError)
+	}
+}
+
+// leases is a correct in-test lock server with nanosecond leases: SET NX
+// PX grants a key that is free or whose lease has run out, and the
+// release script deletes it only for its holder.
+func leases() func(args []string) string {
+	type lease struct {
+		tok string
+		end time.Time
+	}
+	var mu sync.Mutex
+	held := map[string]lease{}
+	return func(args []string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		switch strings.ToUpper(args[0]) {
+		case "SET": // SET key tok NX PX ms
+			if l, ok := held[args[1]]; ok && now.Before(l.end) {
+				return "$-1\r\n"
+			}
+			ms, _ := time.ParseDuration(args[5] + "ms")
+			held[args[1]] = lease{args[2], now.Add(ms)}
+			return "+OK\r\n"
+		case "EVALSHA": // release: EVALSHA sha 1 key tok
+			if l, ok := held[args[3]]; ok && now.Before(l.end) && l.tok == args[4] {
+				delete(held, args[3])
+				return ":1\r\n"
+			}
+			return ":0\r\n"
+		}
+		return answer(args)
+	}
+}
+
+// TestRun_ExpiredLeaseIsNotAViolation: a grant after the previous holder's
+// lease has run out is a takeover, not a violation; the late release is
+// counted as lost.
+func TestRun_ExpiredLeaseIsNotAViolation(t *testing.T) {
+	f := startFake(t, leases())
+	res, err := Run(context.Background(), Options{
+		Addrs: []string{f.ln.Addr().String()}, Workload: "contended",
+		Workers: 4, Keys: 1, Hold: 3 * time.Millisecond, TTL: time.Millisecond,
+		Retry: 100 * time.Microsecond, Duration: short,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violations != 0 || res.ExpiredTakeovers == 0 || res.Lost == 0 || res.Errors != 0 {
+		t.Errorf("violations = %d, expired takeovers = %d, lost = %d, errors = %d; want 0, >0, >0, 0",
+			res.Violations, res.ExpiredTakeovers, res.Lost, res.Errors)
+	}
+}
+
+// TestRun_TumblerKeepsShortLeases: a lock taken with PX 1 must stay held
+// for at least 1 ms after the request was sent, as in Redis (a key expires
+// when now > deadline). tumbler currently expires it when now >= deadline
+// on a millisecond clock, so a lease can end up to 1 ms early and this
+// check reports violations.
+func TestRun_TumblerKeepsShortLeases(t *testing.T) {
+	t.Skip("known engine bug: tumbler expires a PX lease up to 1 ms early (now >= deadline); enable once expiry uses Redis's now > deadline")
+	srv := server.RunT(t)
+	res, err := Run(context.Background(), Options{
+		Addrs: []string{srv.Addr()}, Workload: "contended",
+		Workers: 8, Keys: 2, Hold: 3 * time.Millisecond, TTL: time.Millisecond,
+		Retry: 50 * time.Microsecond, Duration: short,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violations != 0 || res.Errors != 0 {
+		t.Errorf("violations = %d, errors = %d; want 0", res.Violations, res.Errors)
+	}
+}
+
+// TestRun_NoScriptFallsBackToEval: a server that forgot its scripts gets
+// EVAL instead, in every workload that runs scripts.
+func TestRun_NoScriptFallsBackToEval(t *testing.T) {
+	for _, wl := range []string{"cycle", "extend", "pipelined"} {
+		t.Run(wl, func(t *testing.T) {
+			t.Parallel()
+			f := startFake(t, func(args []string) string {
+				if strings.EqualFold(args[0], "EVALSHA") {
+					return "-NOSCRIPT No matching script. Please use EVAL.\r\n"
+				}
+				return answer(args)
+			})
+			res, err := Run(context.Background(), Options{Addrs: []string{f.ln.Addr().String()}, Workload: wl, Workers: 2, Pipeline: 4, Duration: short})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkClean(t, res)
+			if f.count("EVAL") == 0 || f.count("EVAL") != f.count("EVALSHA") {
+				t.Errorf("EVALSHA %d, EVAL %d: want every NOSCRIPT retried with EVAL", f.count("EVALSHA"), f.count("EVAL"))
+			}
+		})
+	}
+}
+
+// TestRun_ErrorRepliesAreCounted: error replies and unexpected replies
+// count as errors.
+func TestRun_ErrorRepliesAreCounted(t *testing.T) {
+	f := startFake(t, func(args []string) string {
+		if strings.EqualFold(args[0], "EVALSHA") {
+			return "$3\r\nodd\r\n"
+		}
+		if strings.EqualFold(args[0], "SET") {
+			return "-ERR out of locks\r\n"
+		}
+		return answer(args)
+	})
+	res, err := Run(context.Background(), Options{Addrs: []string{f.ln.Addr().String()}, Workload: "cycle", Workers: 2, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors == 0 || res.OK() || !strings.Contains(res.FirstError, "out of locks") {
+		t.Errorf("errors = %d, first error %q; want errors counted", res.Errors, res.FirstError)
+	}
+}
+
+// TestRun_ServerGoneMidRun: a server that closes the connection ends the
+// run with errors instead of hanging.
+func TestRun_ServerGoneMidRun(t *testing.T) {
+	var sets atomic.Int64
+	var f *fakeServer
+	f = startFake(t, func(args []string) string {
+		if strings.EqualFold(args[0], "SET") && sets.Add(1) == 100 {
+			f.mu.Lock()
+			for _, c := range f.conns {
+				c.Close()
+			}
+			f.mu.Unlock()
+		}
+		return answer(args)
+	})
+	res, err := Run(context.Background(), Options{Addrs: []string{f.ln.Addr().String()}, Workload: "cycle", Workers: 2, Duration: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors == 0 || res.FirstError == "" {
+		t.Errorf("errors = %d, want the closed connections counted", res.Errors)
+	}
+}
+
+func TestRun_ContextCancel(t *testing.T) {
+	srv := server.RunT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	_, err := Run(ctx, Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: time.Hour})
+	if err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestRun_Progress(t *testing.T) {
+	srv := server.RunT(t)
+	var buf syncBuffer
+	_, err := Run(context.Background(), Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: 150 * time.Millisecond, Progress: &buf, ProgressEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := buf.String(); !strings.Contains(s, "ops/s") || !strings.Contains(s, "violations") {
+		t.Errorf("progress output %q", s)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestResult_JSONShape pins the JSON field names scripts read.
+func TestResult_JSONShape(t *testing.T) {
+	srv := server.RunT(t)
+	res, err := Run(context.Background(), Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := "addrs busy conns elapsed_s errors expired_takeovers hold_us keys latency_us lost ops ops_per_sec pipeline requests requests_per_sec seed ttl_ms violations workers workload"
+	if got := strings.Join(keys, " "); got != want {
+		t.Errorf("JSON keys:\n got %s\nwant %s", got, want)
+	}
+	lat, _ := m["latency_us"].(map[string]any)
+	for _, k := range []string{"p50", "p99", "p999", "max", "mean"} {
+		if v, ok := lat[k].(float64); !ok || v <= 0 {
+			t.Errorf("latency_us.%s = %v, want a positive number", k, lat[k])
+		}
+	}
+	if m["workload"] != "cycle" || m["ops"].(float64) != float64(res.Ops) || m["ops_per_sec"].(float64) <= 0 {
+		t.Errorf("JSON values: %s", buf.String())
+	}
+	buf.Reset()
+	if err := res.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "violations") {
+		t.Errorf("table: %v %s", err, buf.String())
+	}
+}

@@ -1,0 +1,411 @@
+#!/usr/bin/env bash
+# compare.sh — tumbler against redis-server, side by side on one machine.
+#
+# Both servers run pinned to CPU 0 (tumbler with GOMAXPROCS=1, as Redis has
+# one thread for commands), the load generators (redis-benchmark,
+# tumbler-bench) on CPU 1. Each workload runs on tumbler then Redis, A B A B,
+# for ROUNDS rounds; the table gives the median of the rounds. It also
+# measures server CPU time per request (utime+stime from /proc/PID/stat) and
+# RSS per held lock with 1,000,000 locks loaded.
+#
+#   make bench-compare                 # or: bash bench/compare.sh
+#   ROUNDS=9 bash bench/compare.sh     # more rounds
+#   QUICK=1 bash bench/compare.sh      # 1 round, short runs: checks the script
+#   UNPINNED=1 bash bench/compare.sh   # adds SET/GET P16 with all cores
+#
+# Environment: ROUNDS (default 5), QUICK (0), UNPINNED (0), SECS (seconds a
+# run should last, default 2.5), FILL_KEYS (locks for the memory test,
+# default 1000000), OUT (markdown copy of the report, default
+# bench/results-latest.md). The report goes to stdout, progress to stderr.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+QUICK=${QUICK:-0}
+UNPINNED=${UNPINNED:-0}
+SECS=${SECS:-2.5}
+FILL_KEYS=${FILL_KEYS:-1000000}
+OUT=${OUT:-bench/results-latest.md}
+CLIENTS=50
+RANGE=1000000
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=1
+	SECS=0.5
+fi
+
+for tool in go redis-server redis-benchmark redis-cli; do
+	command -v "$tool" >/dev/null || { echo "compare.sh: $tool not found (make deps installs redis-server and redis-tools)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "compare.sh: $*" >&2; }
+
+NCPU=$(nproc)
+if [ "$NCPU" -ge 2 ] && command -v taskset >/dev/null; then
+	SRV_PIN=(taskset -c 0)
+	GEN_PIN=(taskset -c 1)
+	PINNING="servers on CPU 0 (tumbler GOMAXPROCS=1), load generators on CPU 1"
+else
+	SRV_PIN=()
+	GEN_PIN=()
+	PINNING="not pinned (needs 2 CPUs and taskset; have $NCPU CPUs); tumbler GOMAXPROCS=1"
+fi
+
+log "building tumbler and tumbler-bench"
+go build -o "$TMP/tumbler" ./cmd/tumbler
+go build -o "$TMP/tumbler-bench" ./cmd/tumbler-bench
+
+# free_port sets FREE_PORT to a loopback port nothing listens on and that
+# this run has not handed out yet.
+USED_PORTS=" "
+free_port() {
+	local p i
+	for i in $(seq 200); do
+		p=$((20000 + RANDOM % 20000))
+		case "$USED_PORTS" in *" $p "*) continue ;; esac
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			USED_PORTS="$USED_PORTS$p "
+			FREE_PORT=$p
+			return 0
+		fi
+	done
+	echo "compare.sh: no free port" >&2
+	return 1
+}
+
+wait_ready() { # port pid log
+	local i
+	for i in $(seq 100); do
+		if [ "$(redis-cli -h 127.0.0.1 -p "$1" PING 2>/dev/null)" = PONG ]; then return 0; fi
+		if ! kill -0 "$2" 2>/dev/null; then
+			wait "$2" 2>/dev/null || true
+			echo "compare.sh: server on port $1 exited:" >&2
+			tail -3 "$3" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "compare.sh: server on port $1 not ready" >&2
+	return 1
+}
+
+# start_one NAME GOMAXPROCS PINNED: starts tumbler or redis on a free port,
+# trying another port when the first is taken meanwhile; sets PORT and PID.
+start_one() {
+	local name=$1 procs=$2 pin=() try logf
+	[ "$3" = 1 ] && pin=("${SRV_PIN[@]}")
+	for try in 1 2 3; do
+		free_port
+		PORT=$FREE_PORT
+		logf="$TMP/$name.$PORT.log"
+		if [ "$name" = tumbler ]; then
+			GOMAXPROCS=$procs "${pin[@]}" "$TMP/tumbler" --port "$PORT" --bind 127.0.0.1 >"$logf" 2>&1 &
+		else
+			"${pin[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no >"$logf" 2>&1 &
+		fi
+		PID=$!
+		PIDS+=("$PID")
+		if wait_ready "$PORT" "$PID" "$logf"; then return 0; fi
+		kill "$PID" 2>/dev/null || true
+		wait "$PID" 2>/dev/null || true
+	done
+	echo "compare.sh: cannot start $name" >&2
+	return 1
+}
+
+# start_servers PINNED GOMAXPROCS: starts a tumbler and a redis-server on
+# fresh ports; sets T_PORT T_PID R_PORT R_PID.
+start_servers() {
+	start_one tumbler "$2" "$1"
+	T_PORT=$PORT T_PID=$PID
+	start_one redis "" "$1"
+	R_PORT=$PORT R_PID=$PID
+}
+
+stop_servers() {
+	kill "$T_PID" "$R_PID" 2>/dev/null || true
+	wait "$T_PID" "$R_PID" 2>/dev/null || true
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+CLK_TCK=$(getconf CLK_TCK)
+
+# The result of the last run: ops/s and requests served.
+RUN_OPS=0
+RUN_REQS=0
+
+# rb PORT N PIPELINE ARGS...: one redis-benchmark run.
+rb() {
+	local port=$1 n=$2 p=$3 out
+	shift 3
+	out=$("${GEN_PIN[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -n "$n" -c "$CLIENTS" -r "$RANGE" -P "$p" --csv "$@" 2>&1) || {
+		echo "$out" >&2
+		return 1
+	}
+	RUN_OPS=$(echo "$out" | tail -1 | awk -F'","' '{print $2}')
+	case "$RUN_OPS" in '' | *[!0-9.]*) echo "compare.sh: cannot read redis-benchmark output: $out" >&2; return 1 ;; esac
+	RUN_REQS=$n
+}
+
+# tb PORT ARGS...: one tumbler-bench run; fails on violations or errors.
+tb() {
+	local port=$1 out
+	shift
+	out=$("${GEN_PIN[@]}" "$TMP/tumbler-bench" --addr "127.0.0.1:$port" --json "$@") || {
+		echo "$out" >&2
+		echo "compare.sh: tumbler-bench failed against port $port" >&2
+		return 1
+	}
+	RUN_OPS=$(echo "$out" | sed -n 's/^ *"ops_per_sec": \([0-9.e+]*\),*$/\1/p')
+	RUN_REQS=$(echo "$out" | sed -n 's/^ *"requests": \([0-9]*\),*$/\1/p')
+	[ -n "$RUN_OPS" ] && [ -n "$RUN_REQS" ] || { echo "compare.sh: cannot read tumbler-bench output: $out" >&2; return 1; }
+}
+
+RELEASE='if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end'
+
+# workload ID: how to run it. Each prints nothing and sets RUN_OPS/RUN_REQS.
+# The request count of a redis-benchmark run is calibrated once per
+# workload (see calibrate) so a run lasts about SECS seconds on Redis.
+declare -A N
+run_workload() { # id port n
+	local id=$1 port=$2 n=$3 sha
+	case "$id" in
+	set_p1) rb "$port" "$n" 1 -t set ;;
+	get_p1) rb "$port" "$n" 1 -t get ;;
+	set_p16) rb "$port" "$n" 16 -t set ;;
+	get_p16) rb "$port" "$n" 16 -t get ;;
+	setnx_p1) rb "$port" "$n" 1 SET lock:__rand_int__ tok NX PX 30000 ;;
+	setnx_p16) rb "$port" "$n" 16 SET lock:__rand_int__ tok NX PX 30000 ;;
+	evalsha_p1 | evalsha_p16)
+		sha=$(redis-cli -h 127.0.0.1 -p "$port" SCRIPT LOAD "$RELEASE")
+		local p=1
+		[ "$id" = evalsha_p16 ] && p=16
+		rb "$port" "$n" "$p" EVALSHA "$sha" 1 lock:__rand_int__ tok
+		;;
+	cycle) tb "$port" --workload cycle --workers "$CLIENTS" --duration "${SECS}s" ;;
+	contended) tb "$port" --workload contended --workers "$CLIENTS" --keys 8 --retry 100us --duration "${SECS}s" ;;
+	*) echo "compare.sh: unknown workload $id" >&2; return 1 ;;
+	esac
+}
+
+label() {
+	case "$1" in
+	set_p1) echo "SET P1 (redis-benchmark -t set)" ;;
+	get_p1) echo "GET P1 (redis-benchmark -t get)" ;;
+	set_p16) echo "SET P16" ;;
+	get_p16) echo "GET P16" ;;
+	setnx_p1) echo "SET lock NX PX 30000 P1" ;;
+	setnx_p16) echo "SET lock NX PX 30000 P16" ;;
+	evalsha_p1) echo "EVALSHA release script P1" ;;
+	evalsha_p16) echo "EVALSHA release script P16" ;;
+	cycle) echo "tumbler-bench cycle (SET NX + EVALSHA; ops = cycles)" ;;
+	contended) echo "tumbler-bench contended (50 workers, 8 keys; ops = cycles)" ;;
+	esac
+}
+
+# Workloads in run order; FLUSHALL on both servers before each group, so
+# GET reads what the SET before it wrote.
+GROUPS_=("set_p1 get_p1 set_p16 get_p16" "setnx_p1 setnx_p16 evalsha_p1 evalsha_p16" "cycle contended")
+
+# calibrate ID: sets N[ID], the redis-benchmark request count for a run of
+# about SECS seconds, from a warm-up run on both servers (the rate on Redis
+# decides). tumbler-bench workloads run for SECS and need none.
+calibrate() {
+	local id=$1 warm=50000
+	case "$id" in cycle | contended) N[$id]=0; return ;; esac
+	case "$id" in *_p16) warm=300000 ;; esac
+	if [ "$QUICK" = 1 ]; then
+		N[$id]=$warm
+		return
+	fi
+	run_workload "$id" "$T_PORT" "$warm"
+	run_workload "$id" "$R_PORT" "$warm"
+	N[$id]=$(awk -v r="$RUN_OPS" -v s="$SECS" 'BEGIN { n = int(r * s / 1000) * 1000; if (n < 10000) n = 10000; print n }')
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# measure ID PORT PID SERVER: one run, recording ops/s and CPU µs per request.
+measure() {
+	local id=$1 port=$2 pid=$3 who=$4 c0 c1 w0 w1
+	c0=$(cpu_ticks "$pid")
+	w0=$(date +%s.%N)
+	run_workload "$id" "$port" "${N[$id]}"
+	w1=$(date +%s.%N)
+	c1=$(cpu_ticks "$pid")
+	echo "$RUN_OPS" >>"$TMP/$id.$who.ops"
+	awk -v d=$((c1 - c0)) -v t="$CLK_TCK" -v n="$RUN_REQS" 'BEGIN { printf "%.3f\n", d / t * 1e6 / n }' >>"$TMP/$id.$who.cpu"
+	awk -v d=$((c1 - c0)) -v t="$CLK_TCK" -v w0="$w0" -v w1="$w1" 'BEGIN { printf "%.0f\n", d / t / (w1 - w0) * 100 }' >>"$TMP/$id.$who.util"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+fmt_int() { awk -v a="$1" 'BEGIN { printf "%.0f", a }'; }
+
+# ---- header ----------------------------------------------------------------
+CPU_MODEL=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+MEM_GIB=$(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || COMMIT="$COMMIT (with uncommitted changes)"
+REPORT="$TMP/report.md"
+{
+	echo "# tumbler vs redis-server"
+	echo
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- machine: $(uname -srm); ${CPU_MODEL:-unknown CPU}; $NCPU CPUs; $MEM_GIB GiB"
+	echo "- go: $(go version | awk '{print $3}'); redis-server: $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/'); tumbler: $COMMIT"
+	echo "- pinning: $PINNING"
+	echo "- rounds: $ROUNDS (median shown), runs of about ${SECS} s$([ "$QUICK" = 1 ] && echo ' (QUICK: fixed short runs, not for publishing)')"
+	echo "- redis-benchmark: -c $CLIENTS -r $RANGE (random keys); tumbler-bench: --workers $CLIENTS"
+	echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
+	echo
+} >"$REPORT"
+
+# ---- throughput and CPU ------------------------------------------------------
+start_servers 1 1
+log "tumbler pid $T_PID port $T_PORT, redis pid $R_PID port $R_PORT"
+ALL=()
+for g in "${GROUPS_[@]}"; do
+	for id in $g; do
+		ALL+=("$id")
+		redis-cli -h 127.0.0.1 -p "$T_PORT" FLUSHALL >/dev/null
+		redis-cli -h 127.0.0.1 -p "$R_PORT" FLUSHALL >/dev/null
+		calibrate "$id"
+	done
+done
+# Check every command works on both before measuring: an error reply would
+# count as a fast request in redis-benchmark.
+for port in "$T_PORT" "$R_PORT"; do
+	sha=$(redis-cli -h 127.0.0.1 -p "$port" SCRIPT LOAD "$RELEASE")
+	for cmd in "SET k v" "GET k" "SET lock:1 tok NX PX 30000" "EVALSHA $sha 1 lock:1 tok"; do
+		# shellcheck disable=SC2086
+		out=$(redis-cli -h 127.0.0.1 -p "$port" $cmd)
+		case "$out" in ERR* | NOSCRIPT* | WRONG*) echo "compare.sh: port $port: $cmd -> $out" >&2; exit 1 ;; esac
+	done
+done
+for r in $(seq "$ROUNDS"); do
+	for g in "${GROUPS_[@]}"; do
+		redis-cli -h 127.0.0.1 -p "$T_PORT" FLUSHALL >/dev/null
+		redis-cli -h 127.0.0.1 -p "$R_PORT" FLUSHALL >/dev/null
+		for id in $g; do
+			log "round $r/$ROUNDS: $id"
+			measure "$id" "$T_PORT" "$T_PID" tumbler
+			measure "$id" "$R_PORT" "$R_PID" redis
+		done
+	done
+done
+stop_servers
+
+{
+	echo "## Throughput and server CPU (pinned, median of $ROUNDS)"
+	echo
+	echo "| workload | tumbler ops/s | redis ops/s | tumbler/redis | tumbler CPU µs/req | redis CPU µs/req | CPU tumbler/redis | server CPU % tumbler / redis |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for id in "${ALL[@]}"; do
+		to=$(median <"$TMP/$id.tumbler.ops")
+		ro=$(median <"$TMP/$id.redis.ops")
+		tc=$(median <"$TMP/$id.tumbler.cpu")
+		rc=$(median <"$TMP/$id.redis.cpu")
+		echo "| $(label "$id") | $(fmt_int "$to") | $(fmt_int "$ro") | $(ratio "$to" "$ro") | $tc | $rc | $(ratio "$tc" "$rc") | $(median <"$TMP/$id.tumbler.util") / $(median <"$TMP/$id.redis.util") |"
+	done
+	echo
+	echo "CPU µs/req is the server's utime+stime over the run divided by the requests sent"
+	echo "(tumbler-bench cycle: 2 requests a cycle; contended: every attempt). Clock-tick"
+	echo "resolution is 1/$CLK_TCK s. Server CPU % is that time over the run's wall time: well"
+	echo "under 100 means the server was not the bottleneck (the load generator or the"
+	echo "loopback was), so the ops/s ratio there understates the difference and CPU µs/req"
+	echo "is the fairer comparison. The EVALSHA workloads release random keys that are"
+	echo "mostly absent, so the script's GET misses and it returns 0."
+	echo
+} >>"$REPORT"
+
+# ---- memory ---------------------------------------------------------------
+log "memory: loading $FILL_KEYS locks into each server"
+start_servers 1 1
+sleep 0.5
+mem_row() { # who port pid -> sets M_BEFORE M_AFTER (KiB)
+	local port=$2 pid=$3 n
+	M_BEFORE=$(rss_kib "$pid")
+	"${GEN_PIN[@]}" "$TMP/tumbler-bench" --addr "127.0.0.1:$port" --workload fill --keys "$FILL_KEYS" \
+		--workers 8 --pipeline 64 --ttl 3600s --json >"$TMP/fill.$1.json" || {
+		cat "$TMP/fill.$1.json" >&2
+		return 1
+	}
+	n=$(redis-cli -h 127.0.0.1 -p "$port" DBSIZE)
+	[ "$n" = "$FILL_KEYS" ] || { echo "compare.sh: $1 holds $n keys after fill, want $FILL_KEYS" >&2; return 1; }
+	sleep 1
+	M_AFTER=$(rss_kib "$pid")
+}
+mem_row tumbler "$T_PORT" "$T_PID"
+TB=$M_BEFORE TA=$M_AFTER
+mem_row redis "$R_PORT" "$R_PID"
+RB=$M_BEFORE RA=$M_AFTER
+stop_servers
+per_lock() { awk -v b="$1" -v a="$2" -v n="$FILL_KEYS" 'BEGIN { printf "%.1f", (a - b) * 1024 / n }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+TPL=$(per_lock "$TB" "$TA")
+RPL=$(per_lock "$RB" "$RA")
+{
+	echo "## Memory: $FILL_KEYS held locks"
+	echo
+	echo "12-byte keys (\`lk:\` + 9 digits), 32-byte tokens, \`SET key token NX PX 3600000\`,"
+	echo "loaded by \`tumbler-bench --workload fill\` (pipeline 64); DBSIZE checked exact."
+	echo "RSS is VmRSS from /proc/PID/status on fresh servers."
+	echo
+	echo "| | tumbler | redis | tumbler/redis |"
+	echo "|---|---:|---:|---:|"
+	echo "| RSS before, MiB | $(mib "$TB") | $(mib "$RB") | $(ratio "$TB" "$RB") |"
+	echo "| RSS after, MiB | $(mib "$TA") | $(mib "$RA") | $(ratio "$TA" "$RA") |"
+	echo "| RSS per lock, bytes | $TPL | $RPL | $(ratio "$TPL" "$RPL") |"
+	echo
+} >>"$REPORT"
+
+# ---- unpinned --------------------------------------------------------------
+if [ "$UNPINNED" = 1 ]; then
+	log "unpinned: SET/GET P16 with GOMAXPROCS=$NCPU"
+	GEN_PIN_SAVED=("${GEN_PIN[@]}")
+	GEN_PIN=()
+	start_servers 0 "$NCPU"
+	for id in set_p16 get_p16; do
+		rm -f "$TMP/$id".*.ops "$TMP/$id".*.cpu "$TMP/$id".*.util
+	done
+	for r in $(seq "$ROUNDS"); do
+		redis-cli -h 127.0.0.1 -p "$T_PORT" FLUSHALL >/dev/null
+		redis-cli -h 127.0.0.1 -p "$R_PORT" FLUSHALL >/dev/null
+		for id in set_p16 get_p16; do
+			log "unpinned round $r/$ROUNDS: $id"
+			measure "$id" "$T_PORT" "$T_PID" tumbler
+			measure "$id" "$R_PORT" "$R_PID" redis
+		done
+	done
+	stop_servers
+	GEN_PIN=("${GEN_PIN_SAVED[@]}")
+	{
+		echo "## Unpinned: tumbler GOMAXPROCS=$NCPU, nothing pinned (median of $ROUNDS)"
+		echo
+		echo "| workload | tumbler ops/s | redis ops/s | tumbler/redis | tumbler CPU µs/req | redis CPU µs/req | server CPU % tumbler / redis |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		for id in set_p16 get_p16; do
+			to=$(median <"$TMP/$id.tumbler.ops")
+			ro=$(median <"$TMP/$id.redis.ops")
+			echo "| $(label "$id") | $(fmt_int "$to") | $(fmt_int "$ro") | $(ratio "$to" "$ro") | $(median <"$TMP/$id.tumbler.cpu") | $(median <"$TMP/$id.redis.cpu") | $(median <"$TMP/$id.tumbler.util") / $(median <"$TMP/$id.redis.util") |"
+		done
+		echo
+	} >>"$REPORT"
+fi
+
+echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)." >>"$REPORT"
+mkdir -p "$(dirname "$OUT")"
+cp "$REPORT" "$OUT"
+cat "$REPORT"
+log "report written to $OUT"

@@ -1,0 +1,45 @@
+// Package bench measures lock throughput and latency against any
+// Redis-protocol server — tumbler in-process (server.RunT), tumbler as a
+// process, redis-server — and checks mutual exclusion while it runs.
+// cmd/tumbler-bench is its command line; Run is the same body for Go code
+// and tests.
+//
+// # Workloads
+//
+//   - cycle: uncontended acquire and release, SET key token NX PX ttl then
+//     EVALSHA of the compare-and-delete script (ReleaseScript); each worker
+//     has its own keys.
+//   - contended: every worker picks one of Keys hot keys at random and
+//     retries with jitter until it gets it, holds it for Hold, releases it.
+//   - extend: the watchdog pattern; each worker acquires one key, then
+//     extends it over and over with the compare-and-PEXPIRE script
+//     (ExtendScript).
+//   - pipelined: Pipeline acquires of distinct keys in one pipeline, then
+//     the releases in a second.
+//   - redlock: acquire on a majority of Addrs (requests to all in flight at
+//     once), release on all; retry with jitter without a majority.
+//   - fill: set exactly Keys locks (12-byte keys with the default prefix,
+//     32-byte tokens, PX ttl) and leave them held, to measure memory.
+//
+// The scripts are loaded with SCRIPT LOAD at the start; a NOSCRIPT reply
+// (the server's cache was flushed) is answered by sending EVAL instead.
+//
+// # Mutual exclusion check
+//
+// Each worker records itself as the holder of a key in an in-process
+// registry after the server grants the key, and clears the record before
+// it sends the release. A grant to a second worker while the first is
+// recorded and its lease cannot have expired yet (the lease is known to
+// last until the first worker sent its SET plus the TTL) is a violation;
+// one after that point is counted as an expired takeover. The check is one
+// compare-and-swap per grant on a per-key slot, so it costs little next to
+// a network round trip.
+//
+// # Concurrency
+//
+// Run starts Workers goroutines and returns when they have stopped. Each
+// worker owns its keys, tokens, histogram and counters; connections are
+// shared, under a mutex held for a whole request/reply exchange, only when
+// Conns < Workers. Conn is a single-goroutine RESP client with explicit
+// pipelining. Run may be called concurrently with different Options.
+package bench

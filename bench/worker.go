@@ -1,0 +1,579 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// worker is one goroutine of a run. Each worker owns its key range (all
+// keys for contended), its tokens, its histogram and its counters; only
+// connections may be shared.
+type worker struct {
+	id     int
+	r      *runner
+	conns  []*sharedConn // one per address
+	rng    *rand.Rand
+	hist   *hdrhistogram.Histogram
+	st     *counters
+	lo, hi int // key range [lo, hi)
+	next   int // next key in the range (round robin)
+
+	tokID uint64   // counter part of the next token
+	tok   [][]byte // one 32-byte token per pipeline slot
+	keys  [][]byte // one key buffer per pipeline slot (and per address)
+	held  []int    // slots acquired in the current pipelined batch
+	retry []int    // slots whose release met NOSCRIPT
+}
+
+const tokenLen = 32
+
+func (w *worker) initToken() {
+	p := max(w.r.o.Pipeline, 1)
+	w.tok = make([][]byte, p)
+	w.keys = make([][]byte, p)
+	// 4 hex digits of worker id, 12 random, then a 16-digit counter: every
+	// acquisition has a token no other acquisition shares, in this run or
+	// another. The random part is not drawn from the seed, or two runs
+	// with the same seed would use the same tokens.
+	prefix := fmt.Sprintf("%04x%012x", w.id&0xffff, rand.Uint64()&0xffffffffffff)
+	for i := range w.tok {
+		w.tok[i] = make([]byte, tokenLen)
+		copy(w.tok[i], prefix)
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// token gives slot i a fresh token and returns it.
+func (w *worker) token(i int) []byte {
+	t := w.tok[i]
+	n := w.tokID
+	w.tokID++
+	for j := tokenLen - 1; j >= 16; j-- {
+		t[j] = hexDigits[n&15]
+		n >>= 4
+	}
+	return t
+}
+
+// key renders key number k into slot i's buffer: prefix + 9 digits.
+func (w *worker) key(i, k int) []byte {
+	b := append(w.keys[i][:0], w.r.keyPrefix...)
+	var d [20]byte
+	s := strconv.AppendInt(d[:0], int64(k), 10)
+	for n := len(s); n < 9; n++ {
+		b = append(b, '0')
+	}
+	b = append(b, s...)
+	w.keys[i] = b
+	return b
+}
+
+// nextKey returns the next key of the worker's range, round robin.
+func (w *worker) nextKey() int {
+	k := w.next
+	w.next++
+	if w.next >= w.hi {
+		w.next = w.lo
+	}
+	return k
+}
+
+func (w *worker) sleepJitter() {
+	d := w.r.o.Retry/2 + time.Duration(w.rng.Int64N(int64(w.r.o.Retry)))
+	time.Sleep(d)
+}
+
+func (w *worker) hold() {
+	if w.r.o.Hold > 0 {
+		time.Sleep(w.r.o.Hold)
+	}
+}
+
+// badReply counts an error or unexpected reply.
+func (w *worker) badReply(what string, rep Reply) {
+	w.st.errors.Add(1)
+	w.r.noteErr(what + ": " + rep.String())
+}
+
+func (w *worker) run() error {
+	switch w.r.o.Workload {
+	case "cycle":
+		return w.loop(w.cycle)
+	case "contended":
+		return w.loop(w.contended)
+	case "extend":
+		return w.extend()
+	case "pipelined":
+		return w.loop(w.pipelined)
+	case "redlock":
+		return w.loop(w.redlock)
+	case "fill":
+		return w.fill()
+	}
+	return fmt.Errorf("bench: unknown workload %q", w.r.o.Workload)
+}
+
+func (w *worker) loop(op func() error) error {
+	for !w.r.stop.Load() {
+		if err := op(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSetNX buffers SET key tok NX PX ttl.
+func (w *worker) writeSetNX(c *Conn, key, tok []byte) {
+	c.WriteArray(6)
+	c.WriteBulkString("SET")
+	c.WriteBulk(key)
+	c.WriteBulk(tok)
+	c.WriteBulkString("NX")
+	c.WriteBulkString("PX")
+	c.WriteBulkInt(w.r.o.TTL.Milliseconds())
+	w.st.reqs.Add(1)
+}
+
+// writeScript buffers EVALSHA sha 1 key args..., or EVAL body 1 key
+// args... when eval is set.
+func (w *worker) writeScript(c *Conn, eval bool, sha, body string, key []byte, args ...[]byte) {
+	c.WriteArray(4 + len(args))
+	if eval {
+		c.WriteBulkString("EVAL")
+		c.WriteBulkString(body)
+	} else {
+		c.WriteBulkString("EVALSHA")
+		c.WriteBulkString(sha)
+	}
+	c.WriteBulkString("1")
+	c.WriteBulk(key)
+	for _, a := range args {
+		c.WriteBulk(a)
+	}
+	w.st.reqs.Add(1)
+}
+
+// readScript reads the reply to a script call written with writeScript and,
+// when the server answers NOSCRIPT (its cache was flushed), runs it again
+// with EVAL. It returns the script's integer result, or ok=false after
+// counting an error reply.
+func (w *worker) readScript(c *Conn, what, sha, body string, key []byte, args ...[]byte) (n int64, ok bool, err error) {
+	rep, err := c.ReadReply()
+	if err != nil {
+		return 0, false, err
+	}
+	if rep.IsErr() && bytes.HasPrefix(rep.Str, []byte("NOSCRIPT")) {
+		w.writeScript(c, true, sha, body, key, args...)
+		if err := c.Flush(); err != nil {
+			return 0, false, err
+		}
+		if rep, err = c.ReadReply(); err != nil {
+			return 0, false, err
+		}
+	}
+	if rep.Kind != KindInt {
+		w.badReply(what, rep)
+		return 0, false, nil
+	}
+	return rep.Int, true, nil
+}
+
+// acquireReply classifies the reply to SET NX: granted, refused (nil), or
+// an error reply (counted).
+func (w *worker) acquireReply(rep Reply) (granted, refused bool) {
+	switch {
+	case rep.IsOK():
+		return true, false
+	case rep.Nil:
+		return false, true
+	}
+	w.badReply("SET NX", rep)
+	return false, false
+}
+
+// granted records in the registry that this worker holds key k, acquired
+// with a request sent at sent; it counts a violation when another worker
+// still held it.
+func (w *worker) granted(k int, sent int64) {
+	ok, expired := w.r.reg.acquired(k, w.id, sent+int64(w.r.o.TTL), w.r.now())
+	switch {
+	case ok:
+	case expired:
+		w.st.expired.Add(1)
+	default:
+		w.st.violations.Add(1)
+	}
+}
+
+// released counts the reply of a release: 1 deleted our lock, 0 means it
+// was no longer ours.
+func (w *worker) released(n int64) {
+	if n != 1 {
+		w.st.lost.Add(1)
+	}
+}
+
+func (w *worker) record(start int64, ops int64) {
+	d := w.r.now() - start
+	_ = w.hist.RecordValues(max(d, 1), ops)
+	w.st.ops.Add(ops)
+}
+
+// cycle is one uncontended lock cycle: SET NX PX, then the release script.
+func (w *worker) cycle() error {
+	sc := w.conns[0]
+	k := w.nextKey()
+	key, tok := w.key(0, k), w.token(0)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	c := sc.c
+	t0 := w.r.now()
+	w.writeSetNX(c, key, tok)
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	rep, err := c.ReadReply()
+	if err != nil {
+		return err
+	}
+	if ok, refused := w.acquireReply(rep); !ok {
+		if refused {
+			w.st.busy.Add(1)
+		}
+		return nil
+	}
+	w.granted(k, t0)
+	w.hold()
+	return w.release(c, k, key, tok, t0)
+}
+
+// release clears the registry entry, runs the release script on c and
+// records the finished cycle that started at t0.
+func (w *worker) release(c *Conn, k int, key, tok []byte, t0 int64) error {
+	w.r.reg.releasing(k, w.id)
+	w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, key, tok)
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
+	if err != nil || !ok {
+		return err
+	}
+	w.released(n)
+	w.record(t0, 1)
+	return nil
+}
+
+// contended picks a random hot key and retries with jitter until it gets
+// it, then releases it.
+func (w *worker) contended() error {
+	sc := w.conns[0]
+	k := w.lo + w.rng.IntN(w.hi-w.lo)
+	key, tok := w.key(0, k), w.token(0)
+	t0 := w.r.now()
+	for {
+		sc.mu.Lock()
+		c := sc.c
+		sent := w.r.now()
+		w.writeSetNX(c, key, tok)
+		err := c.Flush()
+		var rep Reply
+		if err == nil {
+			rep, err = c.ReadReply()
+		}
+		if err != nil {
+			sc.mu.Unlock()
+			return err
+		}
+		ok, refused := w.acquireReply(rep)
+		if ok {
+			w.granted(k, sent)
+			sc.mu.Unlock()
+			w.hold()
+			sc.mu.Lock()
+			err := w.release(sc.c, k, key, tok, t0)
+			sc.mu.Unlock()
+			return err
+		}
+		sc.mu.Unlock()
+		if !refused {
+			return nil
+		}
+		w.st.busy.Add(1)
+		if w.r.stop.Load() {
+			return nil
+		}
+		w.sleepJitter()
+	}
+}
+
+// extend is the watchdog pattern: acquire one key, then keep extending its
+// lease with the compare-and-PEXPIRE script; each extension is one op.
+// The lock is released when the run ends.
+func (w *worker) extend() error {
+	sc := w.conns[0]
+	k := w.lo
+	key, tok := w.key(0, k), w.token(0)
+	ttl := []byte(strconv.FormatInt(w.r.o.TTL.Milliseconds(), 10))
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	c := sc.c
+	held := false
+	for !w.r.stop.Load() {
+		t0 := w.r.now()
+		if !held {
+			tok = w.token(0)
+			w.writeSetNX(c, key, tok)
+			if err := c.Flush(); err != nil {
+				return err
+			}
+			rep, err := c.ReadReply()
+			if err != nil {
+				return err
+			}
+			ok, refused := w.acquireReply(rep)
+			if !ok {
+				if !refused {
+					return nil
+				}
+				w.st.busy.Add(1)
+				sc.mu.Unlock()
+				w.sleepJitter()
+				sc.mu.Lock()
+				continue
+			}
+			w.granted(k, t0)
+			held = true
+			continue
+		}
+		w.writeScript(c, false, w.r.extendSHA, ExtendScript, key, tok, ttl)
+		if err := c.Flush(); err != nil {
+			return err
+		}
+		n, ok, err := w.readScript(c, "extend", w.r.extendSHA, ExtendScript, key, tok, ttl)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		if n != 1 {
+			// The lease ran out under us: count it and take the lock again.
+			w.st.lost.Add(1)
+			w.r.reg.releasing(k, w.id)
+			held = false
+			continue
+		}
+		w.r.reg.extended(k, w.id, t0+int64(w.r.o.TTL))
+		w.record(t0, 1)
+	}
+	if !held {
+		return nil
+	}
+	w.r.reg.releasing(k, w.id)
+	w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, key, tok)
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
+	if err == nil && ok {
+		w.released(n)
+	}
+	return err
+}
+
+// pipelined acquires Pipeline distinct keys in one pipeline, then releases
+// the ones it got in a second.
+func (w *worker) pipelined() error {
+	sc := w.conns[0]
+	p := w.r.o.Pipeline
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	c := sc.c
+	t0 := w.r.now()
+	first := w.next
+	for i := 0; i < p; i++ {
+		w.writeSetNX(c, w.key(i, w.nextKey()), w.token(i))
+	}
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	w.held = w.held[:0]
+	for i := 0; i < p; i++ {
+		rep, err := c.ReadReply()
+		if err != nil {
+			return err
+		}
+		ok, refused := w.acquireReply(rep)
+		if ok {
+			w.held = append(w.held, i)
+		} else if refused {
+			w.st.busy.Add(1)
+		}
+	}
+	span := w.hi - w.lo
+	keyOf := func(i int) int { return w.lo + (first-w.lo+i)%span }
+	for _, i := range w.held {
+		w.granted(keyOf(i), t0)
+	}
+	for _, i := range w.held {
+		w.r.reg.releasing(keyOf(i), w.id)
+		w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, w.keys[i], w.tok[i])
+	}
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	// A NOSCRIPT answer makes readScript send EVAL and read its reply in
+	// the middle of the pipeline's replies, which would misalign them; so
+	// read them all first and run the NOSCRIPT ones again after.
+	var done int64
+	w.retry = w.retry[:0]
+	for _, i := range w.held {
+		rep, err := c.ReadReply()
+		if err != nil {
+			return err
+		}
+		switch {
+		case rep.Kind == KindInt:
+			w.released(rep.Int)
+			done++
+		case rep.IsErr() && bytes.HasPrefix(rep.Str, []byte("NOSCRIPT")):
+			w.retry = append(w.retry, i)
+		default:
+			w.badReply("release", rep)
+		}
+	}
+	for _, i := range w.retry {
+		w.writeScript(c, true, "", ReleaseScript, w.keys[i], w.tok[i])
+		if err := c.Flush(); err != nil {
+			return err
+		}
+		n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, w.keys[i], w.tok[i])
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.released(n)
+			done++
+		}
+	}
+	if done > 0 {
+		w.record(t0, done)
+	}
+	return nil
+}
+
+// redlock acquires one key on a majority of the addresses (requests to all
+// of them in flight at once), then releases it on all of them; on failing
+// to reach a majority it releases what it got and retries with jitter.
+func (w *worker) redlock() error {
+	n := len(w.conns)
+	quorum := n/2 + 1
+	k := w.nextKey()
+	key, tok := w.key(0, k), w.token(0)
+	for _, sc := range w.conns {
+		sc.mu.Lock()
+	}
+	defer func() {
+		for _, sc := range w.conns {
+			sc.mu.Unlock()
+		}
+	}()
+	t0 := w.r.now()
+	for {
+		sent := w.r.now()
+		for _, sc := range w.conns {
+			w.writeSetNX(sc.c, key, tok)
+			if err := sc.c.Flush(); err != nil {
+				return err
+			}
+		}
+		got := 0
+		for _, sc := range w.conns {
+			rep, err := sc.c.ReadReply()
+			if err != nil {
+				return err
+			}
+			if ok, refused := w.acquireReply(rep); ok {
+				got++
+			} else if refused {
+				w.st.busy.Add(1)
+			}
+		}
+		// Redlock's validity rule: the lock counts only if it was
+		// obtained within its TTL.
+		valid := w.r.now()-sent < int64(w.r.o.TTL)
+		if got >= quorum && valid {
+			w.granted(k, sent)
+			w.hold()
+			w.r.reg.releasing(k, w.id)
+		}
+		for _, sc := range w.conns {
+			w.writeScript(sc.c, false, w.r.releaseSHA, ReleaseScript, key, tok)
+			if err := sc.c.Flush(); err != nil {
+				return err
+			}
+		}
+		for _, sc := range w.conns {
+			if _, _, err := w.readScript(sc.c, "release", w.r.releaseSHA, ReleaseScript, key, tok); err != nil {
+				return err
+			}
+		}
+		if got >= quorum && valid {
+			w.record(t0, 1)
+			return nil
+		}
+		if w.r.stop.Load() {
+			return nil
+		}
+		w.sleepJitter()
+		tok = w.token(0)
+	}
+}
+
+// fill sets every key of the worker's range once (SET key tok PX ttl NX),
+// Pipeline at a time, and leaves them held: it loads a server with a known
+// number of locks.
+func (w *worker) fill() error {
+	sc := w.conns[0]
+	p := w.r.o.Pipeline
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	c := sc.c
+	for k := w.lo; k < w.hi; {
+		if w.r.stop.Load() {
+			return nil
+		}
+		t0 := w.r.now()
+		n := min(p, w.hi-k)
+		for i := 0; i < n; i++ {
+			w.writeSetNX(c, w.key(i, k+i), w.token(i))
+		}
+		if err := c.Flush(); err != nil {
+			return err
+		}
+		var done int64
+		for i := 0; i < n; i++ {
+			rep, err := c.ReadReply()
+			if err != nil {
+				return err
+			}
+			if ok, refused := w.acquireReply(rep); ok {
+				done++
+			} else if refused {
+				w.st.busy.Add(1)
+			}
+		}
+		if done > 0 {
+			w.record(t0, done)
+		}
+		k += n
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tumblerdb/tumbler/bench"
+	"github.com/tumblerdb/tumbler/server"
+)
+
+func TestRun_JSONAgainstTumbler(t *testing.T) {
+	t.Parallel()
+	srv := server.RunT(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--addr", srv.Addr(), "--workload", "contended", "--workers", "4", "--keys", "2", "--duration", "100ms", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	var res bench.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if res.Workload != "contended" || res.Keys != 2 || res.Ops <= 0 || res.Violations != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if errb.Len() != 0 {
+		t.Errorf("--json wrote to stderr: %s", errb.String())
+	}
+}
+
+func TestRun_TableAndProgress(t *testing.T) {
+	t.Parallel()
+	srv := server.RunT(t)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--addr", srv.Addr(), "--workers", "2", "--duration", "1100ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "latency p99.9") || !strings.Contains(errb.String(), "ops/s") {
+		t.Errorf("stdout %s\nstderr %s", out.String(), errb.String())
+	}
+}
+
+func TestRun_BadUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--workload", "nope"},
+		{"--no-such-flag"},
+		{"extra"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != 1 {
+			t.Errorf("%q: exit %d, want 1", args, code)
+		}
+	}
+}
+
+// TestRun_ViolationsExitTwo: against a server that grants every SET NX the
+// command reports violations and exits 2.
+func TestRun_ViolationsExitTwo(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, nc)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := bench.NewConn(nc)
+				for {
+					r, err := c.ReadReply()
+					if err != nil || len(r.Elems) == 0 {
+						return
+					}
+					reply := "+OK\r\n"
+					switch strings.ToUpper(string(r.Elems[0].Str)) {
+					case "SCRIPT":
+						sum := sha1.Sum(r.Elems[2].Str)
+						reply = "$40\r\n" + hex.EncodeToString(sum[:]) + "\r\n"
+					case "EVALSHA":
+						reply = ":1\r\n"
+					}
+					if _, err := nc.Write([]byte(reply)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--addr", ln.Addr().String(), "--workload", "contended", "--workers", "4", "--keys", "1", "--hold", "2ms", "--duration", "150ms", "--json"}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "violations") {
+		t.Errorf("exit %d, stderr %q; want 2 and violations reported", code, errb.String())
+	}
+}

@@ -1,0 +1,136 @@
+package luavm
+
+import (
+	"testing"
+
+	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/engine/enginetest"
+)
+
+// discard is an engine.Writer that drops replies, so the benchmarks measure
+// the script path alone.
+type discard struct{}
+
+func (discard) Proto() int                { return 2 }
+func (discard) WriteStatus(string)        {}
+func (discard) WriteError(string)         {}
+func (discard) WriteInt(int64)            {}
+func (discard) WriteBulk([]byte)          {}
+func (discard) WriteBulkString(string)    {}
+func (discard) WriteNull()                {}
+func (discard) WriteNullArray()           {}
+func (discard) WriteArray(int)            {}
+func (discard) WriteMap(int)              {}
+func (discard) WriteSet(int)              {}
+func (discard) WriteBool(bool)            {}
+func (discard) WriteDouble(float64)       {}
+func (discard) WriteVerbatim(_, _ string) {}
+
+const extend = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
+
+// token is 32 bytes, as tumbler-bench's tokens are.
+const token = "0000a1b2c3d4e5f60000000000000001"
+
+func args(s ...string) [][]byte {
+	b := make([][]byte, len(s))
+	for i, a := range s {
+		b[i] = []byte(a)
+	}
+	return b
+}
+
+// benchEngine returns an engine with a VM, the release and extend scripts
+// loaded, and one held lock "lock:held".
+func benchEngine(b *testing.B) *engine.Engine {
+	e := engine.New(engine.Config{})
+	Install(e)
+	for _, c := range [][]string{
+		{"SCRIPT", "LOAD", release},
+		{"SCRIPT", "LOAD", extend},
+		{"SET", "lock:held", token, "PX", "30000", "NX"},
+	} {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: args(c...), W: w})
+		if s := w.String(); s == "" || s[0] == '-' {
+			b.Fatalf("%q: %s", c, s)
+		}
+	}
+	return e
+}
+
+// expect runs args once and fails the benchmark unless the reply is want:
+// a benchmark of the wrong path measures nothing.
+func expect(b *testing.B, e *engine.Engine, want string, a [][]byte) {
+	b.Helper()
+	w := &enginetest.TextWriter{}
+	e.Exec(&engine.Ctx{Args: a, W: w})
+	if w.String() != want {
+		b.Fatalf("%q = %s, want %s", a, w.String(), want)
+	}
+}
+
+// BenchmarkEvalSHA_ReleaseHeld is a whole lock cycle through the engine:
+// SET NX PX takes the lock, EVALSHA of the release script deletes it.
+// Compare with engine's BenchmarkSetNXPX for the SET alone.
+func BenchmarkEvalSHA_ReleaseHeld(b *testing.B) {
+	e := benchEngine(b)
+	set := args("SET", "lock:1", token, "PX", "30000", "NX")
+	rel := args("EVALSHA", SHA1Hex([]byte(release)), "1", "lock:1", token)
+	expect(b, e, "+OK", set)
+	expect(b, e, ":1", rel)
+	cs := &engine.Ctx{Args: set, W: discard{}}
+	cr := &engine.Ctx{Args: rel, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cs.Args = set
+		e.Exec(cs)
+		cr.Args = rel
+		e.Exec(cr)
+	}
+}
+
+// BenchmarkEvalSHA_ReleaseMissing is the release script on a key that is
+// not there (the lock expired): one GET inside the script, no delete.
+func BenchmarkEvalSHA_ReleaseMissing(b *testing.B) {
+	e := benchEngine(b)
+	rel := args("EVALSHA", SHA1Hex([]byte(release)), "1", "lock:absent", token)
+	expect(b, e, ":0", rel)
+	c := &engine.Ctx{Args: rel, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Args = rel
+		e.Exec(c)
+	}
+}
+
+// BenchmarkEval_ReleaseMissingByBody is the same script sent with EVAL, as
+// clients do before they learn the SHA: the cache lookup is by body.
+func BenchmarkEval_ReleaseMissingByBody(b *testing.B) {
+	e := benchEngine(b)
+	rel := args("EVAL", release, "1", "lock:absent", token)
+	expect(b, e, ":0", rel)
+	c := &engine.Ctx{Args: rel, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Args = rel
+		e.Exec(c)
+	}
+}
+
+// BenchmarkEvalSHA_ExtendHeld is a watchdog tick: the compare-and-PEXPIRE
+// script on a held lock (GET, compare, PEXPIRE reschedules the deadline).
+func BenchmarkEvalSHA_ExtendHeld(b *testing.B) {
+	e := benchEngine(b)
+	ext := args("EVALSHA", SHA1Hex([]byte(extend)), "1", "lock:held", token, "30000")
+	expect(b, e, ":1", ext)
+	c := &engine.Ctx{Args: ext, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Args = ext
+		e.Exec(c)
+	}
+}
