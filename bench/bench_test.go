@@ -352,11 +352,9 @@ func TestRun_ExpiredLeaseIsNotAViolation(t *testing.T) {
 
 // TestRun_TumblerKeepsShortLeases: a lock taken with PX 1 must stay held
 // for at least 1 ms after the request was sent, as in Redis (a key expires
-// when now > deadline). tumbler currently expires it when now >= deadline
-// on a millisecond clock, so a lease can end up to 1 ms early and this
-// check reports violations.
+// when now > deadline). With now >= deadline on a millisecond clock a lease
+// could end up to 1 ms early, and this check reported violations.
 func TestRun_TumblerKeepsShortLeases(t *testing.T) {
-	t.Skip("known engine bug: tumbler expires a PX lease up to 1 ms early (now >= deadline); enable once expiry uses Redis's now > deadline")
 	srv := server.RunT(t)
 	res, err := Run(context.Background(), Options{
 		Addrs: []string{srv.Addr()}, Workload: "contended",

@@ -13,7 +13,8 @@
 //
 // Each command reads the clock once (Ctx.Now, monotonic milliseconds); a
 // script's nested calls reuse its caller's reading, so time is frozen for
-// the whole script. A key is gone when now >= deadline, for lazy expiry on
+// the whole script. A key is gone when now > deadline (as Redis's
+// keyIsExpired), for lazy expiry on
 // access and for active reclamation (ReclaimDue) alike.
 //
 // # Concurrency

@@ -70,10 +70,11 @@ func TestSetNX_IntegerReplies(t *testing.T) {
 func TestExpiry_LazyAtDeadline(t *testing.T) {
 	e := newTestEngine(t)
 	e.expect("+OK", "SET", "k", "v", "PX", "100")
-	e.clock.Advance(99 * time.Millisecond)
-	e.expect("$v", "GET", "k")
+	e.clock.Advance(100 * time.Millisecond)
+	e.expect("$v", "GET", "k") // alive through the deadline's millisecond, as Redis
+	e.expect(":0", "PTTL", "k")
 	e.clock.Advance(time.Millisecond)
-	e.expect("(nil)", "GET", "k") // gone when now == deadline
+	e.expect("(nil)", "GET", "k") // gone once now > deadline
 	if n, x := e.KeyCount(); n != 0 || x != 0 {
 		t.Fatalf("lazy expiry left %d keys, %d deadlines", n, x)
 	}
@@ -89,7 +90,7 @@ func TestReclaimDue_BoundedBatchesInDeadlineOrder(t *testing.T) {
 	}
 	e.expect("+OK", "SET", "later", "v", "PX", "60000")
 	e.expect("+OK", "SET", "forever", "v")
-	e.clock.Advance(10 * time.Millisecond)
+	e.clock.Advance(11 * time.Millisecond)
 	var buf []expiry.Item
 	total := 0
 	for {
@@ -99,7 +100,7 @@ func TestReclaimDue_BoundedBatchesInDeadlineOrder(t *testing.T) {
 		}
 		total += n
 		if n < 256 {
-			if !ok || next != e.clock.Mono()+60000-10 {
+			if !ok || next != e.clock.Mono()+60000-11 {
 				t.Fatalf("next deadline = %d,%v; want the 'later' key's", next, ok)
 			}
 			break
@@ -226,7 +227,7 @@ func TestKeysAndScan(t *testing.T) {
 		e.expect("+OK", "SET", "lock:"+strconv.Itoa(i), "v")
 	}
 	e.expect("+OK", "SET", "other", "v", "PX", "1")
-	e.clock.Advance(time.Millisecond)
+	e.clock.Advance(2 * time.Millisecond)
 	if got := e.do("KEYS", "lock:1?"); strings.Count(got, "$lock:1") != 10 {
 		t.Fatalf("KEYS lock:1? = %s", got)
 	}

@@ -27,7 +27,7 @@ func TestIndex_OrdersByDeadlineThenKey(t *testing.T) {
 	}
 }
 
-func TestIndex_DueIsInclusiveAndBounded(t *testing.T) {
+func TestIndex_DueIsExclusiveAndBounded(t *testing.T) {
 	x := NewIndex()
 	for i := int64(1); i <= 10; i++ {
 		x.Add(string(rune('a'+i)), i*10)
@@ -35,10 +35,13 @@ func TestIndex_DueIsInclusiveAndBounded(t *testing.T) {
 	if got := x.Due(9, 100, nil); len(got) != 0 {
 		t.Fatalf("nothing is due before the first deadline, got %v", got)
 	}
-	if got := x.Due(10, 100, nil); len(got) != 1 {
-		t.Fatalf("a key is gone when now == deadline; got %v", got)
+	if got := x.Due(10, 100, nil); len(got) != 0 {
+		t.Fatalf("a key lives through its deadline's millisecond; got %v", got)
 	}
-	if got := x.Due(100, 3, nil); len(got) != 3 || got[0].Deadline != 10 || got[2].Deadline != 30 {
+	if got := x.Due(11, 100, nil); len(got) != 1 {
+		t.Fatalf("a key is gone once now > deadline; got %v", got)
+	}
+	if got := x.Due(101, 3, nil); len(got) != 3 || got[0].Deadline != 10 || got[2].Deadline != 30 {
 		t.Fatalf("Due must return the earliest max items in order, got %v", got)
 	}
 	if !x.Remove(string(rune('a'+1)), 10) || x.Remove(string(rune('a'+1)), 10) {
@@ -53,7 +56,7 @@ func TestExpired_OneRule(t *testing.T) {
 	cases := []struct {
 		deadline, now int64
 		want          bool
-	}{{0, 100, false}, {100, 99, false}, {100, 100, true}, {100, 101, true}}
+	}{{0, 100, false}, {100, 99, false}, {100, 100, false}, {100, 101, true}}
 	for _, c := range cases {
 		if got := Expired(c.deadline, c.now); got != c.want {
 			t.Errorf("Expired(%d,%d) = %v, want %v", c.deadline, c.now, got, c.want)

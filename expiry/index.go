@@ -46,11 +46,11 @@ func (x *Index) Next() (deadline int64, ok bool) {
 }
 
 // Due appends to dst, in deadline order, up to max keys whose deadline is at
-// or before now (the one expiry rule: a key is gone when now >= deadline).
+// before now (the one expiry rule, Expired: a key is gone when now > deadline).
 // It does not remove them.
 func (x *Index) Due(now int64, max int, dst []Item) []Item {
 	x.tr.Scan(func(it Item) bool {
-		if it.Deadline > now || len(dst) >= max {
+		if !Expired(it.Deadline, now) || len(dst) >= max {
 			return false
 		}
 		dst = append(dst, it)
@@ -66,5 +66,8 @@ func (x *Index) Scan(fn func(Item) bool) { x.tr.Scan(fn) }
 func (x *Index) Clear() { x.tr.Clear() }
 
 // Expired reports the one expiry rule used everywhere: a deadline of 0 means
-// none; otherwise the key is gone once now >= deadline.
-func Expired(deadline, now int64) bool { return deadline != 0 && now >= deadline }
+// none; otherwise the key is gone once now > deadline. Like Redis
+// (keyIsExpired: now > when), a key lives through its deadline's
+// millisecond: with millisecond clocks, now >= deadline would let a PX N
+// lock set late in a millisecond go after N-1 ms and a little.
+func Expired(deadline, now int64) bool { return deadline != 0 && now > deadline }

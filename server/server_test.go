@@ -230,9 +230,9 @@ func TestManualClock_AdvanceExpiresImmediately(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	c := dial(t, srv.Addr())
 	c.do("SET", "lock", "tok", "PX", "30000", "NX")
-	srv.Advance(29999 * time.Millisecond)
+	srv.Advance(30000 * time.Millisecond)
 	if got := c.do("GET", "lock"); got != "$3\r\ntok\r\n" {
-		t.Fatalf("before the deadline: %q", got)
+		t.Fatalf("at the deadline (a key lives through its millisecond, as in Redis): %q", got)
 	}
 	srv.Advance(time.Millisecond)
 	// the active loop reclaims it without any access

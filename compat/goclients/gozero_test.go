@@ -72,10 +72,11 @@ func TestGoZeroRedisLock(t *testing.T) {
 		t.Fatalf("Acquire after Release = %v, %v; want true", ok, err)
 	}
 
-	// Expiry: b's 10.5 s lock is gone at 10.5 s; a takes it; b's release fails.
-	srv.Advance(10499 * time.Millisecond)
+	// Expiry: b's 10.5 s lock lives through 10.5 s and is gone 1 ms later
+	// (Redis: now > deadline); a takes it; b's release fails.
+	srv.Advance(10500 * time.Millisecond)
 	if ok, err := a.AcquireCtx(ctx); ok || err != nil {
-		t.Fatalf("Acquire 1ms before expiry = %v, %v; want false", ok, err)
+		t.Fatalf("Acquire at the deadline = %v, %v; want false", ok, err)
 	}
 	srv.Advance(time.Millisecond)
 	if ok, err := a.AcquireCtx(ctx); !ok || err != nil {

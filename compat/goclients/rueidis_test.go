@@ -143,8 +143,13 @@ func TestRueidis(t *testing.T) {
 				t.Errorf("DoMulti PTTL = %d, %v", n, err)
 			}
 
-			// Expiry on the manual clock.
+			// Expiry on the manual clock: alive through its deadline's
+			// millisecond, gone after it (Redis: now > deadline).
 			srv.Advance(2500 * time.Millisecond)
+			if s, err := c.Do(ctx, c.B().Get().Key("rd-lock").Build()).ToString(); err != nil || s != "tok-c" {
+				t.Fatalf("GET at the deadline = %q, %v; want tok-c", s, err)
+			}
+			srv.Advance(time.Millisecond)
 			if _, err := c.Do(ctx, c.B().Get().Key("rd-lock").Build()).ToString(); !rueidis.IsRedisNil(err) {
 				t.Fatalf("GET after expiry: err = %v; want a Redis nil", err)
 			}
