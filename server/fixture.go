@@ -44,7 +44,8 @@ type fixture struct {
 
 	// Restart bookkeeping.
 	restartMu  sync.Mutex
-	conns      sync.WaitGroup // connection goroutines, counted by acceptLoop
+	conns      sync.WaitGroup // connection goroutines started by acceptLoop
+	counted    sync.Map       // net.Conn -> struct{}: the ones conns counts
 	acceptDone chan struct{}  // closed when the current accept loop returns; guarded by Server.mu
 
 	self      engine.Client // the client of the fixture's own calls (Get, Set, Restart)
@@ -89,6 +90,13 @@ func (s *Server) beginServing(ln net.Listener) {
 	}()
 }
 
+// fixtureAccepted counts a connection acceptLoop is about to serve, so
+// that Restart can wait for its goroutine to end.
+func (s *Server) fixtureAccepted(nc net.Conn) {
+	s.fx.conns.Add(1)
+	s.fx.counted.Store(nc, struct{}{})
+}
+
 // fixtureConnStart sets up a new connection's fixture state.
 func (s *Server) fixtureConnStart(c *client) {
 	c.fx.killed = make(chan struct{})
@@ -102,7 +110,9 @@ func (s *Server) fixtureConnEnd(c *client) {
 	if c.fx.monitor.Load() {
 		s.removeMonitor(c)
 	}
-	s.fx.conns.Done()
+	if _, ok := s.fx.counted.LoadAndDelete(c.nc); ok {
+		s.fx.conns.Done()
+	}
 }
 
 // kill closes a connection from another goroutine (CLIENT KILL,
@@ -148,11 +158,11 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// Redis shows scripts to MONITOR before they run (so that their
 	// commands follow them), everything else once it has run.
 	c.fx.feed = false
-	if valid && !skipMonitor(cmd) {
-		if !feedsBefore(cmd) {
-			c.fx.feed = true
-		} else if s.monitoring() {
+	if valid && s.monitoring() && !skipMonitor(cmd) {
+		if feedsBefore(cmd) {
 			s.feedMonitors(c, args)
+		} else {
+			c.fx.feed = true
 		}
 	}
 	return true
@@ -219,6 +229,7 @@ func touchesKeyspace(cmd *engine.Command) bool {
 // wrapCommands wraps every command's handler once, before the server
 // first serves, so that commands run inside scripts (and any other nested
 // call) are shown to MONITOR as [0 lua] and obey the restart delay.
+// Commands registered after Start are not wrapped.
 func (s *Server) wrapCommands() {
 	var wrap func(cmd *engine.Command)
 	wrap = func(cmd *engine.Command) {
@@ -229,9 +240,9 @@ func (s *Server) wrapCommands() {
 		if fn == nil {
 			return
 		}
-		write, name := cmd.Flags&engine.FlagWrite != 0, cmd.Name
+		write, name, feed := cmd.Flags&engine.FlagWrite != 0, cmd.Name, !skipMonitor(cmd)
 		cmd.Fn = func(c *engine.Ctx) {
-			if c.Script != nil && s.monitoring() {
+			if c.Script != nil && feed && s.monitoring() {
 				s.feedMonitors(nil, c.Args)
 			}
 			if write && s.refuseWrite(c, name) {

@@ -315,7 +315,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		}
 		delay = 0
 		s.wg.Add(1)
-		s.fx.conns.Add(1) // fixture: Restart waits for these (server/faults.go)
+		s.fixtureAccepted(nc) // fixture: Restart waits for these (server/fixture.go)
 		go s.serveConn(nc)
 	}
 }
