@@ -139,8 +139,8 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// MONITOR: unknown commands, arity errors and unauthenticated calls
 	// are answered at once.
 	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
-	var pcmd *engine.Command
-	if valid {
+	var pcmd *engine.Command // what CLIENT PAUSE may hold: not MONITOR clients, as Redis exempts replicas
+	if valid && !c.fx.monitor.Load() {
 		pcmd = cmd
 	}
 	if s.fx.anyPause.Load() && !s.waitTurn(c, pcmd) {

@@ -80,6 +80,20 @@ func TestMonitor_TheMonitoringConnection(t *testing.T) {
 			t.Fatalf("%v from a monitor = %q", args, got)
 		}
 	}
+	// CLIENT PAUSE does not hold it (Redis exempts replicas, monitors among them).
+	c0 := dial(t, srv.Addr())
+	c0.do("CLIENT", "PAUSE", "100000", "ALL")
+	if got := m.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING from a monitor during CLIENT PAUSE ALL = %q", got)
+	}
+	m.read() // its line
+	c0.send(encode("CLIENT", "UNPAUSE"))
+	eventually(t, "UNPAUSE held", func() bool { return srv.waitingCommands() == 1 })
+	srv.Advance(100 * time.Second)
+	if got := c0.read(); got != "+OK\r\n" {
+		t.Fatalf("UNPAUSE = %q", got)
+	}
+	// (CLIENT PAUSE and UNPAUSE are admin commands: MONITOR does not show them.)
 	// A second MONITOR gets no reply at all: the next reply is ECHO's.
 	m.send(encode("MONITOR") + encode("ECHO", "after"))
 	if got := m.read(); got != bulk("after") {
