@@ -34,6 +34,7 @@ type client struct {
 	kick     chan struct{} // wakes the flusher of a push-capable connection
 	gone     chan struct{} // closed when the connection ends
 	goneOnce sync.Once
+	fx       connFixture // test-fixture state (server/fixture.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -50,6 +51,8 @@ func (s *Server) serveConn(nc net.Conn) {
 	c.w = respWriter{proto: 2, mu: &c.omu}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
 	fc.needsAuth = func() bool { return c.NeedsAuth }
+	s.fixtureConnStart(c)     // fixture: CLIENT LIST age/idle/cmd, kill signal (server/fixture.go)
+	defer s.fixtureConnEnd(c) // fixture: leaves MONITOR, counted for Restart
 
 	if !s.register(c) {
 		return
@@ -69,6 +72,7 @@ func (s *Server) serveConn(nc net.Conn) {
 				break
 			}
 		}
+		s.replyLatency(c) // fixture: SetLatency (server/fixture.go)
 		if err := c.flush(); err != nil || c.closeNow {
 			return
 		}
@@ -133,7 +137,10 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 		}
 	}()
 	c.ctx.Args = cmd.Args
-	s.eng.Exec(&c.ctx)
+	if s.fixtureBefore(c) { // fixture: command log, pauses, FailNext, MONITOR (server/fixture.go)
+		s.eng.Exec(&c.ctx)
+		s.fixtureAfter(c)
+	}
 	c.ctx.Args = nil
 }
 

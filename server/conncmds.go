@@ -3,7 +3,6 @@ package server
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
@@ -150,6 +149,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.User = ""
 	me.NeedsAuth = s.cfg.RequirePass != ""
 	me.mu.Unlock()
+	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)
 	c.W.WriteStatus("RESET")
 }
 
@@ -213,15 +213,16 @@ func (s *Server) cmdClientSetInfo(c *engine.Ctx) {
 // clientLine describes a connection for CLIENT LIST / CLIENT INFO; it may
 // be called from any connection's goroutine.
 func (s *Server) clientLine(me *client) string {
+	age, idle := s.clientAgeIdle(me) // fixture: on the server's clock (server/monitor.go)
 	me.mu.Lock()
 	defer me.mu.Unlock()
-	age := int64(time.Since(me.created) / time.Second)
 	return "id=" + strconv.FormatInt(me.ID, 10) +
 		" addr=" + me.addr +
-		" laddr=" + s.Addr() +
+		" laddr=" + me.nc.LocalAddr().String() +
 		" fd=0 name=" + me.Name +
 		" age=" + strconv.FormatInt(age, 10) +
-		" idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client user=" + userOf(me) +
+		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
+		" db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
 		" redir=-1 resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
 }
@@ -240,11 +241,5 @@ func (s *Server) cmdClientInfo(c *engine.Ctx) {
 
 // CLIENT LIST [TYPE type] [ID id ...]
 func (s *Server) cmdClientList(c *engine.Ctx) {
-	var b strings.Builder
-	s.clients.Range(func(k, _ any) bool {
-		b.WriteString(s.clientLine(k.(*client)))
-		b.WriteByte('\n')
-		return true
-	})
-	c.W.WriteVerbatim("txt", b.String())
+	s.clientList(c) // fixture: TYPE and ID filters (server/monitor.go)
 }

@@ -17,20 +17,38 @@ type Tester interface {
 // Option changes the Config RunT starts a server with.
 type Option func(*Config)
 
+// DefaultCommandLog is how many commands RunT's servers keep for Commands.
+const DefaultCommandLog = 1024
+
 // WithManualClock runs the server on a manual clock that moves only when
-// the test calls Advance (or JumpWallClock).
+// the test calls Advance (or JumpWallClock). With RunN, each server gets
+// its own manual clock.
 func WithManualClock() Option {
 	return func(c *Config) { c.Clock = expiry.NewManualClock(time.Now()) }
+}
+
+// WithRestartDelay makes the server refuse writes that could grant a lock
+// for d after it starts and after every Restart (Config.RestartDelay).
+func WithRestartDelay(d time.Duration) Option {
+	return func(c *Config) { c.RestartDelay = d }
+}
+
+// WithCommandLog sets how many commands the server keeps for Commands;
+// 0 turns the log off.
+func WithCommandLog(n int) Option {
+	return func(c *Config) { c.CommandLog = n }
 }
 
 // WithConfig applies fn to the Config.
 func WithConfig(fn func(*Config)) Option { return func(c *Config) { fn(c) } }
 
 // RunT starts a server on a free loopback port and closes it when the test
-// ends. It fails the test if the server cannot start.
+// ends. It fails the test if the server cannot start. Unlike New's
+// defaults, RunT's servers keep a command log (DefaultCommandLog entries)
+// and allow DEBUG (EnableDebugCommand "yes"); options change that.
 func RunT(t Tester, opts ...Option) *Server {
 	t.Helper()
-	cfg := Config{Addr: "127.0.0.1:0"}
+	cfg := Config{Addr: "127.0.0.1:0", CommandLog: DefaultCommandLog, EnableDebugCommand: "yes"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -42,6 +60,18 @@ func RunT(t Tester, opts ...Option) *Server {
 	return s
 }
 
+// RunN starts n independent servers as RunT does (for Redlock tests),
+// each on its own port, with its own keyspace and, with WithManualClock,
+// its own clock.
+func RunN(t Tester, n int, opts ...Option) []*Server {
+	t.Helper()
+	out := make([]*Server, n)
+	for i := range out {
+		out[i] = RunT(t, opts...)
+	}
+	return out
+}
+
 // ManualClock returns the server's manual clock, or nil when it runs on
 // the system clock.
 func (s *Server) ManualClock() *expiry.ManualClock {
@@ -49,14 +79,33 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 	return mc
 }
 
-// Advance moves a manual clock forward by d; keys whose deadline has passed
-// are gone at once, for lazy and active expiry alike. It panics when the
-// server runs on the system clock.
+// Advance moves a manual clock forward by d (both its monotonic and wall
+// readings). Keys whose deadline has passed are gone when it returns, for
+// lazy and active expiry alike (active expiry reclaims them before Advance
+// returns, unless DEBUG SET-ACTIVE-EXPIRE 0 or a CLIENT PAUSE holds it);
+// a Pause or CLIENT PAUSE that ends within d ends, and the restart delay
+// moves on. It panics when the server runs on the system clock.
 func (s *Server) Advance(d time.Duration) {
 	mc := s.ManualClock()
 	if mc == nil {
 		panic("tumbler: Advance needs a server started WithManualClock")
 	}
 	mc.Advance(d)
+	s.fx.notify()
+	s.reclaimDue()
 	s.eng.Kick()
+}
+
+// JumpWallClock moves only a manual clock's wall time, forwards or
+// backwards, as an NTP step would. Deadlines are monotonic, so no TTL
+// changes; absolute times change meaning: EXAT/PXAT/EXPIREAT convert
+// against the new wall time and EXPIRETIME/PEXPIRETIME report deadlines
+// in it, as do TIME and MONITOR. It panics when the server runs on the
+// system clock.
+func (s *Server) JumpWallClock(d time.Duration) {
+	mc := s.ManualClock()
+	if mc == nil {
+		panic("tumbler: JumpWallClock needs a server started WithManualClock")
+	}
+	mc.JumpWall(d)
 }

@@ -53,6 +53,19 @@ type Config struct {
 	MaxClients int
 	// Logger receives the server's logs; default slog.Default().
 	Logger *slog.Logger
+
+	// RestartDelay, if set, makes the server refuse writes that could
+	// grant a lock for this long (on its clock) after it starts and after
+	// every Restart: the "delayed restart" that keeps a node which lost
+	// its locks in a crash from granting them again (see Restart).
+	RestartDelay time.Duration
+	// CommandLog is how many received commands the server keeps for
+	// Commands; 0 (New's default) keeps none. RunT keeps 1024.
+	CommandLog int
+	// EnableDebugCommand allows DEBUG as Redis's enable-debug-command
+	// does: "no" (the default, as in Redis 7), "yes", or "local" (from
+	// loopback connections only). RunT sets "yes".
+	EnableDebugCommand string
 }
 
 // Errors returned by Start.
@@ -80,6 +93,8 @@ type Server struct {
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
 	closing atomic.Bool
+
+	fx fixture // test-fixture and fault state (server/fixture.go)
 }
 
 // New returns a server; Start makes it listen.
@@ -105,6 +120,7 @@ func New(cfg Config) *Server {
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()
 	s.registerParams()
+	s.initFixture() // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
 	return s
 }
 
@@ -130,15 +146,12 @@ func (s *Server) Start() error {
 		s.port = ta.Port
 	}
 	s.started = true
-	s.wg.Add(3)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.busyLoop()
 	}()
-	go func() {
-		defer s.wg.Done()
-		s.acceptLoop(ln)
-	}()
+	s.beginServing(ln) // fixture: the accept loop, started the same way again by Restart (server/fixture.go)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
@@ -166,6 +179,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	started := s.started
+	ln := s.ln // Restart replaces it under mu
 	s.mu.Unlock()
 	s.closing.Store(true)
 	// No script may run past this point, including ones already queued in
@@ -175,7 +189,7 @@ func (s *Server) Close() error {
 	if !started {
 		return nil
 	}
-	err := s.ln.Close()
+	err := ln.Close()
 	s.clients.Range(func(k, _ any) bool {
 		_ = k.(*client).nc.Close()
 		return true
@@ -194,6 +208,9 @@ func (s *Server) expireLoop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
+		if !s.holdActiveExpiry() { // fixture: DEBUG SET-ACTIVE-EXPIRE 0 and CLIENT PAUSE hold active expiry (server/debug.go)
+			return
+		}
 		n, next, ok := s.eng.ReclaimDue(batch, buf)
 		if n == batch {
 			select {
@@ -298,6 +315,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		}
 		delay = 0
 		s.wg.Add(1)
+		s.fixtureAccepted(nc) // fixture: Restart waits for these (server/fixture.go)
 		go s.serveConn(nc)
 	}
 }

@@ -1,6 +1,6 @@
 // Command tumbler is a Redis-protocol lock server.
 //
-//	tumbler --port 6379 --bind 127.0.0.1 --requirepass secret --lua-time-limit 5000
+//	tumbler --port 6379 --bind 127.0.0.1 --requirepass secret --lua-time-limit 5000 --restart-delay 30s
 package main
 
 import (
@@ -22,6 +22,12 @@ func main() {
 	bind := flag.String("bind", "127.0.0.1", "address to listen on")
 	pass := flag.String("requirepass", "", "password clients must AUTH with")
 	luaLimit := flag.Int("lua-time-limit", 5000, "milliseconds a script may run before other clients get BUSY")
+	var restartDelay time.Duration
+	flag.Func("restart-delay", "refuse writes that could grant a lock for this long after starting: your longest lock TTL (milliseconds, or a duration such as 30s)", func(v string) error {
+		d, err := parseDelay(v)
+		restartDelay = d
+		return err
+	})
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -29,6 +35,7 @@ func main() {
 		Addr:         net.JoinHostPort(*bind, strconv.Itoa(*port)),
 		RequirePass:  *pass,
 		LuaTimeLimit: time.Duration(*luaLimit) * time.Millisecond,
+		RestartDelay: restartDelay,
 		Logger:       log,
 	})
 	if err := srv.Start(); err != nil {
@@ -41,4 +48,20 @@ func main() {
 	s := <-sig
 	log.Info("shutting down", "signal", s.String())
 	srv.Close()
+}
+
+// parseDelay reads a duration given in milliseconds ("30000", as Redis's
+// time options are) or with a unit ("30s").
+func parseDelay(v string) (time.Duration, error) {
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if ms < 0 {
+			return 0, fmt.Errorf("negative delay %q", v)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("not milliseconds or a duration: %q", v)
+	}
+	return d, nil
 }

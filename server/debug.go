@@ -1,0 +1,241 @@
+package server
+
+import (
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+// DEBUG SLEEP and DEBUG SET-ACTIVE-EXPIRE, and the active expiry switches
+// they (and CLIENT PAUSE) control.
+
+func (s *Server) registerDebug() {
+	s.eng.Register(&engine.Command{Name: "debug", Arity: -2,
+		Flags: engine.FlagNoKeys | engine.FlagNoScript | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale,
+		Group: "server", Fn: s.cmdDebug})
+}
+
+func (s *Server) registerFixtureParams() {
+	s.eng.RegisterParam("enable-debug-command", func() string { return debugMode(s.cfg.EnableDebugCommand) })
+}
+
+func debugMode(m string) string {
+	switch strings.ToLower(m) {
+	case "yes", "local":
+		return strings.ToLower(m)
+	}
+	return "no"
+}
+
+const errDebugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
+
+// debugAllowed applies Config.EnableDebugCommand.
+func (s *Server) debugAllowed(c *client) bool {
+	switch debugMode(s.cfg.EnableDebugCommand) {
+	case "yes":
+		return true
+	case "local":
+		if ta, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+			return ta.IP.IsLoopback()
+		}
+		return c.nc.RemoteAddr().Network() == "unix"
+	}
+	return false
+}
+
+var debugHelp = []string{
+	"SET-ACTIVE-EXPIRE <0|1>",
+	"    Setting it to 0 disables expiring keys in background when they are not",
+	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+	"    default.",
+	"SLEEP <seconds>",
+	"    Stop the server for <seconds>. Decimals allowed.",
+}
+
+// DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1 | HELP
+func (s *Server) cmdDebug(c *engine.Ctx) {
+	me := cl(c)
+	if !s.debugAllowed(me) {
+		c.W.WriteError(errDebugNotAllowed)
+		return
+	}
+	sub := c.Args[1]
+	switch {
+	case len(c.Args) == 2 && engine.EqFold(sub, "help"):
+		c.W.WriteArray(len(debugHelp) + 3)
+		c.W.WriteStatus(upper(c.Args[0]) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+		for _, l := range debugHelp {
+			c.W.WriteStatus(l)
+		}
+		c.W.WriteStatus("HELP")
+		c.W.WriteStatus("    Prints this help.")
+	case len(c.Args) == 3 && engine.EqFold(sub, "sleep"):
+		if !s.debugSleep(me, strtod(c.Args[2])) {
+			me.closeNow = true // the server closed (or the client was killed) mid-sleep
+			return
+		}
+		c.W.WriteStatus("OK")
+	case len(c.Args) == 3 && engine.EqFold(sub, "set-active-expire"):
+		s.fx.activeExpireOff.Store(atoi(c.Args[2]) == 0)
+		s.fx.notify()
+		s.eng.Kick()
+		c.W.WriteStatus("OK")
+	default:
+		c.W.WriteError(errSubcommandSyntax(c.Args))
+	}
+}
+
+// debugSleep stalls the whole server for secs seconds of real time, as
+// Redis sleeping in its main thread does: the caller gets its reply after
+// the sleep, and every command arriving meanwhile waits for it. Close (or
+// killing the caller) cuts it short; it then reports false.
+func (s *Server) debugSleep(me *client, secs float64) bool {
+	if !(secs > 0) {
+		return true
+	}
+	d := time.Duration(math.Min(secs*1e9, float64(math.MaxInt64/2)))
+	s.fx.pmu.Lock()
+	s.fx.sleeps++
+	s.fx.anyPause.Store(true)
+	s.fx.pmu.Unlock()
+	defer func() {
+		s.fx.pmu.Lock()
+		s.fx.sleeps--
+		s.fx.notifyLocked()
+		s.fx.pmu.Unlock()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.done:
+	case <-me.fx.killed:
+	}
+	return false
+}
+
+// strtod parses the longest prefix of b that is a number, as C's strtod
+// does (0 when there is none).
+func strtod(b []byte) float64 {
+	str := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	if len(str) > 64 {
+		str = str[:64]
+	}
+	for n := len(str); n > 0; n-- {
+		if f, err := strconv.ParseFloat(str[:n], 64); err == nil {
+			return f
+		} else if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f
+		}
+	}
+	return 0
+}
+
+// atoi parses a leading integer as C's atoi does (0 when there is none).
+func atoi(b []byte) int64 {
+	str := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	i := 0
+	if i < len(str) && (str[i] == '+' || str[i] == '-') {
+		i++
+	}
+	for i < len(str) && str[i] >= '0' && str[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(str[:i], 10, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return n // saturated, and non-zero
+		}
+		return 0
+	}
+	return n
+}
+
+// ---- active expiry switches ----
+
+// expiryHeldLocked reports whether active expiry must hold still, and
+// until when (0: until notified): DEBUG SET-ACTIVE-EXPIRE 0 holds it, and
+// so does any CLIENT PAUSE, as in Redis. Requires pmu.
+func (f *fixture) expiryHeldLocked(now int64) (until int64, held bool) {
+	if f.activeExpireOff.Load() {
+		return 0, true
+	}
+	if f.cpUntil != 0 && now < f.cpUntil {
+		return f.cpUntil, true
+	}
+	return 0, false
+}
+
+// holdActiveExpiry parks the active expiry loop while it must hold still.
+// It reports false when the server closes.
+func (s *Server) holdActiveExpiry() bool {
+	if !s.fx.activeExpireOff.Load() && !s.fx.anyPause.Load() {
+		return true
+	}
+	manual := s.ManualClock() != nil
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.fx.pmu.Lock()
+		now := s.eng.Now()
+		until, held := s.fx.expiryHeldLocked(now)
+		s.fx.expiryParked = held
+		changed := s.fx.changed
+		s.fx.pmu.Unlock()
+		if !held {
+			return true
+		}
+		var tc <-chan time.Time
+		if until != 0 && !manual {
+			d := time.Duration(until-now) * time.Millisecond
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-changed:
+		case <-tc:
+		case <-s.done:
+			return false
+		}
+	}
+}
+
+// activeExpiryParked reports whether the active expiry loop is parked.
+func (s *Server) activeExpiryParked() bool {
+	s.fx.pmu.Lock()
+	defer s.fx.pmu.Unlock()
+	return s.fx.expiryParked
+}
+
+// reclaimDue deletes every key past its deadline now, unless active
+// expiry is held (Advance calls it, so that a manual clock's move is
+// complete when Advance returns).
+func (s *Server) reclaimDue() {
+	s.fx.pmu.Lock()
+	_, held := s.fx.expiryHeldLocked(s.eng.Now())
+	s.fx.pmu.Unlock()
+	if held {
+		return
+	}
+	const batch = 256
+	buf := make([]expiry.Item, 0, batch)
+	for {
+		if n, _, _ := s.eng.ReclaimDue(batch, buf); n < batch {
+			return
+		}
+	}
+}

@@ -1,0 +1,465 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// The faults a lock client must survive, for tests: a stalled server
+// (Pause, DEBUG SLEEP, CLIENT PAUSE), slow replies (SetLatency), dropped
+// connections (DropConnections, CLIENT KILL), a crash and restart with or
+// without its data (Restart, Config.RestartDelay) and failing commands
+// (FailNext).
+
+func (s *Server) registerFaultCommands() {
+	const admin = engine.FlagNoKeys | engine.FlagNoScript | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale
+	subs := s.eng.Lookup([]byte("client")).Subs
+	subs["pause"] = &engine.Command{Name: "client|pause", Arity: -3, Flags: admin, Fn: s.cmdClientPause}
+	subs["unpause"] = &engine.Command{Name: "client|unpause", Arity: 2, Flags: admin, Fn: s.cmdClientUnpause}
+	subs["kill"] = &engine.Command{Name: "client|kill", Arity: -3, Flags: admin, Fn: s.cmdClientKill}
+}
+
+// ---- pauses ----
+
+// Pause stalls the server for d, as a process stall or a long GC pause
+// would: connections stay open and new ones are accepted, but no command
+// is answered (nor run) until the pause ends; replies then come in order.
+// d is measured on the server's clock: real time by default, and on a
+// manual clock the pause lasts until Advance has moved the clock d
+// forward (Advance ends it, and expires whatever the pause outlived, in
+// one step). A new Pause replaces the previous one; d <= 0 ends it, as
+// Unpause does. CLIENT PAUSE, by contrast, is Redis's command with Redis's
+// rules.
+func (s *Server) Pause(d time.Duration) {
+	s.fx.pmu.Lock()
+	if d <= 0 {
+		s.fx.stallUntil = 0
+	} else {
+		s.fx.stallUntil = s.eng.Now() + ceilMs(d)
+		s.fx.anyPause.Store(true)
+	}
+	s.fx.notifyLocked()
+	s.fx.pmu.Unlock()
+}
+
+// Unpause ends a Pause now. It does not end a CLIENT PAUSE.
+func (s *Server) Unpause() { s.Pause(0) }
+
+func ceilMs(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// notifyLocked wakes everything waiting for a pause to change. Requires pmu.
+func (f *fixture) notifyLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *fixture) notify() {
+	f.pmu.Lock()
+	f.notifyLocked()
+	f.pmu.Unlock()
+}
+
+// pausedLocked reports whether a command (nil for one Redis would reject
+// before running it) must wait at time now, and until when (0: until
+// notified). Requires pmu.
+func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, paused bool) {
+	if f.sleeps > 0 {
+		return 0, true
+	}
+	if f.stallUntil != 0 {
+		if now < f.stallUntil {
+			return f.stallUntil, true
+		}
+		f.stallUntil = 0
+	}
+	if f.cpUntil != 0 {
+		if now >= f.cpUntil {
+			f.cpUntil = 0
+		} else if cmd != nil && (f.cpAll || pausedByWrite(cmd)) {
+			return f.cpUntil, true
+		}
+	}
+	if f.sleeps == 0 && f.stallUntil == 0 && f.cpUntil == 0 {
+		f.anyPause.Store(false)
+	}
+	return 0, false
+}
+
+// waitTurn holds a connection's command while the server is paused for
+// it. It reports false when the connection was killed or the server
+// closed meanwhile.
+func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
+	manual := s.ManualClock() != nil
+	var timer *time.Timer
+	counted := false
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		if counted {
+			s.fx.pmu.Lock()
+			s.fx.waiting--
+			s.fx.pmu.Unlock()
+		}
+	}()
+	for {
+		s.fx.pmu.Lock()
+		now := s.eng.Now()
+		until, paused := s.fx.pausedLocked(now, cmd)
+		if paused && !counted {
+			s.fx.waiting++
+			counted = true
+		}
+		changed := s.fx.changed
+		s.fx.pmu.Unlock()
+		if !paused {
+			return true
+		}
+		var tc <-chan time.Time
+		if until != 0 && !manual {
+			d := time.Duration(until-now) * time.Millisecond
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-changed:
+		case <-tc:
+		case <-c.fx.killed:
+			return false
+		case <-s.done:
+			return false
+		}
+	}
+}
+
+// waitingCommands returns how many commands are held by a pause.
+func (s *Server) waitingCommands() int {
+	s.fx.pmu.Lock()
+	defer s.fx.pmu.Unlock()
+	return s.fx.waiting
+}
+
+// CLIENT PAUSE timeout [WRITE|ALL]
+func (s *Server) cmdClientPause(c *engine.Ctx) {
+	if len(c.Args) > 4 {
+		c.W.WriteError(errSubcommandSyntax(c.Args))
+		return
+	}
+	all := true
+	if len(c.Args) == 4 {
+		switch {
+		case engine.EqFold(c.Args[3], "write"):
+			all = false
+		case engine.EqFold(c.Args[3], "all"):
+		default:
+			c.W.WriteError("ERR CLIENT PAUSE mode must be WRITE or ALL")
+			return
+		}
+	}
+	ms, ok := engine.ParseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.W.WriteError("ERR timeout is negative")
+		return
+	}
+	var end int64
+	if ms > 0 {
+		end = c.Now + ms
+		if end < c.Now {
+			end = 1<<63 - 1
+		}
+	}
+	f := &s.fx
+	f.pmu.Lock()
+	if f.cpUntil != 0 && c.Now < f.cpUntil {
+		// A pause in progress: the most restrictive mode and the later end win.
+		f.cpAll = f.cpAll || all
+		f.cpUntil = max(f.cpUntil, end)
+	} else if end > c.Now {
+		f.cpAll, f.cpUntil = all, end
+	}
+	if f.cpUntil != 0 {
+		f.anyPause.Store(true)
+	}
+	f.notifyLocked()
+	f.pmu.Unlock()
+	s.eng.Kick() // the active expiry loop holds still while clients are paused
+	c.W.WriteStatus("OK")
+}
+
+// CLIENT UNPAUSE
+func (s *Server) cmdClientUnpause(c *engine.Ctx) {
+	s.fx.pmu.Lock()
+	s.fx.cpUntil = 0
+	s.fx.notifyLocked()
+	s.fx.pmu.Unlock()
+	c.W.WriteStatus("OK")
+}
+
+// errSubcommandSyntax is Redis's addReplySubcommandSyntaxError.
+func errSubcommandSyntax(args [][]byte) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" + clip128(args[1]) +
+		"'. Try " + upper(args[0]) + " HELP."
+}
+
+func clip128(b []byte) string {
+	if len(b) > 128 {
+		b = b[:128]
+	}
+	return string(b)
+}
+
+func upper(b []byte) string {
+	out := []byte(string(b))
+	for i, ch := range out {
+		if 'a' <= ch && ch <= 'z' {
+			out[i] = ch - 'a' + 'A'
+		}
+	}
+	return string(out)
+}
+
+// ---- latency ----
+
+// SetLatency delays every reply by d (real time, as network latency
+// would): each batch of replies a connection produces for one read of
+// pipelined commands is written d after it is ready. 0 removes it.
+func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0))) }
+
+// ---- connections ----
+
+// DropConnections closes every client connection, as a network failure
+// would; the server keeps listening. It returns how many it closed.
+func (s *Server) DropConnections() int {
+	n := 0
+	s.clients.Range(func(k, _ any) bool {
+		s.kill(k.(*client))
+		n++
+		return true
+	})
+	return n
+}
+
+// CLIENT KILL addr:port
+// CLIENT KILL [ID id] [TYPE type] [USER user] [ADDR addr] [LADDR addr] [SKIPME yes|no] ...
+func (s *Server) cmdClientKill(c *engine.Ctx) {
+	me := cl(c)
+	var addr, laddr, user, typ string
+	var id int64
+	skipme := true
+	oldForm := len(c.Args) == 3
+	if oldForm {
+		addr = string(c.Args[2])
+		skipme = false // with the old form a client may kill itself
+	} else {
+		for i := 2; i < len(c.Args); i += 2 {
+			opt := c.Args[i]
+			if i+1 >= len(c.Args) {
+				c.W.WriteError(engine.ErrSyntax)
+				return
+			}
+			val := c.Args[i+1]
+			switch {
+			case engine.EqFold(opt, "id"):
+				n, ok := engine.ParseInt(val)
+				if !ok || n < 1 {
+					c.W.WriteError("ERR client-id should be greater than 0")
+					return
+				}
+				id = n
+			case engine.EqFold(opt, "type"):
+				t, ok := clientTypeByName(val)
+				if !ok {
+					c.W.WriteError("ERR Unknown client type '" + string(val) + "'")
+					return
+				}
+				typ = t
+			case engine.EqFold(opt, "addr"):
+				addr = string(val)
+			case engine.EqFold(opt, "laddr"):
+				laddr = string(val)
+			case engine.EqFold(opt, "user"):
+				if !s.userExists(string(val)) {
+					c.W.WriteError("ERR No such user '" + string(val) + "'")
+					return
+				}
+				user = string(val)
+			case engine.EqFold(opt, "skipme"):
+				switch {
+				case engine.EqFold(val, "yes"):
+					skipme = true
+				case engine.EqFold(val, "no"):
+					skipme = false
+				default:
+					c.W.WriteError(engine.ErrSyntax)
+					return
+				}
+			default:
+				c.W.WriteError(engine.ErrSyntax)
+				return
+			}
+		}
+	}
+	killed := 0
+	s.clients.Range(func(k, _ any) bool {
+		o := k.(*client)
+		switch {
+		case addr != "" && o.addr != addr,
+			laddr != "" && o.nc.LocalAddr().String() != laddr,
+			typ != "" && s.clientType(o) != typ,
+			id != 0 && o.ID != id,
+			user != "" && s.clientUser(o) != user,
+			o == me && skipme:
+			return true
+		}
+		if o == me {
+			me.closeNow = true // after this reply
+		} else {
+			s.kill(o)
+		}
+		killed++
+		return true
+	})
+	if !oldForm {
+		c.W.WriteInt(int64(killed))
+	} else if killed == 0 {
+		c.W.WriteError("ERR No such client")
+	} else {
+		c.W.WriteStatus("OK")
+	}
+}
+
+// clientTypeByName maps a CLIENT KILL/LIST TYPE argument to a type.
+func clientTypeByName(b []byte) (string, bool) {
+	for _, t := range []string{"normal", "slave", "replica", "pubsub", "master"} {
+		if engine.EqFold(b, t) {
+			if t == "slave" {
+				t = "replica"
+			}
+			return t, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) clientUser(c *client) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return userOf(c)
+}
+
+// userExists reports whether an ACL user exists; tumbler has only the
+// default user.
+func (s *Server) userExists(name string) bool { return name == "default" }
+
+// ---- restart ----
+
+// Restart simulates a crash and restart of the server on the same
+// address: the listener and every connection close (clients see their
+// connections drop and, until the server listens again, connections
+// refused), then the server listens on the same port again. With keepData
+// false the keyspace comes back empty, as a node without persistence
+// does; with keepData true it is kept (deadlines keep running). Either
+// way the process-level state is fresh: no Pause, CLIENT PAUSE or MONITOR,
+// active expiry on, and an empty script cache (Redis 7 does not persist
+// scripts, so clients see NOSCRIPT and fall back to EVAL). The command
+// log, latency, pending FailNext failures and the clock survive: they
+// belong to the test. Config.RestartDelay starts again.
+func (s *Server) Restart(keepData bool) error {
+	s.fx.restartMu.Lock()
+	defer s.fx.restartMu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if !s.started {
+		s.mu.Unlock()
+		return errors.New("tumbler: Restart before Start")
+	}
+	ln, acceptDone := s.ln, s.fx.acceptDone
+	s.mu.Unlock()
+
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	<-acceptDone // no connection is accepted from here on
+	s.clients.Range(func(k, _ any) bool {
+		s.kill(k.(*client))
+		return true
+	})
+	// Wait for every old connection's goroutine to return. A crash stops a
+	// running script too: keep killing whatever script a dying connection
+	// runs (one may have started just before its connection was closed).
+	gone := make(chan struct{})
+	go func() {
+		s.fx.conns.Wait()
+		close(gone)
+	}()
+	tick := time.NewTicker(5 * time.Millisecond)
+	for waiting := true; waiting; {
+		s.vm.Kill()
+		select {
+		case <-gone:
+			waiting = false
+		case <-tick.C:
+		}
+	}
+	tick.Stop()
+
+	s.fx.pmu.Lock()
+	s.fx.stallUntil, s.fx.cpUntil = 0, 0
+	s.fx.notifyLocked()
+	s.fx.pmu.Unlock()
+	s.fx.activeExpireOff.Store(false)
+	s.vm.Flush()
+	if !keepData {
+		s.call("flushall")
+	}
+
+	nl, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("tumbler: restart: cannot listen on %s: %w", addr, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = nl.Close()
+		return ErrClosed
+	}
+	s.ln = nl
+	s.beginServing(nl)
+	return nil
+}
+
+// ---- injected failures ----
+
+// FailNext makes the next n commands, whatever they are, fail with the
+// error msg instead of running ("ERR boom", "READONLY You can't write
+// against a read only replica."; the first word is the error code clients
+// see, the leading '-' is added). Connection handshakes count too: use
+// FailNextCmd to aim at one command. Failures queue up behind earlier
+// ones and are consumed in order, from every client; commands run inside
+// scripts are not affected.
+func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", n, msg) }
+
+// FailNextCmd is FailNext for commands named name only (case-insensitive,
+// "set", "evalsha"; for a subcommand, its container: "client"); other
+// commands run normally.
+func (s *Server) FailNextCmd(name string, n int, msg string) { s.fx.fails.add(name, n, msg) }
+
+// ClearFailures drops the failures FailNext and FailNextCmd queued and
+// not yet used.
+func (s *Server) ClearFailures() { s.fx.fails.clear() }

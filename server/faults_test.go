@@ -1,0 +1,524 @@
+package server
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+func TestPause_HoldsEveryReplyUntilTheClockPassesIt(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a := dial(t, srv.Addr())
+	a.do("SET", "lock", "tok", "PX", "3000")
+	srv.Pause(5 * time.Second)
+
+	// A pipeline: a write, an unknown command and a PING are all held.
+	a.send(encode("SET", "k", "v") + encode("nosuch") + encode("PING"))
+	b := dial(t, srv.Addr()) // new connections are accepted, their commands held too
+	b.send(encode("PING"))
+	eventually(t, "both connections held", func() bool { return srv.waitingCommands() == 2 })
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("a command ran during the pause")
+	}
+	srv.Advance(4999 * time.Millisecond)
+	if n := srv.waitingCommands(); n != 2 {
+		t.Fatalf("%d commands held 1 ms before the pause ends; want 2", n)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("a command ran before the pause ended")
+	}
+	srv.Advance(time.Millisecond)
+	if got := a.read() + a.read() + a.read(); got != "+OK\r\n-ERR unknown command 'nosuch', with args beginning with: \r\n+PONG\r\n" {
+		t.Fatalf("replies after the pause = %q", got)
+	}
+	if got := b.read(); got != "+PONG\r\n" {
+		t.Fatalf("new connection's reply = %q", got)
+	}
+	// The pause outlived the lock: it is gone when the server answers again.
+	if got := a.do("GET", "lock"); got != "$-1\r\n" {
+		t.Fatalf("lock after a pause longer than its TTL = %q", got)
+	}
+}
+
+func TestPause_UnpauseAndReplace(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	srv.Pause(time.Hour)
+	c.send(encode("PING"))
+	eventually(t, "PING held", func() bool { return srv.waitingCommands() == 1 })
+	srv.Unpause()
+	if got := c.read(); got != "+PONG\r\n" {
+		t.Fatalf("after Unpause: %q", got)
+	}
+	srv.Pause(time.Hour)
+	srv.Pause(time.Second) // replaces the hour
+	c.send(encode("PING"))
+	eventually(t, "PING held", func() bool { return srv.waitingCommands() == 1 })
+	srv.Advance(time.Second)
+	if got := c.read(); got != "+PONG\r\n" {
+		t.Fatalf("after the replacing pause: %q", got)
+	}
+}
+
+func TestPause_RealClockEndsByItself(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	srv.Pause(30 * time.Millisecond)
+	start := time.Now()
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING = %q", got)
+	}
+	if el := time.Since(start); el < 25*time.Millisecond {
+		t.Fatalf("PING answered after %v, inside a 30 ms pause", el)
+	}
+}
+
+func TestPause_CloseDoesNotWaitForIt(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0", Clock: expiry.NewManualClock(time.Now())})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addr())
+	srv.Pause(time.Hour)
+	c.send(encode("PING"))
+	eventually(t, "PING held", func() bool { return srv.waitingCommands() == 1 })
+	srv.Close() // returns although the pause and its held command never end
+	c.expectClosed()
+}
+
+func TestSetLatency_DelaysEveryReply(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	srv.SetLatency(40 * time.Millisecond)
+	start := time.Now()
+	if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET = %q", got)
+	}
+	if el := time.Since(start); el < 40*time.Millisecond {
+		t.Fatalf("reply came after %v with 40 ms latency", el)
+	}
+	// The command itself ran at once: only the reply waits.
+	srv.SetLatency(0)
+	if v, ok := srv.Get("k"); !ok || v != "v" {
+		t.Fatalf("Get = %q, %v", v, ok)
+	}
+}
+
+func TestDropConnections_ClosesClientsKeepsServing(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("SET", "k", "v")
+	b.do("PING")
+	if n := srv.DropConnections(); n != 2 {
+		t.Fatalf("DropConnections = %d, want 2", n)
+	}
+	a.expectClosed()
+	b.expectClosed()
+	c := dial(t, srv.Addr())
+	if got := c.do("GET", "k"); got != bulk("v") {
+		t.Fatalf("after dropping connections GET = %q; the data stays", got)
+	}
+}
+
+func TestRestart_SamePortWithAndWithoutData(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	addr := srv.Addr()
+	c := dial(t, addr)
+	c.do("SET", "lock", "tok", "PX", "10000")
+	c.do("SET", "plain", "v")
+	sha := strings.TrimSpace(strings.Split(c.do("SCRIPT", "LOAD", "return 1"), "\r\n")[1])
+
+	if err := srv.Restart(true); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+	if srv.Addr() != addr {
+		t.Fatalf("restarted on %s, was %s", srv.Addr(), addr)
+	}
+	c = dial(t, addr)
+	if got := c.do("GET", "lock"); got != bulk("tok") {
+		t.Fatalf("Restart(true) lost the data: %q", got)
+	}
+	if got := c.do("EVALSHA", sha, "0"); got != "-NOSCRIPT No matching script. Please use EVAL.\r\n" {
+		t.Fatalf("the script cache survived a restart: %q", got)
+	}
+	srv.Advance(10 * time.Second) // deadlines keep running across the restart
+	if got := c.do("EXISTS", "lock"); got != ":0\r\n" {
+		t.Fatalf("lock outlived its TTL across a restart: %q", got)
+	}
+
+	if err := srv.Restart(false); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+	c = dial(t, addr)
+	if got := c.do("DBSIZE"); got != ":0\r\n" {
+		t.Fatalf("Restart(false) kept %q keys", got)
+	}
+	if n, _ := srv.Engine().KeyCount(); n != 0 {
+		t.Fatalf("%d keys after Restart(false)", n)
+	}
+	srv.Close()
+	if err := srv.Restart(true); err != ErrClosed {
+		t.Fatalf("Restart after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestRestart_HeldCommandsDieWithTheOldProcess(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	srv.Pause(time.Hour)
+	c.send(encode("SET", "ghost", "v"))
+	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
+	if err := srv.Restart(false); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+	if _, ok := srv.Get("ghost"); ok {
+		t.Fatal("a command held by the old process ran after the restart")
+	}
+	// The restarted process is not paused.
+	if got := dial(t, srv.Addr()).do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after restart = %q", got)
+	}
+}
+
+func TestRestart_ClearsClientPauseAndMonitors(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	m := dial(t, srv.Addr())
+	m.do("MONITOR")
+	c := dial(t, srv.Addr())
+	c.do("CLIENT", "PAUSE", "100000", "WRITE")
+	if err := srv.Restart(true); err != nil {
+		t.Fatal(err)
+	}
+	m.expectClosed()
+	if srv.monitoring() {
+		t.Fatal("a monitor survived the restart")
+	}
+	if got := dial(t, srv.Addr()).do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET after restart = %q; CLIENT PAUSE must not survive", got)
+	}
+}
+
+func TestRestartDelay_RefusesLockGrantsUntilItPasses(t *testing.T) {
+	srv := RunT(t, WithManualClock(), WithRestartDelay(30*time.Second))
+	c := dial(t, srv.Addr())
+	check := func(want string, args ...string) {
+		t.Helper()
+		if got := c.do(args...); got != want {
+			t.Fatalf("%v = %q, want %q", args, got, want)
+		}
+	}
+	refused := "-ERR restart delay: this node restarted and refuses writes for another 30000 ms, so that a lock it forgot is not granted twice\r\n"
+	// Lock grants look like a lock held by someone else ...
+	check("$-1\r\n", "SET", "lock", "tok", "PX", "10000", "NX")
+	check("$-1\r\n", "set", "lock", "tok", "nx", "ex", "10")
+	check(":0\r\n", "SETNX", "lock", "tok")
+	check(":0\r\n", "MSETNX", "lock", "tok", "other", "x")
+	check("$-1\r\n", "EVAL", "return redis.call('set', KEYS[1], 'tok', 'NX', 'PX', 1000)", "1", "lock")
+	// ... every other write is an error ...
+	check(refused, "SET", "lock", "tok")
+	check(refused, "DEL", "lock")
+	check(refused, "INCR", "fence")
+	if got := c.do("EVAL", "return redis.call('pexpire', KEYS[1], 1000)", "1", "lock"); !strings.HasPrefix(got, "-ERR restart delay") {
+		t.Fatalf("a write inside a script = %q", got)
+	}
+	// ... and reads work.
+	check("$-1\r\n", "GET", "lock")
+	check(":0\r\n", "DBSIZE")
+	// The fixture's own Set is not refused.
+	srv.Set("seeded", "v", 0)
+	check(bulk("v"), "GET", "seeded")
+	// RESP3 sees its null.
+	c.do("HELLO", "3")
+	check("_\r\n", "SET", "lock", "tok", "NX")
+
+	srv.Advance(29999 * time.Millisecond)
+	check("-ERR restart delay: this node restarted and refuses writes for another 1 ms, so that a lock it forgot is not granted twice\r\n", "DEL", "x")
+	srv.Advance(time.Millisecond)
+	check("+OK\r\n", "SET", "lock", "tok", "PX", "10000", "NX")
+
+	// Every restart starts the delay again.
+	if err := srv.Restart(false); err != nil {
+		t.Fatal(err)
+	}
+	c = dial(t, srv.Addr())
+	check("$-1\r\n", "SET", "lock", "tok", "PX", "10000", "NX")
+	srv.Advance(30 * time.Second)
+	check("+OK\r\n", "SET", "lock", "tok", "PX", "10000", "NX")
+}
+
+func TestFailNext_FailsTheNextCommands(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	srv.FailNext(2, "ERR boom")
+	if got := c.do("PING"); got != "-ERR boom\r\n" {
+		t.Fatalf("first = %q", got)
+	}
+	if got := c.do("SET", "k", "v"); got != "-ERR boom\r\n" {
+		t.Fatalf("second = %q", got)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("a failed command ran")
+	}
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("third = %q", got)
+	}
+
+	srv.FailNextCmd("SET", 1, "READONLY You can't write against a read only replica.")
+	srv.FailNext(1, "") // queued behind: the next command of any name
+	if got := c.do("GET", "k"); got != "-ERR injected failure\r\n" {
+		t.Fatalf("GET = %q; the second rule matches any command", got)
+	}
+	if got := c.do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("GET = %q", got)
+	}
+	if got := c.do("set", "k", "v"); got != "-READONLY You can't write against a read only replica.\r\n" {
+		t.Fatalf("set = %q", got)
+	}
+	if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET after the failure = %q", got)
+	}
+
+	srv.FailNextCmd("evalsha", 5, "ERR nope")
+	srv.ClearFailures()
+	if got := c.do("EVALSHA", "0000000000000000000000000000000000000000", "0"); !strings.HasPrefix(got, "-NOSCRIPT") {
+		t.Fatalf("EVALSHA after ClearFailures = %q", got)
+	}
+	// Commands inside scripts are not affected.
+	srv.FailNextCmd("get", 1, "ERR nope")
+	if got := c.do("EVAL", "return redis.call('get', KEYS[1])", "1", "k"); got != bulk("v") {
+		t.Fatalf("GET inside a script = %q", got)
+	}
+}
+
+func TestClientPause_Errors(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"CLIENT", "PAUSE"}, "-ERR wrong number of arguments for 'client|pause' command\r\n"},
+		{[]string{"CLIENT", "PAUSE", "x"}, "-ERR timeout is not an integer or out of range\r\n"},
+		{[]string{"CLIENT", "PAUSE", "1.5"}, "-ERR timeout is not an integer or out of range\r\n"},
+		{[]string{"CLIENT", "PAUSE", "99999999999999999999"}, "-ERR timeout is not an integer or out of range\r\n"},
+		{[]string{"CLIENT", "PAUSE", "-1"}, "-ERR timeout is negative\r\n"},
+		{[]string{"CLIENT", "PAUSE", "10", "foo"}, "-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n"},
+		{[]string{"CLIENT", "PAUSE", "x", "foo"}, "-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n"},
+		{[]string{"CLIENT", "PAUSE", "10", "write", "x"}, "-ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.\r\n"},
+		{[]string{"CLIENT", "UNPAUSE", "x"}, "-ERR wrong number of arguments for 'client|unpause' command\r\n"},
+		{[]string{"CLIENT", "PAUSE", "0"}, "+OK\r\n"},
+		{[]string{"SET", "k", "v"}, "+OK\r\n"}, // a zero pause pauses nothing
+		{[]string{"CLIENT", "UNPAUSE"}, "+OK\r\n"},
+	} {
+		if got := c.do(tc.args...); got != tc.want {
+			t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestClientPause_WriteHoldsWritesAndScripts(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("SET", "k", "v")
+	if got := a.do("CLIENT", "PAUSE", "10000", "WRITE"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	// Reads, read-only scripts, connection commands and rejected commands are answered.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", "k"}, bulk("v")},
+		{[]string{"EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k"}, bulk("v")},
+		{[]string{"PING"}, "+PONG\r\n"},
+		{[]string{"nosuch"}, "-ERR unknown command 'nosuch', with args beginning with: \r\n"},
+		{[]string{"SET", "k"}, "-ERR wrong number of arguments for 'set' command\r\n"},
+	} {
+		if got := b.do(tc.args...); got != tc.want {
+			t.Fatalf("%v during CLIENT PAUSE WRITE = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// Writes and EVAL wait; so does what follows them on the connection.
+	b.send(encode("SET", "k", "w") + encode("EVAL", "return 1", "0") + encode("PING"))
+	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
+	c := dial(t, srv.Addr())
+	c.send(encode("EXPIRE", "k", "100"))
+	eventually(t, "EXPIRE held", func() bool { return srv.waitingCommands() == 2 })
+	if v, _ := srv.Get("k"); v != "v" {
+		t.Fatalf("a write ran during CLIENT PAUSE WRITE: k = %q", v)
+	}
+	// CLIENT UNPAUSE from another client releases them, in order.
+	if got := a.do("CLIENT", "UNPAUSE"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := b.read() + b.read() + b.read(); got != "+OK\r\n:1\r\n+PONG\r\n" {
+		t.Fatalf("released replies = %q", got)
+	}
+	if got := c.read(); got != ":1\r\n" {
+		t.Fatalf("EXPIRE = %q", got)
+	}
+}
+
+func TestClientPause_AllHoldsEvenUnpauseUntilItEnds(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("CLIENT", "PAUSE", "1000", "WRITE")
+	a.do("CLIENT", "PAUSE", "10", "ALL") // the stricter mode and the later end win
+	a.send(encode("CLIENT", "UNPAUSE"))
+	b.send(encode("GET", "k"))
+	eventually(t, "both held", func() bool { return srv.waitingCommands() == 2 })
+	srv.Advance(999 * time.Millisecond)
+	if n := srv.waitingCommands(); n != 2 {
+		t.Fatalf("%d held before the end", n)
+	}
+	srv.Advance(time.Millisecond)
+	if got := a.read(); got != "+OK\r\n" {
+		t.Fatalf("UNPAUSE = %q", got)
+	}
+	if got := b.read(); got != "$-1\r\n" {
+		t.Fatalf("GET = %q", got)
+	}
+}
+
+func TestClientPause_HoldsActiveExpiry(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	c.do("SET", "k", "v", "PX", "100")
+	c.do("CLIENT", "PAUSE", "10000", "WRITE")
+	eventually(t, "active expiry parked", srv.activeExpiryParked)
+	srv.Advance(time.Second)
+	if n, _ := srv.Engine().KeyCount(); n != 1 {
+		t.Fatalf("active expiry reclaimed during CLIENT PAUSE: %d keys", n)
+	}
+	// Reads see the key gone all the same.
+	if got := c.do("PTTL", "k"); got != ":-2\r\n" {
+		t.Fatalf("PTTL = %q", got)
+	}
+	c.send(encode("SET", "k2", "v", "PX", "100")) // held: a write
+	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
+	srv.Advance(9 * time.Second) // the pause ends
+	if got := c.read(); got != "+OK\r\n" {
+		t.Fatalf("SET after the pause = %q", got)
+	}
+	srv.Advance(100 * time.Millisecond)
+	eventually(t, "keys reclaimed", func() bool { n, _ := srv.Engine().KeyCount(); return n == 0 })
+}
+
+func TestClientKill_FormsAndFilters(t *testing.T) {
+	srv := RunT(t)
+	me := dial(t, srv.Addr())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"CLIENT", "KILL"}, "-ERR wrong number of arguments for 'client|kill' command\r\n"},
+		{[]string{"CLIENT", "KILL", "1.2.3.4:5"}, "-ERR No such client\r\n"},
+		{[]string{"CLIENT", "KILL", "ID"}, "-ERR No such client\r\n"},
+		{[]string{"CLIENT", "KILL", "ID", "x"}, "-ERR client-id should be greater than 0\r\n"},
+		{[]string{"CLIENT", "KILL", "ID", "0"}, "-ERR client-id should be greater than 0\r\n"},
+		{[]string{"CLIENT", "KILL", "ID", "-5"}, "-ERR client-id should be greater than 0\r\n"},
+		{[]string{"CLIENT", "KILL", "TYPE", "foo"}, "-ERR Unknown client type 'foo'\r\n"},
+		{[]string{"CLIENT", "KILL", "USER", "nobody"}, "-ERR No such user 'nobody'\r\n"},
+		{[]string{"CLIENT", "KILL", "SKIPME", "maybe"}, "-ERR syntax error\r\n"},
+		{[]string{"CLIENT", "KILL", "FOO", "bar"}, "-ERR syntax error\r\n"},
+		{[]string{"CLIENT", "KILL", "ID", "999", "TYPE"}, "-ERR syntax error\r\n"},
+		{[]string{"CLIENT", "KILL", "MAXAGE", "5"}, "-ERR syntax error\r\n"},
+		{[]string{"CLIENT", "KILL", "ID", "999"}, ":0\r\n"},
+		{[]string{"CLIENT", "KILL", "TYPE", "master"}, ":0\r\n"},
+		{[]string{"CLIENT", "KILL", "TYPE", "slave"}, ":0\r\n"},
+		{[]string{"CLIENT", "KILL", "TYPE", "pubsub"}, ":0\r\n"},
+		{[]string{"CLIENT", "KILL", "LADDR", "x"}, ":0\r\n"},
+		{[]string{"CLIENT", "KILL", "TYPE", "normal"}, ":0\r\n"}, // SKIPME yes by default
+		{[]string{"CLIENT", "KILL", "USER", "default"}, ":0\r\n"},
+	} {
+		if got := me.do(tc.args...); got != tc.want {
+			t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+
+	idOf := func(c *rawClient) string {
+		return strings.TrimSuffix(strings.TrimPrefix(c.do("CLIENT", "ID"), ":"), "\r\n")
+	}
+	// New form by ID.
+	a := dial(t, srv.Addr())
+	if got := me.do("CLIENT", "KILL", "ID", idOf(a)); got != ":1\r\n" {
+		t.Fatalf("KILL ID = %q", got)
+	}
+	a.expectClosed()
+	// Old form by address.
+	b := dial(t, srv.Addr())
+	b.do("PING")
+	if got := me.do("CLIENT", "KILL", b.conn.LocalAddr().String()); got != "+OK\r\n" {
+		t.Fatalf("KILL addr = %q", got)
+	}
+	b.expectClosed()
+	// ADDR and LADDR together.
+	d := dial(t, srv.Addr())
+	d.do("PING")
+	if got := me.do("CLIENT", "KILL", "ADDR", d.conn.LocalAddr().String(), "LADDR", srv.Addr()); got != ":1\r\n" {
+		t.Fatalf("KILL ADDR LADDR = %q", got)
+	}
+	d.expectClosed()
+	// Everyone, this connection included: the reply comes first.
+	e := dial(t, srv.Addr())
+	e.do("PING")
+	me.send(encode("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "no") + encode("PING"))
+	if got := me.read(); got != ":2\r\n" {
+		t.Fatalf("KILL TYPE normal SKIPME no = %q", got)
+	}
+	me.expectClosed()
+	e.expectClosed()
+}
+
+func TestClientKill_ReleasesAHeldCommand(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	b.do("CLIENT", "PAUSE", "100000", "WRITE")
+	a.send(encode("SET", "k", "v"))
+	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
+	if got := b.do("CLIENT", "KILL", "ID", id); got != ":1\r\n" {
+		t.Fatalf("KILL = %q", got)
+	}
+	a.expectClosed()
+	eventually(t, "the held command gave up", func() bool { return srv.waitingCommands() == 0 })
+	b.do("CLIENT", "UNPAUSE")
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("a killed client's held command ran")
+	}
+}
+
+func TestRestart_ListensAgainAfterReturning(t *testing.T) {
+	srv := RunT(t)
+	addr := srv.Addr()
+	for range 3 {
+		if err := srv.Restart(false); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			t.Fatalf("dial after Restart: %v", err)
+		}
+		conn.Close()
+	}
+}
+
+func TestRestart_StopsARunningScript(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.send(encode("EVAL", "redis.call('set', 'half', 'done') while true do end", "0"))
+	eventually(t, "the script to run", func() bool { return !srv.Engine().ScriptStart().IsZero() })
+	if err := srv.Restart(false); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+	if got := dial(t, srv.Addr()).do("EXISTS", "half"); got != ":0\r\n" {
+		t.Fatalf("EXISTS half = %q", got)
+	}
+}

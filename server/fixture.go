@@ -1,0 +1,511 @@
+package server
+
+import (
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// This file holds the test-fixture state of a Server and the hooks through
+// which the connection loop consults it: pauses and stalls, injected
+// failures, the command log, MONITOR, and the restart delay. The faults
+// themselves are in faults.go, MONITOR and CLIENT LIST in monitor.go,
+// DEBUG in debug.go.
+
+// fixture is the Server's fault and inspection state (Server.fx).
+type fixture struct {
+	// Pauses. pmu guards the fields below it; changed is closed (and
+	// replaced) whenever one of them changes, waking every waiter.
+	pmu          sync.Mutex
+	changed      chan struct{}
+	anyPause     atomic.Bool // fast path: false when nothing below is set
+	stallUntil   int64       // Pause: end on the server clock (mono ms); 0 = none
+	sleeps       int         // DEBUG SLEEPs in progress
+	cpUntil      int64       // CLIENT PAUSE end (mono ms); 0 = none
+	cpAll        bool        // CLIENT PAUSE ALL (else WRITE)
+	waiting      int         // commands held by a pause right now
+	expiryParked bool        // the active expiry loop is held
+
+	activeExpireOff atomic.Bool  // DEBUG SET-ACTIVE-EXPIRE 0
+	latency         atomic.Int64 // SetLatency, ns
+	refuseUntil     atomic.Int64 // restart delay end (mono ms); 0 = none
+
+	fails failRules
+	log   cmdLog
+
+	mmu      sync.Mutex
+	monitors atomic.Pointer[[]*client]
+
+	// Restart bookkeeping.
+	restartMu  sync.Mutex
+	conns      sync.WaitGroup // connection goroutines started by acceptLoop
+	counted    sync.Map       // net.Conn -> struct{}: the ones conns counts
+	acceptDone chan struct{}  // closed when the current accept loop returns; guarded by Server.mu
+
+	self      engine.Client // the client of the fixture's own calls (Get, Set, Restart)
+	hooksOnce sync.Once
+}
+
+// connFixture is a connection's fixture state (client.fx).
+type connFixture struct {
+	killed   chan struct{} // closed by kill
+	killOnce sync.Once
+	created  int64 // server clock, mono ms
+	last     atomic.Int64
+	lastCmd  atomic.Pointer[engine.Command]
+	monitor  atomic.Bool
+	feed     bool // show the running command to MONITOR once it has run
+}
+
+// initFixture is called by New.
+func (s *Server) initFixture() {
+	s.fx.changed = make(chan struct{})
+	s.fx.log.init(s.cfg.CommandLog)
+	s.registerFaultCommands()
+	s.registerMonitor()
+	s.registerDebug()
+	s.registerFixtureParams()
+}
+
+// beginServing starts an accept loop on ln and, for a (re)start, the
+// restart delay. Start and Restart call it with s.mu held.
+func (s *Server) beginServing(ln net.Listener) {
+	s.fx.hooksOnce.Do(s.wrapCommands)
+	if d := s.cfg.RestartDelay; d > 0 {
+		s.fx.refuseUntil.Store(s.eng.Now() + int64(d/time.Millisecond))
+	}
+	done := make(chan struct{})
+	s.fx.acceptDone = done
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(done)
+		s.acceptLoop(ln)
+	}()
+}
+
+// fixtureAccepted counts a connection acceptLoop is about to serve, so
+// that Restart can wait for its goroutine to end.
+func (s *Server) fixtureAccepted(nc net.Conn) {
+	s.fx.conns.Add(1)
+	s.fx.counted.Store(nc, struct{}{})
+}
+
+// fixtureConnStart sets up a new connection's fixture state.
+func (s *Server) fixtureConnStart(c *client) {
+	c.fx.killed = make(chan struct{})
+	now := s.eng.Now()
+	c.fx.created = now
+	c.fx.last.Store(now)
+}
+
+// fixtureConnEnd runs when a connection's goroutine ends.
+func (s *Server) fixtureConnEnd(c *client) {
+	if c.fx.monitor.Load() {
+		s.removeMonitor(c)
+	}
+	if _, ok := s.fx.counted.LoadAndDelete(c.nc); ok {
+		s.fx.conns.Done()
+	}
+}
+
+// kill closes a connection from another goroutine (CLIENT KILL,
+// DropConnections, Restart); a command of it waiting in a pause gives up.
+func (s *Server) kill(c *client) {
+	c.fx.killOnce.Do(func() { close(c.fx.killed) })
+	_ = c.nc.Close()
+}
+
+// fixtureBefore runs before each command of a connection: it logs the
+// command, waits out pauses, and answers injected failures and the
+// restrictions of MONITOR mode itself. It reports whether the command
+// should run; when it should not, the reply is written (or the connection
+// is gone).
+func (s *Server) fixtureBefore(c *client) bool {
+	args := c.ctx.Args
+	now := s.eng.Now()
+	s.fx.log.add(s, c, args)
+	c.fx.last.Store(now)
+	cmd := s.lookupCmd(args)
+	c.fx.lastCmd.Store(cmd)
+
+	// Only commands Redis would get to run can be paused or shown to
+	// MONITOR: unknown commands, arity errors and unauthenticated calls
+	// are answered at once.
+	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
+	var pcmd *engine.Command // what CLIENT PAUSE may hold: not MONITOR clients, as Redis exempts replicas
+	if valid && !c.fx.monitor.Load() {
+		pcmd = cmd
+	}
+	if s.fx.anyPause.Load() && !s.waitTurn(c, pcmd) {
+		c.closeNow = true
+		return false
+	}
+	if valid && c.fx.monitor.Load() && touchesKeyspace(cmd) {
+		c.w.WriteError("ERR Replica can't interact with the keyspace")
+		return false
+	}
+	if msg, ok := s.fx.fails.take(args[0]); ok {
+		c.w.WriteError(msg)
+		return false
+	}
+	// Redis shows scripts to MONITOR before they run (so that their
+	// commands follow them), everything else once it has run.
+	c.fx.feed = false
+	if valid && s.monitoring() && !skipMonitor(cmd) {
+		if feedsBefore(cmd) {
+			s.feedMonitors(c, args)
+		} else {
+			c.fx.feed = true
+		}
+	}
+	return true
+}
+
+// fixtureAfter runs after a command that fixtureBefore let through.
+func (s *Server) fixtureAfter(c *client) {
+	if c.fx.feed && s.monitoring() {
+		s.feedMonitors(c, c.ctx.Args)
+	}
+}
+
+// replyLatency holds a connection's replies back by SetLatency's delay.
+func (s *Server) replyLatency(c *client) {
+	d := time.Duration(s.fx.latency.Load())
+	if d <= 0 || len(c.w.b) == 0 && !c.w.shared {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.fx.killed:
+	case <-s.done:
+	}
+}
+
+// lookupCmd resolves args to a command or subcommand, or nil.
+func (s *Server) lookupCmd(args [][]byte) *engine.Command {
+	if len(args) == 0 {
+		return nil
+	}
+	cmd := s.eng.Lookup(args[0])
+	if cmd == nil || cmd.Subs == nil || len(args) < 2 {
+		return cmd
+	}
+	if sub := cmd.Subs[strings.ToLower(string(args[1]))]; sub != nil {
+		return sub
+	}
+	return nil
+}
+
+func arityOK(cmd *engine.Command, n int) bool {
+	if cmd.Arity >= 0 {
+		return n == cmd.Arity
+	}
+	return n >= -cmd.Arity
+}
+
+// mayReplicate lists the commands Redis flags may-replicate: CLIENT PAUSE
+// WRITE holds them like writes.
+var mayReplicate = map[string]bool{"eval": true, "evalsha": true, "fcall": true, "pfcount": true, "publish": true, "spublish": true}
+
+// pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd.
+func pausedByWrite(cmd *engine.Command) bool {
+	return cmd.Flags&engine.FlagWrite != 0 || mayReplicate[cmd.Name]
+}
+
+// touchesKeyspace reports whether a MONITOR client is refused cmd.
+func touchesKeyspace(cmd *engine.Command) bool {
+	return cmd.Flags&(engine.FlagWrite|engine.FlagReadonly) != 0 || mayReplicate[cmd.Name]
+}
+
+// wrapCommands wraps every command's handler once, before the server
+// first serves, so that commands run inside scripts (and any other nested
+// call) are shown to MONITOR as [0 lua] and obey the restart delay.
+// Commands registered after Start are not wrapped.
+func (s *Server) wrapCommands() {
+	var wrap func(cmd *engine.Command)
+	wrap = func(cmd *engine.Command) {
+		for _, sub := range cmd.Subs {
+			wrap(sub)
+		}
+		fn := cmd.Fn
+		if fn == nil {
+			return
+		}
+		write, name, feed := cmd.Flags&engine.FlagWrite != 0, cmd.Name, !skipMonitor(cmd)
+		cmd.Fn = func(c *engine.Ctx) {
+			if c.Script != nil && feed && s.monitoring() {
+				s.feedMonitors(nil, c.Args)
+			}
+			if write && s.refuseWrite(c, name) {
+				return
+			}
+			fn(c)
+		}
+	}
+	for _, cmd := range s.eng.Commands() {
+		wrap(cmd)
+	}
+}
+
+// refuseWrite answers a write during the restart delay and reports
+// whether it did. Lock grants (SET NX, SETNX, MSETNX) get the reply of a
+// lock held by someone else; every other write gets an error.
+func (s *Server) refuseWrite(c *engine.Ctx, name string) bool {
+	until := s.fx.refuseUntil.Load()
+	if until == 0 || c.Client == &s.fx.self {
+		return false
+	}
+	now := c.Now
+	if now == 0 {
+		now = s.eng.Now()
+	}
+	if now >= until {
+		s.fx.refuseUntil.CompareAndSwap(until, 0)
+		return false
+	}
+	switch name {
+	case "set":
+		for _, a := range c.Args[3:] {
+			if engine.EqFold(a, "nx") {
+				c.W.WriteNull()
+				return true
+			}
+		}
+	case "setnx", "msetnx":
+		c.W.WriteInt(0)
+		return true
+	}
+	c.W.WriteError("ERR restart delay: this node restarted and refuses writes for another " +
+		strconv.FormatInt(until-now, 10) + " ms, so that a lock it forgot is not granted twice")
+	return true
+}
+
+// ---- injected failures ----
+
+type failRule struct {
+	name string // lower-case command name; "" matches any command
+	n    int
+	msg  string
+}
+
+// failRules is the FailNext queue. Rules are consumed in the order given.
+type failRules struct {
+	any   atomic.Bool
+	mu    sync.Mutex
+	rules []failRule
+}
+
+func (f *failRules) add(name string, n int, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	if msg == "" {
+		msg = "ERR injected failure"
+	}
+	f.rules = append(f.rules, failRule{name: strings.ToLower(name), n: n, msg: msg})
+	f.any.Store(true)
+}
+
+func (f *failRules) clear() {
+	f.mu.Lock()
+	f.rules = nil
+	f.any.Store(false)
+	f.mu.Unlock()
+}
+
+// take consumes the first rule matching the command name, if any.
+func (f *failRules) take(name []byte) (string, bool) {
+	if !f.any.Load() {
+		return "", false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.rules {
+		r := &f.rules[i]
+		if r.name != "" && !engine.EqFold(name, r.name) {
+			continue
+		}
+		msg := r.msg
+		if r.n--; r.n == 0 {
+			f.rules = append(f.rules[:i], f.rules[i+1:]...)
+			f.any.Store(len(f.rules) > 0)
+		}
+		return msg, true
+	}
+	return "", false
+}
+
+// ---- command log ----
+
+// CommandRecord is one command a client sent, as Commands reports it.
+type CommandRecord struct {
+	// Time is the server clock's wall time when the command arrived (the
+	// manual clock's, when the server runs on one).
+	Time time.Time
+	// ClientID is the connection's CLIENT ID; Addr its address.
+	ClientID int64
+	Addr     string
+	// Args are the command and its arguments, exactly as sent.
+	Args []string
+}
+
+// Name returns the command name in lower case ("set", "evalsha").
+func (r CommandRecord) Name() string {
+	if len(r.Args) == 0 {
+		return ""
+	}
+	return strings.ToLower(r.Args[0])
+}
+
+// String returns the arguments separated by spaces.
+func (r CommandRecord) String() string { return strings.Join(r.Args, " ") }
+
+// cmdLog is a ring of the last commands received.
+type cmdLog struct {
+	mu   sync.Mutex
+	buf  []CommandRecord
+	next int
+	full bool
+}
+
+func (l *cmdLog) init(n int) {
+	if n > 0 {
+		l.buf = make([]CommandRecord, n)
+	}
+}
+
+func (l *cmdLog) add(s *Server, c *client, args [][]byte) {
+	if l.buf == nil {
+		return
+	}
+	rec := CommandRecord{Time: s.cfg.Clock.Wall(), ClientID: c.ID, Addr: c.addr, Args: make([]string, len(args))}
+	for i, a := range args {
+		rec.Args[i] = string(a)
+	}
+	l.mu.Lock()
+	l.buf[l.next] = rec
+	if l.next++; l.next == len(l.buf) {
+		l.next, l.full = 0, true
+	}
+	l.mu.Unlock()
+}
+
+func (l *cmdLog) snapshot() []CommandRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []CommandRecord
+	if l.full {
+		out = append(out, l.buf[l.next:]...)
+	}
+	return append(out, l.buf[:l.next]...)
+}
+
+func (l *cmdLog) reset() {
+	l.mu.Lock()
+	clear(l.buf)
+	l.next, l.full = 0, false
+	l.mu.Unlock()
+}
+
+// Commands returns the commands clients sent, oldest first: the last
+// Config.CommandLog of them (RunT keeps 1024 by default). Commands run by
+// scripts are not included; every command received is, whether it ran,
+// failed or was failed by FailNext. It returns nil when the log is off.
+func (s *Server) Commands() []CommandRecord { return s.fx.log.snapshot() }
+
+// ResetCommands empties the command log.
+func (s *Server) ResetCommands() { s.fx.log.reset() }
+
+// ---- inspection ----
+
+// Get returns the value of a string key, as GET would; ok is false when
+// the key does not exist (or has expired, or holds another type).
+func (s *Server) Get(key string) (val string, ok bool) {
+	w := s.call("get", key)
+	if w.kind != '$' {
+		return "", false
+	}
+	return w.str, true
+}
+
+// TTL returns the time key has left, as PTTL does, with PTTL's sentinels
+// as durations (like go-redis): -1 (time.Duration(-1)) when the key has
+// no deadline, -2 when it does not exist.
+func (s *Server) TTL(key string) time.Duration {
+	w := s.call("pttl", key)
+	if w.n < 0 {
+		return time.Duration(w.n)
+	}
+	return time.Duration(w.n) * time.Millisecond
+}
+
+// Keys returns every live key, sorted.
+func (s *Server) Keys() []string {
+	w := s.call("keys", "*")
+	slices.Sort(w.arr)
+	return w.arr
+}
+
+// Set sets a string key, with a deadline ttl from now (on the server's
+// clock) when ttl > 0. It bypasses the restart delay and is not logged.
+func (s *Server) Set(key, val string, ttl time.Duration) {
+	if ttl > 0 {
+		ms := max(int64(ttl/time.Millisecond), 1)
+		s.call("set", key, val, "px", strconv.FormatInt(ms, 10))
+		return
+	}
+	s.call("set", key, val)
+}
+
+// call runs one command as the fixture itself and captures its reply.
+func (s *Server) call(args ...string) *captureWriter {
+	bs := make([][]byte, len(args))
+	for i, a := range args {
+		bs[i] = []byte(a)
+	}
+	w := &captureWriter{}
+	s.eng.Exec(&engine.Ctx{Eng: s.eng, Args: bs, W: w, Client: &s.fx.self})
+	return w
+}
+
+// captureWriter keeps the simple replies the fixture's own calls need.
+type captureWriter struct {
+	kind byte // '$' bulk, ':' integer, '-' error, '_' null, '+' status
+	str  string
+	n    int64
+	arr  []string
+}
+
+func (w *captureWriter) Proto() int           { return 2 }
+func (w *captureWriter) WriteStatus(s string) { w.kind, w.str = '+', s }
+func (w *captureWriter) WriteError(m string)  { w.kind, w.str = '-', m }
+func (w *captureWriter) WriteInt(n int64)     { w.kind, w.n = ':', n }
+func (w *captureWriter) WriteBulk(b []byte)   { w.WriteBulkString(string(b)) }
+func (w *captureWriter) WriteBulkString(s string) {
+	if w.kind == '*' {
+		w.arr = append(w.arr, s)
+		return
+	}
+	w.kind, w.str = '$', s
+}
+func (w *captureWriter) WriteNull()       { w.kind = '_' }
+func (w *captureWriter) WriteNullArray()  { w.kind = '_' }
+func (w *captureWriter) WriteArray(n int) { w.kind, w.arr = '*', make([]string, 0, n) }
+func (w *captureWriter) WriteMap(n int)   { w.WriteArray(2 * n) }
+func (w *captureWriter) WriteSet(n int)   { w.WriteArray(n) }
+func (w *captureWriter) WriteBool(v bool) { w.WriteInt(map[bool]int64{true: 1}[v]) }
+func (w *captureWriter) WriteDouble(f float64) {
+	w.WriteBulkString(strconv.FormatFloat(f, 'g', 17, 64))
+}
+func (w *captureWriter) WriteVerbatim(_, s string) { w.WriteBulkString(s) }

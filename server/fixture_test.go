@@ -1,0 +1,264 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+// Helpers shared by the fixture tests.
+
+// eventually polls cond until it holds, failing the test after 10 s. It
+// waits for an asynchronous state to be reached, never for time to pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// expectClosed checks that the server closed the connection.
+func (c *rawClient) expectClosed() {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := c.rd.ReadByte()
+	if err == nil {
+		c.t.Fatalf("connection still open: read %q", b)
+	}
+	if !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "reset") {
+		c.t.Fatalf("want the connection closed, got %v", err)
+	}
+}
+
+func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+
+func TestRunN_IndependentServers(t *testing.T) {
+	srvs := RunN(t, 3, WithManualClock())
+	if len(srvs) != 3 {
+		t.Fatalf("RunN returned %d servers", len(srvs))
+	}
+	seen := map[string]bool{}
+	for _, s := range srvs {
+		if seen[s.Addr()] {
+			t.Fatalf("two servers on %s", s.Addr())
+		}
+		seen[s.Addr()] = true
+	}
+	dial(t, srvs[0].Addr()).do("SET", "k", "v", "PX", "1000")
+	if _, ok := srvs[1].Get("k"); ok {
+		t.Fatal("a key set on server 0 is visible on server 1")
+	}
+	srvs[1].Set("k", "w", time.Second)
+	srvs[0].Advance(time.Second) // only server 0's clock moves
+	if _, ok := srvs[0].Get("k"); ok {
+		t.Fatal("server 0's key survived its clock passing the deadline")
+	}
+	if v, ok := srvs[1].Get("k"); !ok || v != "w" {
+		t.Fatalf("server 1's key = %q, %v; its clock did not move", v, ok)
+	}
+}
+
+func TestAdvance_ReclaimsBeforeReturning(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	for i := range 300 {
+		c.do("SET", "k"+strconv.Itoa(i), "v", "PX", "1000")
+	}
+	c.do("SET", "keep", "v")
+	srv.Advance(999 * time.Millisecond)
+	if n, exp := srv.Engine().KeyCount(); n != 301 || exp != 300 {
+		t.Fatalf("before the deadline: %d keys, %d with a TTL", n, exp)
+	}
+	srv.Advance(time.Millisecond)
+	// No polling: the keys are reclaimed (not just invisible) when Advance returns.
+	if n, exp := srv.Engine().KeyCount(); n != 1 || exp != 0 {
+		t.Fatalf("after Advance: %d keys, %d with a TTL; want 1, 0", n, exp)
+	}
+	if got := c.do("DBSIZE"); got != ":1\r\n" {
+		t.Fatalf("DBSIZE = %q", got)
+	}
+	if msg := srv.Engine().CheckInvariants(); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+func TestJumpWallClock_TTLsStayAbsoluteTimesMove(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	srv := RunT(t, WithConfig(func(c *Config) { c.Clock = expiry.NewManualClock(start) }))
+	c := dial(t, srv.Addr())
+	c.do("SET", "lock", "tok", "PX", "60000")
+	want := start.Add(time.Minute).UnixMilli()
+	if got := c.do("PEXPIRETIME", "lock"); got != ":"+strconv.FormatInt(want, 10)+"\r\n" {
+		t.Fatalf("PEXPIRETIME = %q, want %d", got, want)
+	}
+
+	srv.JumpWallClock(time.Hour) // an NTP step forward
+	if got := c.do("PTTL", "lock"); got != ":60000\r\n" {
+		t.Fatalf("PTTL after a wall-clock jump = %q; the deadline must not move", got)
+	}
+	if got := c.do("PEXPIRETIME", "lock"); got != ":"+strconv.FormatInt(want+3600_000, 10)+"\r\n" {
+		t.Fatalf("PEXPIRETIME after the jump = %q; want the deadline in the new wall time", got)
+	}
+	if got := c.do("TIME"); !strings.Contains(got, bulk(strconv.FormatInt(start.Unix()+3600, 10))) {
+		t.Fatalf("TIME = %q, want the jumped wall time", got)
+	}
+	// Absolute times given now convert against the new wall time.
+	at := start.Add(time.Hour + 10*time.Second).UnixMilli()
+	c.do("SET", "abs", "v", "PXAT", strconv.FormatInt(at, 10))
+	if got := c.do("PTTL", "abs"); got != ":10000\r\n" {
+		t.Fatalf("PTTL of PXAT now+10s = %q", got)
+	}
+	srv.JumpWallClock(-2 * time.Hour) // and backwards
+	if got := c.do("PTTL", "lock"); got != ":60000\r\n" {
+		t.Fatalf("PTTL after a backward jump = %q", got)
+	}
+	srv.Advance(time.Minute)
+	if got := c.do("EXISTS", "lock"); got != ":0\r\n" {
+		t.Fatalf("lock outlived its TTL: %q", got)
+	}
+}
+
+func TestAdvanceAndJump_PanicOnSystemClock(t *testing.T) {
+	srv := RunT(t)
+	for name, fn := range map[string]func(){
+		"Advance":       func() { srv.Advance(time.Second) },
+		"JumpWallClock": func() { srv.JumpWallClock(time.Second) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s on the system clock did not panic", name)
+				}
+			}()
+			fn()
+		}()
+	}
+}
+
+func TestInspection_GetTTLKeysSet(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	if _, ok := srv.Get("missing"); ok {
+		t.Fatal("Get of a missing key reported ok")
+	}
+	if d := srv.TTL("missing"); d != -2 {
+		t.Fatalf("TTL of a missing key = %v, want -2", d)
+	}
+	srv.Set("b", "2", 0)
+	srv.Set("a", "1", 1500*time.Millisecond)
+	c.do("SET", "c", "3", "EX", "100")
+	if got := c.do("GET", "a"); got != bulk("1") {
+		t.Fatalf("a client sees %q for a key the fixture set", got)
+	}
+	if v, ok := srv.Get("c"); !ok || v != "3" {
+		t.Fatalf("Get(c) = %q, %v", v, ok)
+	}
+	if d := srv.TTL("b"); d != -1 {
+		t.Fatalf("TTL of a key without deadline = %v, want -1", d)
+	}
+	if d := srv.TTL("a"); d != 1500*time.Millisecond {
+		t.Fatalf("TTL(a) = %v, want 1.5s", d)
+	}
+	if d := srv.TTL("c"); d != 100*time.Second {
+		t.Fatalf("TTL(c) = %v, want 100s", d)
+	}
+	if keys := srv.Keys(); !slices.Equal(keys, []string{"a", "b", "c"}) {
+		t.Fatalf("Keys = %v", keys)
+	}
+	srv.Advance(1500 * time.Millisecond)
+	if keys := srv.Keys(); !slices.Equal(keys, []string{"b", "c"}) {
+		t.Fatalf("Keys after a's deadline = %v", keys)
+	}
+	if _, ok := srv.Get("a"); ok {
+		t.Fatal("Get returned an expired key")
+	}
+	// The fixture's own calls are not client commands.
+	var logged []string
+	for _, r := range srv.Commands() {
+		logged = append(logged, r.String())
+	}
+	if !slices.Equal(logged, []string{"SET c 3 EX 100", "GET a"}) {
+		t.Fatalf("command log = %q; the fixture's own calls must not appear", logged)
+	}
+}
+
+func TestCommands_LogsWhatClientsSent(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	srv := RunT(t, WithConfig(func(c *Config) { c.Clock = expiry.NewManualClock(start) }))
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	aid := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	a.do("SET", "lock", "tok", "NX", "PX", "30000")
+	srv.Advance(time.Second)
+	b.do("nosuch", "x")
+	srv.FailNextCmd("get", 1, "ERR boom")
+	b.do("GET", "lock")
+	a.do("EVAL", "return redis.call('get', KEYS[1])", "1", "lock")
+
+	recs := srv.Commands()
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.String())
+	}
+	want := []string{"CLIENT ID", "SET lock tok NX PX 30000", "nosuch x", "GET lock",
+		"EVAL return redis.call('get', KEYS[1]) 1 lock"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Commands =\n%q\nwant\n%q", got, want)
+	}
+	if r := recs[1]; strconv.FormatInt(r.ClientID, 10) != aid || r.Name() != "set" || !r.Time.Equal(start) || r.Addr != a.conn.LocalAddr().String() {
+		t.Fatalf("record = %+v; want client %s at %v from %s", r, aid, start, a.conn.LocalAddr())
+	}
+	if r := recs[2]; !r.Time.Equal(start.Add(time.Second)) || r.ClientID == recs[1].ClientID {
+		t.Fatalf("record = %+v", r)
+	}
+	srv.ResetCommands()
+	if recs := srv.Commands(); len(recs) != 0 {
+		t.Fatalf("after ResetCommands: %v", recs)
+	}
+	a.do("PING")
+	if recs := srv.Commands(); len(recs) != 1 || recs[0].Name() != "ping" {
+		t.Fatalf("after one PING: %v", recs)
+	}
+}
+
+func TestCommands_RingKeepsTheLastN(t *testing.T) {
+	srv := RunT(t, WithCommandLog(3))
+	c := dial(t, srv.Addr())
+	for i := range 7 {
+		c.do("ECHO", strconv.Itoa(i))
+	}
+	var got []string
+	for _, r := range srv.Commands() {
+		got = append(got, r.Args[1])
+	}
+	if !slices.Equal(got, []string{"4", "5", "6"}) {
+		t.Fatalf("ring holds %v, want the last three", got)
+	}
+}
+
+func TestCommands_OffByDefaultOutsideRunT(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dial(t, srv.Addr()).do("PING")
+	if recs := srv.Commands(); recs != nil {
+		t.Fatalf("Commands with the log off = %v", recs)
+	}
+	off := RunT(t, WithCommandLog(0))
+	dial(t, off.Addr()).do("PING")
+	if recs := off.Commands(); recs != nil {
+		t.Fatalf("Commands WithCommandLog(0) = %v", recs)
+	}
+}
