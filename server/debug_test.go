@@ -139,7 +139,7 @@ func TestDebug_SetActiveExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Set("k", "v", time.Millisecond)
-	srv.Advance(time.Millisecond)
+	srv.Advance(2 * time.Millisecond)
 	if n, _ := srv.Engine().KeyCount(); n != 0 {
 		t.Fatalf("after a restart active expiry is on again; %d keys left", n)
 	}

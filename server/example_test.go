@@ -64,16 +64,17 @@ func ExampleRunT() {
 }
 
 // Advance moves a manual clock: a 30-second lock expires at once, with no
-// sleeping, and another client can take it.
+// sleeping, and another client can take it. As in Redis, a key lives
+// through its deadline's millisecond and is gone once the clock passes it.
 func ExampleServer_Advance() {
 	srv := startManual()
 	defer srv.Close()
 	a, b := dialExample(srv.Addr()), dialExample(srv.Addr())
 
 	fmt.Println(a.do("SET", "lock", "a", "PX", "30000", "NX"))
-	srv.Advance(29 * time.Second)
-	fmt.Println(b.do("SET", "lock", "b", "PX", "30000", "NX")) // still held
-	srv.Advance(time.Second)
+	srv.Advance(30 * time.Second)
+	fmt.Println(b.do("SET", "lock", "b", "PX", "30000", "NX")) // still held: PTTL 0
+	srv.Advance(time.Millisecond)
 	fmt.Println(b.do("SET", "lock", "b", "PX", "30000", "NX"))   // expired: b takes it
 	fmt.Println(a.do("EVAL", extend, "1", "lock", "a", "30000")) // a finds out
 	// Output:

@@ -145,7 +145,7 @@ func TestRestart_SamePortWithAndWithoutData(t *testing.T) {
 	if got := c.do("EVALSHA", sha, "0"); got != "-NOSCRIPT No matching script. Please use EVAL.\r\n" {
 		t.Fatalf("the script cache survived a restart: %q", got)
 	}
-	srv.Advance(10 * time.Second) // deadlines keep running across the restart
+	srv.Advance(10*time.Second + time.Millisecond) // deadlines keep running across the restart
 	if got := c.do("EXISTS", "lock"); got != ":0\r\n" {
 		t.Fatalf("lock outlived its TTL across a restart: %q", got)
 	}
@@ -406,7 +406,7 @@ func TestClientPause_HoldsActiveExpiry(t *testing.T) {
 	if got := c.read(); got != "+OK\r\n" {
 		t.Fatalf("SET after the pause = %q", got)
 	}
-	srv.Advance(100 * time.Millisecond)
+	srv.Advance(101 * time.Millisecond)
 	eventually(t, "keys reclaimed", func() bool { n, _ := srv.Engine().KeyCount(); return n == 0 })
 }
 

@@ -59,7 +59,7 @@ func TestRunN_IndependentServers(t *testing.T) {
 		t.Fatal("a key set on server 0 is visible on server 1")
 	}
 	srvs[1].Set("k", "w", time.Second)
-	srvs[0].Advance(time.Second) // only server 0's clock moves
+	srvs[0].Advance(time.Second + time.Millisecond) // only server 0's clock moves
 	if _, ok := srvs[0].Get("k"); ok {
 		t.Fatal("server 0's key survived its clock passing the deadline")
 	}
@@ -75,9 +75,9 @@ func TestAdvance_ReclaimsBeforeReturning(t *testing.T) {
 		c.do("SET", "k"+strconv.Itoa(i), "v", "PX", "1000")
 	}
 	c.do("SET", "keep", "v")
-	srv.Advance(999 * time.Millisecond)
+	srv.Advance(time.Second)
 	if n, exp := srv.Engine().KeyCount(); n != 301 || exp != 300 {
-		t.Fatalf("before the deadline: %d keys, %d with a TTL", n, exp)
+		t.Fatalf("at the deadline (keys live through its millisecond, as in Redis): %d keys, %d with a TTL", n, exp)
 	}
 	srv.Advance(time.Millisecond)
 	// No polling: the keys are reclaimed (not just invisible) when Advance returns.
@@ -122,7 +122,7 @@ func TestJumpWallClock_TTLsStayAbsoluteTimesMove(t *testing.T) {
 	if got := c.do("PTTL", "lock"); got != ":60000\r\n" {
 		t.Fatalf("PTTL after a backward jump = %q", got)
 	}
-	srv.Advance(time.Minute)
+	srv.Advance(time.Minute + time.Millisecond)
 	if got := c.do("EXISTS", "lock"); got != ":0\r\n" {
 		t.Fatalf("lock outlived its TTL: %q", got)
 	}
@@ -175,7 +175,7 @@ func TestInspection_GetTTLKeysSet(t *testing.T) {
 	if keys := srv.Keys(); !slices.Equal(keys, []string{"a", "b", "c"}) {
 		t.Fatalf("Keys = %v", keys)
 	}
-	srv.Advance(1500 * time.Millisecond)
+	srv.Advance(1501 * time.Millisecond)
 	if keys := srv.Keys(); !slices.Equal(keys, []string{"b", "c"}) {
 		t.Fatalf("Keys after a's deadline = %v", keys)
 	}

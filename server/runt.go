@@ -84,7 +84,10 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // lazy and active expiry alike (active expiry reclaims them before Advance
 // returns, unless DEBUG SET-ACTIVE-EXPIRE 0 or a CLIENT PAUSE holds it);
 // a Pause or CLIENT PAUSE that ends within d ends, and the restart delay
-// moves on. It panics when the server runs on the system clock.
+// moves on. As in Redis, a key lives through its deadline's millisecond:
+// after SET k v PX 30000, Advance(30*time.Second) leaves it with PTTL 0,
+// and one more millisecond removes it. It panics when the server runs on
+// the system clock.
 func (s *Server) Advance(d time.Duration) {
 	mc := s.ManualClock()
 	if mc == nil {

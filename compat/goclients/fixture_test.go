@@ -180,7 +180,7 @@ func TestFixture_RedlockRestartWithoutPersistence(t *testing.T) {
 		}
 		// One max-TTL later A's lock has expired everywhere and B may take it.
 		for _, n := range nodes {
-			n.Advance(ttl)
+			n.Advance(ttl + time.Millisecond) // past the deadline's millisecond
 		}
 		if err := b.LockContext(ctx); err != nil {
 			t.Fatalf("B Lock after the delay: %v", err)
@@ -291,7 +291,7 @@ func TestFixture_AdvanceExpiresA30sLockWithoutSleeping(t *testing.T) {
 	if err := m.TryLockContext(ctx); err == nil {
 		t.Fatal("redsync took a held lock")
 	}
-	srv.Advance(30 * time.Second)
+	srv.Advance(30*time.Second + time.Millisecond) // past the deadline, as Redis: now > deadline
 	if err := m.TryLockContext(ctx); err != nil {
 		t.Fatalf("redsync after Advance(30s): %v", err)
 	}
