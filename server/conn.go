@@ -34,6 +34,7 @@ type client struct {
 	kick     chan struct{} // wakes the flusher of a push-capable connection
 	gone     chan struct{} // closed when the connection ends
 	goneOnce sync.Once
+	prod     clientProd // output limit and auth state (limits.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -45,7 +46,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	fc := newFramedConn(nc, nil)
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), created: time.Now(), gone: make(chan struct{})}
 	c.ID = s.nextID.Add(1)
-	c.NeedsAuth = s.cfg.RequirePass != ""
+	c.NeedsAuth = s.authRequired() // (auth.go)
+	c.prod.srv = s
+	fc.lim, fc.idleExempt = &s.prod.limits, func() bool { return c.w.shared } // (limits.go)
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
@@ -55,6 +58,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
+	if !s.admit(c) { // TLS handshake, protected mode (auth.go)
+		return
+	}
 
 	rd := redcon.NewReader(fc)
 	for {
@@ -68,6 +74,9 @@ func (s *Server) serveConn(nc net.Conn) {
 			if c.closeNow {
 				break
 			}
+			if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go)
+				return
+			}
 		}
 		if err := c.flush(); err != nil || c.closeNow {
 			return
@@ -77,7 +86,7 @@ func (s *Server) serveConn(nc net.Conn) {
 
 // register admits a new connection, or refuses it past maxclients.
 func (s *Server) register(c *client) bool {
-	if int(s.nconns.Add(1)) > s.cfg.MaxClients || s.closing.Load() {
+	if int(s.nconns.Add(1)) > s.live().MaxClients || s.closing.Load() {
 		s.nconns.Add(-1)
 		s.eng.Stats.RejectedConns.Add(1)
 		c.w.WriteError("ERR max number of clients reached")
@@ -145,7 +154,7 @@ func (c *client) flush() error {
 	if len(c.w.b) == 0 {
 		return nil
 	}
-	_, err := c.nc.Write(c.w.b)
+	err := c.writeOut(c.w.b) // output buffer limit for slow readers (limits.go)
 	if cap(c.w.b) > 1<<20 {
 		c.w.b = nil // do not pin a big reply's buffer
 	} else {
