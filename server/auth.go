@@ -109,16 +109,15 @@ func (t userTable) check(user, pass []byte) bool {
 	return ok == 1
 }
 
-// defaultOpen reports whether the default user needs no password: new
-// connections start authenticated, AUTH <password> is refused, and
-// protected mode applies.
+// defaultOpen reports whether new connections start authenticated: the
+// default user is on and needs no password.
 func (t userTable) defaultOpen() bool {
 	d := t["default"]
 	return d.nopass && !d.off
 }
 
-// defaultNoPass reports whether the default user has no password, when
-// AUTH <password> is refused.
+// defaultNoPass reports whether the default user has no password: then
+// AUTH <password> is refused and protected mode applies.
 func (s *Server) defaultNoPass() bool { return (*s.prod.users.Load())["default"].nopass }
 
 // sha256Hex is a password's digest as Redis's "#<hash>" rule writes it.
@@ -163,7 +162,7 @@ func (s *Server) admit(c *client) bool {
 			return false
 		}
 	}
-	if s.live().NoProtectedMode || !s.prod.users.Load().defaultOpen() || s.prod.isLocal(c.nc.RemoteAddr()) {
+	if s.live().NoProtectedMode || !s.defaultNoPass() || s.prod.isLocal(c.nc.RemoteAddr()) {
 		return true
 	}
 	s.eng.Stats.RejectedConns.Add(1)

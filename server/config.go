@@ -48,13 +48,17 @@ func (s *Server) Logger() *slog.Logger { return s.log }
 func (s *Server) live() *Config { return s.prod.cfg.Load() }
 
 // fillDefaults gives the settings of this file their defaults.
+// ProtoMaxBulkLen and MaxMultibulkLen have floors (Redis's 1 MB for the
+// first), which the framer's fast paths rely on.
 func fillDefaults(c *Config) {
 	if c.ProtoMaxBulkLen <= 0 {
 		c.ProtoMaxBulkLen = framerMaxBulk
 	}
+	c.ProtoMaxBulkLen = max(c.ProtoMaxBulkLen, 1<<20)
 	if c.MaxMultibulkLen <= 0 {
 		c.MaxMultibulkLen = framerMaxMultibulk
 	}
+	c.MaxMultibulkLen = max(c.MaxMultibulkLen, 1024)
 	if c.ClientQueryBufferLimit <= 0 {
 		c.ClientQueryBufferLimit = framerQueryBufLimit
 	}
@@ -643,7 +647,8 @@ func init() {
 	})
 }
 
-// fullAccess reports whether user rules grant every key and command.
+// fullAccess reports whether user rules grant every key and command
+// (after the last reset, which takes permissions away).
 func fullAccess(rules []string) bool {
 	keys, cmds := false, false
 	for _, r := range rules {
@@ -652,6 +657,8 @@ func fullAccess(rules []string) bool {
 			keys = true
 		case "+@all", "allcommands":
 			cmds = true
+		case "reset":
+			keys, cmds = false, false
 		}
 	}
 	return keys && cmds

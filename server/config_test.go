@@ -168,6 +168,7 @@ func TestLoadConfigFile_ErrorsNameFileLineAndReason(t *testing.T) {
 		{"user", "Bad directive or wrong number of arguments"},
 		{"user alice on >pw ~app:* +@all", "Error in user declaration '~app:*': tumbler accepts only on, off, >password, #hash, nopass, resetpass, reset and full-access rules (~* &* +@all); it has no per-user permissions"},
 		{"user alice on >pw", "Error in user declaration 'alice': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"},
+		{"user alice ~* +@all reset on >pw", "Error in user declaration 'alice': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"},
 		{"user alice on #abc ~* +@all", "Error in user declaration '#abc': The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"},
 		{"replicaof 10.0.0.1 6379", "tumbler does not replicate"},
 		{"slaveof 10.0.0.1 6379", "tumbler does not replicate"},

@@ -85,10 +85,11 @@ type Config struct {
 	// MaxMemory refuses commands flagged denyoom while the Go heap in use
 	// exceeds it, in bytes; 0 means no limit (maxmemory).
 	MaxMemory uint64
-	// ProtoMaxBulkLen is the longest bulk argument; default 512 MB
-	// (proto-max-bulk-len).
+	// ProtoMaxBulkLen is the longest bulk argument; default 512 MB, at
+	// least 1 MB (proto-max-bulk-len).
 	ProtoMaxBulkLen int64
-	// MaxMultibulkLen caps a request's argument count; default 1M.
+	// MaxMultibulkLen caps a request's argument count; default 1M, at
+	// least 1024.
 	MaxMultibulkLen int
 	// ClientQueryBufferLimit closes a client whose incomplete request
 	// outgrows it; default 1 GB (client-query-buffer-limit).
