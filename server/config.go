@@ -545,7 +545,11 @@ func init() {
 				}
 				return c.LuaTimeLimit.Milliseconds()
 			},
-			func(c *Config, v int64) { c.LuaTimeLimit = time.Duration(v) * time.Millisecond }))
+			func(c *Config, v int64) {
+				// 0 (every script is busy at once) is kept as 1 ns: a zero
+				// Config.LuaTimeLimit means the 5 s default.
+				c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
+			}))
 	}
 	addDirective(&directive{
 		name: "tls-port",

@@ -347,6 +347,9 @@ func TestConfigSet_LiveAndAtomic(t *testing.T) {
 		{[]string{"CONFIG", "GET", "client-output-buffer-limit"}, "*2\r\n$26\r\nclient-output-buffer-limit\r\n$59\r\nnormal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 0 0\r\n"},
 		{[]string{"CONFIG", "SET", "lua-time-limit", "1234"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "busy-reply-threshold"}, "*2\r\n$20\r\nbusy-reply-threshold\r\n$4\r\n1234\r\n"},
+		{[]string{"CONFIG", "SET", "busy-reply-threshold", "0"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "lua-time-limit"}, "*2\r\n$14\r\nlua-time-limit\r\n$1\r\n0\r\n"},
+		{[]string{"CONFIG", "SET", "busy-reply-threshold", "1234"}, "+OK\r\n"},
 		{[]string{"CONFIG", "REWRITE"}, "-ERR The server is running without a config file\r\n"},
 	}
 	for _, st := range steps {
