@@ -14,6 +14,7 @@ func registerStandard(e *Engine) {
 	registerKeys(e)
 	registerScript(e)
 	registerServer(e)
+	registerConfig(e)
 }
 
 func registerServer(e *Engine) {
@@ -29,10 +30,6 @@ func registerServer(e *Engine) {
 			"info":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
 			"docs":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandDocs},
 			"list":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandList},
-		}},
-		&Command{Name: "config", Arity: -2, Group: "server", Subs: map[string]*Command{
-			"get":       {Arity: -3, Flags: FlagNoKeys | FlagNoScript | FlagLoading | FlagStale, Fn: cmdConfigGet},
-			"resetstat": {Arity: 2, Flags: FlagNoKeys | FlagNoScript | FlagLoading | FlagStale, Fn: cmdConfigResetStat},
 		}},
 	)
 }
@@ -421,103 +418,4 @@ func cmdCommandList(c *Ctx) {
 	for _, cmd := range c.Eng.cmdList {
 		c.W.WriteBulkString(cmd.Name)
 	}
-}
-
-// ---- CONFIG ----
-
-type param struct {
-	name string
-	get  func() string
-}
-
-// RegisterParam adds a parameter CONFIG GET reports; get is called
-// without the keyspace lock.
-func (e *Engine) RegisterParam(name string, get func() string) {
-	for i := range e.params {
-		if e.params[i].name == name {
-			e.params[i].get = get
-			return
-		}
-	}
-	e.params = append(e.params, param{name, get})
-}
-
-func init() {
-	defaultParams = map[string]string{
-		"maxmemory": "0", "maxmemory-policy": "noeviction", "save": "", "appendonly": "no",
-		"databases": "1", "maxclients": "10000", "timeout": "0", "cluster-enabled": "no",
-		"notify-keyspace-events": "", "slave-read-only": "yes", "replica-read-only": "yes",
-		"proto-max-bulk-len": "536870912", "client-query-buffer-limit": "1073741824",
-		"lua-time-limit": "", "busy-reply-threshold": "",
-	}
-}
-
-var defaultParams map[string]string
-
-// CONFIG GET parameter [parameter ...]
-func cmdConfigGet(c *Ctx) {
-	e := c.Eng
-	values := map[string]string{}
-	for k, v := range defaultParams {
-		values[k] = v
-	}
-	ms := strconv.FormatInt(e.BusyThreshold().Milliseconds(), 10)
-	values["lua-time-limit"], values["busy-reply-threshold"] = ms, ms
-	for _, p := range e.params {
-		values[p.name] = p.get()
-	}
-	var all []string
-	for k := range values {
-		all = append(all, k)
-	}
-	sort.Strings(all)
-	// Each parameter is reported once, under the first pattern that names
-	// it: a plain name is echoed as the client spelled it, a glob reports
-	// the canonical names.
-	type kv struct{ k, v string }
-	var out []kv
-	seen := map[string]bool{}
-	for _, pat := range c.Args[2:] {
-		if !isGlob(pat) {
-			name := strings.ToLower(string(pat))
-			if v, ok := values[name]; ok && !seen[name] {
-				seen[name] = true
-				out = append(out, kv{string(pat), v})
-			}
-			continue
-		}
-		for _, k := range all {
-			if !seen[k] && Match(pat, []byte(k), true) {
-				seen[k] = true
-				out = append(out, kv{k, values[k]})
-			}
-		}
-	}
-	c.W.WriteMap(len(out))
-	for _, p := range out {
-		c.W.WriteBulkString(p.k)
-		c.W.WriteBulkString(p.v)
-	}
-}
-
-func isGlob(b []byte) bool {
-	for _, ch := range b {
-		if ch == '*' || ch == '?' || ch == '[' {
-			return true
-		}
-	}
-	return false
-}
-
-// CONFIG RESETSTAT
-func cmdConfigResetStat(c *Ctx) {
-	s := &c.Eng.Stats
-	s.ExpiredKeys.Store(0)
-	s.KeyspaceHits.Store(0)
-	s.KeyspaceMisses.Store(0)
-	s.Commands.Store(0)
-	s.ConnsReceived.Store(0)
-	s.RejectedConns.Store(0)
-	s.ScriptRuns.Store(0)
-	c.W.WriteStatus(statusOK)
 }

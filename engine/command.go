@@ -189,6 +189,10 @@ func (e *Engine) Exec(c *Ctx) {
 		c.W.WriteError(ErrBusy)
 		return
 	}
+	if cmd.Flags&FlagDenyOOM != 0 && e.OutOfMemory() { // maxmemory (memory.go)
+		c.W.WriteError(ErrOOM)
+		return
+	}
 	c.Cmd = cmd
 	c.Eng = e
 	if cmd.Flags&FlagNoKeys != 0 {
@@ -287,6 +291,11 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	if cmd.Flags&FlagWrite != 0 {
 		if c.Script.ReadOnly {
 			w.WriteError(ErrScriptWriteRO)
+			return
+		}
+		// maxmemory (memory.go): only before a script's first write, as Redis.
+		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && e.OutOfMemory() {
+			w.WriteError(ErrOOM)
 			return
 		}
 		if !c.Script.Wrote {

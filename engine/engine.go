@@ -69,7 +69,8 @@ type Engine struct {
 	cmdList  []*Command
 	scripter Scripter
 	info     InfoProvider
-	params   []param
+	params   configState // CONFIG GET/SET parameters (cmd_config.go)
+	mem      memLimit    // maxmemory (memory.go)
 
 	busyThreshold atomic.Int64  // ns
 	scriptStart   atomic.Int64  // unix ns of the running script's start; 0 = none

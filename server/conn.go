@@ -35,6 +35,7 @@ type client struct {
 	gone     chan struct{} // closed when the connection ends
 	goneOnce sync.Once
 	fx       connFixture // test-fixture state (server/fixture.go)
+	prod     clientProd  // output limit and auth state (limits.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -46,7 +47,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	fc := newFramedConn(nc, nil)
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), created: time.Now(), gone: make(chan struct{})}
 	c.ID = s.nextID.Add(1)
-	c.NeedsAuth = s.cfg.RequirePass != ""
+	c.NeedsAuth = s.authRequired() // (auth.go)
+	c.prod.srv = s
+	fc.lim, fc.idleExempt = &s.prod.limits, func() bool { return c.w.shared } // (limits.go)
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
@@ -58,6 +61,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
+	if !s.admit(c) { // TLS handshake, protected mode (auth.go)
+		return
+	}
 
 	rd := redcon.NewReader(fc)
 	for {
@@ -71,6 +77,9 @@ func (s *Server) serveConn(nc net.Conn) {
 			if c.closeNow {
 				break
 			}
+			if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go)
+				return
+			}
 		}
 		s.replyLatency(c) // fixture: SetLatency (server/fixture.go)
 		if err := c.flush(); err != nil || c.closeNow {
@@ -81,7 +90,7 @@ func (s *Server) serveConn(nc net.Conn) {
 
 // register admits a new connection, or refuses it past maxclients.
 func (s *Server) register(c *client) bool {
-	if int(s.nconns.Add(1)) > s.cfg.MaxClients || s.closing.Load() {
+	if int(s.nconns.Add(1)) > s.live().MaxClients || s.closing.Load() {
 		s.nconns.Add(-1)
 		s.eng.Stats.RejectedConns.Add(1)
 		c.w.WriteError("ERR max number of clients reached")
@@ -152,7 +161,7 @@ func (c *client) flush() error {
 	if len(c.w.b) == 0 {
 		return nil
 	}
-	_, err := c.nc.Write(c.w.b)
+	err := c.writeOut(c.w.b) // output buffer limit for slow readers (limits.go)
 	if cap(c.w.b) > 1<<20 {
 		c.w.b = nil // do not pin a big reply's buffer
 	} else {

@@ -116,7 +116,7 @@ func (s *Server) cmdAuth(c *engine.Ctx) {
 	}
 	user, pass := []byte("default"), c.Args[1]
 	if len(c.Args) == 2 {
-		if s.cfg.RequirePass == "" {
+		if s.defaultNoPass() { // (auth.go)
 			c.W.WriteError(engine.ErrAuthNoPassword)
 			return
 		}
@@ -147,7 +147,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.setProto(2)
 	me.Name = ""
 	me.User = ""
-	me.NeedsAuth = s.cfg.RequirePass != ""
+	me.NeedsAuth = s.authRequired() // (auth.go)
 	me.mu.Unlock()
 	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)
 	c.W.WriteStatus("RESET")

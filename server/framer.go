@@ -29,11 +29,15 @@ const (
 	// multibulk count line or bulk length line (counting its first byte,
 	// '*' or '$', and not the '\n').
 	framerMaxLine = 64 * 1024
-	// framerMaxMultibulk caps the argument count. Redis allows up to
-	// INT_MAX; tumbler stops at 1M, so that redcon never walks a huge count.
+	// framerMaxMultibulk caps the argument count by default
+	// (Config.MaxMultibulkLen). Redis allows up to INT_MAX; tumbler stops
+	// at 1M, so that redcon never walks a huge count.
 	framerMaxMultibulk = 1024 * 1024
-	// framerMaxBulk is proto-max-bulk-len's default.
+	// framerMaxBulk is proto-max-bulk-len's default (Config.ProtoMaxBulkLen).
 	framerMaxBulk = 512 * 1024 * 1024
+	// framerQueryBufLimit is client-query-buffer-limit's default
+	// (Config.ClientQueryBufferLimit).
+	framerQueryBufLimit = 1024 * 1024 * 1024
 	// framerUnauthMultibulk and framerUnauthBulk are the limits for a
 	// connection that has not authenticated yet (CVE-2021-32675).
 	framerUnauthMultibulk = 10
@@ -92,6 +96,14 @@ type framedConn struct {
 	// brings the lower unauthenticated limits; nil means authenticated. It is
 	// called from Read, only when a request exceeds those limits.
 	needsAuth func() bool
+
+	// lim holds the server's configurable limits (limits.go); nil means
+	// the defaults above and no idle timeout. idleExempt, if set, reports
+	// whether the idle timeout is suspended for this connection.
+	lim        *protoLimits
+	idleExempt func() bool
+	idleArmed  bool  // a read deadline is set for the idle timeout
+	reqLen     int64 // bytes of the incomplete request read so far
 
 	st   uint8  // fs*
 	args int    // arguments of the current multibulk not yet begun
@@ -197,6 +209,9 @@ func (c *framedConn) read(p []byte) (int, error) {
 			if c.rerr != nil {
 				return 0, c.rerr
 			}
+			if c.lim != nil {
+				c.armIdle() // the idle timeout (limits.go)
+			}
 			m, err := c.Conn.Read(p[n:])
 			if err != nil {
 				c.rerr = err
@@ -248,7 +263,7 @@ func (c *framedConn) keep(t []byte, fromPend, hold bool) {
 
 // fail writes the error reply once and returns the error.
 func (c *framedConn) fail() error {
-	if !c.sent {
+	if !c.sent && len(c.line) > 0 {
 		c.sent = true
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(framerErrWriteTimeout))
 		_, _ = c.Conn.Write(c.line)
@@ -265,6 +280,7 @@ func (c *framedConn) fail() error {
 // only the start of a count line. msg is a violation's reply.
 func (c *framedConn) scan(b []byte) (out, tail int, hold bool, msg string) {
 	n := len(b)
+	maxMultibulk, maxBulk := c.lim.multibulk(), c.lim.bulk()
 	w, seg := 0, 0 // b[:w] is output; b[seg:i] is input kept so far
 	lineStart := 0 // start of the current header line (0: earlier read)
 	cmdStart := -1 // start of the current request (-1: earlier read)
@@ -362,7 +378,7 @@ func (c *framedConn) scan(b []byte) (out, tail int, hold bool, msg string) {
 			// b[i] is the line's '\n'.
 			neg, v, ok := c.num.value()
 			if st == fsCount {
-				if !ok || (!neg && v > framerMaxMultibulk) {
+				if !ok || (!neg && v > maxMultibulk) {
 					c.st = st
 					return c.compact(b, w, seg, lineStart), -1, false, framerErrMbulkInvalid
 				}
@@ -383,7 +399,7 @@ func (c *framedConn) scan(b []byte) (out, tail int, hold bool, msg string) {
 				i++
 				continue
 			}
-			if !ok || neg || v > framerMaxBulk {
+			if !ok || neg || v > maxBulk {
 				c.st = st
 				return c.compact(b, w, seg, i), -1, false, framerErrBulkInvalid
 			}
@@ -397,6 +413,25 @@ func (c *framedConn) scan(b []byte) (out, tail int, hold bool, msg string) {
 		}
 	}
 	c.st = st
+	if st != fsBoundary && st != fsCount {
+		// client-query-buffer-limit: the incomplete request, which redcon
+		// holds whole until it ends, may not outgrow the limit. Redis
+		// closes such a client without a reply.
+		if cmdStart >= 0 {
+			c.reqLen = int64(n - cmdStart)
+		} else {
+			c.reqLen += int64(n)
+		}
+		if c.reqLen > c.lim.queryBuf() {
+			c.err = errQueryBufLimit
+			c.line = c.line[:0]
+			c.lim.queryBufHit(c.Conn, c.reqLen)
+			if cmdStart > 0 {
+				return c.compact(b, w, seg, cmdStart), -1, false, ""
+			}
+			return w, -1, false, ""
+		}
+	}
 	tail = -1
 	if st == fsCount {
 		// Hand on no part of a count line before its end: it may yet be one

@@ -20,13 +20,11 @@
 package server
 
 import (
-	"crypto/subtle"
+	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +64,63 @@ type Config struct {
 	// does: "no" (the default, as in Redis 7), "yes", or "local" (from
 	// loopback connections only). RunT sets "yes".
 	EnableDebugCommand string
+
+	// ---- Security, limits and configuration (auth.go, tls.go,
+	// limits.go, config.go). Every field can also be set by the
+	// config-file directive named in its comment.
+
+	// Users are named users for AUTH user pass (user).
+	Users []User
+	// NoProtectedMode turns protected mode off (protected-mode no).
+	NoProtectedMode bool
+	// ExtraAddrs are more hosts to listen on with Addr's port (bind's
+	// second and later addresses); a leading "-" makes one optional.
+	ExtraAddrs []string
+	// TLSAddr is the TLS listener's address (tls-port); "" means no TLS,
+	// an empty host means Addr's host and ExtraAddrs, port 0 a free port.
+	TLSAddr string
+	// TLSOnly disables the plain TCP listener (port 0).
+	TLSOnly bool
+	// TLSConfig, if set, is used as is; otherwise the TLS configuration is
+	// built from the files below (tls-cert-file, tls-key-file,
+	// tls-ca-cert-file, tls-ca-cert-dir), TLSAuthClients (tls-auth-clients:
+	// "yes", the default, "no" or "optional") and TLSProtocols
+	// (tls-protocols, default TLSv1.2 and later).
+	TLSConfig      *tls.Config
+	TLSCertFile    string
+	TLSKeyFile     string
+	TLSCACertFile  string
+	TLSCACertDir   string
+	TLSAuthClients string
+	TLSProtocols   string
+	// Timeout closes a connection idle that long; 0 never (timeout).
+	Timeout time.Duration
+	// MaxMemory refuses commands flagged denyoom while the Go heap in use
+	// exceeds it, in bytes; 0 means no limit (maxmemory).
+	MaxMemory uint64
+	// ProtoMaxBulkLen is the longest bulk argument; default 512 MB, at
+	// least 1 MB (proto-max-bulk-len).
+	ProtoMaxBulkLen int64
+	// MaxMultibulkLen caps a request's argument count; default 1M, at
+	// least 1024.
+	MaxMultibulkLen int
+	// ClientQueryBufferLimit closes a client whose incomplete request
+	// outgrows it; default 1 GB (client-query-buffer-limit).
+	ClientQueryBufferLimit int64
+	// OutputBufferLimits are the per-class output limits; the zero value
+	// means Redis's defaults (client-output-buffer-limit).
+	OutputBufferLimits OutputBufferLimits
+	// LogLevel is debug, verbose, notice (the default) or warning
+	// (loglevel); it filters what reaches Logger.
+	LogLevel string
+	// LogFile is where the tumbler binary writes its log (logfile); the
+	// server itself only reports it.
+	LogFile string
+	// ConfigFile is the config file the settings came from, for CONFIG
+	// REWRITE and INFO.
+	ConfigFile string
+	// MetricsAddr is the metrics endpoint's address (metrics-addr).
+	MetricsAddr string
 }
 
 // Errors returned by Start.
@@ -94,7 +149,8 @@ type Server struct {
 	nconns  atomic.Int64
 	closing atomic.Bool
 
-	fx fixture // test-fixture and fault state (server/fixture.go)
+	fx   fixture   // test-fixture and fault state (server/fixture.go)
+	prod prodState // security, limits and configuration (config.go)
 }
 
 // New returns a server; Start makes it listen.
@@ -119,8 +175,8 @@ func New(cfg Config) *Server {
 	s.vm = luavm.Install(s.eng)
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()
-	s.registerParams()
 	s.initFixture() // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
+	s.initConfig()  // live settings, CONFIG GET/SET, users, limits (config.go)
 	return s
 }
 
@@ -137,9 +193,9 @@ func (s *Server) Start() error {
 	if s.started {
 		return ErrStarted
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := s.listen() // plain, extra bind and TLS listeners (tls.go)
 	if err != nil {
-		return fmt.Errorf("tumbler: cannot listen on %s: %w", s.cfg.Addr, err)
+		return err
 	}
 	s.ln = ln
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
@@ -190,6 +246,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := ln.Close()
+	s.closeListeners() // the other listeners (tls.go)
 	s.clients.Range(func(k, _ any) bool {
 		_ = k.(*client).nc.Close()
 		return true
@@ -280,21 +337,9 @@ func (s *Server) ServerInfo() engine.ServerInfo {
 	return engine.ServerInfo{
 		Port:             s.port,
 		ConnectedClients: int(s.nconns.Load()),
-		MaxClients:       s.cfg.MaxClients,
+		MaxClients:       s.live().MaxClients,
+		ConfigFile:       s.cfg.ConfigFile,
 	}
-}
-
-func (s *Server) registerParams() {
-	s.eng.RegisterParam("port", func() string { return strconv.Itoa(s.port) })
-	s.eng.RegisterParam("bind", func() string {
-		host, _, err := net.SplitHostPort(s.cfg.Addr)
-		if err != nil {
-			return ""
-		}
-		return host
-	})
-	s.eng.RegisterParam("requirepass", func() string { return s.cfg.RequirePass })
-	s.eng.RegisterParam("maxclients", func() string { return strconv.Itoa(s.cfg.MaxClients) })
 }
 
 // acceptLoop serves each accepted connection on its own goroutine until
@@ -318,15 +363,4 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		s.fixtureAccepted(nc) // fixture: Restart waits for these (server/fixture.go)
 		go s.serveConn(nc)
 	}
-}
-
-// checkPassword compares in constant time.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
-		return false
-	}
-	if s.cfg.RequirePass == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
 }

@@ -1,16 +1,23 @@
 // Command tumbler is a Redis-protocol lock server.
 //
+//	tumbler [config-file] [--directive value ...]
 //	tumbler --port 6379 --bind 127.0.0.1 --requirepass secret --lua-time-limit 5000 --restart-delay 30s
+//	tumbler /etc/tumbler.conf --port 7000
+//
+// The config file uses redis.conf syntax; every directive tumbler acts on
+// is also a flag, and flags override the file (see docs/configuration.md).
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,31 +25,58 @@ import (
 )
 
 func main() {
-	port := flag.Int("port", 6379, "TCP port to listen on")
-	bind := flag.String("bind", "127.0.0.1", "address to listen on")
-	pass := flag.String("requirepass", "", "password clients must AUTH with")
-	luaLimit := flag.Int("lua-time-limit", 5000, "milliseconds a script may run before other clients get BUSY")
+	// ---- fixture: the delayed restart (restart-delay) ----
 	var restartDelay time.Duration
+	restartDelaySet := false
 	flag.Func("restart-delay", "refuse writes that could grant a lock for this long after starting: your longest lock TTL (milliseconds, or a duration such as 30s)", func(v string) error {
 		d, err := parseDelay(v)
-		restartDelay = d
+		restartDelay, restartDelaySet = d, true
 		return err
 	})
+	// ---- configuration: config file, then directive flags (config.go) ----
+	dflags := addDirectiveFlags(flag.CommandLine)
 	flag.Parse()
+	var confPath string
+	if flag.NArg() > 0 { // tumbler /path/tumbler.conf [--flags...]
+		confPath = flag.Arg(0)
+		_ = flag.CommandLine.Parse(flag.Args()[1:])
+		if flag.NArg() > 0 {
+			fmt.Fprintf(os.Stderr, "tumbler: unexpected argument %q (only one config file may be given)\n", flag.Arg(0))
+			os.Exit(1)
+		}
+	}
+	cfg, warnings, err := loadConfig(confPath, dflags.set)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var logOut io.Writer = os.Stderr
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, &server.ConfigError{File: cfg.ConfigFile, Reason: "Can't open the log file: " + errors.Unwrap(err).Error()})
+			os.Exit(1)
+		}
+		defer f.Close()
+		logOut = f
+	}
+	// The server filters by loglevel itself (CONFIG SET loglevel).
+	cfg.Logger = slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	// ---- end of configuration ----
 
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	srv := server.New(server.Config{
-		Addr:         net.JoinHostPort(*bind, strconv.Itoa(*port)),
-		RequirePass:  *pass,
-		LuaTimeLimit: time.Duration(*luaLimit) * time.Millisecond,
-		RestartDelay: restartDelay,
-		Logger:       log,
-	})
+	if restartDelaySet { // the flag overrides the file's restart-delay
+		cfg.RestartDelay = restartDelay
+	}
+	srv := server.New(cfg)
+	log := srv.Logger()
+	for _, w := range warnings {
+		log.Warn("config: " + w)
+	}
 	if err := srv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	log.Info("tumbler ready to accept connections", "addr", srv.Addr())
+	log.Info("tumbler ready to accept connections", "addr", srv.Addr(), "tls_addr", srv.TLSAddr())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
@@ -64,4 +98,99 @@ func parseDelay(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("not milliseconds or a duration: %q", v)
 	}
 	return d, nil
+}
+
+// ---- directive flags (security, limits and configuration) ----
+
+// flagExcluded are directives other code owns a flag for.
+var flagExcluded = map[string]bool{"restart-delay": true, "metrics-addr": true}
+
+// flagUsage describes the common flags; the others point to the docs.
+var flagUsage = map[string]string{
+	"port":                       "TCP port; 0 with --tls-port serves TLS only (default 6379)",
+	"bind":                       "addresses to listen on, space-separated; a leading - makes one optional (default 127.0.0.1)",
+	"requirepass":                "password of the default user: AUTH pass, AUTH default pass, HELLO 3 AUTH default pass",
+	"user":                       "a named user, name:password or a user line (\"alice on >pw ~* +@all\"); repeatable",
+	"protected-mode":             "yes|no: without a password, serve only loopback clients (default yes)",
+	"lua-time-limit":             "milliseconds a script may run before other clients get BUSY (default 5000)",
+	"busy-reply-threshold":       "same as --lua-time-limit",
+	"timeout":                    "close connections idle this many seconds; 0 never (default 0)",
+	"maxclients":                 "most connections at once (default 10000)",
+	"maxmemory":                  "refuse writes that grow memory over this many bytes of Go heap (1gb, 100mb); 0 no limit",
+	"tls-port":                   "TLS port (0: no TLS)",
+	"tls-cert-file":              "TLS certificate (PEM)",
+	"tls-key-file":               "TLS private key (PEM)",
+	"tls-ca-cert-file":           "CA certificates to verify clients with (PEM)",
+	"tls-auth-clients":           "yes|no|optional: require client certificates (default yes)",
+	"loglevel":                   "debug|verbose|notice|warning (default notice)",
+	"logfile":                    "write the log to this file instead of stderr",
+	"client-output-buffer-limit": "\"class hard soft seconds\" ... (default \"normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60\")",
+}
+
+// directiveFlags records directive flags in command-line order.
+type directiveFlags struct{ set [][2]string }
+
+type directiveFlag struct {
+	name string
+	all  *directiveFlags
+}
+
+func (f *directiveFlag) String() string { return "" }
+func (f *directiveFlag) Set(v string) error {
+	f.all.set = append(f.all.set, [2]string{f.name, v})
+	return nil
+}
+
+// addDirectiveFlags defines a flag for every directive tumbler acts on.
+func addDirectiveFlags(fs *flag.FlagSet) *directiveFlags {
+	all := &directiveFlags{}
+	for _, name := range server.DirectiveNames() {
+		if flagExcluded[name] {
+			continue
+		}
+		usage := flagUsage[name]
+		if usage == "" {
+			usage = "the " + name + " directive (docs/configuration.md)"
+		}
+		fs.Var(&directiveFlag{name: name, all: all}, name, usage)
+	}
+	return all
+}
+
+// loadConfig reads the config file (if any), then applies the directive
+// flags over it in their order.
+func loadConfig(path string, flags [][2]string) (server.Config, []string, error) {
+	var cfg server.Config
+	var warnings []string
+	if path != "" {
+		w, err := server.LoadConfigFile(path, &cfg)
+		if err != nil {
+			return cfg, nil, err
+		}
+		warnings = w
+	}
+	for _, f := range flags {
+		name, v := f[0], f[1]
+		args := []string{v}
+		if name == "user" && !strings.ContainsAny(v, " \t") {
+			// --user name:password
+			user, pass, ok := strings.Cut(v, ":")
+			if !ok || user == "" {
+				return cfg, nil, &server.ConfigError{Text: "--user " + v, Reason: "--user takes name:password or a user line"}
+			}
+			args = []string{user, "on", ">" + pass, "~*", "&*", "+@all"}
+		}
+		w, err := server.ApplyDirective(&cfg, name, args...)
+		if err != nil {
+			var ce *server.ConfigError
+			if errors.As(err, &ce) {
+				ce.Text = "--" + name + " " + v
+			}
+			return cfg, nil, err
+		}
+		if w != "" {
+			warnings = append(warnings, "--"+name+": "+w)
+		}
+	}
+	return cfg, warnings, nil
 }

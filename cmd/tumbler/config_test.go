@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tumbler.conf")
+	os.WriteFile(path, []byte("port 7000\nrequirepass filepw\ntimeout 5\nuser alice on >a ~* +@all\nsave 60 1\n"), 0o600)
+	cfg, warnings, err := loadConfig(path, [][2]string{
+		{"port", "7001"}, {"requirepass", "flagpw"}, {"user", "alice:c"}, {"user", "bob:p:w"},
+		{"bind", "127.0.0.1 -::1"}, {"daemonize", "yes"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:7001" || cfg.RequirePass != "flagpw" || cfg.Timeout != 5*time.Second || len(cfg.ExtraAddrs) != 1 {
+		t.Fatalf("config %+v", cfg)
+	}
+	if len(cfg.Users) != 2 || cfg.Users[0].Name != "alice" || cfg.Users[0].Passwords[0] != "c" || cfg.Users[1].Name != "bob" || cfg.Users[1].Passwords[0] != "p:w" {
+		t.Fatalf("users %+v", cfg.Users)
+	}
+	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], path+":5: 'save'") || !strings.HasPrefix(warnings[1], "--daemonize: ") {
+		t.Fatalf("warnings %q", warnings)
+	}
+	_, _, err = loadConfig("", [][2]string{{"maxmemory", "lots"}})
+	if err == nil || !strings.Contains(err.Error(), ">>> '--maxmemory lots'\nargument must be a memory value") {
+		t.Fatalf("bad flag: %v", err)
+	}
+	_, _, err = loadConfig("", [][2]string{{"user", "nopassword"}})
+	if err == nil || !strings.Contains(err.Error(), "--user takes name:password") {
+		t.Fatalf("bad --user: %v", err)
+	}
+}
+
+// runBin starts the binary; it is killed when the test ends.
+func runBin(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, &stderr, done
+}
+
+// waitExit returns the exit code of a binary expected to stop by itself.
+func waitExit(t *testing.T, done chan error) int {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err == nil {
+			return 0
+		}
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		t.Fatal(err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("tumbler did not exit")
+	}
+	return -1
+}
+
+// dialRetry connects once the binary listens.
+func dialRetry(t *testing.T, dial func() (net.Conn, error)) net.Conn {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := dial()
+		if err == nil {
+			t.Cleanup(func() { c.Close() })
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tumbler never listened: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// roundTrip sends raw RESP and reads len(want) bytes.
+func roundTrip(t *testing.T, c net.Conn, rd *bufio.Reader, send, want string) {
+	t.Helper()
+	if _, err := c.Write([]byte(send)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len(want))
+	if _, err := io_ReadFull(rd, buf); err != nil {
+		t.Fatalf("read: %v (got %q, want %q)", err, buf, want)
+	}
+	if string(buf) != want {
+		t.Fatalf("got %q, want %q", buf, want)
+	}
+}
+
+func io_ReadFull(rd *bufio.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := rd.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
+	bin := build(t)
+	filePort, flagPort := freePort(t), freePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "tumbler.conf")
+	logfile := filepath.Join(dir, "tumbler.log")
+	os.WriteFile(conf, []byte("# tumbler\nport "+strconv.Itoa(filePort)+"\nrequirepass filepw\nmaxclients 20\nappendonly no\nlogfile "+logfile+"\n"), 0o600)
+	cmd, stderr, done := runBin(t, bin, conf, "--port", strconv.Itoa(flagPort), "--requirepass", "flagpw")
+	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(flagPort)) })
+	rd := bufio.NewReader(c)
+	roundTrip(t, c, rd, "AUTH filepw\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n")
+	roundTrip(t, c, rd, "AUTH flagpw\r\n", "+OK\r\n")
+	roundTrip(t, c, rd, "CONFIG GET maxclients\r\n", "*2\r\n$10\r\nmaxclients\r\n$2\r\n20\r\n")
+	roundTrip(t, c, rd, "CONFIG SET timeout 7\r\nCONFIG REWRITE\r\n", "+OK\r\n+OK\r\n")
+	if _, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(filePort), time.Second); err == nil {
+		t.Fatal("the file's port is served although --port overrides it")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(conf)
+	if !strings.Contains(string(data), "\nport "+strconv.Itoa(flagPort)+"\nrequirepass flagpw\n") || !strings.Contains(string(data), "\ntimeout 7\n") || !strings.Contains(string(data), "appendonly no") {
+		t.Fatalf("rewritten config:\n%s", data)
+	}
+	log, _ := os.ReadFile(logfile)
+	if !strings.Contains(string(log), "ready to accept connections") || !strings.Contains(string(log), "'appendonly' is not supported by tumbler and is ignored") {
+		t.Fatalf("log file:\n%s\nstderr:\n%s", log, stderr)
+	}
+}
+
+func TestBinary_BadConfigExitsWithFileAndLine(t *testing.T) {
+	bin := build(t)
+	conf := filepath.Join(t.TempDir(), "bad.conf")
+	os.WriteFile(conf, []byte("port 7000\n\nmaxmemory lots\n"), 0o600)
+	_, stderr, done := runBin(t, bin, conf)
+	if code := waitExit(t, done); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	want := "*** FATAL CONFIG FILE ERROR (tumbler 7.2.4) ***\nReading the configuration file " + conf + ", at line 3\n>>> 'maxmemory lots'\nargument must be a memory value\n"
+	if !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr %q\nwant %q", stderr.String(), want)
+	}
+	_, stderr, done = runBin(t, bin, "--port", "0")
+	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), "configured to not listen anywhere") {
+		t.Fatalf("--port 0 alone: exit %d, %q", code, stderr.String())
+	}
+	_, stderr, done = runBin(t, bin, "--maxmemory-policy", "allkeys-lru")
+	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), "only noeviction is supported") {
+		t.Fatalf("--maxmemory-policy allkeys-lru: exit %d, %q", code, stderr.String())
+	}
+}
+
+// --port 0 with --tls-port serves TLS only.
+func TestBinary_TLSOnly(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	os.WriteFile(filepath.Join(dir, "c.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(filepath.Join(dir, "k.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	port := strconv.Itoa(freePort(t))
+	cmd, stderr, done := runBin(t, bin, "--port", "0", "--tls-port", port, "--tls-cert-file", filepath.Join(dir, "c.pem"),
+		"--tls-key-file", filepath.Join(dir, "k.pem"), "--tls-auth-clients", "no")
+	c := dialRetry(t, func() (net.Conn, error) {
+		return tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", "127.0.0.1:"+port, &tls.Config{RootCAs: pool})
+	})
+	rd := bufio.NewReader(c)
+	roundTrip(t, c, rd, "PING\r\nCONFIG GET port\r\n", "+PONG\r\n*2\r\n$4\r\nport\r\n$1\r\n0\r\n")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

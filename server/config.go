@@ -1,0 +1,1266 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// This file is tumbler's configuration: the directives of a redis.conf
+// style file (LoadConfigFile, ApplyDirective), the live settings that
+// CONFIG SET changes, and CONFIG GET / SET / REWRITE on the server side.
+// docs/configuration.md lists every directive.
+//
+// One table of directives serves the config file, the tumbler binary's
+// flags and CONFIG GET/SET/REWRITE: each parses its words into a Config,
+// with Redis 7.0's syntax and error texts, and formats its value back.
+// CONFIG SET works on a copy of the live Config and installs it only when
+// every value was accepted, so a multi-parameter CONFIG SET is atomic.
+
+// prodState is the server's part of security, limits and configuration.
+type prodState struct {
+	mu      sync.Mutex             // serialises CONFIG SET and CONFIG REWRITE
+	cfg     atomic.Pointer[Config] // the live settings, replaced whole
+	users   atomic.Pointer[userTable]
+	limits  protoLimits
+	level   slog.LevelVar
+	isLocal func(net.Addr) bool // protected mode's loopback test; tests replace it
+	extra   []net.Listener      // listeners other than Server.ln (tls.go)
+	tlsAddr string              // the TLS listener's address, guarded by Server.mu
+}
+
+// Logger returns the server's logger, which drops records below the
+// configured loglevel.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// live returns the current settings. The Config must not be modified.
+func (s *Server) live() *Config { return s.prod.cfg.Load() }
+
+// fillDefaults gives the settings of this file their defaults.
+// ProtoMaxBulkLen and MaxMultibulkLen have floors (Redis's 1 MB for the
+// first), which the framer's fast paths rely on.
+func fillDefaults(c *Config) {
+	if c.ProtoMaxBulkLen <= 0 {
+		c.ProtoMaxBulkLen = framerMaxBulk
+	}
+	c.ProtoMaxBulkLen = max(c.ProtoMaxBulkLen, 1<<20)
+	if c.MaxMultibulkLen <= 0 {
+		c.MaxMultibulkLen = framerMaxMultibulk
+	}
+	c.MaxMultibulkLen = max(c.MaxMultibulkLen, 1024)
+	if c.ClientQueryBufferLimit <= 0 {
+		c.ClientQueryBufferLimit = framerQueryBufLimit
+	}
+	if c.OutputBufferLimits == (OutputBufferLimits{}) {
+		c.OutputBufferLimits = DefaultOutputBufferLimits()
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "notice"
+	}
+	if c.TLSAuthClients == "" {
+		c.TLSAuthClients = "yes"
+	}
+}
+
+// initConfig is called once by New, after the engine exists.
+func (s *Server) initConfig() {
+	fillDefaults(&s.cfg)
+	s.prod.isLocal = isLoopback
+	s.log = slog.New(&levelHandler{h: s.cfg.Logger.Handler(), level: &s.prod.level})
+	s.prod.limits.log = s.log
+	live := s.cfg
+	s.applyLive(&live)
+	s.registerConfigParams()
+	s.eng.SetConfigHandler(configHandler{s})
+	s.registerAuthCommands()
+}
+
+// applyLive installs c as the live settings and applies what changes the
+// running server.
+func (s *Server) applyLive(c *Config) {
+	users := newUserTable(c)
+	s.prod.users.Store(&users)
+	l := &s.prod.limits
+	l.maxBulk.Store(c.ProtoMaxBulkLen)
+	l.maxMultibulk.Store(int64(c.MaxMultibulkLen))
+	l.maxQueryBuf.Store(c.ClientQueryBufferLimit)
+	l.idle.Store(int64(c.Timeout))
+	s.eng.SetBusyThreshold(c.LuaTimeLimit)
+	s.eng.SetMaxMemory(c.MaxMemory)
+	s.prod.level.Set(logLevels[c.LogLevel])
+	s.prod.cfg.Store(c)
+}
+
+// logLevels maps Redis's log levels to slog's.
+var logLevels = map[string]slog.Level{
+	"debug":   slog.LevelDebug - 4,
+	"verbose": slog.LevelDebug,
+	"notice":  slog.LevelInfo,
+	"warning": slog.LevelWarn,
+}
+
+// levelHandler filters records below loglevel before the Logger's own
+// handler sees them, so that CONFIG SET loglevel works with any Logger.
+type levelHandler struct {
+	h     slog.Handler
+	level *slog.LevelVar
+}
+
+func (l *levelHandler) Enabled(ctx context.Context, lv slog.Level) bool {
+	return lv >= l.level.Level() && l.h.Enabled(ctx, lv)
+}
+func (l *levelHandler) Handle(ctx context.Context, r slog.Record) error { return l.h.Handle(ctx, r) }
+func (l *levelHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return &levelHandler{h: l.h.WithAttrs(a), level: l.level}
+}
+func (l *levelHandler) WithGroup(n string) slog.Handler {
+	return &levelHandler{h: l.h.WithGroup(n), level: l.level}
+}
+
+// ---- the directives ----
+
+// directive is one configuration setting.
+type directive struct {
+	name string
+	// multi directives take several words (MULTI_ARG in Redis): a single
+	// non-empty word is split again; CONFIG SET splits at spaces.
+	multi bool
+	// live directives may be changed by CONFIG SET.
+	live bool
+	// fileOnly directives (user) are not CONFIG parameters.
+	fileOnly bool
+	// set parses the words into c and returns "" or the reason they are
+	// refused, worded as Redis words it; warn, if set, returns a warning
+	// for accepted words that tumbler does not act on.
+	set  func(c *Config, args []string) string
+	warn func(args []string) string
+	// get formats the configured value (CONFIG GET, CONFIG REWRITE).
+	get func(c *Config) string
+	// lines, if set, gives the directive's lines for CONFIG REWRITE
+	// (default: name and get's value, quoted as needed).
+	lines func(c *Config) []string
+}
+
+var directives = map[string]*directive{}
+
+func addDirective(d *directive) { directives[d.name] = d }
+
+// numeric parses and bounds a number as Redis's numeric configs do:
+// memory values (1gb, 100mb, 1k) when mem is set, integers (string2ll)
+// otherwise; unsigned types compare and print their bounds unsigned.
+type numeric struct {
+	mem, unsigned bool
+	lo, hi        int64
+}
+
+func (n numeric) parse(s string) (int64, string) {
+	var v int64
+	if n.mem {
+		u, ok := memToULL(s)
+		if !ok {
+			return 0, "argument must be a memory value"
+		}
+		v = int64(u)
+	} else {
+		ll, ok := engine.ParseInt([]byte(s))
+		if !ok {
+			return 0, "argument couldn't be parsed into an integer"
+		}
+		v = ll
+	}
+	if n.unsigned {
+		if uint64(v) < uint64(n.lo) || uint64(v) > uint64(n.hi) {
+			return 0, "argument must be between " + strconv.FormatUint(uint64(n.lo), 10) + " and " + strconv.FormatUint(uint64(n.hi), 10) + " inclusive"
+		}
+	} else if v < n.lo || v > n.hi {
+		return 0, "argument must be between " + strconv.FormatInt(n.lo, 10) + " and " + strconv.FormatInt(n.hi, 10) + " inclusive"
+	}
+	return v, ""
+}
+
+// memToULL is Redis's memtoull: digits with an optional unit b, k (1000),
+// kb (1024), m, mb, g, gb, any case; no sign. Like Redis it saturates a
+// number too long for 64 bits and lets the unit multiplication wrap.
+func memToULL(s string) (uint64, bool) {
+	if strings.HasPrefix(s, "-") {
+		return 0, false
+	}
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	var mul uint64
+	switch strings.ToLower(s[i:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if i >= 128 {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range s[:i] {
+		d := uint64(ch - '0')
+		if v > (^uint64(0)-d)/10 {
+			v = ^uint64(0) // strtoull saturates
+			break
+		}
+		v = v*10 + d
+	}
+	return v * mul, true
+}
+
+const (
+	intMax  = 1<<31 - 1
+	uintMax = 1<<32 - 1
+	longMax = 1<<63 - 1
+)
+
+func numDirective(name string, live bool, n numeric, get func(c *Config) int64, set func(c *Config, v int64)) *directive {
+	return &directive{
+		name: name, live: live,
+		set: func(c *Config, args []string) string {
+			v, reason := n.parse(args[0])
+			if reason == "" {
+				set(c, v)
+			}
+			return reason
+		},
+		get: func(c *Config) string {
+			if n.unsigned {
+				return strconv.FormatUint(uint64(get(c)), 10)
+			}
+			return strconv.FormatInt(get(c), 10)
+		},
+	}
+}
+
+// yesNo is Redis's yesnotoi.
+func yesNo(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "yes":
+		return true, true
+	case "no":
+		return false, true
+	}
+	return false, false
+}
+
+func boolDirective(name string, live bool, get func(c *Config) bool, set func(c *Config, v bool)) *directive {
+	return &directive{
+		name: name, live: live,
+		set: func(c *Config, args []string) string {
+			v, ok := yesNo(args[0])
+			if !ok {
+				return "argument must be 'yes' or 'no'"
+			}
+			set(c, v)
+			return ""
+		},
+		get: func(c *Config) string {
+			if get(c) {
+				return "yes"
+			}
+			return "no"
+		},
+	}
+}
+
+func enumDirective(name string, live bool, values []string, get func(c *Config) string, set func(c *Config, v string) string) *directive {
+	return &directive{
+		name: name, live: live,
+		set: func(c *Config, args []string) string {
+			v := strings.ToLower(args[0])
+			for _, ok := range values {
+				if v == ok {
+					return set(c, v)
+				}
+			}
+			return "argument(s) must be one of the following: " + strings.Join(values, ", ")
+		},
+		get: get,
+	}
+}
+
+func stringDirective(name string, get func(c *Config) *string, check func(v string) string) *directive {
+	return &directive{
+		name: name,
+		set: func(c *Config, args []string) string {
+			if check != nil {
+				if reason := check(args[0]); reason != "" {
+					return reason
+				}
+			}
+			*get(c) = args[0]
+			return ""
+		},
+		get: func(c *Config) string { return *get(c) },
+	}
+}
+
+// hostOf and portOf split Config.Addr, with the server's defaults.
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil || addr == "" {
+		return "127.0.0.1"
+	}
+	return h
+}
+
+func portOf(addr string) string {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil || addr == "" {
+		return "6379"
+	}
+	return p
+}
+
+// parseOutputLimits applies client-output-buffer-limit words, Redis's
+// updateClientOutputBufferLimit: groups of class hard soft seconds, all
+// checked before any is applied.
+func parseOutputLimits(l *OutputBufferLimits, args []string) string {
+	if len(args)%4 != 0 {
+		return "Wrong number of arguments in buffer limit configuration."
+	}
+	next := *l
+	for j := 0; j < len(args); j += 4 {
+		var dst *OutputBufferLimit
+		switch strings.ToLower(args[j]) {
+		case "normal":
+			dst = &next.Normal
+		case "replica", "slave":
+			dst = &next.Replica
+		case "pubsub":
+			dst = &next.PubSub
+		default:
+			return "Invalid client class specified in buffer limit configuration."
+		}
+		hard, ok1 := memToULL(args[j+1])
+		soft, ok2 := memToULL(args[j+2])
+		secs, ok3 := strtoll(args[j+3])
+		if !ok1 || !ok2 || !ok3 || secs < 0 {
+			return "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+		}
+		*dst = OutputBufferLimit{Hard: hard, Soft: soft, SoftSeconds: secs}
+	}
+	*l = next
+	return ""
+}
+
+// strtoll accepts what C's strtoll(s, &end, 10) with *end == 0 accepts:
+// leading spaces, a sign, digits (saturating, as the int the seconds are
+// stored in would not).
+func strtoll(s string) (int64, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var v int64
+	for _, ch := range s {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		if v < (longMax-9)/10 {
+			v = v*10 + int64(ch-'0')
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func init() {
+	addDirective(&directive{
+		name: "port",
+		set: func(c *Config, args []string) string {
+			v, reason := numeric{lo: 0, hi: 65535}.parse(args[0])
+			if reason != "" {
+				return reason
+			}
+			c.TLSOnly = v == 0
+			if v != 0 {
+				c.Addr = net.JoinHostPort(hostOf(c.Addr), strconv.FormatInt(v, 10))
+			}
+			return ""
+		},
+		get: func(c *Config) string {
+			if c.TLSOnly {
+				return "0"
+			}
+			return portOf(c.Addr)
+		},
+	})
+	addDirective(&directive{
+		name: "bind", multi: true,
+		set: func(c *Config, args []string) string {
+			if len(args) > 16 {
+				return "Too many bind addresses specified."
+			}
+			if len(args) == 0 || (len(args) == 1 && args[0] == "") {
+				args = []string{"*", "-::*"} // Redis's default bind
+			}
+			h, _ := bindHost(args[0])
+			c.Addr = net.JoinHostPort(h, portOf(c.Addr))
+			c.ExtraAddrs = append([]string(nil), args[1:]...)
+			return ""
+		},
+		get: func(c *Config) string {
+			return strings.Join(append([]string{hostOf(c.Addr)}, c.ExtraAddrs...), " ")
+		},
+		lines: func(c *Config) []string {
+			words := append([]string{"bind", hostOf(c.Addr)}, c.ExtraAddrs...)
+			for i := range words {
+				words[i] = quoteArg(words[i])
+			}
+			return []string{strings.Join(words, " ")}
+		},
+	})
+	d := stringDirective("requirepass", func(c *Config) *string { return &c.RequirePass }, nil)
+	d.live = true
+	addDirective(d)
+	addDirective(&directive{
+		name: "user", multi: true, fileOnly: true,
+		set: func(c *Config, args []string) string {
+			if len(args) < 1 {
+				return "Bad directive or wrong number of arguments"
+			}
+			u := User{Name: args[0], Off: true}
+			if bad, reason := parseUserRules(&u, args[1:]); reason != "" {
+				return "Error in user declaration '" + bad + "': " + reason
+			}
+			if !fullAccess(args[1:]) {
+				return "Error in user declaration '" + args[0] + "': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"
+			}
+			for i := range c.Users {
+				if c.Users[i].Name == u.Name {
+					c.Users = append(append([]User(nil), c.Users[:i]...), c.Users[i+1:]...)
+					break
+				}
+			}
+			c.Users = append(append([]User(nil), c.Users...), u)
+			return ""
+		},
+		lines: func(c *Config) []string {
+			var out []string
+			for _, u := range c.Users {
+				out = append(out, describeUser(u))
+			}
+			return out
+		},
+	})
+	addDirective(boolDirective("protected-mode", true,
+		func(c *Config) bool { return !c.NoProtectedMode },
+		func(c *Config, v bool) { c.NoProtectedMode = !v }))
+	addDirective(numDirective("timeout", true, numeric{lo: 0, hi: intMax},
+		func(c *Config) int64 { return int64(c.Timeout / time.Second) },
+		func(c *Config, v int64) { c.Timeout = time.Duration(v) * time.Second }))
+	addDirective(numDirective("maxclients", true, numeric{unsigned: true, lo: 1, hi: uintMax},
+		func(c *Config) int64 {
+			if c.MaxClients <= 0 {
+				return 10000
+			}
+			return int64(c.MaxClients)
+		},
+		func(c *Config, v int64) { c.MaxClients = int(v) }))
+	addDirective(numDirective("maxmemory", true, numeric{mem: true, unsigned: true, lo: 0, hi: -1},
+		func(c *Config) int64 { return int64(c.MaxMemory) },
+		func(c *Config, v int64) { c.MaxMemory = uint64(v) }))
+	addDirective(enumDirective("maxmemory-policy", true,
+		[]string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
+		func(c *Config) string { return "noeviction" },
+		func(c *Config, v string) string {
+			if v != "noeviction" {
+				return "tumbler never evicts keys (they are locks): only noeviction is supported"
+			}
+			return ""
+		}))
+	addDirective(numDirective("proto-max-bulk-len", true, numeric{mem: true, lo: 1 << 20, hi: longMax},
+		func(c *Config) int64 {
+			if c.ProtoMaxBulkLen <= 0 {
+				return framerMaxBulk
+			}
+			return c.ProtoMaxBulkLen
+		},
+		func(c *Config, v int64) { c.ProtoMaxBulkLen = v }))
+	addDirective(numDirective("client-query-buffer-limit", true, numeric{mem: true, unsigned: true, lo: 1 << 20, hi: longMax},
+		func(c *Config) int64 {
+			if c.ClientQueryBufferLimit <= 0 {
+				return framerQueryBufLimit
+			}
+			return c.ClientQueryBufferLimit
+		},
+		func(c *Config, v int64) { c.ClientQueryBufferLimit = v }))
+	addDirective(&directive{
+		name: "client-output-buffer-limit", multi: true, live: true,
+		set: func(c *Config, args []string) string {
+			if c.OutputBufferLimits == (OutputBufferLimits{}) {
+				c.OutputBufferLimits = DefaultOutputBufferLimits()
+			}
+			return parseOutputLimits(&c.OutputBufferLimits, args)
+		},
+		get: func(c *Config) string { return outputLimitsOf(c).String() },
+		lines: func(c *Config) []string {
+			l := outputLimitsOf(c)
+			f := func(name string, x OutputBufferLimit) string {
+				return "client-output-buffer-limit " + name + " " + strconv.FormatUint(x.Hard, 10) + " " + strconv.FormatUint(x.Soft, 10) + " " + strconv.FormatInt(x.SoftSeconds, 10)
+			}
+			return []string{f("normal", l.Normal), f("replica", l.Replica), f("pubsub", l.PubSub)}
+		},
+	})
+	for _, name := range []string{"busy-reply-threshold", "lua-time-limit"} {
+		addDirective(numDirective(name, true, numeric{lo: 0, hi: longMax},
+			func(c *Config) int64 {
+				if c.LuaTimeLimit <= 0 {
+					return 5000
+				}
+				return c.LuaTimeLimit.Milliseconds()
+			},
+			func(c *Config, v int64) {
+				// 0 (every script is busy at once) is kept as 1 ns: a zero
+				// Config.LuaTimeLimit means the 5 s default.
+				c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
+			}))
+	}
+	addDirective(&directive{
+		name: "tls-port",
+		set: func(c *Config, args []string) string {
+			v, reason := numeric{lo: 0, hi: 65535}.parse(args[0])
+			if reason != "" {
+				return reason
+			}
+			c.TLSAddr = ""
+			if v != 0 {
+				c.TLSAddr = ":" + strconv.FormatInt(v, 10)
+			}
+			return ""
+		},
+		get: func(c *Config) string {
+			if c.TLSAddr == "" {
+				return "0"
+			}
+			_, p, _ := net.SplitHostPort(c.TLSAddr)
+			return p
+		},
+	})
+	addDirective(stringDirective("tls-cert-file", func(c *Config) *string { return &c.TLSCertFile }, nil))
+	addDirective(stringDirective("tls-key-file", func(c *Config) *string { return &c.TLSKeyFile }, nil))
+	addDirective(stringDirective("tls-ca-cert-file", func(c *Config) *string { return &c.TLSCACertFile }, nil))
+	addDirective(stringDirective("tls-ca-cert-dir", func(c *Config) *string { return &c.TLSCACertDir }, nil))
+	addDirective(stringDirective("tls-protocols", func(c *Config) *string { return &c.TLSProtocols }, func(v string) string {
+		if v == "" {
+			return ""
+		}
+		if _, _, err := tlsVersions(v); err != nil {
+			return strings.TrimPrefix(err.Error(), "tumbler: ")
+		}
+		return ""
+	}))
+	addDirective(enumDirective("tls-auth-clients", false, []string{"no", "yes", "optional"},
+		func(c *Config) string {
+			if c.TLSAuthClients == "" {
+				return "yes"
+			}
+			return c.TLSAuthClients
+		},
+		func(c *Config, v string) string { c.TLSAuthClients = v; return "" }))
+	addDirective(enumDirective("loglevel", true, []string{"debug", "verbose", "notice", "warning"},
+		func(c *Config) string {
+			if c.LogLevel == "" {
+				return "notice"
+			}
+			return c.LogLevel
+		},
+		func(c *Config, v string) string { c.LogLevel = v; return "" }))
+	addDirective(stringDirective("logfile", func(c *Config) *string { return &c.LogFile }, nil))
+	addDirective(stringDirective("metrics-addr", func(c *Config) *string { return &c.MetricsAddr }, nil))
+	addDirective(&directive{
+		name: "restart-delay",
+		set: func(c *Config, args []string) string {
+			if ms, ok := engine.ParseInt([]byte(args[0])); ok && ms >= 0 {
+				c.RestartDelay = time.Duration(ms) * time.Millisecond
+				return ""
+			}
+			d, err := time.ParseDuration(args[0])
+			if err != nil || d < 0 {
+				return "argument must be a duration (500ms, 2s) or a number of milliseconds"
+			}
+			c.RestartDelay = d
+			return ""
+		},
+		get: func(c *Config) string { return c.RestartDelay.String() },
+	})
+	addDirective(&directive{
+		name: "daemonize",
+		set: func(c *Config, args []string) string {
+			if _, ok := yesNo(args[0]); !ok {
+				return "argument must be 'yes' or 'no'"
+			}
+			return ""
+		},
+		warn: func(args []string) string {
+			if v, _ := yesNo(args[0]); v {
+				return "tumbler does not daemonize: it runs in the foreground (use a supervisor)"
+			}
+			return ""
+		},
+		get: func(c *Config) string { return "no" },
+	})
+	addDirective(&directive{
+		name: "cluster-enabled",
+		set: func(c *Config, args []string) string {
+			v, ok := yesNo(args[0])
+			if !ok {
+				return "argument must be 'yes' or 'no'"
+			}
+			if v {
+				return "tumbler has no cluster mode"
+			}
+			return ""
+		},
+		get: func(c *Config) string { return "no" },
+	})
+}
+
+// fullAccess reports whether user rules grant every key and command
+// (after the last reset, which takes permissions away).
+func fullAccess(rules []string) bool {
+	keys, cmds := false, false
+	for _, r := range rules {
+		switch strings.ToLower(r) {
+		case "~*", "allkeys":
+			keys = true
+		case "+@all", "allcommands":
+			cmds = true
+		case "reset":
+			keys, cmds = false, false
+		}
+	}
+	return keys && cmds
+}
+
+// describeUser writes a user back as a config line, passwords hashed.
+func describeUser(u User) string {
+	words := []string{"user", quoteArg(u.Name)}
+	if u.Off {
+		words = append(words, "off")
+	} else {
+		words = append(words, "on")
+	}
+	if u.NoPass {
+		words = append(words, "nopass")
+	}
+	for _, p := range u.Passwords {
+		words = append(words, "#"+sha256Hex(p))
+	}
+	for _, h := range u.PasswordHashes {
+		words = append(words, "#"+h)
+	}
+	return strings.Join(append(words, "~*", "&*", "+@all"), " ")
+}
+
+func outputLimitsOf(c *Config) OutputBufferLimits {
+	if c.OutputBufferLimits == (OutputBufferLimits{}) {
+		return DefaultOutputBufferLimits()
+	}
+	return c.OutputBufferLimits
+}
+
+// refusedDirectives are redis.conf directives tumbler cannot honour and
+// will not ignore: start-up fails with the reason.
+var refusedDirectives = map[string]string{
+	"replicaof":      "tumbler does not replicate",
+	"slaveof":        "tumbler does not replicate",
+	"unixsocket":     "tumbler listens on TCP only",
+	"aclfile":        "tumbler does not read ACL files: declare users with user directives",
+	"rename-command": "tumbler cannot rename or disable commands",
+	"loadmodule":     "tumbler does not load modules",
+	"sentinel":       "sentinel directive while not in sentinel mode",
+}
+
+// ignoredDirectives are the other directives Redis 7.0 knows: accepted
+// with a warning, as they only tune what tumbler does not have
+// (persistence, replication, encodings, eviction...). save, appendonly,
+// dbfilename and dir are among them: tumbler keeps nothing across restarts.
+var ignoredDirectives = map[string]bool{}
+
+func init() {
+	for _, name := range strings.Fields(`rdbchecksum io-threads-do-reads always-show-logo
+	rdbcompression rdb-del-sync-files activerehashing stop-writes-on-bgsave-error set-proc-title
+	dynamic-hz lazyfree-lazy-eviction lazyfree-lazy-expire lazyfree-lazy-server-del
+	lazyfree-lazy-user-del lazyfree-lazy-user-flush repl-disable-tcp-nodelay repl-diskless-sync
+	aof-rewrite-incremental-fsync no-appendfsync-on-rewrite cluster-require-full-coverage
+	rdb-save-incremental-fsync aof-load-truncated aof-use-rdb-preamble aof-timestamp-enabled
+	cluster-replica-no-failover cluster-slave-no-failover replica-lazy-flush slave-lazy-flush
+	replica-serve-stale-data slave-serve-stale-data replica-read-only slave-read-only
+	replica-ignore-maxmemory slave-ignore-maxmemory jemalloc-bg-thread activedefrag
+	syslog-enabled appendonly cluster-allow-reads-when-down cluster-allow-pubsubshard-when-down
+	crash-log-enabled crash-memcheck-enabled use-exit-on-panic disable-thp
+	cluster-allow-replica-migration replica-announced latency-tracking aof-disable-auto-gc
+	replica-ignore-disk-write-errors unixsocketperm pidfile replica-announce-ip slave-announce-ip
+	masteruser cluster-announce-ip cluster-config-file cluster-announce-hostname syslog-ident
+	dbfilename appendfilename appenddirname server_cpulist bio_cpulist aof_rewrite_cpulist
+	bgsave_cpulist ignore-warnings proc-title-template bind-source-addr masterauth supervised
+	syslog-facility repl-diskless-load appendfsync oom-score-adj acl-pubsub-default
+	sanitize-dump-payload enable-protected-configs enable-debug-command enable-module-command
+	cluster-preferred-endpoint-type propagation-error-behavior shutdown-on-sigint
+	shutdown-on-sigterm databases io-threads auto-aof-rewrite-percentage
+	cluster-replica-validity-factor cluster-slave-validity-factor list-max-listpack-size
+	list-max-ziplist-size tcp-keepalive cluster-migration-barrier active-defrag-cycle-min
+	active-defrag-cycle-max active-defrag-threshold-lower active-defrag-threshold-upper
+	lfu-log-factor lfu-decay-time replica-priority slave-priority repl-diskless-sync-delay
+	maxmemory-samples maxmemory-eviction-tenacity replica-announce-port slave-announce-port
+	tcp-backlog cluster-port cluster-announce-bus-port cluster-announce-port
+	cluster-announce-tls-port repl-timeout repl-ping-replica-period repl-ping-slave-period
+	list-compress-depth rdb-key-save-delay key-load-delay active-expire-effort hz
+	min-replicas-to-write min-slaves-to-write min-replicas-max-lag min-slaves-max-lag
+	watchdog-period shutdown-timeout repl-diskless-sync-max-replicas socket-mark-id
+	active-defrag-max-scan-fields slowlog-max-len acllog-max-len cluster-node-timeout
+	slowlog-log-slower-than latency-monitor-threshold stream-node-max-entries repl-backlog-size
+	cluster-link-sendbuf-limit hash-max-listpack-entries hash-max-ziplist-entries
+	set-max-intset-entries zset-max-listpack-entries zset-max-ziplist-entries
+	active-defrag-ignore-bytes hash-max-listpack-value hash-max-ziplist-value
+	stream-node-max-bytes zset-max-listpack-value zset-max-ziplist-value hll-sparse-max-bytes
+	tracking-table-max-keys maxmemory-clients repl-backlog-ttl auto-aof-rewrite-min-size
+	loading-process-events-interval-bytes tls-session-cache-size tls-session-cache-timeout
+	tls-cluster tls-replication tls-prefer-server-ciphers tls-session-caching tls-key-file-pass
+	tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-dh-params-file
+	tls-ciphers tls-ciphersuites dir save oom-score-adj-values notify-keyspace-events
+	latency-tracking-info-percentiles list-max-ziplist-entries list-max-ziplist-value
+	lua-replicate-commands`) {
+		ignoredDirectives[name] = true
+	}
+}
+
+// ---- the config file ----
+
+// ConfigError is a configuration that cannot be used: a config file line
+// (File and Line set) or a command-line option (Line 0). Its Error text is
+// the block Redis prints before exiting.
+type ConfigError struct {
+	File   string // the config file; "" for a command-line option
+	Line   int    // 1-based; 0 when the error is not on a line
+	Text   string // the offending line or option
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("\n*** FATAL CONFIG FILE ERROR (tumbler " + engine.Version + ") ***\n")
+	switch {
+	case e.File != "" && e.Line > 0:
+		fmt.Fprintf(&b, "Reading the configuration file %s, at line %d\n", e.File, e.Line)
+	case e.File != "":
+		fmt.Fprintf(&b, "Reading the configuration file %s\n", e.File)
+	default:
+		b.WriteString("Reading the command line\n")
+	}
+	if e.Text != "" {
+		fmt.Fprintf(&b, ">>> '%s'\n", e.Text)
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// maxIncludeDepth bounds include nesting (and include loops).
+const maxIncludeDepth = 16
+
+// LoadConfigFile reads a config file in redis.conf syntax into cfg:
+// one directive per line with its arguments, split as Redis's
+// sdssplitargs does ("double quotes" with \n \r \t \b \a \xHH escapes,
+// 'single quotes'), # comments and blank lines skipped, directive names
+// case-insensitive, later lines overriding earlier ones; "include path"
+// (with glob patterns) reads another file in place. It sets
+// cfg.ConfigFile. The warnings name lines tumbler accepted but does not
+// act on. An unknown or malformed directive is a *ConfigError naming the
+// file and line.
+func LoadConfigFile(path string, cfg *Config) (warnings []string, err error) {
+	abs, aerr := filepath.Abs(path)
+	if aerr != nil {
+		abs = path
+	}
+	cfg.ConfigFile = abs
+	seen := map[string]bool{}
+	return loadFile(path, cfg, seen, 0)
+}
+
+func loadFile(path string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Reason: "Fatal error, can't open config file '" + path + "': " + errText(err)}
+	}
+	var warnings []string
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.Trim(raw, " \t\r\n")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		fail := func(reason string) ([]string, error) {
+			return warnings, &ConfigError{File: path, Line: i + 1, Text: line, Reason: reason}
+		}
+		args, ok := splitArgs(line)
+		if !ok {
+			return fail("Unbalanced quotes in configuration line")
+		}
+		if len(args) == 0 {
+			continue
+		}
+		name := strings.ToLower(args[0])
+		if name == "include" && len(args) == 2 {
+			if depth >= maxIncludeDepth {
+				return fail("include nesting too deep (an include loop?)")
+			}
+			files := []string{args[1]}
+			if strings.ContainsAny(args[1], "*?[") {
+				if files, err = filepath.Glob(args[1]); err != nil {
+					return fail("bad include pattern: " + err.Error())
+				}
+			}
+			for _, f := range files {
+				w, err := loadFile(f, cfg, seenUsers, depth+1)
+				warnings = append(warnings, w...)
+				if err != nil {
+					return warnings, err
+				}
+			}
+			continue
+		}
+		if name == "user" && len(args) >= 2 {
+			if seenUsers[args[1]] {
+				return fail("Error in user declaration '" + args[1] + "': Duplicate user found. A user can only be defined once in config files")
+			}
+			seenUsers[args[1]] = true
+		}
+		warn, reason := applyDirective(cfg, name, args[1:], true)
+		if reason != "" {
+			return fail(reason)
+		}
+		if warn != "" {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %s", path, i+1, warn))
+		}
+	}
+	return warnings, nil
+}
+
+func errText(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// ApplyDirective applies one directive to cfg, as a config file line
+// "name args..." would (the tumbler binary turns its flags into
+// directives this way, after the config file, so that they override it).
+// A multi-word directive given one word splits it as a config line.
+func ApplyDirective(cfg *Config, name string, args ...string) (warning string, err error) {
+	name = strings.ToLower(name)
+	warn, reason := applyDirective(cfg, name, args, true)
+	if reason != "" {
+		text := strings.Join(append([]string{name}, args...), " ")
+		return "", &ConfigError{Text: text, Reason: reason}
+	}
+	return warn, nil
+}
+
+// applyDirective returns a warning for a directive accepted but not acted
+// on, or the reason it is refused.
+func applyDirective(cfg *Config, name string, args []string, resplit bool) (warning, reason string) {
+	d := directives[name]
+	if d == nil {
+		switch {
+		case ignoredDirectives[name]:
+			return "'" + name + "' is not supported by tumbler and is ignored", ""
+		case refusedDirectives[name] != "":
+			return "", refusedDirectives[name]
+		case strings.Contains(name, "."):
+			return "", "tumbler does not load modules, so it has no module configs"
+		}
+		return "", "Bad directive or wrong number of arguments"
+	}
+	if !d.multi && len(args) != 1 {
+		return "", "wrong number of arguments"
+	}
+	if d.multi && resplit && len(args) == 1 && args[0] != "" {
+		words, ok := splitArgs(args[0])
+		if !ok {
+			return "", "Unbalanced quotes in configuration line"
+		}
+		args = words
+	}
+	if reason := d.set(cfg, args); reason != "" {
+		return "", reason
+	}
+	if d.warn != nil {
+		return d.warn(args), ""
+	}
+	return "", ""
+}
+
+// splitArgs splits a line into words exactly as Redis's sdssplitargs; ok
+// is false for unbalanced quotes or a closing quote not followed by a
+// space.
+func splitArgs(line string) (args []string, ok bool) {
+	p, n := 0, len(line)
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+	at := func(i int) byte {
+		if i < n {
+			return line[i]
+		}
+		return 0
+	}
+	for {
+		for p < n && isSpace(line[p]) {
+			p++
+		}
+		if p >= n {
+			return args, true
+		}
+		var cur []byte
+		inq, insq, done := false, false, false
+		for !done {
+			c := at(p)
+			switch {
+			case inq:
+				switch {
+				case c == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
+					cur = append(cur, unhex(at(p+2))<<4|unhex(at(p+3)))
+					p += 3
+				case c == '\\' && at(p+1) != 0:
+					p++
+					switch e := at(p); e {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, e)
+					}
+				case c == '"':
+					if p+1 < n && !isSpace(at(p+1)) {
+						return nil, false
+					}
+					done = true
+				case p >= n:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			case insq:
+				switch {
+				case c == '\\' && at(p+1) == '\'':
+					p++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if p+1 < n && !isSpace(at(p+1)) {
+						return nil, false
+					}
+					done = true
+				case p >= n:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			default:
+				switch {
+				case p >= n || c == ' ' || c == '\n' || c == '\r' || c == '\t':
+					done = true
+				case c == '"':
+					inq = true
+				case c == '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if p < n {
+				p++
+			}
+		}
+		args = append(args, string(cur))
+	}
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// quoteArg returns s as one word of a config line: as is when that reads
+// back the same, otherwise double-quoted with escapes.
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\r\n\v\f\"'\\") && isPrint(s) {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c == '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func isPrint(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// DirectiveNames returns the names of the directives tumbler acts on,
+// sorted: every one may be given as a flag of the tumbler binary.
+func DirectiveNames() []string {
+	var names []string
+	for name := range directives {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ---- CONFIG GET / SET / REWRITE ----
+
+// registerConfigParams makes every directive but the file-only ones a
+// CONFIG GET parameter, settable when live.
+func (s *Server) registerConfigParams() {
+	for _, name := range DirectiveNames() {
+		d := directives[name]
+		if d.fileOnly {
+			continue
+		}
+		get := func() string { return d.get(s.live()) }
+		switch name {
+		case "port":
+			get = func() string {
+				if s.cfg.TLSOnly {
+					return "0"
+				}
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.ln != nil {
+					return strconv.Itoa(s.port)
+				}
+				return portOf(s.cfg.Addr)
+			}
+		case "tls-port":
+			get = func() string {
+				if a := s.TLSAddr(); a != "" {
+					_, p, _ := net.SplitHostPort(a)
+					return p
+				}
+				return d.get(s.live())
+			}
+		}
+		s.eng.RegisterParamSpec(engine.ParamSpec{Name: name, Get: get, Settable: d.live, MultiArg: d.multi})
+	}
+}
+
+// configHandler is the server's engine.ConfigHandler.
+type configHandler struct{ s *Server }
+
+// ConfigSet applies CONFIG SET to a copy of the live settings and installs
+// the copy when every value was accepted.
+func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
+	s := h.s
+	s.prod.mu.Lock()
+	defer s.prod.mu.Unlock()
+	next := *s.live()
+	for i, p := range pairs {
+		d := directives[p.Name]
+		if d == nil || !d.live {
+			return i, "can't set immutable config"
+		}
+		args := p.Args
+		if !d.multi && len(args) != 1 {
+			return i, "wrong number of arguments"
+		}
+		if reason := d.set(&next, args); reason != "" {
+			return i, reason
+		}
+	}
+	old := s.live()
+	if next.MaxMemory != 0 && next.MaxMemory != old.MaxMemory {
+		if used := s.eng.UsedMemory(); next.MaxMemory < used {
+			s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: write commands will be refused", "maxmemory", next.MaxMemory, "used", used)
+		}
+	}
+	s.applyLive(&next)
+	return -1, ""
+}
+
+// ConfigRewrite rewrites the config file with the live settings, as
+// Redis's CONFIG REWRITE: each directive tumbler acts on is written where
+// it first appears (later occurrences are dropped), others and comments
+// are kept, and settings not in the file that differ from the default
+// are appended, after a "# Generated by CONFIG REWRITE" line unless the
+// file has one.
+func (h configHandler) ConfigRewrite() string {
+	s := h.s
+	s.prod.mu.Lock()
+	defer s.prod.mu.Unlock()
+	path := s.cfg.ConfigFile
+	if path == "" {
+		return engine.ErrConfigNoFile
+	}
+	content, err := rewriteConfig(path, s.live())
+	if err == nil {
+		err = writeFileAtomic(path, content)
+	}
+	if err != nil {
+		s.log.Warn("CONFIG REWRITE failed", "err", err)
+		return "ERR Rewriting config file: " + errText(err)
+	}
+	s.log.Info("CONFIG REWRITE executed with success")
+	return ""
+}
+
+const rewriteSignature = "# Generated by CONFIG REWRITE"
+
+// directiveLines returns a directive's lines for cfg.
+func directiveLines(d *directive, cfg *Config) []string {
+	if d.lines != nil {
+		return d.lines(cfg)
+	}
+	return []string{d.name + " " + quoteArg(d.get(cfg))}
+}
+
+func rewriteConfig(path string, cfg *Config) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	var out []string
+	done := map[string]bool{}
+	signed := false
+	for _, raw := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		line := strings.Trim(raw, " \t\r\n")
+		if line == rewriteSignature {
+			signed = true
+		}
+		args, ok := splitArgs(line)
+		if line == "" || line[0] == '#' || !ok || len(args) == 0 {
+			out = append(out, raw)
+			continue
+		}
+		d := directives[strings.ToLower(args[0])]
+		if d == nil {
+			out = append(out, raw)
+			continue
+		}
+		if !done[d.name] {
+			done[d.name] = true
+			out = append(out, directiveLines(d, cfg)...)
+		}
+	}
+	var defaults Config
+	fillDefaults(&defaults)
+	added := signed
+	for _, name := range DirectiveNames() {
+		d := directives[name]
+		if done[name] {
+			continue
+		}
+		lines := directiveLines(d, cfg)
+		if strings.Join(lines, "\n") == strings.Join(directiveLines(d, &defaults), "\n") {
+			continue
+		}
+		if !added {
+			out = append(out, rewriteSignature)
+			added = true
+		}
+		out = append(out, lines...)
+	}
+	return []byte(strings.Join(out, "\n") + "\n"), nil
+}
+
+// writeFileAtomic replaces path with content through a temporary file in
+// the same directory, keeping the old file's permissions.
+func writeFileAtomic(path string, content []byte) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tumbler-rewrite-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(content)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(name, mode)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		_ = os.Remove(name)
+	}
+	return err
+}

@@ -1,0 +1,444 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSplitArgs_AsSdssplitargs(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string // nil with ok=false: an error
+		ok   bool
+	}{
+		{"port 6379", []string{"port", "6379"}, true},
+		{"  a \t b  ", []string{"a", "b"}, true},
+		{`requirepass "a b"`, []string{"requirepass", "a b"}, true},
+		{`x "a\nb\r\t\b\a\"\\\q"`, []string{"x", "a\nb\r\t\b\a\"\\q"}, true},
+		{`x "\x41\x6a\x7"`, []string{"x", "Ajx7"}, true},
+		{`x 'it\'s' 'a\nb'`, []string{"x", "it's", `a\nb`}, true},
+		{`x ""`, []string{"x", ""}, true},
+		{`x ab"cd"`, []string{"x", "abcd"}, true},
+		{`x "ab"cd`, nil, false},
+		{`x 'ab'cd`, nil, false},
+		{`x "abc`, nil, false},
+		{`x 'abc`, nil, false},
+		{"x\va", []string{"x\va"}, true}, // \v separates only between words
+		{"", nil, true},
+	}
+	for _, c := range cases {
+		got, ok := splitArgs(c.in)
+		if ok != c.ok || (ok && !reflect.DeepEqual(got, c.want)) {
+			t.Errorf("splitArgs(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestMemToULL_AsRedis(t *testing.T) {
+	cases := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"", 0, true}, {"100", 100, true}, {"100b", 100, true},
+		{"1k", 1000, true}, {"1kb", 1024, true}, {"1KB", 1024, true}, {"1m", 1000000, true},
+		{"1mb", 1 << 20, true}, {"1g", 1000000000, true}, {"1gb", 1 << 30, true}, {"2Gb", 2 << 30, true},
+		{"-1", 0, false}, {"1.5gb", 0, false}, {"1tb", 0, false}, {"abc", 0, false}, {"+1", 0, false},
+		{"99999999999999999999", ^uint64(0), true},
+	}
+	for _, c := range cases {
+		got, ok := memToULL(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("memToULL(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func writeConf(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadConfigFile_EveryDirective(t *testing.T) {
+	path := writeConf(t, "tumbler.conf", `# a comment
+   # an indented comment
+
+PORT 7000
+bind 0.0.0.0 -::1
+requirepass "s3 cret"
+user alice on >pw1 >pw2 ~* &* +@all
+user bob off #5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8 allkeys allcommands
+user carol on nopass ~* +@all
+protected-mode no
+timeout 30
+maxclients 50
+maxmemory 100mb
+maxmemory-policy noeviction
+proto-max-bulk-len 2mb
+client-query-buffer-limit 64mb
+client-output-buffer-limit normal 1mb 512kb 10
+client-output-buffer-limit pubsub 64mb 16mb 90
+lua-time-limit 100
+busy-reply-threshold 250
+tls-port 7443
+tls-cert-file /c.pem
+tls-key-file /k.pem
+tls-ca-cert-file /ca.pem
+tls-ca-cert-dir /cadir
+tls-auth-clients optional
+tls-protocols "TLSv1.2 TLSv1.3"
+loglevel warning
+logfile /tmp/t.log
+metrics-addr 127.0.0.1:9121
+restart-delay 1500
+daemonize no
+cluster-enabled no
+`)
+	var cfg Config
+	warnings, err := LoadConfigFile(path, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %q", warnings)
+	}
+	want := Config{
+		Addr: "0.0.0.0:7000", ExtraAddrs: []string{"-::1"}, RequirePass: "s3 cret",
+		Users: []User{
+			{Name: "alice", Passwords: []string{"pw1", "pw2"}},
+			{Name: "bob", Off: true, PasswordHashes: []string{"5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"}},
+			{Name: "carol", NoPass: true},
+		},
+		NoProtectedMode: true, Timeout: 30 * time.Second, MaxClients: 50, MaxMemory: 100 << 20,
+		ProtoMaxBulkLen: 2 << 20, ClientQueryBufferLimit: 64 << 20,
+		OutputBufferLimits: OutputBufferLimits{
+			Normal:  OutputBufferLimit{Hard: 1 << 20, Soft: 512 << 10, SoftSeconds: 10},
+			Replica: DefaultOutputBufferLimits().Replica,
+			PubSub:  OutputBufferLimit{Hard: 64 << 20, Soft: 16 << 20, SoftSeconds: 90},
+		},
+		LuaTimeLimit: 250 * time.Millisecond,
+		TLSAddr:      ":7443", TLSCertFile: "/c.pem", TLSKeyFile: "/k.pem", TLSCACertFile: "/ca.pem",
+		TLSCACertDir: "/cadir", TLSAuthClients: "optional", TLSProtocols: "TLSv1.2 TLSv1.3",
+		LogLevel: "warning", LogFile: "/tmp/t.log", MetricsAddr: "127.0.0.1:9121",
+		RestartDelay: 1500 * time.Millisecond, ConfigFile: path,
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("config\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestLoadConfigFile_ErrorsNameFileLineAndReason(t *testing.T) {
+	cases := []struct{ line, reason string }{
+		{"nosuchdirective 1", "Bad directive or wrong number of arguments"},
+		{"port", "wrong number of arguments"},
+		{"port 1 2", "wrong number of arguments"},
+		{"port abc", "argument couldn't be parsed into an integer"},
+		{"port 70000", "argument must be between 0 and 65535 inclusive"},
+		{"timeout -1", "argument must be between 0 and 2147483647 inclusive"},
+		{"maxclients 0", "argument must be between 1 and 4294967295 inclusive"},
+		{"maxmemory lots", "argument must be a memory value"},
+		{"maxmemory -1", "argument must be a memory value"},
+		{"maxmemory-policy lru", "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"},
+		{"maxmemory-policy allkeys-lru", "tumbler never evicts keys (they are locks): only noeviction is supported"},
+		{"proto-max-bulk-len 1000", "argument must be between 1048576 and 9223372036854775807 inclusive"},
+		{"client-query-buffer-limit 1kb", "argument must be between 1048576 and 9223372036854775807 inclusive"},
+		{"client-output-buffer-limit normal 0 0", "Wrong number of arguments in buffer limit configuration."},
+		{"client-output-buffer-limit master 0 0 0", "Invalid client class specified in buffer limit configuration."},
+		{"client-output-buffer-limit normal 1x 0 0", "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+		{"client-output-buffer-limit normal 0 0 -1", "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+		{"protected-mode maybe", "argument must be 'yes' or 'no'"},
+		{"loglevel loud", "argument(s) must be one of the following: debug, verbose, notice, warning"},
+		{"tls-auth-clients sometimes", "argument(s) must be one of the following: no, yes, optional"},
+		{"tls-protocols SSLv3", `invalid tls-protocols specified: "SSLv3"`},
+		{`requirepass "abc`, "Unbalanced quotes in configuration line"},
+		{`requirepass "abc"def`, "Unbalanced quotes in configuration line"},
+		{"user", "Bad directive or wrong number of arguments"},
+		{"user alice on >pw ~app:* +@all", "Error in user declaration '~app:*': tumbler accepts only on, off, >password, #hash, nopass, resetpass, reset and full-access rules (~* &* +@all); it has no per-user permissions"},
+		{"user alice on >pw", "Error in user declaration 'alice': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"},
+		{"user alice ~* +@all reset on >pw", "Error in user declaration 'alice': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"},
+		{"user alice on #abc ~* +@all", "Error in user declaration '#abc': The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"},
+		{"replicaof 10.0.0.1 6379", "tumbler does not replicate"},
+		{"slaveof 10.0.0.1 6379", "tumbler does not replicate"},
+		{"cluster-enabled yes", "tumbler has no cluster mode"},
+		{"unixsocket /tmp/redis.sock", "tumbler listens on TCP only"},
+		{"rename-command CONFIG \"\"", "tumbler cannot rename or disable commands"},
+		{"loadmodule /x.so", "tumbler does not load modules"},
+		{"mymodule.opt 1", "tumbler does not load modules, so it has no module configs"},
+		{"daemonize perhaps", "argument must be 'yes' or 'no'"},
+		{"restart-delay soon", "argument must be a duration (500ms, 2s) or a number of milliseconds"},
+		{"include", "Bad directive or wrong number of arguments"},
+	}
+	for _, c := range cases {
+		path := writeConf(t, "bad.conf", "port 7000\n# comment\n\n  "+c.line+"  \nport 7001\n")
+		var cfg Config
+		_, err := LoadConfigFile(path, &cfg)
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%q: err = %v, want a *ConfigError", c.line, err)
+			continue
+		}
+		if ce.File != path || ce.Line != 4 || ce.Text != c.line || ce.Reason != c.reason {
+			t.Errorf("%q: got %s:%d %q %q\nwant reason %q", c.line, ce.File, ce.Line, ce.Text, ce.Reason, c.reason)
+		}
+		want := "\n*** FATAL CONFIG FILE ERROR (tumbler 7.2.4) ***\nReading the configuration file " + path +
+			", at line 4\n>>> '" + c.line + "'\n" + c.reason
+		if err.Error() != want {
+			t.Errorf("%q: message\n%s\nwant\n%s", c.line, err.Error(), want)
+		}
+	}
+}
+
+func TestLoadConfigFile_DuplicateUserAndMissingFile(t *testing.T) {
+	path := writeConf(t, "u.conf", "user a on >x ~* +@all\nuser a on >y ~* +@all\n")
+	var cfg Config
+	_, err := LoadConfigFile(path, &cfg)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Line != 2 || ce.Reason != "Error in user declaration 'a': Duplicate user found. A user can only be defined once in config files" {
+		t.Fatalf("duplicate user: %v", err)
+	}
+	missing := filepath.Join(t.TempDir(), "none.conf")
+	_, err = LoadConfigFile(missing, &cfg)
+	if !errors.As(err, &ce) || ce.Reason != "Fatal error, can't open config file '"+missing+"': no such file or directory" {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestLoadConfigFile_IncludeAndLaterLinesWin(t *testing.T) {
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "conf.d")
+	if err := os.Mkdir(inc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(inc, "a.conf"), []byte("timeout 5\nmaxclients 7\n"), 0o600)
+	os.WriteFile(filepath.Join(inc, "b.conf"), []byte("maxclients 8\n"), 0o600)
+	main := filepath.Join(dir, "main.conf")
+	os.WriteFile(main, []byte("maxclients 1\ninclude "+filepath.Join(inc, "*.conf")+"\ninclude "+filepath.Join(dir, "empty.d", "*.conf")+"\ntimeout 9\n"), 0o600)
+	var cfg Config
+	if _, err := LoadConfigFile(main, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxClients != 8 || cfg.Timeout != 9*time.Second {
+		t.Fatalf("maxclients %d timeout %v; want 8 and 9s", cfg.MaxClients, cfg.Timeout)
+	}
+	// An error inside an included file names that file and its line.
+	os.WriteFile(filepath.Join(inc, "b.conf"), []byte("\nmaxclients none\n"), 0o600)
+	_, err := LoadConfigFile(main, &cfg)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.File != filepath.Join(inc, "b.conf") || ce.Line != 2 {
+		t.Fatalf("error in an included file: %v", err)
+	}
+	// An include loop stops.
+	loop := filepath.Join(dir, "loop.conf")
+	os.WriteFile(loop, []byte("include "+loop+"\n"), 0o600)
+	if _, err := LoadConfigFile(loop, &cfg); !errors.As(err, &ce) || !strings.Contains(ce.Reason, "include nesting too deep") {
+		t.Fatalf("include loop: %v", err)
+	}
+}
+
+func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
+	path := writeConf(t, "p.conf", "save 3600 1 300 100\nappendonly no\nappendfsync everysec\ndbfilename dump.rdb\ndir /var/lib/redis\ndaemonize yes\ndatabases 16\n")
+	var cfg Config
+	warnings, err := LoadConfigFile(path, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		path + ":1: 'save' is not supported by tumbler and is ignored",
+		path + ":2: 'appendonly' is not supported by tumbler and is ignored",
+		path + ":3: 'appendfsync' is not supported by tumbler and is ignored",
+		path + ":4: 'dbfilename' is not supported by tumbler and is ignored",
+		path + ":5: 'dir' is not supported by tumbler and is ignored",
+		path + ":6: tumbler does not daemonize: it runs in the foreground (use a supervisor)",
+		path + ":7: 'databases' is not supported by tumbler and is ignored",
+	}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings\n got %q\nwant %q", warnings, want)
+	}
+}
+
+// Redis's own sample config (Debian's /etc/redis/redis.conf when
+// redis-server is installed) loads, with warnings for what tumbler
+// ignores. It is only parsed: starting a server with it would write to
+// its logfile.
+func TestLoadConfigFile_RedisSampleConfig(t *testing.T) {
+	const sample = "/etc/redis/redis.conf"
+	if _, err := os.Stat(sample); err != nil {
+		t.Skip("no " + sample)
+	}
+	var cfg Config
+	warnings, err := LoadConfigFile(sample, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:6379" || len(warnings) == 0 {
+		t.Fatalf("addr %q, %d warnings", cfg.Addr, len(warnings))
+	}
+	for _, w := range warnings {
+		if !strings.HasPrefix(w, sample+":") {
+			t.Errorf("warning without file:line: %q", w)
+		}
+	}
+}
+
+func TestApplyDirective_FlagsLikeLines(t *testing.T) {
+	var cfg Config
+	if _, err := ApplyDirective(&cfg, "bind", "127.0.0.1 -::1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyDirective(&cfg, "client-output-buffer-limit", "normal 1mb 1mb 0 pubsub 0 0 0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyDirective(&cfg, "Port", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:6379" || !reflect.DeepEqual(cfg.ExtraAddrs, []string{"-::1"}) || !cfg.TLSOnly ||
+		cfg.OutputBufferLimits.Normal.Hard != 1<<20 || cfg.OutputBufferLimits.PubSub != (OutputBufferLimit{}) {
+		t.Fatalf("config %+v", cfg)
+	}
+	// A user given again replaces the earlier one (flags override the file).
+	ApplyDirective(&cfg, "user", "alice", "on", ">a", "~*", "+@all")
+	ApplyDirective(&cfg, "user", "alice on >b ~* +@all")
+	if len(cfg.Users) != 1 || !reflect.DeepEqual(cfg.Users[0].Passwords, []string{"b"}) {
+		t.Fatalf("users %+v", cfg.Users)
+	}
+	_, err := ApplyDirective(&cfg, "maxmemory", "x")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.File != "" || ce.Text != "maxmemory x" || !strings.Contains(err.Error(), "Reading the command line\n>>> 'maxmemory x'\nargument must be a memory value") {
+		t.Fatalf("flag error: %v", err)
+	}
+}
+
+// CONFIG SET changes the live settings, all of a command's pairs or none.
+func TestConfigSet_LiveAndAtomic(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	steps := []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"CONFIG", "SET", "timeout", "30", "maxclients", "77", "maxmemory", "1gb"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "timeout"}, "*2\r\n$7\r\ntimeout\r\n$2\r\n30\r\n"},
+		{[]string{"CONFIG", "GET", "maxclients"}, "*2\r\n$10\r\nmaxclients\r\n$2\r\n77\r\n"},
+		{[]string{"CONFIG", "GET", "maxmemory"}, "*2\r\n$9\r\nmaxmemory\r\n$10\r\n1073741824\r\n"},
+		// A bad value anywhere leaves every parameter as it was.
+		{[]string{"CONFIG", "SET", "timeout", "40", "maxclients", "0"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n"},
+		{[]string{"CONFIG", "GET", "timeout"}, "*2\r\n$7\r\ntimeout\r\n$2\r\n30\r\n"},
+		{[]string{"CONFIG", "SET", "timeout", "40", "port", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n"},
+		{[]string{"CONFIG", "SET", "timeout", "40", "nosuch", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n"},
+		{[]string{"CONFIG", "SET", "timeout", "40", "TIMEOUT", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'TIMEOUT') - duplicate parameter\r\n"},
+		{[]string{"CONFIG", "SET", "bind", "0.0.0.0"}, "-ERR CONFIG SET failed (possibly related to argument 'bind') - can't set immutable config\r\n"},
+		{[]string{"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - tumbler never evicts keys (they are locks): only noeviction is supported\r\n"},
+		{[]string{"CONFIG", "SET", "maxmemory-policy", "NoEviction"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "timeout"}, "*2\r\n$7\r\ntimeout\r\n$2\r\n30\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "pubsub 1mb 0 0"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "client-output-buffer-limit"}, "*2\r\n$26\r\nclient-output-buffer-limit\r\n$59\r\nnormal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 0 0\r\n"},
+		{[]string{"CONFIG", "SET", "lua-time-limit", "1234"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "busy-reply-threshold"}, "*2\r\n$20\r\nbusy-reply-threshold\r\n$4\r\n1234\r\n"},
+		{[]string{"CONFIG", "SET", "busy-reply-threshold", "0"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "lua-time-limit"}, "*2\r\n$14\r\nlua-time-limit\r\n$1\r\n0\r\n"},
+		{[]string{"CONFIG", "SET", "busy-reply-threshold", "1234"}, "+OK\r\n"},
+		{[]string{"CONFIG", "REWRITE"}, "-ERR The server is running without a config file\r\n"},
+	}
+	for _, st := range steps {
+		if got := c.do(st.cmd...); got != st.want {
+			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
+		}
+	}
+	if l := srv.live(); l.Timeout != 30*time.Second || l.MaxClients != 77 || srv.Engine().MaxMemory() != 1<<30 || srv.Engine().BusyThreshold() != 1234*time.Millisecond {
+		t.Fatalf("live settings not applied: %+v", l)
+	}
+}
+
+func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
+	path := writeConf(t, "rw.conf", "# my settings\nport 0\ntimeout 10\nsave 60 1\ntimeout 11\nmaxclients 100\n")
+	var cfg Config
+	if _, err := LoadConfigFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.TLSOnly = "127.0.0.1:0", false // the test's own port
+	srv := RunT(t, WithConfig(func(c *Config) { *c = cfg }))
+	c := dial(t, srv.Addr())
+	if got := c.do("CONFIG", "SET", "timeout", "20", "maxmemory", "64mb", "requirepass", "p w"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := c.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	data, _ := os.ReadFile(path)
+	want := "# my settings\nport 0\ntimeout 20\nsave 60 1\nmaxclients 100\n" + rewriteSignature +
+		"\nmaxmemory 67108864\nrequirepass \"p w\"\n"
+	if string(data) != want {
+		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
+	}
+	var back Config
+	if _, err := LoadConfigFile(path, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Timeout != 20*time.Second || back.MaxMemory != 64<<20 || back.RequirePass != "p w" || back.MaxClients != 100 {
+		t.Fatalf("reloaded %+v", back)
+	}
+	// A second rewrite changes nothing.
+	if got := c.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if again, _ := os.ReadFile(path); string(again) != want {
+		t.Fatalf("second rewrite\n%s", again)
+	}
+}
+
+// CONFIG SET loglevel filters the server's logs whatever the Logger.
+func TestConfigSet_LogLevelFilters(t *testing.T) {
+	var buf syncBuffer
+	srv := RunT(t, WithConfig(func(c *Config) { c.Logger = newTestLogger(&buf) }))
+	if srv.Logger().Enabled(context.Background(), -4) {
+		t.Fatal("debug enabled at notice")
+	}
+	c := dial(t, srv.Addr())
+	if got := c.do("CONFIG", "SET", "loglevel", "debug"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if !srv.Logger().Enabled(context.Background(), -8) {
+		t.Fatal("debug disabled at debug")
+	}
+	c.do("CONFIG", "SET", "loglevel", "warning")
+	srv.Logger().Info("hidden")
+	srv.Logger().Warn("shown")
+	if s := buf.String(); strings.Contains(s, "hidden") || !strings.Contains(s, "shown") {
+		t.Fatalf("log %q", s)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newTestLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+}

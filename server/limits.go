@@ -1,0 +1,227 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// This file holds the per-connection limits of Redis 7.0, all configurable
+// (Config, the config file and CONFIG SET):
+//
+//   - maxclients: connections past it get "ERR max number of clients
+//     reached" and are closed (conn.go, register);
+//   - timeout: a connection that sends nothing for that long is closed;
+//     connections that can receive pushes (pub/sub, tracking, MONITOR)
+//     are exempt, as Redis exempts subscribers;
+//   - proto-max-bulk-len, the multibulk count cap and the 64 KB inline
+//     limit: protocol errors, checked by framedConn (framer.go);
+//   - client-query-buffer-limit: a connection whose incomplete request
+//     outgrows it is closed without a reply, as Redis does;
+//   - client-output-buffer-limit for normal clients: see OutputBufferLimit.
+
+// OutputBufferLimit is one client class's client-output-buffer-limit. A
+// connection whose pending output reaches Hard bytes, or stays at Soft
+// bytes or more for longer than SoftSeconds, is closed and the pending
+// output dropped. Zero disables a limit.
+//
+// Pending output is what tumbler has not yet handed to the kernel: the
+// replies of the commands of one read, while they are gathered and while
+// the client is too slow to take them. Redis does not count its first
+// 16 KB of replies (the client's static buffer); tumbler counts every byte.
+type OutputBufferLimit struct {
+	Hard        uint64
+	Soft        uint64
+	SoftSeconds int64
+}
+
+// OutputBufferLimits are the limits of the client classes, as Redis's
+// client-output-buffer-limit sets them. tumbler enforces Normal for
+// ordinary connections; PubSub is for subscribed connections; Replica is
+// kept and reported only (there are no replicas).
+type OutputBufferLimits struct {
+	Normal  OutputBufferLimit
+	Replica OutputBufferLimit
+	PubSub  OutputBufferLimit
+}
+
+// DefaultOutputBufferLimits returns Redis's defaults: normal 0 0 0,
+// replica 256mb 64mb 60, pubsub 32mb 8mb 60. A Config whose
+// OutputBufferLimits is the zero value gets these.
+func DefaultOutputBufferLimits() OutputBufferLimits {
+	return OutputBufferLimits{
+		Replica: OutputBufferLimit{Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
+		PubSub:  OutputBufferLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60},
+	}
+}
+
+// String formats the limits as CONFIG GET client-output-buffer-limit does.
+func (l OutputBufferLimits) String() string {
+	f := func(name string, c OutputBufferLimit) string {
+		return name + " " + strconv.FormatUint(c.Hard, 10) + " " + strconv.FormatUint(c.Soft, 10) + " " + strconv.FormatInt(c.SoftSeconds, 10)
+	}
+	return f("normal", l.Normal) + " " + f("slave", l.Replica) + " " + f("pubsub", l.PubSub)
+}
+
+// obufState is one connection's progress towards its soft limit.
+type obufState struct {
+	softSince time.Time // when pending output was first seen at the soft limit; zero when below
+}
+
+// over reports whether pending bytes of output break l at now, as Redis's
+// checkClientOutputBufferLimits decides: at or over the hard limit, or at
+// or over the soft limit for more than SoftSeconds since a check first saw
+// it there (a check below the soft limit starts the count again).
+func (st *obufState) over(l OutputBufferLimit, pending int, now time.Time) bool {
+	n := uint64(pending)
+	if l.Hard != 0 && n >= l.Hard {
+		return true
+	}
+	if l.Soft == 0 || n < l.Soft {
+		st.softSince = time.Time{}
+		return false
+	}
+	if st.softSince.IsZero() {
+		st.softSince = now
+		return false
+	}
+	return now.Sub(st.softSince) > time.Duration(l.SoftSeconds)*time.Second
+}
+
+// clientProd is a connection's part of the limits and authentication
+// state (one field of client).
+type clientProd struct {
+	srv  *Server
+	obuf obufState
+}
+
+// outputOverLimit is called by a connection's goroutine after each
+// command: it reports whether the replies gathered so far break the normal
+// class's limit, and logs why. The caller then drops them and closes the
+// connection. Connections that can receive pushes are left to their own
+// class (pubsub).
+func (s *Server) outputOverLimit(c *client) bool {
+	if c.w.shared {
+		return false
+	}
+	l := s.live().OutputBufferLimits.Normal
+	if l.Hard == 0 && l.Soft == 0 {
+		return false
+	}
+	if !c.prod.obuf.over(l, len(c.w.b), time.Now()) {
+		return false
+	}
+	s.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", len(c.w.b))
+	return true
+}
+
+// errOutputLimit ends a connection that broke its output buffer limit.
+var errOutputLimit = errors.New("tumbler: output buffer limit reached")
+
+// writeOut writes a batch of replies to a connection that cannot receive
+// pushes. Under a normal-class soft limit, a client that leaves Soft bytes
+// or more unread for longer than SoftSeconds is disconnected. (A TLS
+// connection whose write times out cannot be written again, so it is
+// closed even when less than Soft remains.)
+func (c *client) writeOut(b []byte) error {
+	var l OutputBufferLimit
+	if c.prod.srv != nil {
+		l = c.prod.srv.live().OutputBufferLimits.Normal
+	}
+	if l.Soft == 0 || uint64(len(b)) < l.Soft {
+		_, err := c.nc.Write(b)
+		return err
+	}
+	deadline := time.Now().Add(time.Duration(l.SoftSeconds) * time.Second)
+	armed := false
+	defer func() {
+		if armed {
+			_ = c.nc.SetWriteDeadline(time.Time{})
+		}
+	}()
+	for len(b) > 0 {
+		over := uint64(len(b)) >= l.Soft
+		if over != armed {
+			if over {
+				_ = c.nc.SetWriteDeadline(deadline)
+			} else {
+				_ = c.nc.SetWriteDeadline(time.Time{})
+			}
+			armed = over
+		}
+		n, err := c.nc.Write(b)
+		b = b[n:]
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if armed && errors.As(err, &ne) && ne.Timeout() {
+			if uint64(len(b)) >= l.Soft {
+				c.prod.srv.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", len(b))
+				return errOutputLimit
+			}
+			continue
+		}
+		return err
+	}
+	return nil
+}
+
+// protoLimits are the limits every connection's framer reads; the server
+// holds one, updated by CONFIG SET. A nil *protoLimits gives the defaults.
+type protoLimits struct {
+	maxBulk      atomic.Int64 // proto-max-bulk-len
+	maxMultibulk atomic.Int64 // Config.MaxMultibulkLen
+	maxQueryBuf  atomic.Int64 // client-query-buffer-limit
+	idle         atomic.Int64 // timeout, ns; 0 = none
+	log          *slog.Logger
+}
+
+func (l *protoLimits) bulk() uint64 {
+	if l == nil {
+		return framerMaxBulk
+	}
+	return uint64(l.maxBulk.Load())
+}
+
+func (l *protoLimits) multibulk() uint64 {
+	if l == nil {
+		return framerMaxMultibulk
+	}
+	return uint64(l.maxMultibulk.Load())
+}
+
+func (l *protoLimits) queryBuf() int64 {
+	if l == nil {
+		return framerQueryBufLimit
+	}
+	return l.maxQueryBuf.Load()
+}
+
+// queryBufHit logs a connection closed for its query buffer.
+func (l *protoLimits) queryBufHit(nc net.Conn, n int64) {
+	if l != nil && l.log != nil {
+		l.log.Warn("Closing client that reached max query buffer length", "addr", nc.RemoteAddr().String(), "qbuf", n)
+	}
+}
+
+// errQueryBufLimit is what framedConn.Read returns once a client's query
+// buffer outgrew client-query-buffer-limit; no reply is sent.
+var errQueryBufLimit = fmt.Errorf("%w: query buffer limit reached", errProtocolLimit)
+
+// armIdle sets (or clears) the read deadline of the idle timeout before
+// each read from the connection.
+func (c *framedConn) armIdle() {
+	d := time.Duration(c.lim.idle.Load())
+	if d > 0 && (c.idleExempt == nil || !c.idleExempt()) {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(d))
+		c.idleArmed = true
+	} else if c.idleArmed {
+		_ = c.Conn.SetReadDeadline(time.Time{})
+		c.idleArmed = false
+	}
+}

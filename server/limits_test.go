@@ -1,0 +1,298 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitClosed reads from c until the server closes it (bounded), returning
+// what was read.
+func waitClosed(t *testing.T, c *rawClient) []byte {
+	t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	b, err := io.ReadAll(c.rd)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("connection still open (read %d bytes)", len(b))
+	}
+	return b
+}
+
+func TestTimeout_ClosesIdleConnectionsOnly(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.Timeout = 500 * time.Millisecond }))
+	idle := dial(t, srv.Addr())
+	if got := idle.do("PING"); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+	start := time.Now()
+	// A connection that keeps talking is not idle.
+	busy := dial(t, srv.Addr())
+	for i := 0; i < 15; i++ {
+		if got := busy.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("ping %d: %q", i, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b := waitClosed(t, idle); len(b) != 0 {
+		t.Fatalf("idle connection got %q before closing", b)
+	}
+	if d := time.Since(start); d < 450*time.Millisecond {
+		t.Fatalf("closed after %v, before the timeout", d)
+	}
+	// CONFIG SET timeout 0 lifts it for reads that start afterwards.
+	if got := busy.do("CONFIG", "SET", "timeout", "0"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	c := dial(t, srv.Addr())
+	c.do("PING")
+	time.Sleep(700 * time.Millisecond)
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+}
+
+func TestMaxClients_SmallLimitAndConfigSet(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.MaxClients = 2 }))
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("PING")
+	b.do("PING")
+	third := dial(t, srv.Addr())
+	if got := string(waitClosed(t, third)); got != "-ERR max number of clients reached\r\n" {
+		t.Fatalf("third client: %q", got)
+	}
+	if got := a.do("CONFIG", "SET", "maxclients", "3"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := dial(t, srv.Addr()).do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("after maxclients 3: %q", got)
+	}
+	if got := a.do("INFO", "clients"); !strings.Contains(got, "maxclients:3\r\n") {
+		t.Fatalf("INFO: %q", got)
+	}
+}
+
+// client-query-buffer-limit counts the incomplete request: complete
+// requests of any total size pass, one incomplete request over the limit
+// ends the connection without a reply, however the bytes arrive.
+func TestFramer_QueryBufferLimit(t *testing.T) {
+	lim := &protoLimits{}
+	lim.maxBulk.Store(framerMaxBulk)
+	lim.maxMultibulk.Store(framerMaxMultibulk)
+	lim.maxQueryBuf.Store(100)
+	// A request that never ends: 150 of its 200 payload bytes arrive.
+	big := "*2\r\n$4\r\nECHO\r\n$200\r\n" + strings.Repeat("x", 150)
+	fits := "*2\r\n$4\r\nECHO\r\n$70\r\n" + strings.Repeat("y", 70) + "\r\n" // 92 bytes
+	cases := []struct {
+		name    string
+		in      string
+		wantOut string
+		limited bool
+	}{
+		{"many small requests", strings.Repeat(fits, 50), strings.Repeat(fits, 50), false},
+		{"one request over", fits + big, fits, true},
+		{"over, in its first read", big, "", true},
+	}
+	for _, tc := range cases {
+		for _, split := range []string{"whole", "bytewise"} {
+			chunks := [][]byte{[]byte(tc.in)}
+			if split == "bytewise" {
+				chunks = framerBytewise([]byte(tc.in))
+			}
+			sc := &framerScriptConn{chunks: chunks}
+			fc := newFramedConn(sc, nil)
+			fc.lim = lim
+			var out []byte
+			buf := make([]byte, 4096)
+			var err error
+			for i := 0; i < 10*len(tc.in)+10; i++ {
+				var n int
+				n, err = fc.Read(buf)
+				out = append(out, buf[:n]...)
+				if err != nil {
+					break
+				}
+			}
+			if tc.limited != errors.Is(err, errQueryBufLimit) || !errors.Is(err, errProtocolLimit) && tc.limited {
+				t.Errorf("%s/%s: err = %v", tc.name, split, err)
+			}
+			// The bytes handed on must include every complete request
+			// before the big one (bytewise reads may also hand on the
+			// start of the big one: the connection ends before it runs).
+			if !bytes.HasPrefix(out, []byte(tc.wantOut)) || (!tc.limited && string(out) != tc.wantOut) {
+				t.Errorf("%s/%s: handed on %s", tc.name, split, framerShow(out))
+			}
+			if sc.wrote.Len() != 0 {
+				t.Errorf("%s/%s: wrote %q; Redis closes without a reply", tc.name, split, sc.wrote.String())
+			}
+		}
+	}
+}
+
+func TestQueryBufferLimit_ClosesClient(t *testing.T) {
+	srv := RunT(t)
+	admin := dial(t, srv.Addr())
+	if got := admin.do("CONFIG", "SET", "client-query-buffer-limit", "1mb"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	c := dial(t, srv.Addr())
+	c.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n")
+	chunk := strings.Repeat("v", 64*1024)
+	for i := 0; i < 40; i++ { // 2.5 MB of the 3 MB: well over 1 MB
+		c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.conn.Write([]byte(chunk)); err != nil {
+			break // closed already
+		}
+	}
+	if got := waitClosed(t, c); len(got) != 0 {
+		t.Fatalf("got %q; want a close without reply", got)
+	}
+	if got := admin.do("EXISTS", "k"); got != ":0\r\n" {
+		t.Fatalf("EXISTS k = %q", got)
+	}
+}
+
+func TestProtoMaxBulkLen_ConfigSet(t *testing.T) {
+	srv := RunT(t)
+	admin := dial(t, srv.Addr())
+	if got := admin.do("CONFIG", "SET", "proto-max-bulk-len", "1mb"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	c := dial(t, srv.Addr())
+	c.send("*2\r\n$4\r\nECHO\r\n$1048577\r\n")
+	if got := string(waitClosed(t, c)); got != "-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatalf("over proto-max-bulk-len: %q", got)
+	}
+	c = dial(t, srv.Addr())
+	if got := c.do("ECHO", strings.Repeat("a", 1<<20)); len(got) != 1<<20+len("$1048576\r\n\r\n") {
+		t.Fatalf("at proto-max-bulk-len: %d bytes", len(got))
+	}
+}
+
+func TestMaxMemory_DenyOOMCommandsRefused(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.do("SET", "a", "1")
+	if got := c.do("CONFIG", "SET", "maxmemory", "1"); got != "+OK\r\n" { // any heap is over 1 byte
+		t.Fatal(got)
+	}
+	const oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+	for _, st := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SET", "b", "1"}, oom},
+		{[]string{"INCR", "a"}, oom},
+		{[]string{"GET", "a"}, "$1\r\n1\r\n"},
+		{[]string{"EXPIRE", "a", "100"}, ":1\r\n"},
+		{[]string{"EVAL", "return redis.pcall('set', KEYS[1], 'v')", "1", "b"}, oom},
+		{[]string{"EVAL", "redis.call('del', KEYS[1]) return redis.call('set', KEYS[1], 'v')", "1", "b"}, "+OK\r\n"},
+		{[]string{"DEL", "a", "b"}, ":2\r\n"},
+		{[]string{"CONFIG", "SET", "maxmemory", "0"}, "+OK\r\n"},
+		{[]string{"SET", "b", "1"}, "+OK\r\n"},
+	} {
+		if got := c.do(st.args...); got != st.want {
+			t.Errorf("%q = %q, want %q", st.args, got, st.want)
+		}
+	}
+	got := c.do("CONFIG", "SET", "maxmemory", "1")
+	got += c.do("EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "b")
+	if !strings.Contains(got, "-OOM command not allowed when used memory > 'maxmemory'. script:") {
+		t.Fatalf("redis.call under OOM: %q", got)
+	}
+	c.do("CONFIG", "SET", "maxmemory", "1gb")
+	if got := c.do("SET", "b", "2"); got != "+OK\r\n" {
+		t.Fatalf("under a 1gb maxmemory: %q", got)
+	}
+}
+
+func TestOutputBufferState_AsRedis(t *testing.T) {
+	l := OutputBufferLimit{Hard: 1000, Soft: 100, SoftSeconds: 2}
+	t0 := time.Unix(1000, 0)
+	var st obufState
+	steps := []struct {
+		pending int
+		at      time.Duration
+		want    bool
+	}{
+		{50, 0, false},
+		{100, 0, false},                      // soft reached: the count starts
+		{500, 2 * time.Second, false},        // not more than 2 s yet
+		{500, 2*time.Second + 1, true},       // over soft for more than 2 s
+		{10, 3 * time.Second, false},         // below soft: the count resets
+		{200, 4 * time.Second, false},        // starts again
+		{200, 5 * time.Second, false},        //
+		{1000, 5 * time.Second, true},        // hard limit: at once
+		{999, 6*time.Second + 1, true},       // soft since 4 s
+		{0, 7 * time.Second, false},          //
+		{100, 100 * time.Second, false},      //
+		{100, 102*time.Second + 1, true},     //
+		{1 << 30, 102*time.Second + 1, true}, //
+	}
+	for i, s := range steps {
+		if got := st.over(l, s.pending, t0.Add(s.at)); got != s.want {
+			t.Errorf("step %d (%d bytes at %v) = %v, want %v", i, s.pending, s.at, got, s.want)
+		}
+	}
+	var zero obufState
+	if zero.over(OutputBufferLimit{}, 1<<40, t0) {
+		t.Error("zero limits must never trip")
+	}
+}
+
+func TestOutputBufferLimit_NormalHardLimitClosesClient(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.OutputBufferLimits = DefaultOutputBufferLimits()
+		c.OutputBufferLimits.Normal = OutputBufferLimit{Hard: 100 << 10}
+	}))
+	c := dial(t, srv.Addr())
+	val := strings.Repeat("v", 40<<10)
+	c.do("SET", "k", val)
+	if got := c.do("GET", "k"); len(got) != len(val)+len("$40960\r\n\r\n") {
+		t.Fatalf("GET under the limit: %d bytes", len(got))
+	}
+	c.send(encode("MGET", "k", "k", "k"))
+	if got := waitClosed(t, c); len(got) != 0 {
+		t.Fatalf("over the hard limit got %d bytes; want a close", len(got))
+	}
+	// Pipelined commands count together.
+	c = dial(t, srv.Addr())
+	c.send(encode("GET", "k") + encode("GET", "k") + encode("GET", "k"))
+	if got := waitClosed(t, c); len(got) >= 3*len(val) {
+		t.Fatalf("pipeline over the hard limit got all %d bytes", len(got))
+	}
+	if got := dial(t, srv.Addr()).do("CONFIG", "GET", "client-output-buffer-limit"); !strings.Contains(got, "normal 102400 0 0 slave") {
+		t.Fatal(got)
+	}
+}
+
+// A client that stops reading a reply bigger than the soft limit is
+// closed after soft_seconds.
+func TestOutputBufferLimit_SlowReaderOverSoftLimit(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	if got := c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 256kb 0"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	val := strings.Repeat("v", 1<<20)
+	c.do("SET", "k", val)
+	args := []string{"MGET"}
+	for i := 0; i < 48; i++ { // 48 MB: more than loopback socket buffers hold
+		args = append(args, "k")
+	}
+	c.send(encode(args...))
+	// Do not read for a while, then read everything there is.
+	time.Sleep(300 * time.Millisecond)
+	got := waitClosed(t, c)
+	if len(got) >= 48<<20 {
+		t.Fatalf("slow reader received the whole %d-byte reply", len(got))
+	}
+	// The connection was closed, not the server.
+	if got := dial(t, srv.Addr()).do("PING"); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+}

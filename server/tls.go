@@ -1,0 +1,239 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// This file opens the listeners: plain TCP on Addr (and on ExtraAddrs,
+// Redis's further bind addresses), and TLS on TLSAddr, configured as
+// Redis's tls-* directives do. Plain and TLS ports may both listen; with
+// TLSOnly (Redis's "port 0") only TLS does.
+
+// listen opens every listener. It returns the primary one, which Start
+// serves and Addr reports (the TLS listener when TLSOnly), and starts the
+// accept loops of the others itself.
+func (s *Server) listen() (net.Listener, error) {
+	cfg := &s.cfg
+	if cfg.TLSOnly && cfg.TLSAddr == "" {
+		return nil, errors.New("tumbler: configured to not listen anywhere (port 0 and no tls-port)")
+	}
+	var tlsCfg *tls.Config
+	if cfg.TLSAddr != "" {
+		var err error
+		if tlsCfg, err = buildTLSConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
+	var opened []net.Listener
+	fail := func(err error) (net.Listener, error) {
+		for _, ln := range opened {
+			_ = ln.Close()
+		}
+		return nil, err
+	}
+	open := func(addr string, optional bool) (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			if optional {
+				s.log.Warn("could not listen on an optional bind address", "addr", addr, "err", err)
+				return nil, nil
+			}
+			return nil, fmt.Errorf("tumbler: cannot listen on %s: %w", addr, err)
+		}
+		opened = append(opened, ln)
+		return ln, nil
+	}
+	host, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("tumbler: bad address %q: %w", cfg.Addr, err)
+	}
+	var primary net.Listener
+	if !cfg.TLSOnly {
+		if primary, err = open(cfg.Addr, false); err != nil {
+			return fail(err)
+		}
+		port = strconv.Itoa(primary.Addr().(*net.TCPAddr).Port)
+		for _, b := range cfg.ExtraAddrs {
+			h, optional := bindHost(b)
+			if _, err := open(net.JoinHostPort(h, port), optional); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if tlsCfg != nil {
+		th, tp, err := net.SplitHostPort(cfg.TLSAddr)
+		if err != nil {
+			return fail(fmt.Errorf("tumbler: bad TLS address %q: %w", cfg.TLSAddr, err))
+		}
+		hosts := []string{th}
+		if th == "" {
+			// A TLS port alone (tls-port) listens on every bind address.
+			hosts = []string{host}
+			for _, b := range cfg.ExtraAddrs {
+				hosts = append(hosts, b)
+			}
+		}
+		for i, h := range hosts {
+			h, optional := bindHost(h)
+			ln, err := open(net.JoinHostPort(h, tp), optional && i > 0)
+			if err != nil {
+				return fail(err)
+			}
+			if ln == nil {
+				continue
+			}
+			if i == 0 {
+				tp = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+				s.prod.tlsAddr = ln.Addr().String()
+			}
+			opened[len(opened)-1] = tls.NewListener(ln, tlsCfg)
+			if primary == nil {
+				primary = opened[len(opened)-1]
+			}
+		}
+	}
+	for _, ln := range opened {
+		if ln == primary {
+			continue
+		}
+		s.prod.extra = append(s.prod.extra, ln)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.acceptLoop(ln)
+		}()
+	}
+	return primary, nil
+}
+
+// bindHost turns a bind address into a host to listen on: a leading '-'
+// marks it optional (Redis skips it when unavailable), "*" is every IPv4
+// address and "::*" every IPv6 one.
+func bindHost(b string) (host string, optional bool) {
+	if strings.HasPrefix(b, "-") {
+		b, optional = b[1:], true
+	}
+	switch b {
+	case "*":
+		b = "0.0.0.0"
+	case "::*":
+		b = "::"
+	}
+	return b, optional
+}
+
+// closeListeners closes the listeners other than the primary one.
+func (s *Server) closeListeners() {
+	for _, ln := range s.prod.extra {
+		_ = ln.Close()
+	}
+}
+
+// TLSAddr returns the address of the TLS listener, "" without one.
+func (s *Server) TLSAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prod.tlsAddr
+}
+
+// buildTLSConfig returns the server's TLS configuration: Config.TLSConfig
+// when set, otherwise one built from the tls-* settings.
+func buildTLSConfig(cfg *Config) (*tls.Config, error) {
+	if cfg.TLSConfig != nil {
+		return cfg.TLSConfig, nil
+	}
+	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+		return nil, errors.New("tumbler: TLS needs tls-cert-file and tls-key-file")
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tumbler: failed to load certificate %s / key %s: %w", cfg.TLSCertFile, cfg.TLSKeyFile, err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if cfg.TLSProtocols != "" {
+		if tc.MinVersion, tc.MaxVersion, err = tlsVersions(cfg.TLSProtocols); err != nil {
+			return nil, err
+		}
+	}
+	switch auth := strings.ToLower(cfg.TLSAuthClients); auth {
+	case "no":
+		tc.ClientAuth = tls.NoClientCert
+	case "", "yes", "optional":
+		tc.ClientAuth = tls.RequireAndVerifyClientCert
+		if auth == "optional" {
+			tc.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+		if cfg.TLSCACertFile == "" && cfg.TLSCACertDir == "" {
+			return nil, errors.New("tumbler: either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-auth-clients is enabled")
+		}
+	default:
+		return nil, fmt.Errorf("tumbler: tls-auth-clients must be yes, no or optional, not %q", cfg.TLSAuthClients)
+	}
+	if cfg.TLSCACertFile != "" || cfg.TLSCACertDir != "" {
+		pool := x509.NewCertPool()
+		var files []string
+		if cfg.TLSCACertFile != "" {
+			files = append(files, cfg.TLSCACertFile)
+		}
+		if cfg.TLSCACertDir != "" {
+			entries, err := os.ReadDir(cfg.TLSCACertDir)
+			if err != nil {
+				return nil, fmt.Errorf("tumbler: tls-ca-cert-dir: %w", err)
+			}
+			for _, e := range entries {
+				if !e.IsDir() {
+					files = append(files, filepath.Join(cfg.TLSCACertDir, e.Name()))
+				}
+			}
+		}
+		for _, f := range files {
+			pem, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("tumbler: failed to load CA certificates: %w", err)
+			}
+			if !pool.AppendCertsFromPEM(pem) && f == cfg.TLSCACertFile {
+				return nil, fmt.Errorf("tumbler: failed to load CA certificates: no PEM certificate in %s", f)
+			}
+		}
+		tc.ClientCAs = pool
+	}
+	return tc, nil
+}
+
+// tlsVersions parses tls-protocols ("TLSv1.2 TLSv1.3") into the lowest
+// and highest version allowed.
+func tlsVersions(s string) (lo, hi uint16, err error) {
+	for _, p := range strings.Fields(s) {
+		var v uint16
+		switch strings.ToLower(p) {
+		case "tlsv1":
+			v = tls.VersionTLS10
+		case "tlsv1.1":
+			v = tls.VersionTLS11
+		case "tlsv1.2":
+			v = tls.VersionTLS12
+		case "tlsv1.3":
+			v = tls.VersionTLS13
+		default:
+			return 0, 0, fmt.Errorf("tumbler: invalid tls-protocols specified: %q", p)
+		}
+		if lo == 0 || v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	if lo == 0 {
+		return 0, 0, errors.New("tumbler: tls-protocols names no protocol")
+	}
+	return lo, hi, nil
+}

@@ -1,0 +1,293 @@
+package server
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testPKI is a CA with a server certificate for 127.0.0.1 / localhost and
+// a client certificate, generated for one test and written to its temp
+// dir as PEM files. No key is ever committed.
+type testPKI struct {
+	t                             *testing.T
+	dir                           string
+	serial                        int64
+	notBefore, notAfter           time.Time
+	caFile, certFile, keyFile     string // CA certificate, server certificate and key
+	clientCertFile, clientKeyFile string
+	caCertPEM                     []byte
+	pool                          *x509.CertPool  // trusts the CA
+	client                        tls.Certificate // signed by the CA
+	otherClient                   tls.Certificate // signed by another CA
+}
+
+func newTestPKI(t *testing.T) *testPKI {
+	t.Helper()
+	p := &testPKI{t: t, dir: t.TempDir(), notBefore: time.Now().Add(-time.Hour), notAfter: time.Now().Add(24 * time.Hour)}
+	caKey, caCert, caPEM := p.newCA("tumbler test CA")
+	otherKey, otherCert, _ := p.newCA("another CA")
+	p.caCertPEM = caPEM
+	p.pool = x509.NewCertPool()
+	p.pool.AddCert(caCert)
+	serverCert, serverKey := p.leaf(caCert, caKey, "127.0.0.1", true)
+	clientCert, clientKey := p.leaf(caCert, caKey, "client", false)
+	otherCertPEM, otherKeyPEM := p.leaf(otherCert, otherKey, "intruder", false)
+	var err error
+	if p.client, err = tls.X509KeyPair(clientCert, clientKey); err != nil {
+		t.Fatal(err)
+	}
+	if p.otherClient, err = tls.X509KeyPair(otherCertPEM, otherKeyPEM); err != nil {
+		t.Fatal(err)
+	}
+	p.caFile = p.write("ca.crt", caPEM)
+	p.certFile = p.write("server.crt", serverCert)
+	p.keyFile = p.write("server.key", serverKey)
+	p.clientCertFile = p.write("client.crt", clientCert)
+	p.clientKeyFile = p.write("client.key", clientKey)
+	return p
+}
+
+func (p *testPKI) write(name string, data []byte) string {
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+	return path
+}
+
+func (p *testPKI) newCA(name string) (*ecdsa.PrivateKey, *x509.Certificate, []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: name},
+		NotBefore: p.notBefore, NotAfter: p.notAfter, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return key, cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func (p *testPKI) leaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, server bool) (certPEM, keyPEM []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: cn},
+		NotBefore: p.notBefore, NotAfter: p.notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		tmpl.DNSNames = []string{"localhost"}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// tlsConfig gives the files to a server Config.
+func (p *testPKI) tlsConfig(c *Config, authClients string) {
+	c.TLSAddr = "127.0.0.1:0"
+	c.TLSCertFile, c.TLSKeyFile, c.TLSCACertFile = p.certFile, p.keyFile, p.caFile
+	c.TLSAuthClients = authClients
+}
+
+// tlsDo dials addr over TLS with the given client certificates, sends one
+// command and returns the reply, or the error that ended the exchange.
+func (p *testPKI) tlsDo(addr string, certs []tls.Certificate, args ...string) (string, error) {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	tc := &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1"}
+	if len(certs) > 0 {
+		// Always present the certificate, even one the server's CA list
+		// does not name (a Go client would otherwise send none).
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &certs[0], nil }
+	}
+	conn, err := tls.DialWithDialer(d, "tcp", addr, tc)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte(encode(args...))); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	err = readReply(bufio.NewReader(conn), &b)
+	return b.String(), err
+}
+
+func TestTLS_PlainAndTLSPortsBothServe(t *testing.T) {
+	p := newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "yes") }))
+	if srv.TLSAddr() == "" || srv.TLSAddr() == srv.Addr() {
+		t.Fatalf("TLS %q, plain %q", srv.TLSAddr(), srv.Addr())
+	}
+	if got, err := p.tlsDo(srv.TLSAddr(), []tls.Certificate{p.client}, "SET", "k", "tls"); err != nil || got != "+OK\r\n" {
+		t.Fatalf("TLS SET: %q, %v", got, err)
+	}
+	if got := dial(t, srv.Addr()).do("GET", "k"); got != "$3\r\ntls\r\n" {
+		t.Fatalf("plain GET: %q", got)
+	}
+	_, port, _ := net.SplitHostPort(srv.TLSAddr())
+	if got := dial(t, srv.Addr()).do("CONFIG", "GET", "tls-port"); got != "*2\r\n$8\r\ntls-port\r\n$"+itoa(len(port))+"\r\n"+port+"\r\n" {
+		t.Fatalf("CONFIG GET tls-port: %q", got)
+	}
+}
+
+func TestTLS_AuthClients(t *testing.T) {
+	p := newTestPKI(t)
+	cases := []struct {
+		auth                        string
+		noCert, goodCert, otherCert bool // whether each client is served
+	}{
+		{"yes", false, true, false},
+		{"optional", true, true, false},
+		{"no", true, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.auth, func(t *testing.T) {
+			srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, tc.auth) }))
+			for _, cl := range []struct {
+				name  string
+				certs []tls.Certificate
+				want  bool
+			}{{"no cert", nil, tc.noCert}, {"CA-signed cert", []tls.Certificate{p.client}, tc.goodCert}, {"other CA's cert", []tls.Certificate{p.otherClient}, tc.otherCert}} {
+				got, err := p.tlsDo(srv.TLSAddr(), cl.certs, "PING")
+				if served := err == nil && got == "+PONG\r\n"; served != cl.want {
+					t.Errorf("%s: served=%v (reply %q, err %v), want %v", cl.name, served, got, err, cl.want)
+				}
+			}
+		})
+	}
+}
+
+func TestTLS_OnlyWithPortZero(t *testing.T) {
+	p := newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "no"); c.TLSOnly = true }))
+	if srv.Addr() != srv.TLSAddr() {
+		t.Fatalf("Addr %q, TLSAddr %q: with TLSOnly the TLS listener is the primary one", srv.Addr(), srv.TLSAddr())
+	}
+	if got, err := p.tlsDo(srv.TLSAddr(), nil, "CONFIG", "GET", "port"); err != nil || got != "*2\r\n$4\r\nport\r\n$1\r\n0\r\n" {
+		t.Fatalf("CONFIG GET port over TLS: %q, %v", got, err)
+	}
+	// A plain client on the TLS port gets no RESP reply.
+	c := dial(t, srv.Addr())
+	c.send(encode("PING"))
+	if got := waitClosed(t, c); strings.Contains(string(got), "PONG") {
+		t.Fatalf("plain client served on the TLS port: %q", got)
+	}
+	if err := New(Config{Addr: "127.0.0.1:0", TLSOnly: true}).Start(); err == nil || !strings.Contains(err.Error(), "not listen anywhere") {
+		t.Fatalf("TLSOnly without TLS: %v", err)
+	}
+}
+
+func TestTLS_BadSettingsFailStart(t *testing.T) {
+	p := newTestPKI(t)
+	cases := []struct {
+		name string
+		set  func(c *Config)
+		want string
+	}{
+		{"no cert", func(c *Config) { p.tlsConfig(c, "no"); c.TLSCertFile = "" }, "TLS needs tls-cert-file and tls-key-file"},
+		{"missing key file", func(c *Config) { p.tlsConfig(c, "no"); c.TLSKeyFile = filepath.Join(p.dir, "none") }, "failed to load certificate"},
+		{"auth without CA", func(c *Config) { p.tlsConfig(c, "yes"); c.TLSCACertFile = "" }, "either tls-ca-cert-file or tls-ca-cert-dir must be specified"},
+		{"CA file not PEM", func(c *Config) { p.tlsConfig(c, "yes"); c.TLSCACertFile = p.keyFile }, "no PEM certificate"},
+		{"bad protocols", func(c *Config) { p.tlsConfig(c, "no"); c.TLSProtocols = "SSLv3" }, "invalid tls-protocols"},
+	}
+	for _, tc := range cases {
+		cfg := Config{Addr: "127.0.0.1:0"}
+		tc.set(&cfg)
+		srv := New(cfg)
+		err := srv.Start()
+		if err == nil {
+			srv.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Start() = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTLS_ProtocolsAndCADir(t *testing.T) {
+	p := newTestPKI(t)
+	caDir := filepath.Join(p.dir, "cas")
+	os.Mkdir(caDir, 0o700)
+	os.WriteFile(filepath.Join(caDir, "ca.pem"), p.caCertPEM, 0o600)
+	srv := RunT(t, WithConfig(func(c *Config) {
+		p.tlsConfig(c, "yes")
+		c.TLSCACertFile, c.TLSCACertDir, c.TLSProtocols = "", caDir, "TLSv1.3"
+	}))
+	if got, err := p.tlsDo(srv.TLSAddr(), []tls.Certificate{p.client}, "PING"); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("TLS 1.3 client: %q, %v", got, err)
+	}
+	conn, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.pool, Certificates: []tls.Certificate{p.client}, MaxVersion: tls.VersionTLS12})
+	if err == nil {
+		err = conn.Handshake()
+		conn.Close()
+	}
+	if err == nil {
+		t.Fatal("a TLS 1.2 client was served with tls-protocols TLSv1.3")
+	}
+}
+
+// redis-cli --tls, as operators use it, against a TLS-only tumbler.
+func TestTLS_RedisCLI(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed")
+	}
+	if out, _ := exec.Command(cli, "--tls", "--help").CombinedOutput(); !strings.Contains(string(out), "--cacert") {
+		t.Skip("redis-cli built without TLS")
+	}
+	p := newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "yes"); c.TLSOnly = true; c.RequirePass = "pw" }))
+	_, port, _ := net.SplitHostPort(srv.TLSAddr())
+	run := func(args ...string) string {
+		base := []string{"--tls", "--cacert", p.caFile, "--cert", p.clientCertFile, "--key", p.clientKeyFile, "-h", "127.0.0.1", "-p", port}
+		cmd := exec.Command(cli, append(base, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli %q: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := run("--no-auth-warning", "-a", "pw", "SET", "lock", "me"); got != "OK" {
+		t.Fatalf("SET: %q", got)
+	}
+	if got := run("--no-auth-warning", "-a", "pw", "GET", "lock"); got != "me" {
+		t.Fatalf("GET: %q", got)
+	}
+	if got := run("GET", "lock"); got != "NOAUTH Authentication required." {
+		t.Fatalf("GET without password: %q", got)
+	}
+}
