@@ -86,19 +86,22 @@ type watchRegistry struct {
 	n atomic.Int64
 }
 
+// registerMulti adds the transaction commands (flags, arity and summaries
+// from Redis 7.0's src/commands/*.json; MULTI, DISCARD and UNWATCH need no
+// keyspace lock) and WATCH's modification hook.
 func registerMulti(e *Engine) {
 	const tx = FlagNoScript | FlagLoading | FlagStale
 	e.Register(
 		&Command{Name: "multi", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
-			Summary: "Starts a transaction.", Fn: cmdMulti},
+			Summary: "Mark the start of a transaction block", Fn: cmdMulti},
 		&Command{Name: "exec", Arity: 1, Flags: tx, Group: "transactions",
-			Summary: "Executes all commands in a transaction.", Fn: cmdExec},
+			Summary: "Execute all commands issued after MULTI", Fn: cmdExec},
 		&Command{Name: "discard", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
-			Summary: "Discards a transaction.", Fn: cmdDiscard},
+			Summary: "Discard all commands issued after MULTI", Fn: cmdDiscard},
 		&Command{Name: "watch", Arity: -2, Flags: tx | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions",
-			Summary: "Monitors changes to keys to determine the execution of a transaction.", Fn: cmdWatch},
+			Summary: "Watch the given keys to determine execution of the MULTI/EXEC block", Fn: cmdWatch},
 		&Command{Name: "unwatch", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
-			Summary: "Forgets about watched keys of a transaction.", Fn: cmdUnwatch},
+			Summary: "Forget about all watched keys", Fn: cmdUnwatch},
 	)
 	e.watch.keys = make(map[string][]*watchedKey)
 	e.AddOnModified(e.touchWatched)
@@ -274,6 +277,10 @@ func cmdExec(c *Ctx) {
 	for i := range q {
 		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: c.W, Client: cl, Cmd: q[i].cmd}
 		e.Stats.Commands.Add(1)
+		// A blocking command (BLPOP) never parks here: it sees
+		// sub.DenyBlocking() and answers as if its timeout had passed.
+		// When blocking exists (Ctx.Blocked), a queued command must never
+		// set it; Redis asserts the same (serverAssert CLIENT_BLOCKED == 0).
 		q[i].cmd.Fn(sub)
 		q[i] = queued{}
 	}
