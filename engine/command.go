@@ -69,6 +69,8 @@ type Client struct {
 	NeedsAuth bool // true until the connection authenticates, when a password is set
 	User      string
 	Conn      any
+
+	tx *multiState // MULTI/WATCH state, nil until first used (multi.go)
 }
 
 // Ctx is one command invocation.
@@ -170,23 +172,24 @@ func (e *Engine) resolve(args [][]byte) (*Command, string) {
 }
 
 // Exec runs one command from a client: lookup, arity, authentication, busy
-// check, then the handler under the keyspace lock (unless FlagNoKeys).
+// check, MULTI queueing (multi.go), then the handler under the keyspace
+// lock (unless FlagNoKeys).
 func (e *Engine) Exec(c *Ctx) {
 	if len(c.Args) == 0 {
 		return
 	}
 	cmd, errMsg := e.resolve(c.Args)
 	if cmd == nil {
-		c.W.WriteError(errMsg)
+		e.reject(c, errMsg) // reject, not WriteError: flags an open MULTI (multi.go)
 		return
 	}
 	if c.Client != nil && c.Client.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
-		c.W.WriteError(ErrNoAuth)
+		e.reject(c, ErrNoAuth)
 		return
 	}
 	allowBusy := cmd.Flags&FlagAllowBusy != 0
 	if !allowBusy && e.Busy() {
-		c.W.WriteError(ErrBusy)
+		e.reject(c, ErrBusy)
 		return
 	}
 	if cmd.Flags&FlagDenyOOM != 0 && e.OutOfMemory() { // maxmemory (memory.go)
@@ -195,6 +198,9 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	c.Cmd = cmd
 	c.Eng = e
+	if e.queue(c, cmd) { // inside MULTI: queued for EXEC, not run (multi.go)
+		return
+	}
 	if cmd.Flags&FlagNoKeys != 0 {
 		e.Stats.Commands.Add(1)
 		c.Now = e.clock.Mono()
@@ -202,7 +208,7 @@ func (e *Engine) Exec(c *Ctx) {
 		return
 	}
 	if !e.lockOrBusy(allowBusy) {
-		c.W.WriteError(ErrBusy)
+		e.reject(c, ErrBusy)
 		return
 	}
 	defer e.mu.Unlock()

@@ -93,6 +93,8 @@ type Engine struct {
 	// and client tracking).
 	onModified []func(key string)
 
+	watch watchRegistry // WATCHed keys -> watching clients (multi.go)
+
 	Stats Stats
 	start time.Time
 }
@@ -117,6 +119,7 @@ func New(cfg Config) *Engine {
 	}
 	e.busyThreshold.Store(int64(cfg.BusyThreshold))
 	registerStandard(e)
+	registerMulti(e) // MULTI/EXEC/WATCH commands and WATCH's onModified hook (multi.go)
 	return e
 }
 

@@ -109,6 +109,7 @@ func (s *Server) register(c *client) bool {
 
 func (s *Server) unregister(c *client) {
 	_ = c.nc.Close()
+	s.eng.DiscardTransaction(&c.Client) // drop its WATCHes (Redis freeClient → unwatchAllKeys)
 	c.goneOnce.Do(func() { close(c.gone) })
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
 		s.nconns.Add(-1)

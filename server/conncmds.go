@@ -143,6 +143,7 @@ func (s *Server) cmdQuit(c *engine.Ctx) {
 // RESET
 func (s *Server) cmdReset(c *engine.Ctx) {
 	me := cl(c)
+	s.eng.DiscardTransaction(c.Client) // RESET ends MULTI and drops WATCHes (clearClientConnectionState)
 	me.mu.Lock()
 	me.setProto(2)
 	me.Name = ""

@@ -5,8 +5,8 @@
 //
 //   - compat/python/test_lock.py: redis-py 4.3.4 (Debian python3-redis),
 //     run with /usr/bin/python3, stdlib unittest.
-//   - compat/node/*.test.js: ioredis 5, redlock 5 beta and node-redis 4,
-//     pinned by compat/node/package-lock.json, run with `node --test`.
+//   - compat/node/*.test.js: ioredis 5 and 6, redlock 5 beta, node-redis 4
+//     and 6, pinned by compat/node/package-lock.json, run with `node --test`.
 //
 // A missing interpreter, module or node_modules skips the test, unless
 // TUMBLER_REQUIRE_CLIENTS=1 (CI), where it fails instead. Set up with:
@@ -185,6 +185,10 @@ func nodeSetup(t *testing.T) (node, dir string) {
 		t.Fatal("compat/node/package.json pins no dependencies")
 	}
 	for name, want := range pkg.Dependencies {
+		// An npm alias ("ioredis6": "npm:ioredis@6.0.0") pins the version after its last '@'.
+		if alias, ok := strings.CutPrefix(want, "npm:"); ok {
+			want = alias[strings.LastIndexByte(alias, '@')+1:]
+		}
 		raw, err := os.ReadFile(filepath.Join(dir, "node_modules", name, "package.json"))
 		if err != nil {
 			missing(t, "%s is not installed in compat/node/node_modules (run: cd compat/node && npm ci)", name)
