@@ -193,7 +193,7 @@ func (e *Engine) Exec(c *Ctx) {
 		return
 	}
 	if cmd.Flags&FlagDenyOOM != 0 && e.OutOfMemory() { // maxmemory (memory.go)
-		c.W.WriteError(ErrOOM)
+		e.reject(c, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
 		return
 	}
 	c.Cmd = cmd

@@ -476,7 +476,7 @@ func TestWatch_KeyExpiringAfterWatchAbortsExec(t *testing.T) {
 	c := e.client()
 	c.expect("+OK", "SET", "k", "v", "PX", "100")
 	c.expect("+OK", "WATCH", "k")
-	e.clock.Advance(100 * time.Millisecond)
+	e.clock.Advance(101 * time.Millisecond)
 	if n, _ := e.KeyCount(); n != 1 {
 		t.Fatalf("the expired key must still be present for this case (keys=%d)", n)
 	}
@@ -492,7 +492,7 @@ func TestWatch_KeyReclaimedByActiveExpiryAbortsExec(t *testing.T) {
 	c := e.client()
 	c.expect("+OK", "SET", "k", "v", "PX", "100")
 	c.expect("+OK", "WATCH", "k")
-	e.clock.Advance(100 * time.Millisecond)
+	e.clock.Advance(101 * time.Millisecond)
 	if n, _, _ := e.ReclaimDue(16, nil); n != 1 {
 		t.Fatalf("ReclaimDue reclaimed %d keys", n)
 	}
@@ -604,7 +604,7 @@ func TestWatch_StackExchangeLockExtendAndRelease(t *testing.T) {
 	// a's release races with b's takeover after expiry: a loses
 	a.expect("+OK", "WATCH", "lock")
 	a.expect("$tokA", "GET", "lock")
-	e.clock.Advance(5 * time.Second)
+	e.clock.Advance(5*time.Second + time.Millisecond)
 	b.expect("+OK", "SET", "lock", "tokB", "PX", "1000", "NX")
 	a.expect("+OK", "MULTI")
 	a.expect("+QUEUED", "DEL", "lock")

@@ -76,7 +76,7 @@ func TestWatch_KeyExpiringBeforeExecAborts_ManualClock(t *testing.T) {
 	c := dial(t, srv.Addr())
 	expectReply(t, c, "+OK\r\n", "SET", "k", "v", "PX", "100")
 	expectReply(t, c, "+OK\r\n", "WATCH", "k")
-	srv.Advance(100 * time.Millisecond)
+	srv.Advance(101 * time.Millisecond)
 	expectReply(t, c, "+OK\r\n", "MULTI")
 	expectReply(t, c, "+QUEUED\r\n", "SET", "k", "mine")
 	expectReply(t, c, "*-1\r\n", "EXEC")
@@ -85,7 +85,7 @@ func TestWatch_KeyExpiringBeforeExecAborts_ManualClock(t *testing.T) {
 	// the same after the active loop has certainly reclaimed it
 	expectReply(t, c, "+OK\r\n", "SET", "k", "v", "PX", "100")
 	expectReply(t, c, "+OK\r\n", "WATCH", "k")
-	srv.Advance(100 * time.Millisecond)
+	srv.Advance(101 * time.Millisecond)
 	waitFor(t, "active expiry", func() bool { n, _ := srv.Engine().KeyCount(); return n == 0 })
 	expectReply(t, c, "+OK\r\n", "MULTI")
 	expectReply(t, c, "*-1\r\n", "EXEC")

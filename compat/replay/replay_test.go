@@ -26,7 +26,6 @@ var pending = map[string]string{
 	"redisson_fencedlock.replay":      "hashes (HEXISTS/HINCRBY inside the acquire scripts, HGETALL): branch types",
 	"python_redis_lock.replay":        "lists (LPUSH inside Lua, BLPOP woken by it, LRANGE): branch types",
 	"stackexchange_resp2.replay":      "MULTI/EXEC/WATCH/UNWATCH (branch multi) and pub/sub (SUBSCRIBE, PING while subscribed, PUBLISH; branch pubsub)",
-	"stackexchange_resp3.replay":      "MULTI/EXEC/WATCH/UNWATCH: branch multi",
 	"spring_lock_registry_cas.replay": "SET ... IFEQ and DELEX (Redis 8.4 compare-and-set): branch types",
 	"spring_lock_registry_lua.replay": "pub/sub (PSUBSCRIBE, PUBLISH from Lua, pmessage pushes): branch pubsub",
 }
