@@ -14,6 +14,7 @@ func registerStandard(e *Engine) {
 	registerKeys(e)
 	registerScript(e)
 	registerServer(e)
+	registerPubSub(e)
 }
 
 func registerServer(e *Engine) {
@@ -41,6 +42,9 @@ func registerServer(e *Engine) {
 func cmdPing(c *Ctx) {
 	if len(c.Args) > 2 {
 		c.W.WriteError(ErrWrongArgs("ping"))
+		return
+	}
+	if pingSubscribed(c) { // RESP2 subscribed mode replies ["pong", msg] (pubsub.go)
 		return
 	}
 	if len(c.Args) == 2 {
@@ -82,12 +86,16 @@ func cmdTime(c *Ctx) {
 // usual unknown-subcommand error.
 func clusterSubs() map[string]*Command {
 	subs := map[string]*Command{}
-	for _, name := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports",
-		"countkeysinslot", "delslots", "delslotsrange", "failover", "flushslots", "forget",
-		"getkeysinslot", "help", "info", "keyslot", "links", "meet", "myid", "myshardid", "nodes",
-		"replicas", "replicate", "reset", "saveconfig", "set-config-epoch", "setslot", "shards",
-		"slaves", "slots"} {
-		subs[name] = &Command{Arity: -2, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
+	// Arities from Redis 7.2's command table: a wrong count gets the arity
+	// error before the cluster one, as in Redis.
+	for name, arity := range map[string]int{
+		"addslots": -3, "addslotsrange": -4, "bumpepoch": 2, "count-failure-reports": 3,
+		"countkeysinslot": 3, "delslots": -3, "delslotsrange": -4, "failover": -2, "flushslots": 2,
+		"forget": 3, "getkeysinslot": 4, "help": 2, "info": 2, "keyslot": 3, "links": 2, "meet": -4,
+		"myid": 2, "myshardid": 2, "nodes": 2, "replicas": 3, "replicate": 3, "reset": -2,
+		"saveconfig": 2, "set-config-epoch": 3, "setslot": -4, "shards": 2, "slaves": 3, "slots": 2,
+	} {
+		subs[name] = &Command{Arity: arity, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
 	}
 	return subs
 }

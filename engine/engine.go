@@ -92,6 +92,8 @@ type Engine struct {
 	// and client tracking).
 	onModified []func(key string)
 
+	clientHooks // pub/sub and client tracking (pubsub.go, tracking.go)
+
 	Stats Stats
 	start time.Time
 }
