@@ -150,6 +150,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.User = ""
 	me.NeedsAuth = s.cfg.RequirePass != ""
 	me.mu.Unlock()
+	s.resetPubSub(me) // leave subscribed mode, stop tracking (pubsub.go)
 	c.W.WriteStatus("RESET")
 }
 
@@ -216,13 +217,15 @@ func (s *Server) clientLine(me *client) string {
 	me.mu.Lock()
 	defer me.mu.Unlock()
 	age := int64(time.Since(me.created) / time.Second)
+	flags, sub, psub, ssub, redir := s.clientListFields(me) // pub/sub, tracking, probes (pubsub.go)
 	return "id=" + strconv.FormatInt(me.ID, 10) +
 		" addr=" + me.addr +
 		" laddr=" + s.Addr() +
 		" fd=0 name=" + me.Name +
 		" age=" + strconv.FormatInt(age, 10) +
-		" idle=0 flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client user=" + userOf(me) +
-		" redir=-1 resp=" + strconv.Itoa(me.w.proto) +
+		" idle=0 flags=" + flags + " db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
+		" multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=client user=" + userOf(me) +
+		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
 }
 

@@ -53,6 +53,11 @@ type Config struct {
 	MaxClients int
 	// Logger receives the server's logs; default slog.Default().
 	Logger *slog.Logger
+	// PubSubOutputLimit is Redis's "client-output-buffer-limit pubsub":
+	// a subscribed connection whose unread output passes it is
+	// disconnected. nil means Redis's default, 32mb 8mb 60 (see
+	// DefaultPubSubOutputLimit); a zero limit disables that limit.
+	PubSubOutputLimit *OutputBufferLimit
 }
 
 // Errors returned by Start.
@@ -80,6 +85,8 @@ type Server struct {
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
 	closing atomic.Bool
+
+	pubsubState // pub/sub and client tracking (pubsub.go, tracking.go)
 }
 
 // New returns a server; Start makes it listen.
@@ -104,6 +111,8 @@ func New(cfg Config) *Server {
 	s.vm = luavm.Install(s.eng)
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()
+	s.registerPubSub()   // pubsub.go
+	s.registerTracking() // tracking.go
 	s.registerParams()
 	return s
 }
