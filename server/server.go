@@ -113,6 +113,7 @@ func New(cfg Config) *Server {
 	s.registerConnCommands()
 	s.registerPubSub()   // pubsub.go
 	s.registerTracking() // tracking.go
+	s.registerProbes()   // probes.go
 	s.registerParams()
 	return s
 }
