@@ -76,6 +76,7 @@ func (s *Server) serveConn(nc net.Conn) {
 				break
 			}
 		}
+		s.afterBatch(c) // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
 		if err := c.flush(); err != nil || c.closeNow {
 			return
 		}

@@ -509,14 +509,14 @@ func (s *Server) trackFlush() {
 }
 
 // afterCommand runs on a connection's goroutine after each command: it
-// ends a CLIENT CACHING window and sends the invalidations due after the
-// reply (the client's own writes, then BCAST broadcasts).
+// ends a CLIENT CACHING window and sends the invalidations of the
+// client's own writes, which Redis sends right after the reply.
 func (s *Server) afterCommand(c *client) {
 	st := &c.ps.trk
 	if st.caching && len(c.ctx.Args) > 0 && !engine.EqFold(c.ctx.Args[0], "client") && !c.inTransaction() {
 		st.caching = false
 	}
-	if len(c.ps.pending) == 0 && !s.trk.dirty.Load() {
+	if len(c.ps.pending) == 0 {
 		return
 	}
 	t := &s.trk
@@ -531,6 +531,19 @@ func (s *Server) afterCommand(c *client) {
 	}
 	clear(c.ps.pending)
 	c.ps.pending = c.ps.pending[:0]
+}
+
+// afterBatch runs on a connection's goroutine after the commands of one
+// read, before their replies are flushed: it broadcasts the keys written
+// under BCAST prefixes, as Redis does before its event loop sleeps (so a
+// pipeline's replies come first).
+func (s *Server) afterBatch(c *client) {
+	t := &s.trk
+	if !t.dirty.Load() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.dirty.Load() {
 		s.broadcastLocked(c)
 	}
