@@ -108,6 +108,10 @@ type ServerInfo struct {
 	ConfigFile       string
 	ConnectedClients int
 	MaxClients       int
+	// Pub/sub and client tracking (server/pubsub.go).
+	TrackingClients int
+	PubSubChannels  int
+	PubSubPatterns  int
 }
 
 // InfoProvider supplies the server's part of INFO.
@@ -209,7 +213,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("client_recent_max_input_buffer", "0")
 		add("client_recent_max_output_buffer", "0")
 		add("blocked_clients", "0")
-		add("tracking_clients", "0")
+		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")
 	})
 	section("memory", "Memory", func(add func(k, v string)) {
@@ -245,8 +249,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("evicted_keys", "0")
 		add("keyspace_hits", strconv.FormatInt(e.Stats.KeyspaceHits.Load(), 10))
 		add("keyspace_misses", strconv.FormatInt(e.Stats.KeyspaceMisses.Load(), 10))
-		add("pubsub_channels", "0")
-		add("pubsub_patterns", "0")
+		add("pubsub_channels", strconv.Itoa(si.PubSubChannels))
+		add("pubsub_patterns", strconv.Itoa(si.PubSubPatterns))
 		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
 	})
 	section("replication", "Replication", func(add func(k, v string)) {

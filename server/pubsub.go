@@ -492,6 +492,15 @@ func (s *Server) clientListFields(me *client) (flags string, sub, psub, ssub int
 	return string(b), sub, psub, ssub, s.trackingRedirect(me)
 }
 
+// pubsubInfo fills INFO's pub/sub and tracking counts.
+func (s *Server) pubsubInfo(si *engine.ServerInfo) {
+	s.ps.mu.RLock()
+	si.PubSubChannels = len(s.ps.tables[kindChannel])
+	si.PubSubPatterns = len(s.ps.tables[kindPattern])
+	s.ps.mu.RUnlock()
+	si.TrackingClients = int(s.trk.nclients.Load())
+}
+
 // connClosed drops a closing connection's subscriptions and tracking.
 func (s *Server) connClosed(c *client) {
 	if c.ps.subscribed() {

@@ -432,3 +432,22 @@ func TestPubSub_DefaultOutputLimit(t *testing.T) {
 		t.Fatal("a zero limit must disable the check")
 	}
 }
+
+// INFO counts channels, patterns and tracking clients.
+func TestPubSub_InfoCounts(t *testing.T) {
+	srv := RunT(t)
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	a.send(encode("SUBSCRIBE", "x", "y") + encode("PSUBSCRIBE", "p*"))
+	a.read()
+	a.read()
+	a.read()
+	b.hello3()
+	b.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON")
+	info := b.do("INFO")
+	for _, want := range []string{"\r\npubsub_channels:2\r\n", "\r\npubsub_patterns:1\r\n", "\r\ntracking_clients:1\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO lacks %q", want)
+		}
+	}
+}

@@ -270,11 +270,13 @@ func (s *Server) busyLoop() {
 
 // ServerInfo implements engine.InfoProvider.
 func (s *Server) ServerInfo() engine.ServerInfo {
-	return engine.ServerInfo{
+	si := engine.ServerInfo{
 		Port:             s.port,
 		ConnectedClients: int(s.nconns.Load()),
 		MaxClients:       s.cfg.MaxClients,
 	}
+	s.pubsubInfo(&si) // pubsub.go
+	return si
 }
 
 func (s *Server) registerParams() {
