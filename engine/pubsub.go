@@ -50,6 +50,11 @@ func (e *Engine) SetPublisher(p Publisher) { e.publisher = p }
 
 // PUBLISH channel message / SPUBLISH shardchannel message
 func publishGeneric(c *Ctx, shard bool) {
+	if c.Script != nil && c.Script.ReadOnly {
+		// Redis counts may-replicate commands as writes in scripts.
+		c.W.WriteError(ErrScriptWriteRO)
+		return
+	}
 	var n int64
 	if p := c.Eng.publisher; p != nil {
 		n = p.Publish(c.Client, c.Args[1], c.Args[2], shard)
