@@ -143,9 +143,9 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 	}()
 	c.ctx.Args = cmd.Args
 	c.beginCmd()
+	defer c.endCmd()
 	s.eng.Exec(&c.ctx)
 	s.afterCommand(c) // tracking: invalidations due after the reply (tracking.go)
-	c.endCmd()
 	c.ctx.Args = nil
 }
 
