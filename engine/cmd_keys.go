@@ -389,6 +389,8 @@ func cmdFlush(c *Ctx) {
 
 // flush removes every key. Requires e.mu.
 func (e *Engine) flush() {
+	e.beginFlush() // tracking: one invalidation for all keys (tracking.go)
+	defer e.endFlush()
 	old := e.keys
 	e.keys = make(map[string]*entry)
 	e.idx.Clear()

@@ -15,6 +15,7 @@ func registerStandard(e *Engine) {
 	registerScript(e)
 	registerServer(e)
 	registerConfig(e)
+	registerPubSub(e)
 }
 
 func registerServer(e *Engine) {
@@ -38,6 +39,9 @@ func registerServer(e *Engine) {
 func cmdPing(c *Ctx) {
 	if len(c.Args) > 2 {
 		c.W.WriteError(ErrWrongArgs("ping"))
+		return
+	}
+	if pingSubscribed(c) { // RESP2 subscribed mode replies ["pong", msg] (pubsub.go)
 		return
 	}
 	if len(c.Args) == 2 {
@@ -79,12 +83,16 @@ func cmdTime(c *Ctx) {
 // usual unknown-subcommand error.
 func clusterSubs() map[string]*Command {
 	subs := map[string]*Command{}
-	for _, name := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports",
-		"countkeysinslot", "delslots", "delslotsrange", "failover", "flushslots", "forget",
-		"getkeysinslot", "help", "info", "keyslot", "links", "meet", "myid", "myshardid", "nodes",
-		"replicas", "replicate", "reset", "saveconfig", "set-config-epoch", "setslot", "shards",
-		"slaves", "slots"} {
-		subs[name] = &Command{Arity: -2, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
+	// Arities from Redis 7.2's command table: a wrong count gets the arity
+	// error before the cluster one, as in Redis.
+	for name, arity := range map[string]int{
+		"addslots": -3, "addslotsrange": -4, "bumpepoch": 2, "count-failure-reports": 3,
+		"countkeysinslot": 3, "delslots": -3, "delslotsrange": -4, "failover": -2, "flushslots": 2,
+		"forget": 3, "getkeysinslot": 4, "help": 2, "info": 2, "keyslot": 3, "links": 2, "meet": -4,
+		"myid": 2, "myshardid": 2, "nodes": 2, "replicas": 3, "replicate": 3, "reset": -2,
+		"saveconfig": 2, "set-config-epoch": 3, "setslot": -4, "shards": 2, "slaves": 3, "slots": 2,
+	} {
+		subs[name] = &Command{Arity: arity, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
 	}
 	return subs
 }
@@ -97,6 +105,10 @@ type ServerInfo struct {
 	ConfigFile       string
 	ConnectedClients int
 	MaxClients       int
+	// Pub/sub and client tracking (server/pubsub.go).
+	TrackingClients int
+	PubSubChannels  int
+	PubSubPatterns  int
 }
 
 // InfoProvider supplies the server's part of INFO.
@@ -198,7 +210,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("client_recent_max_input_buffer", "0")
 		add("client_recent_max_output_buffer", "0")
 		add("blocked_clients", "0")
-		add("tracking_clients", "0")
+		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")
 	})
 	section("memory", "Memory", func(add func(k, v string)) {
@@ -234,8 +246,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("evicted_keys", "0")
 		add("keyspace_hits", strconv.FormatInt(e.Stats.KeyspaceHits.Load(), 10))
 		add("keyspace_misses", strconv.FormatInt(e.Stats.KeyspaceMisses.Load(), 10))
-		add("pubsub_channels", "0")
-		add("pubsub_patterns", "0")
+		add("pubsub_channels", strconv.Itoa(si.PubSubChannels))
+		add("pubsub_patterns", strconv.Itoa(si.PubSubPatterns))
 		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
 	})
 	section("replication", "Replication", func(add func(k, v string)) {

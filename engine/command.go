@@ -71,6 +71,12 @@ type Client struct {
 	Conn      any
 
 	tx *multiState // MULTI/WATCH state, nil until first used (multi.go)
+	// Subscribed is set while the connection has pub/sub subscriptions;
+	// in RESP2 it then runs only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET.
+	Subscribed bool
+	// TrackKeys is set while CLIENT TRACKING is on (not BCAST): the keys
+	// its read-only commands read are reported (SetOnRead).
+	TrackKeys bool
 }
 
 // Ctx is one command invocation.
@@ -187,6 +193,10 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, ErrNoAuth)
 		return
 	}
+	if msg := subscribedRefusal(c, cmd); msg != "" { // pub/sub: RESP2 subscribed mode (pubsub.go)
+		e.reject(c, msg)
+		return
+	}
 	allowBusy := cmd.Flags&FlagAllowBusy != 0
 	if !allowBusy && e.Busy() {
 		e.reject(c, ErrBusy)
@@ -212,9 +222,12 @@ func (e *Engine) Exec(c *Ctx) {
 		return
 	}
 	defer e.mu.Unlock()
+	defer e.endCommand() // tracking: the command's client (tracking.go)
+	e.beginCommand(c)
 	e.Stats.Commands.Add(1)
 	c.Now = e.clock.Mono()
 	cmd.Fn(c)
+	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
 }
 
 // lockOrBusy takes the keyspace lock, or reports false (the caller replies
@@ -316,6 +329,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	sub := &c.Script.sub
 	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script}
 	cmd.Fn(sub)
+	e.trackRead(sub, cmd) // tracking: keys read inside scripts count for the caller (tracking.go)
 	sub.Args, sub.W = nil, nil
 }
 

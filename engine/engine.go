@@ -93,7 +93,8 @@ type Engine struct {
 	// and client tracking).
 	onModified []func(key string)
 
-	watch watchRegistry // WATCHed keys -> watching clients (multi.go)
+	watch       watchRegistry // WATCHed keys -> watching clients (multi.go)
+	clientHooks               // pub/sub and client tracking (pubsub.go, tracking.go)
 
 	Stats Stats
 	start time.Time

@@ -282,6 +282,7 @@ func cmdExec(c *Ctx) {
 		// When blocking exists (Ctx.Blocked), a queued command must never
 		// set it; Redis asserts the same (serverAssert CLIENT_BLOCKED == 0).
 		q[i].cmd.Fn(sub)
+		e.trackRead(sub, q[i].cmd) // tracking: reads inside EXEC count for the client (tracking.go)
 		q[i] = queued{}
 	}
 }
@@ -440,3 +441,7 @@ func (e *Engine) touchWatched(key string) {
 // WatchedKeys returns how many distinct keys some client WATCHes (for
 // tests and fixtures: a closed connection must leave none behind).
 func (e *Engine) WatchedKeys() int { return int(e.watch.n.Load()) }
+
+// InMulti reports whether the client is inside MULTI (its commands are
+// queued). Only the client's own goroutine may call it.
+func (cl *Client) InMulti() bool { return cl.tx != nil && cl.tx.multi }

@@ -36,6 +36,13 @@ type client struct {
 	goneOnce sync.Once
 	fx       connFixture // test-fixture state (server/fixture.go)
 	prod     clientProd  // output limit and auth state (limits.go)
+
+	// inCmd (guarded by omu) is set while the connection's goroutine runs a
+	// command of a push-capable connection: pushes from other goroutines
+	// then wait in deferred, so they never land inside a multi-part reply.
+	inCmd    bool
+	deferred []byte
+	ps       psConn // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -81,6 +88,7 @@ func (s *Server) serveConn(nc net.Conn) {
 				return
 			}
 		}
+		s.afterBatch(c)   // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
 		s.replyLatency(c) // fixture: SetLatency (server/fixture.go)
 		if err := c.flush(); err != nil || c.closeNow {
 			return
@@ -114,6 +122,7 @@ func (s *Server) unregister(c *client) {
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
 		s.nconns.Add(-1)
 	}
+	s.connClosed(c) // pub/sub and tracking state (pubsub.go)
 }
 
 // readFailed handles the end of a connection's input. framedConn has
@@ -148,10 +157,40 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 	}()
 	c.ctx.Args = cmd.Args
 	if s.fixtureBefore(c) { // fixture: command log, pauses, FailNext, MONITOR (server/fixture.go)
-		s.eng.Exec(&c.ctx)
+		func() {
+			c.beginCmd()
+			defer c.endCmd()
+			s.eng.Exec(&c.ctx)
+			s.afterCommand(c) // tracking: invalidations due after the reply (tracking.go)
+		}()
 		s.fixtureAfter(c)
 	}
 	c.ctx.Args = nil
+}
+
+// beginCmd and endCmd bracket a command on a push-capable connection:
+// pushes from other goroutines arriving meanwhile are appended after the
+// command's reply (see client.inCmd).
+func (c *client) beginCmd() {
+	if !c.w.shared {
+		return
+	}
+	c.omu.Lock()
+	c.inCmd = true
+	c.omu.Unlock()
+}
+
+func (c *client) endCmd() {
+	if !c.w.shared {
+		return
+	}
+	c.omu.Lock()
+	c.inCmd = false
+	if len(c.deferred) > 0 {
+		c.w.b = append(c.w.b, c.deferred...)
+		c.deferred = c.deferred[:0]
+	}
+	c.omu.Unlock()
 }
 
 // flush writes the replies gathered so far.
@@ -179,12 +218,16 @@ func (c *client) flushShared() error {
 	c.omu.Lock()
 	out := c.w.b
 	c.w.b = c.spare[:0]
+	c.ps.inflight = len(out) // counted by the pub/sub output limit (pubsub.go)
 	c.omu.Unlock()
 	if len(out) == 0 {
 		c.spare = out
 		return nil
 	}
 	_, err := c.nc.Write(out)
+	c.omu.Lock()
+	c.ps.inflight = 0
+	c.omu.Unlock()
 	if cap(out) > 1<<20 {
 		out = nil
 	}
@@ -201,6 +244,7 @@ func (s *Server) enablePush(c *client) {
 	}
 	c.omu.Lock()
 	c.w.shared = true
+	c.inCmd = true // enabled from inside a command: see beginCmd
 	c.kick = make(chan struct{}, 1)
 	c.omu.Unlock()
 	s.wg.Add(1)
@@ -225,9 +269,13 @@ func (s *Server) enablePush(c *client) {
 // It may be called from any goroutine, including under the keyspace lock.
 func (c *client) push(fn func(w *respWriter)) {
 	c.omu.Lock()
-	pw := respWriter{b: c.w.b, proto: c.w.proto}
+	dst := &c.w.b
+	if c.inCmd {
+		dst = &c.deferred
+	}
+	pw := respWriter{b: *dst, proto: c.w.proto}
 	fn(&pw)
-	c.w.b = pw.b
+	*dst = pw.b
 	c.omu.Unlock()
 	select {
 	case c.kick <- struct{}{}:

@@ -151,6 +151,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.NeedsAuth = s.authRequired() // (auth.go)
 	me.mu.Unlock()
 	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)
+	s.resetPubSub(me)   // leave subscribed mode, stop tracking (pubsub.go)
 	c.W.WriteStatus("RESET")
 }
 
@@ -217,14 +218,16 @@ func (s *Server) clientLine(me *client) string {
 	age, idle := s.clientAgeIdle(me) // fixture: on the server's clock (server/monitor.go)
 	me.mu.Lock()
 	defer me.mu.Unlock()
+	_, sub, psub, ssub, redir := s.clientListFields(me) // pub/sub, tracking, probes (pubsub.go)
 	return "id=" + strconv.FormatInt(me.ID, 10) +
 		" addr=" + me.addr +
 		" laddr=" + me.nc.LocalAddr().String() +
 		" fd=0 name=" + me.Name +
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
-		" db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
-		" redir=-1 resp=" + strconv.Itoa(me.w.proto) +
+		" db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
+		" multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
+		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
 }
 

@@ -207,11 +207,17 @@ func (s *Server) clientFlags(c *client) string {
 	if c.fx.monitor.Load() {
 		return "O"
 	}
-	return "N"
+	flags, _, _, _, _ := s.clientListFields(c) // pub/sub, tracking, probes (pubsub.go)
+	return flags
 }
 
 // clientType is the type CLIENT LIST TYPE and CLIENT KILL TYPE match.
-func (s *Server) clientType(c *client) string { return "normal" }
+func (s *Server) clientType(c *client) string {
+	if _, sub, psub, ssub, _ := s.clientListFields(c); sub+psub+ssub > 0 {
+		return "pubsub"
+	}
+	return "normal"
+}
 
 // clientCmd is CLIENT LIST's cmd field: the last command's full name.
 func clientCmd(c *client) string {

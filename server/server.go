@@ -149,8 +149,9 @@ type Server struct {
 	nconns  atomic.Int64
 	closing atomic.Bool
 
-	fx   fixture   // test-fixture and fault state (server/fixture.go)
-	prod prodState // security, limits and configuration (config.go)
+	fx          fixture   // test-fixture and fault state (server/fixture.go)
+	prod        prodState // security, limits and configuration (config.go)
+	pubsubState           // pub/sub and client tracking (pubsub.go, tracking.go)
 }
 
 // New returns a server; Start makes it listen.
@@ -175,8 +176,11 @@ func New(cfg Config) *Server {
 	s.vm = luavm.Install(s.eng)
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()
-	s.initFixture() // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
-	s.initConfig()  // live settings, CONFIG GET/SET, users, limits (config.go)
+	s.registerPubSub()   // pubsub.go
+	s.registerTracking() // tracking.go
+	s.registerProbes()   // probes.go
+	s.initFixture()      // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
+	s.initConfig()       // live settings, CONFIG GET/SET, users, limits (config.go)
 	return s
 }
 
@@ -334,12 +338,14 @@ func (s *Server) busyLoop() {
 
 // ServerInfo implements engine.InfoProvider.
 func (s *Server) ServerInfo() engine.ServerInfo {
-	return engine.ServerInfo{
+	si := engine.ServerInfo{
 		Port:             s.port,
 		ConnectedClients: int(s.nconns.Load()),
 		MaxClients:       s.live().MaxClients,
 		ConfigFile:       s.cfg.ConfigFile,
 	}
+	s.pubsubInfo(&si) // pubsub.go
+	return si
 }
 
 // acceptLoop serves each accepted connection on its own goroutine until

@@ -25,9 +25,7 @@ var pending = map[string]string{
 	"redisson_rlock.replay":           "hashes (EXISTS/HEXISTS/HINCRBY/PEXPIRE/PTTL on a hash, HGET) and pub/sub (SUBSCRIBE, PUBLISH from Lua, UNSUBSCRIBE): branches types and pubsub",
 	"redisson_fencedlock.replay":      "hashes (HEXISTS/HINCRBY inside the acquire scripts, HGETALL): branch types",
 	"python_redis_lock.replay":        "lists (LPUSH inside Lua, BLPOP woken by it, LRANGE): branch types",
-	"stackexchange_resp2.replay":      "MULTI/EXEC/WATCH/UNWATCH (branch multi) and pub/sub (SUBSCRIBE, PING while subscribed, PUBLISH; branch pubsub)",
 	"spring_lock_registry_cas.replay": "SET ... IFEQ and DELEX (Redis 8.4 compare-and-set): branch types",
-	"spring_lock_registry_lua.replay": "pub/sub (PSUBSCRIBE, PUBLISH from Lua, pmessage pushes): branch pubsub",
 }
 
 // TestReplay runs every testdata/*.replay against a fresh redis-server and

@@ -1,0 +1,71 @@
+package engine
+
+// Client-side caching support (CLIENT TRACKING lives in the server): the
+// engine reports which keys a tracking client's read-only commands read,
+// which client is running the current command, and flushes.
+
+// SetOnRead installs the hook called, with the keyspace lock held, for each
+// key read by a read-only command run by (or, inside a script, for) a
+// client with TrackKeys set. The keys are those of the command's key
+// positions (FirstKey, LastKey, Step), as Redis 7.2's trackingRememberKeys
+// takes them; inside a script they are the keys of each read command the
+// script calls. key is only valid during the call. Call it before the
+// engine serves commands.
+func (e *Engine) SetOnRead(fn func(cl *Client, key []byte)) { e.onRead = fn }
+
+// AddOnFlush adds a hook run under the keyspace lock when FLUSHDB or
+// FLUSHALL starts, before the onModified hooks hear of each key removed
+// (see Flushing). Call it before the engine serves commands.
+func (e *Engine) AddOnFlush(fn func()) { e.onFlush = append(e.onFlush, fn) }
+
+// Flushing reports, to a key-modification hook, that the key is being
+// removed by FLUSHDB/FLUSHALL rather than written on its own. It requires
+// the keyspace lock.
+func (e *Engine) Flushing() bool { return e.flushing }
+
+// Current returns the client whose command holds the keyspace lock, or nil
+// when the lock is held outside a client's command (active expiry, an
+// embedder). It requires the keyspace lock.
+func (e *Engine) Current() *Client { return e.current }
+
+// beginCommand and endCommand bracket a client's command under the lock.
+func (e *Engine) beginCommand(c *Ctx) { e.current = c.Client }
+func (e *Engine) endCommand()         { e.current = nil }
+
+// beginFlush and endFlush bracket the removal of every key.
+func (e *Engine) beginFlush() {
+	for _, fn := range e.onFlush {
+		fn()
+	}
+	e.flushing = true
+}
+
+func (e *Engine) endFlush() { e.flushing = false }
+
+// trackRead reports the keys cmd read to the onRead hook when c's client
+// tracks keys. Read-only commands without key positions (KEYS, SCAN,
+// EVAL_RO) report nothing.
+func (e *Engine) trackRead(c *Ctx, cmd *Command) {
+	if cmd.Flags&FlagReadonly == 0 || c.Client == nil || !c.Client.TrackKeys || e.onRead == nil || cmd.FirstKey <= 0 {
+		return
+	}
+	cmd.keyArgs(c.Args, func(key []byte) { e.onRead(c.Client, key) })
+}
+
+// keyArgs calls fn with each key argument of args, located by the
+// command's FirstKey, LastKey (negative: counted from the end) and Step.
+func (cmd *Command) keyArgs(args [][]byte, fn func(key []byte)) {
+	first, last, step := cmd.FirstKey, cmd.LastKey, cmd.Step
+	if first <= 0 {
+		return
+	}
+	if last < 0 {
+		last += len(args)
+	}
+	if step <= 0 {
+		step = 1
+	}
+	for i := first; i <= last && i < len(args); i += step {
+		fn(args[i])
+	}
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Redis 7.2 behaviour the 7.0 oracle of compat/diff lacks.
+
+// notFromScript is the error of a script calling a command flagged
+// noscript.
+func notFromScript(script string) string {
+	sum := sha1.Sum([]byte(script))
+	return "-ERR This Redis command is not allowed from script script: " + hex.EncodeToString(sum[:]) + ", on @user_script:1.\r\n"
+}
+
+// CLIENT NO-TOUCH (7.2) and NO-EVICT set flags CLIENT INFO shows.
+func TestProbes_ClientNoTouchNoEvict(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "CLIENT", "NO-TOUCH", "on")
+	if info := c.do("CLIENT", "INFO"); !strings.Contains(info, " flags=T ") {
+		t.Fatalf("CLIENT INFO after NO-TOUCH on: %q", info)
+	}
+	c.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "ON")
+	if info := c.do("CLIENT", "INFO"); !strings.Contains(info, " flags=eT ") {
+		t.Fatalf("CLIENT INFO after NO-EVICT on: %q", info)
+	}
+	c.expectDo("+OK\r\n", "CLIENT", "NO-TOUCH", "OFF")
+	c.expectDo("+OK\r\n", "client", "no-evict", "off")
+	if info := c.do("CLIENT", "INFO"); !strings.Contains(info, " flags=N ") {
+		t.Fatalf("CLIENT INFO after both off: %q", info)
+	}
+	c.expectDo("-ERR syntax error\r\n", "CLIENT", "NO-TOUCH", "maybe")
+	c.expectDo("-ERR wrong number of arguments for 'client|no-touch' command\r\n", "CLIENT", "NO-TOUCH")
+	script := "return redis.call('client', 'no-touch', 'on')"
+	c.expectDo(notFromScript(script), "EVAL", script, "0")
+}
+
+// WAITAOF (7.2): appendonly is off, so numlocal 1 is refused; [0, 0]
+// otherwise.
+func TestProbes_WaitAOF(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	ok := "*2\r\n:0\r\n:0\r\n"
+	c.expectDo(ok, "WAITAOF", "0", "0", "0")
+	c.expectDo(ok, "WAITAOF", "0", "1", "20") // no replica: after the timeout
+	c.expectDo("-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n", "WAITAOF", "1", "0", "0")
+	c.expectDo("-ERR value is out of range, value must between 0 and 1\r\n", "WAITAOF", "2", "0", "0")
+	c.expectDo("-ERR value is out of range, value must between 0 and 1\r\n", "WAITAOF", "-1", "0", "0")
+	c.expectDo("-ERR value is not an integer or out of range\r\n", "WAITAOF", "x", "0", "0")
+	c.expectDo("-ERR value is out of range, must be positive\r\n", "WAITAOF", "0", "-1", "0")
+	c.expectDo("-ERR value is out of range, must be positive\r\n", "WAITAOF", "0", "x", "0")
+	c.expectDo("-ERR timeout is negative\r\n", "WAITAOF", "0", "0", "-1")
+	c.expectDo("-ERR timeout is not an integer or out of range\r\n", "WAITAOF", "0", "0", "x")
+	// Arguments are checked before appendonly.
+	c.expectDo("-ERR timeout is negative\r\n", "WAITAOF", "1", "0", "-1")
+	c.expectDo("-ERR wrong number of arguments for 'waitaof' command\r\n", "WAITAOF", "0", "0")
+	script := "return redis.call('waitaof', 0, 0, 0)"
+	c.expectDo(notFromScript(script), "EVAL", script, "0")
+}
+
+// WAIT may run in scripts in 7.2, where it never blocks; a timeout that
+// would overflow is refused.
+func TestProbes_WaitInScriptAndTimeoutRange(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.expectDo(":0\r\n", "EVAL", "return redis.call('wait', 1, 0)", "0") // would block forever outside a script
+	c.expectDo("-ERR timeout is out of range\r\n", "WAIT", "0", "9223372036854775807")
+	c.expectDo(":0\r\n", "WAIT", "0", "0")
+}
+
+// A client blocked in WAIT still receives pushes, and Close ends the wait.
+func TestProbes_WaitBlocksUntilCloseAndStillGetsPushes(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := dial(t, srv.Addr())
+	c.hello3()
+	c.expectDo(confirmation(3, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	c.send(encode("WAIT", "1", "0"))
+	pub := dial(t, srv.Addr())
+	eventually(t, "the message to reach the blocked client", func() bool {
+		return pub.do("PUBLISH", "ch", "while-waiting") == ":1\r\n"
+	})
+	c.expect(msg3("ch", "while-waiting"))
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end a WAIT without timeout")
+	}
+}

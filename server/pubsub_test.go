@@ -1,0 +1,444 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+// ---- helpers shared by the pub/sub, tracking and probe tests ----
+
+// bulk and eventually are in fixture_test.go.
+
+// msg2 and msg3 are a pub/sub message as RESP2 and RESP3 encode it.
+func msg2(ch, m string) string { return "*3\r\n" + bulk("message") + bulk(ch) + bulk(m) }
+func msg3(ch, m string) string { return ">3\r\n" + bulk("message") + bulk(ch) + bulk(m) }
+func pmsg(proto int, pat, ch, m string) string {
+	h := "*4\r\n"
+	if proto == 3 {
+		h = ">4\r\n"
+	}
+	return h + bulk("pmessage") + bulk(pat) + bulk(ch) + bulk(m)
+}
+
+// confirmation is a (un)subscribe reply.
+func confirmation(proto int, verb, name string, n int) string {
+	h := "*3\r\n"
+	if proto == 3 {
+		h = ">3\r\n"
+	}
+	return h + bulk(verb) + bulk(name) + ":" + strconv.Itoa(n) + "\r\n"
+}
+
+// hello3 switches a raw client to RESP3.
+func (c *rawClient) hello3() {
+	c.t.Helper()
+	if r := c.do("HELLO", "3"); !strings.HasPrefix(r, "%7\r\n") {
+		c.t.Fatalf("HELLO 3: %q", r)
+	}
+}
+
+// id returns the connection's CLIENT ID.
+func (c *rawClient) id() string {
+	c.t.Helper()
+	r := c.do("CLIENT", "ID")
+	if !strings.HasPrefix(r, ":") {
+		c.t.Fatalf("CLIENT ID: %q", r)
+	}
+	return strings.TrimSuffix(r[1:], "\r\n")
+}
+
+// expect reads one frame and requires it to be want.
+func (c *rawClient) expect(want string) {
+	c.t.Helper()
+	if got := c.read(); got != want {
+		c.t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+// expectDo sends a command and requires its next frame to be want.
+func (c *rawClient) expectDo(want string, args ...string) {
+	c.t.Helper()
+	if got := c.do(args...); got != want {
+		c.t.Fatalf("%q: got %q\nwant %q", args, got, want)
+	}
+}
+
+// ---- pub/sub ----
+
+// Messages reach every subscriber of the channel and of matching patterns,
+// RESP2 as arrays and RESP3 as pushes, and PUBLISH counts each receipt.
+func TestPubSub_DeliveryRESP2AndRESP3(t *testing.T) {
+	srv := RunT(t)
+	s2 := dial(t, srv.Addr())
+	s3 := dial(t, srv.Addr())
+	s3.hello3()
+	pub := dial(t, srv.Addr())
+
+	s2.expectDo(confirmation(2, "subscribe", "news", 1), "SUBSCRIBE", "news")
+	s2.expectDo(confirmation(2, "psubscribe", "n*", 2), "PSUBSCRIBE", "n*")
+	s3.expectDo(confirmation(3, "subscribe", "news", 1), "SUBSCRIBE", "news")
+	s3.expectDo(confirmation(3, "psubscribe", "*s", 2), "PSUBSCRIBE", "*s")
+	s3.expectDo(confirmation(3, "psubscribe", "x*", 3), "PSUBSCRIBE", "x*")
+
+	pub.expectDo(":4\r\n", "PUBLISH", "news", "hello")
+	s2.expect(msg2("news", "hello"))
+	s2.expect(pmsg(2, "n*", "news", "hello"))
+	s3.expect(msg3("news", "hello"))
+	s3.expect(pmsg(3, "*s", "news", "hello"))
+
+	pub.expectDo(":1\r\n", "PUBLISH", "nope", "x")
+	s2.expect(pmsg(2, "n*", "nope", "x"))
+	pub.expectDo(":0\r\n", "PUBLISH", "other", "x")
+	pub.expectDo(":1\r\n", "PUBLISH", "xyz", "")
+	s3.expect(pmsg(3, "x*", "xyz", ""))
+
+	// Binary-safe channel and payload.
+	bin := "a\r\nb\x00c"
+	s2.expectDo(confirmation(2, "subscribe", bin, 3), "SUBSCRIBE", bin)
+	pub.expectDo(":1\r\n", "PUBLISH", bin, bin)
+	s2.expect(msg2(bin, bin))
+
+	// Nothing else arrived: the next frame is the PING reply.
+	s2.expectDo("*2\r\n$4\r\npong\r\n$0\r\n\r\n", "PING")
+	s3.expectDo("+PONG\r\n", "PING")
+}
+
+// PUBLISH inside a script reaches subscribers (Redisson and Spring publish
+// on unlock from Lua); a RESP3 caller subscribed to the channel gets the
+// message before the script's reply.
+func TestPubSub_PublishFromLua(t *testing.T) {
+	srv := RunT(t)
+	s2 := dial(t, srv.Addr())
+	s3 := dial(t, srv.Addr())
+	s3.hello3()
+	s2.expectDo(confirmation(2, "subscribe", "lock:ch", 1), "SUBSCRIBE", "lock:ch")
+	s3.expectDo(confirmation(3, "subscribe", "lock:ch", 1), "SUBSCRIBE", "lock:ch")
+
+	pub := dial(t, srv.Addr())
+	pub.expectDo(":2\r\n", "EVAL", "return redis.call('publish', KEYS[1], ARGV[1])", "1", "lock:ch", "unlocked")
+	s2.expect(msg2("lock:ch", "unlocked"))
+	s3.expect(msg3("lock:ch", "unlocked"))
+
+	// A Redisson-style unlock: delete the lock, then publish, atomically.
+	pub.expectDo("+OK\r\n", "SET", "lock", "me")
+	unlock := "if redis.call('get', KEYS[1]) == ARGV[2] then redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1 end; return 0"
+	pub.expectDo(":1\r\n", "EVAL", unlock, "2", "lock", "lock:ch", "0", "me")
+	s2.expect(msg2("lock:ch", "0"))
+	s3.expect(msg3("lock:ch", "0"))
+
+	// The subscriber itself runs the script: push first, then the reply.
+	s3.send(encode("EVAL", "redis.call('publish', 'lock:ch', 'a'); return redis.call('publish', 'lock:ch', 'b')", "0") + encode("PING"))
+	s3.expect(msg3("lock:ch", "a"))
+	s3.expect(msg3("lock:ch", "b"))
+	s3.expect(":2\r\n")
+	s3.expect("+PONG\r\n")
+	s2.expect(msg2("lock:ch", "a"))
+	s2.expect(msg2("lock:ch", "b"))
+}
+
+// A RESP3 connection publishing to itself gets the push before PUBLISH's
+// reply, in a pipeline too, as in Redis.
+func TestPubSub_RESP3SelfPublishOrdering(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.hello3()
+	c.expectDo(confirmation(3, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	c.send(encode("PUBLISH", "ch", "1") + encode("GET", "k") + encode("PUBLISH", "ch", "2") + encode("PING"))
+	c.expect(msg3("ch", "1"))
+	c.expect(":1\r\n")
+	c.expect("_\r\n")
+	c.expect(msg3("ch", "2"))
+	c.expect(":1\r\n")
+	c.expect("+PONG\r\n")
+}
+
+// No message on a channel arrives after its unsubscribe confirmation, and
+// UNSUBSCRIBE with no channels leaves them all.
+func TestPubSub_UnsubscribeStopsDelivery(t *testing.T) {
+	srv := RunT(t)
+	sub := dial(t, srv.Addr())
+	pub := dial(t, srv.Addr())
+	sub.send(encode("SUBSCRIBE", "a", "b", "c"))
+	for i, ch := range []string{"a", "b", "c"} {
+		sub.expect(confirmation(2, "subscribe", ch, i+1))
+	}
+	sub.expectDo(confirmation(2, "unsubscribe", "b", 2), "UNSUBSCRIBE", "b")
+	pub.expectDo(":0\r\n", "PUBLISH", "b", "x")
+	pub.expectDo(":1\r\n", "PUBLISH", "a", "y")
+	sub.expect(msg2("a", "y"))
+
+	// No arguments: every channel goes, each confirmed (in any order).
+	sub.send(encode("UNSUBSCRIBE"))
+	got := sub.read() + sub.read()
+	ac := confirmation(2, "unsubscribe", "a", 1) + confirmation(2, "unsubscribe", "c", 0)
+	ca := confirmation(2, "unsubscribe", "c", 1) + confirmation(2, "unsubscribe", "a", 0)
+	if got != ac && got != ca {
+		t.Fatalf("UNSUBSCRIBE: %q; want %q (or c first)", got, ac)
+	}
+	pub.expectDo(":0\r\n", "PUBLISH", "a", "z")
+	sub.expectDo("+PONG\r\n", "PING") // out of subscribed mode
+	sub.expectDo("$-1\r\n", "GET", "k")
+}
+
+// PUBSUB CHANNELS/NUMSUB/NUMPAT see every connection's subscriptions, and
+// a closed connection's subscriptions go with it.
+func TestPubSub_IntrospectionAcrossConnectionsAndClose(t *testing.T) {
+	srv := RunT(t)
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	q := dial(t, srv.Addr())
+	a.send(encode("SUBSCRIBE", "x", "y"))
+	a.read()
+	a.read()
+	b.expectDo(confirmation(2, "subscribe", "x", 1), "SUBSCRIBE", "x")
+	b.expectDo(confirmation(2, "psubscribe", "p*", 2), "PSUBSCRIBE", "p*")
+	a.expectDo(confirmation(2, "psubscribe", "p*", 3), "PSUBSCRIBE", "p*")
+	b.expectDo(confirmation(2, "ssubscribe", "s", 1), "SSUBSCRIBE", "s")
+
+	q.expectDo("*2\r\n"+bulk("x")+bulk("y"), "PUBSUB", "CHANNELS")
+	q.expectDo("*1\r\n"+bulk("y"), "PUBSUB", "CHANNELS", "[y]")
+	q.expectDo("*6\r\n"+bulk("x")+":2\r\n"+bulk("y")+":1\r\n"+bulk("z")+":0\r\n", "PUBSUB", "NUMSUB", "x", "y", "z")
+	q.expectDo(":1\r\n", "PUBSUB", "NUMPAT")
+	q.expectDo("*1\r\n"+bulk("s"), "PUBSUB", "SHARDCHANNELS")
+	q.expectDo("*2\r\n"+bulk("s")+":1\r\n", "PUBSUB", "SHARDNUMSUB", "s")
+	q.expectDo(":1\r\n", "SPUBLISH", "s", "m")
+	b.expect("*3\r\n" + bulk("smessage") + bulk("s") + bulk("m"))
+	if info := q.do("CLIENT", "LIST"); !strings.Contains(info, "flags=P db=0 sub=1 psub=1 ssub=1") || !strings.Contains(info, "flags=P db=0 sub=2 psub=1 ssub=0") {
+		t.Fatalf("CLIENT LIST does not show the subscriptions: %q", info)
+	}
+
+	b.conn.Close()
+	eventually(t, "b's subscriptions to go", func() bool {
+		return q.do("PUBSUB", "NUMSUB", "x") == "*2\r\n"+bulk("x")+":1\r\n" && q.do("PUBSUB", "SHARDCHANNELS") == "*0\r\n"
+	})
+	q.expectDo(":1\r\n", "PUBSUB", "NUMPAT") // a still has p*
+	q.expectDo(":1\r\n", "PUBLISH", "x", "m")
+	a.expect(msg2("x", "m"))
+}
+
+// RESET leaves subscribed mode silently; the connection gets no more
+// messages.
+func TestPubSub_ResetLeavesSubscribedMode(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	pub := dial(t, srv.Addr())
+	c.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	c.expectDo("+RESET\r\n", "RESET")
+	pub.expectDo(":0\r\n", "PUBLISH", "ch", "x")
+	c.expectDo("$-1\r\n", "GET", "k")
+	pub.expectDo("*2\r\n"+bulk("ch")+":0\r\n", "PUBSUB", "NUMSUB", "ch")
+}
+
+// Pushes from other connections never land inside a multi-part reply: a
+// RESP3 subscriber runs commands with aggregate replies while another
+// connection publishes to it as fast as it can.
+func TestPubSub_PushesNeverTearReplies(t *testing.T) {
+	srv := RunT(t)
+	sub := dial(t, srv.Addr())
+	sub.hello3()
+	sub.expectDo(confirmation(3, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	sub.expectDo("+OK\r\n", "MSET", "a", "1", "b", "2", "c", "3")
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pub, err := dialErr(srv.Addr())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer pub.Close()
+		go io.Copy(io.Discard, pub)
+		batch := strings.Repeat(encode("PUBLISH", "ch", "payload"), 50)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := pub.Write([]byte(batch)); err != nil {
+				return
+			}
+		}
+	}()
+
+	mget := "*3\r\n" + bulk("1") + bulk("2") + bulk("3")
+	numsub := "*2\r\n" + bulk("ch") + ":1\r\n"
+	push := msg3("ch", "payload")
+	sub.expect(push) // the publisher is running
+	const rounds = 2000
+	var req strings.Builder
+	for i := 0; i < rounds; i++ {
+		req.WriteString(encode("MGET", "a", "b", "c"))
+		req.WriteString(encode("PUBSUB", "NUMSUB", "ch"))
+	}
+	sub.send(req.String())
+	replies, pushes := 0, 0
+	for replies < 2*rounds {
+		switch f := sub.read(); f {
+		case push:
+			pushes++
+		case mget, numsub:
+			if (replies%2 == 0) != (f == mget) {
+				t.Fatalf("reply %d out of order: %q", replies, f)
+			}
+			replies++
+		default:
+			t.Fatalf("torn or unexpected frame after %d replies and %d pushes: %q", replies, pushes, f)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d replies interleaved with %d pushes", replies, pushes)
+}
+
+// A subscriber that does not read is disconnected once its pending output
+// passes the hard limit; PUBLISH never waits for it, and a subscriber that
+// reads gets every message.
+func TestPubSub_SlowSubscriberDisconnectedOthersUnaffected(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{Hard: 1 << 20}}
+	}))
+	slow := dial(t, srv.Addr())
+	fast := dial(t, srv.Addr())
+	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	fast.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+
+	payload := strings.Repeat("x", 1024)
+	var received atomic.Int64
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			var b strings.Builder
+			fast.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if err := readReply(fast.rd, &b); err != nil {
+				readErr <- err // the test closing the connection ends this
+				return
+			}
+			if b.String() != msg2("ch", payload) {
+				readErr <- fmt.Errorf("fast subscriber got %q", b.String())
+				return
+			}
+			received.Add(1)
+		}
+	}()
+
+	pub := dial(t, srv.Addr())
+	published := 0
+	for slowGone := false; !slowGone; {
+		if published > 200_000 {
+			t.Fatal("the slow subscriber is never disconnected")
+		}
+		var batch strings.Builder
+		for i := 0; i < 50; i++ {
+			batch.WriteString(encode("PUBLISH", "ch", payload))
+		}
+		pub.send(batch.String())
+		for i := 0; i < 50; i++ {
+			r := pub.read()
+			if r != ":2\r\n" && r != ":1\r\n" {
+				t.Fatalf("PUBLISH: %q", r)
+			}
+			slowGone = slowGone || r == ":1\r\n"
+		}
+		published += 50
+	}
+	eventually(t, "the fast subscriber to get every message", func() bool {
+		select {
+		case err := <-readErr:
+			t.Fatalf("after %d messages: %v", received.Load(), err)
+		default:
+		}
+		return received.Load() == int64(published)
+	})
+	pub.expectDo("*2\r\n"+bulk("ch")+":1\r\n", "PUBSUB", "NUMSUB", "ch")
+
+	// The slow connection was closed: after what was already sent, EOF.
+	slow.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, slow.conn); err != nil {
+		t.Fatalf("slow subscriber: want EOF after the buffered messages, got %v", err)
+	}
+	t.Logf("slow subscriber dropped after %d messages of %d bytes", published, len(payload))
+}
+
+// The soft limit disconnects a subscriber whose pending output stays at or
+// above it for longer than SoftSeconds; output that drains below it
+// restarts the count. Checked on the rule itself, with a manual clock.
+func TestPubSub_SoftOutputLimit(t *testing.T) {
+	clock := expiry.NewManualClock(time.Now())
+	s := New(Config{Clock: clock, OutputBufferLimits: OutputBufferLimits{PubSub: OutputBufferLimit{Soft: 100, SoftSeconds: 60}}})
+	c := &client{}
+	c.w.b = make([]byte, 100)
+	if s.overLimit(c) {
+		t.Fatal("over the soft limit for the first time: not yet")
+	}
+	clock.Advance(60 * time.Second)
+	if s.overLimit(c) {
+		t.Fatal("60s at the soft limit: not yet (Redis needs more than soft_limit_seconds)")
+	}
+	c.w.b = c.w.b[:10]
+	if s.overLimit(c) {
+		t.Fatal("below the soft limit")
+	}
+	c.w.b = c.w.b[:100]
+	clock.Advance(61 * time.Second)
+	if s.overLimit(c) {
+		t.Fatal("the count restarted when the output drained")
+	}
+	clock.Advance(61 * time.Second)
+	if !s.overLimit(c) {
+		t.Fatal("61s over the soft limit: want disconnect")
+	}
+	c.w.b, c.ps.inflight = nil, 100 // bytes being written count too
+	c.ps.softSince = 0
+	cfg := *s.live()
+	cfg.OutputBufferLimits.PubSub = OutputBufferLimit{Hard: 100}
+	s.prod.cfg.Store(&cfg)
+	if !s.overLimit(c) {
+		t.Fatal("in-flight bytes at the hard limit: want disconnect")
+	}
+}
+
+// The pub/sub output limit defaults to Redis's 32mb 8mb 60, and a zero
+// hard and soft limit disables the check.
+func TestPubSub_DefaultOutputLimit(t *testing.T) {
+	s := New(Config{})
+	if got := s.live().OutputBufferLimits.PubSub; got != (OutputBufferLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}) {
+		t.Fatalf("default limit %+v", got)
+	}
+	s = New(Config{OutputBufferLimits: OutputBufferLimits{Normal: OutputBufferLimit{Hard: 1 << 40}}})
+	c := &client{}
+	c.w.b = make([]byte, 64<<20)
+	if s.overLimit(c) {
+		t.Fatal("a zero pub/sub limit must disable the check")
+	}
+}
+
+// INFO counts channels, patterns and tracking clients.
+func TestPubSub_InfoCounts(t *testing.T) {
+	srv := RunT(t)
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	a.send(encode("SUBSCRIBE", "x", "y") + encode("PSUBSCRIBE", "p*"))
+	a.read()
+	a.read()
+	a.read()
+	b.hello3()
+	b.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON")
+	info := b.do("INFO")
+	for _, want := range []string{"\r\npubsub_channels:2\r\n", "\r\npubsub_patterns:1\r\n", "\r\ntracking_clients:1\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO lacks %q", want)
+		}
+	}
+}
