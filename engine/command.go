@@ -50,6 +50,8 @@ type Command struct {
 	Fn                      func(c *Ctx)
 	// Subs holds subcommands by lower-case name (CLIENT, SCRIPT, ...).
 	Subs map[string]*Command
+
+	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
 }
 
 func (cmd *Command) arityOK(n int) bool {
@@ -80,6 +82,8 @@ type Ctx struct {
 	Client *Client
 	Cmd    *Command
 	Script *ScriptRun // non-nil while running inside a script
+
+	tap errTap // obs: counts the handler's error replies (engine/observe.go)
 }
 
 // ScriptRun is the state of one running script, shared by its nested calls.
@@ -164,6 +168,7 @@ func (e *Engine) resolve(args [][]byte) (*Command, string) {
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
+		cmd.stats.rejected.Add(1) // obs: rejected_calls (engine/observe.go)
 		return nil, ErrWrongArgs(cmd.Name)
 	}
 	return cmd, ""
@@ -177,16 +182,16 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	cmd, errMsg := e.resolve(c.Args)
 	if cmd == nil {
-		c.W.WriteError(errMsg)
+		e.reject(c.W, nil, errMsg) // obs: errorstats (engine/observe.go)
 		return
 	}
 	if c.Client != nil && c.Client.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
-		c.W.WriteError(ErrNoAuth)
+		e.reject(c.W, cmd, ErrNoAuth) // obs: rejected_calls, errorstats
 		return
 	}
 	allowBusy := cmd.Flags&FlagAllowBusy != 0
 	if !allowBusy && e.Busy() {
-		c.W.WriteError(ErrBusy)
+		e.reject(c.W, cmd, ErrBusy) // obs: rejected_calls, errorstats
 		return
 	}
 	c.Cmd = cmd
@@ -194,17 +199,17 @@ func (e *Engine) Exec(c *Ctx) {
 	if cmd.Flags&FlagNoKeys != 0 {
 		e.Stats.Commands.Add(1)
 		c.Now = e.clock.Mono()
-		cmd.Fn(c)
+		e.call(c, cmd) // obs: cmd.Fn(c), timed for commandstats and the slow log (engine/observe.go)
 		return
 	}
 	if !e.lockOrBusy(allowBusy) {
-		c.W.WriteError(ErrBusy)
+		e.reject(c.W, cmd, ErrBusy) // obs: rejected_calls, errorstats
 		return
 	}
 	defer e.mu.Unlock()
 	e.Stats.Commands.Add(1)
 	c.Now = e.clock.Mono()
-	cmd.Fn(c)
+	e.call(c, cmd) // obs: cmd.Fn(c), timed for commandstats and the slow log (engine/observe.go)
 }
 
 // lockOrBusy takes the keyspace lock, or reports false (the caller replies
@@ -300,7 +305,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	e.Stats.Commands.Add(1)
 	sub := &c.Script.sub
 	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script}
-	cmd.Fn(sub)
+	e.call(sub, cmd) // obs: cmd.Fn(sub), timed for commandstats and the slow log (engine/observe.go)
 	sub.Args, sub.W = nil, nil
 }
 
