@@ -361,3 +361,13 @@ func readMemory() memInfo {
 	}
 	return m
 }
+
+// KeyCountNoWait is KeyCount for scrapers: while a script is busy it does
+// not wait for the keyspace and reports ok=false.
+func (e *Engine) KeyCountNoWait() (keys, expires int, ok bool) {
+	if !e.lockOrBusy(false) {
+		return 0, 0, false
+	}
+	defer e.mu.Unlock()
+	return len(e.keys), e.idx.Len(), true
+}

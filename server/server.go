@@ -66,6 +66,10 @@ type Config struct {
 	// does: "no" (the default, as in Redis 7), "yes", or "local" (from
 	// loopback connections only). RunT sets "yes".
 	EnableDebugCommand string
+
+	// MetricsAddr, if set, serves Prometheus metrics at
+	// http://MetricsAddr/metrics (server/metrics.go).
+	MetricsAddr string
 }
 
 // Errors returned by Start.
@@ -95,6 +99,9 @@ type Server struct {
 	closing atomic.Bool
 
 	fx fixture // test-fixture and fault state (server/fixture.go)
+
+	shutdown    atomic.Bool  // obs: SHUTDOWN closed the server (server/observe.go)
+	metricsAddr atomic.Value // obs: string, the metrics listener's address (server/metrics.go)
 }
 
 // New returns a server; Start makes it listen.
@@ -121,6 +128,8 @@ func New(cfg Config) *Server {
 	s.registerConnCommands()
 	s.registerParams()
 	s.initFixture() // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
+	// obs: SHUTDOWN (server/observe.go)
+	s.registerObserve()
 	return s
 }
 
@@ -140,6 +149,10 @@ func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("tumbler: cannot listen on %s: %w", s.cfg.Addr, err)
+	}
+	if err := s.startObserve(); err != nil { // obs: ops/sec sampler, metrics listener (server/observe.go)
+		_ = ln.Close()
+		return err
 	}
 	s.ln = ln
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
@@ -316,7 +329,8 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		delay = 0
 		s.wg.Add(1)
 		s.fixtureAccepted(nc) // fixture: Restart waits for these (server/fixture.go)
-		go s.serveConn(nc)
+		// obs: serveConn with debug logs of accept and close (server/observe.go)
+		go s.serveLogged(nc)
 	}
 }
 

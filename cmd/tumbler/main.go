@@ -28,15 +28,25 @@ func main() {
 		restartDelay = d
 		return err
 	})
+	// obs: observability flags (server/observe.go, server/metrics.go)
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at http://HOST:PORT/metrics (off when empty)")
+	logLevel := flag.String("loglevel", "notice", "log level: debug, verbose, notice or warning")
+
 	flag.Parse()
 
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	level, err := server.ParseLogLevel(*logLevel) // obs
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	srv := server.New(server.Config{
 		Addr:         net.JoinHostPort(*bind, strconv.Itoa(*port)),
 		RequirePass:  *pass,
 		LuaTimeLimit: time.Duration(*luaLimit) * time.Millisecond,
 		RestartDelay: restartDelay,
 		Logger:       log,
+		MetricsAddr:  *metricsAddr, // obs
 	})
 	if err := srv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -45,8 +55,12 @@ func main() {
 	log.Info("tumbler ready to accept connections", "addr", srv.Addr())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sig
-	log.Info("shutting down", "signal", s.String())
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+	case <-srv.Done(): // obs: a client sent SHUTDOWN
+		log.Info("shut down by SHUTDOWN")
+	}
 	srv.Close()
 }
 
