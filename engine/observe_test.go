@@ -199,6 +199,7 @@ func TestSlowlog_ErrorsAndHelp(t *testing.T) {
 	te.expect("-ERR count should be greater than or equal to -1", "SLOWLOG", "GET", "-2")
 	te.expect("-ERR count should be greater than or equal to -1", "SLOWLOG", "GET", "x")
 	te.expect("-ERR wrong number of arguments for 'slowlog|len' command", "SLOWLOG", "LEN", "1")
+	te.expect("-ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.", "SLOWLOG", "get", "1", "2")
 	te.expect("-ERR unknown subcommand 'foo'. Try SLOWLOG HELP.", "SLOWLOG", "foo")
 	if got := te.do("SLOWLOG", "HELP"); !strings.HasPrefix(got, "*12 +SLOWLOG <subcommand>") {
 		t.Errorf("HELP = %q", got)
