@@ -262,5 +262,6 @@ func cmdConfigResetStat(c *Ctx) {
 	s.ConnsReceived.Store(0)
 	s.RejectedConns.Store(0)
 	s.ScriptRuns.Store(0)
+	c.Eng.resetObserved() // obs: commandstats, errorstats, slow-log counters (observe.go)
 	c.W.WriteStatus(statusOK)
 }

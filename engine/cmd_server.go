@@ -16,6 +16,7 @@ func registerStandard(e *Engine) {
 	registerServer(e)
 	registerConfig(e)
 	registerPubSub(e)
+	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the script commands
 }
 
 func registerServer(e *Engine) {
@@ -109,6 +110,7 @@ type ServerInfo struct {
 	TrackingClients int
 	PubSubChannels  int
 	PubSubPatterns  int
+	BlockedClients  int // clients waiting in a blocking command
 }
 
 // InfoProvider supplies the server's part of INFO.
@@ -209,22 +211,24 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("maxclients", strconv.Itoa(si.MaxClients))
 		add("client_recent_max_input_buffer", "0")
 		add("client_recent_max_output_buffer", "0")
-		add("blocked_clients", "0")
+		add("blocked_clients", strconv.Itoa(si.BlockedClients))
 		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")
 	})
 	section("memory", "Memory", func(add func(k, v string)) {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		add("used_memory", strconv.FormatUint(ms.HeapAlloc, 10))
-		add("used_memory_human", humanBytes(ms.HeapAlloc))
-		add("used_memory_rss", strconv.FormatUint(ms.Sys, 10))
-		add("used_memory_rss_human", humanBytes(ms.Sys))
-		add("used_memory_peak", strconv.FormatUint(ms.HeapSys, 10))
-		add("total_system_memory", "0")
-		add("maxmemory", "0")
-		add("maxmemory_human", "0B")
-		add("maxmemory_policy", "noeviction")
+		m := readMemory()
+		add("used_memory", strconv.FormatUint(m.used, 10))
+		add("used_memory_human", humanBytes(m.used))
+		add("used_memory_rss", strconv.FormatUint(m.rss, 10))
+		add("used_memory_rss_human", humanBytes(m.rss))
+		add("used_memory_peak", strconv.FormatUint(m.peak, 10))
+		add("used_memory_peak_human", humanBytes(m.peak))
+		add("total_system_memory", strconv.FormatUint(m.system, 10))
+		add("total_system_memory_human", humanBytes(m.system))
+		maxmem, _ := strconv.ParseUint(e.paramValue("maxmemory"), 10, 64)
+		add("maxmemory", strconv.FormatUint(maxmem, 10))
+		add("maxmemory_human", humanBytes(maxmem))
+		add("maxmemory_policy", e.paramValue("maxmemory-policy"))
 		add("mem_allocator", "go")
 	})
 	section("persistence", "Persistence", func(add func(k, v string)) {
@@ -240,7 +244,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 	section("stats", "Stats", func(add func(k, v string)) {
 		add("total_connections_received", strconv.FormatInt(e.Stats.ConnsReceived.Load(), 10))
 		add("total_commands_processed", strconv.FormatInt(e.Stats.Commands.Load(), 10))
-		add("instantaneous_ops_per_sec", "0")
+		add("instantaneous_ops_per_sec", strconv.FormatInt(e.OpsPerSec(), 10))
 		add("rejected_connections", strconv.FormatInt(e.Stats.RejectedConns.Load(), 10))
 		add("expired_keys", strconv.FormatInt(e.Stats.ExpiredKeys.Load(), 10))
 		add("evicted_keys", "0")
@@ -249,6 +253,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("pubsub_channels", strconv.Itoa(si.PubSubChannels))
 		add("pubsub_patterns", strconv.Itoa(si.PubSubPatterns))
 		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
+		errs, _ := e.ErrorReplies()
+		add("total_error_replies", strconv.FormatInt(errs, 10))
 	})
 	section("replication", "Replication", func(add func(k, v string)) {
 		add("role", "master")
@@ -258,17 +264,19 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("master_repl_offset", "0")
 	})
 	section("cpu", "CPU", func(add func(k, v string)) {
-		add("used_cpu_sys", "0.000000")
-		add("used_cpu_user", "0.000000")
+		sys, user := cpuTimes()
+		add("used_cpu_sys", strconv.FormatFloat(sys, 'f', 6, 64))
+		add("used_cpu_user", strconv.FormatFloat(user, 'f', 6, 64))
 	})
 	section("modules", "Modules", func(add func(k, v string)) {})
-	section("errorstats", "Errorstats", func(add func(k, v string)) {})
+	section("errorstats", "Errorstats", e.infoErrorStats)
 	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
 	section("keyspace", "Keyspace", func(add func(k, v string)) {
 		if n := len(e.keys); n > 0 {
 			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl=0")
 		}
 	})
+	section("commandstats", "Commandstats", e.infoCommandStats)
 	return b.String()
 }
 

@@ -50,6 +50,8 @@ type Command struct {
 	Fn                      func(c *Ctx)
 	// Subs holds subcommands by lower-case name (CLIENT, SCRIPT, ...).
 	Subs map[string]*Command
+
+	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
 }
 
 func (cmd *Command) arityOK(n int) bool {
@@ -88,6 +90,8 @@ type Ctx struct {
 	Client *Client
 	Cmd    *Command
 	Script *ScriptRun // non-nil while running inside a script
+
+	tap errTap // obs: counts the handler's error replies (engine/observe.go)
 }
 
 // ScriptRun is the state of one running script, shared by its nested calls.
@@ -172,6 +176,7 @@ func (e *Engine) resolve(args [][]byte) (*Command, string) {
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
+		cmd.stats.rejected.Add(1) // obs: rejected_calls (engine/observe.go)
 		return nil, ErrWrongArgs(cmd.Name)
 	}
 	return cmd, ""
@@ -186,24 +191,24 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	cmd, errMsg := e.resolve(c.Args)
 	if cmd == nil {
-		e.reject(c, errMsg) // reject, not WriteError: flags an open MULTI (multi.go)
+		e.reject(c, nil, errMsg) // reject, not WriteError: flags an open MULTI (multi.go)
 		return
 	}
 	if c.Client != nil && c.Client.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
-		e.reject(c, ErrNoAuth)
+		e.reject(c, cmd, ErrNoAuth)
 		return
 	}
 	if msg := subscribedRefusal(c, cmd); msg != "" { // pub/sub: RESP2 subscribed mode (pubsub.go)
-		e.reject(c, msg)
+		e.reject(c, cmd, msg)
 		return
 	}
 	allowBusy := cmd.Flags&FlagAllowBusy != 0
 	if !allowBusy && e.Busy() {
-		e.reject(c, ErrBusy)
+		e.reject(c, cmd, ErrBusy)
 		return
 	}
 	if cmd.Flags&FlagDenyOOM != 0 && e.OutOfMemory() { // maxmemory (memory.go)
-		e.reject(c, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
+		e.reject(c, cmd, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
 		return
 	}
 	c.Cmd = cmd
@@ -214,11 +219,11 @@ func (e *Engine) Exec(c *Ctx) {
 	if cmd.Flags&FlagNoKeys != 0 {
 		e.Stats.Commands.Add(1)
 		c.Now = e.clock.Mono()
-		cmd.Fn(c)
+		e.call(c, cmd) // obs: cmd.Fn(c), timed for commandstats and the slow log (engine/observe.go)
 		return
 	}
 	if !e.lockOrBusy(allowBusy) {
-		e.reject(c, ErrBusy)
+		e.reject(c, cmd, ErrBusy)
 		return
 	}
 	defer e.mu.Unlock()
@@ -226,7 +231,7 @@ func (e *Engine) Exec(c *Ctx) {
 	e.beginCommand(c)
 	e.Stats.Commands.Add(1)
 	c.Now = e.clock.Mono()
-	cmd.Fn(c)
+	e.call(c, cmd)      // obs: cmd.Fn(c), timed for commandstats and the slow log (engine/observe.go)
 	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
 }
 
@@ -328,7 +333,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	e.Stats.Commands.Add(1)
 	sub := &c.Script.sub
 	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script}
-	cmd.Fn(sub)
+	e.call(sub, cmd)      // obs: cmd.Fn(sub), timed for commandstats and the slow log (engine/observe.go)
 	e.trackRead(sub, cmd) // tracking: keys read inside scripts count for the caller (tracking.go)
 	sub.Args, sub.W = nil, nil
 }

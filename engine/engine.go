@@ -98,6 +98,8 @@ type Engine struct {
 
 	Stats Stats
 	start time.Time
+
+	obs observer // obs: commandstats, errorstats, ops/sec, slow log, script latency (engine/observe.go)
 }
 
 // New returns an empty engine with the standard command table.

@@ -136,7 +136,8 @@ func (c *Ctx) DenyBlocking() bool {
 // transaction so that EXEC fails with EXECABORT (flagTransaction); a
 // rejected EXEC itself discards the transaction and replies EXECABORT with
 // the reason (execCommandAbort), with or without a MULTI.
-func (e *Engine) reject(c *Ctx, msg string) {
+func (e *Engine) reject(c *Ctx, cmd *Command, msg string) {
+	e.rejectStats(cmd, msg) // obs: rejected_calls, errorstats (observe.go)
 	if len(c.Args) > 0 && eqFold(c.Args[0], "exec") {
 		if c.Client != nil && c.Client.tx != nil {
 			e.discardTransaction(c.Client)
@@ -281,7 +282,7 @@ func cmdExec(c *Ctx) {
 		// sub.DenyBlocking() and answers as if its timeout had passed.
 		// When blocking exists (Ctx.Blocked), a queued command must never
 		// set it; Redis asserts the same (serverAssert CLIENT_BLOCKED == 0).
-		q[i].cmd.Fn(sub)
+		e.call(sub, q[i].cmd)      // obs: counted and timed like any command (observe.go)
 		e.trackRead(sub, q[i].cmd) // tracking: reads inside EXEC count for the client (tracking.go)
 		q[i] = queued{}
 	}

@@ -98,21 +98,21 @@ func TestCommand_KeyArgs(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct {
-		cmd  Command
+		cmd  *Command
 		args string
 		want string
 	}{
-		{Command{FirstKey: 1, LastKey: 1, Step: 1}, "get k", "k"},
-		{Command{FirstKey: 1, LastKey: -1, Step: 1}, "mget a b c", "a b c"},
-		{Command{FirstKey: 1, LastKey: -1, Step: 2}, "mset a 1 b 2", "a b"},
-		{Command{FirstKey: 1, LastKey: -2, Step: 1}, "blpop a b 0", "a b"},
-		{Command{FirstKey: 0}, "keys *", ""},
-		{Command{FirstKey: 2, LastKey: 2, Step: 1}, "x", ""},
+		{&Command{FirstKey: 1, LastKey: 1, Step: 1}, "get k", "k"},
+		{&Command{FirstKey: 1, LastKey: -1, Step: 1}, "mget a b c", "a b c"},
+		{&Command{FirstKey: 1, LastKey: -1, Step: 2}, "mset a 1 b 2", "a b"},
+		{&Command{FirstKey: 1, LastKey: -2, Step: 1}, "blpop a b 0", "a b"},
+		{&Command{FirstKey: 0}, "keys *", ""},
+		{&Command{FirstKey: 2, LastKey: 2, Step: 1}, "x", ""},
 	} {
 		var got []string
 		tc.cmd.keyArgs(args(tc.args), func(k []byte) { got = append(got, string(k)) })
 		if strings.Join(got, " ") != tc.want {
-			t.Errorf("%q with %+v: %q, want %q", tc.args, tc.cmd, got, tc.want)
+			t.Errorf("%q with keys %d..%d/%d: %q, want %q", tc.args, tc.cmd.FirstKey, tc.cmd.LastKey, tc.cmd.Step, got, tc.want)
 		}
 	}
 }

@@ -119,7 +119,8 @@ type Config struct {
 	// ConfigFile is the config file the settings came from, for CONFIG
 	// REWRITE and INFO.
 	ConfigFile string
-	// MetricsAddr is the metrics endpoint's address (metrics-addr).
+	// MetricsAddr, if set, serves Prometheus metrics at
+	// http://MetricsAddr/metrics (metrics-addr; server/metrics.go).
 	MetricsAddr string
 }
 
@@ -152,6 +153,9 @@ type Server struct {
 	fx          fixture   // test-fixture and fault state (server/fixture.go)
 	prod        prodState // security, limits and configuration (config.go)
 	pubsubState           // pub/sub and client tracking (pubsub.go, tracking.go)
+
+	shutdown    atomic.Bool  // obs: SHUTDOWN closed the server (server/observe.go)
+	metricsAddr atomic.Value // obs: string, the metrics listener's address (server/metrics.go)
 }
 
 // New returns a server; Start makes it listen.
@@ -179,6 +183,7 @@ func New(cfg Config) *Server {
 	s.registerPubSub()   // pubsub.go
 	s.registerTracking() // tracking.go
 	s.registerProbes()   // probes.go
+	s.registerObserve()  // obs: SHUTDOWN (server/observe.go)
 	s.initFixture()      // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
 	s.initConfig()       // live settings, CONFIG GET/SET, users, limits (config.go)
 	return s
@@ -199,6 +204,10 @@ func (s *Server) Start() error {
 	}
 	ln, err := s.listen() // plain, extra bind and TLS listeners (tls.go)
 	if err != nil {
+		return err
+	}
+	if err := s.startObserve(); err != nil { // obs: ops/sec sampler, metrics listener (server/observe.go)
+		_ = ln.Close()
 		return err
 	}
 	s.ln = ln
@@ -367,6 +376,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		delay = 0
 		s.wg.Add(1)
 		s.fixtureAccepted(nc) // fixture: Restart waits for these (server/fixture.go)
-		go s.serveConn(nc)
+		// obs: serveConn with debug logs of accept and close (server/observe.go)
+		go s.serveLogged(nc)
 	}
 }

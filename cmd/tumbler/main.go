@@ -33,6 +33,13 @@ func main() {
 		restartDelay, restartDelaySet = d, true
 		return err
 	})
+	// ---- obs: the metrics endpoint (metrics-addr) ----
+	var metricsAddr string
+	metricsAddrSet := false
+	flag.Func("metrics-addr", "serve Prometheus metrics at http://HOST:PORT/metrics (off when empty)", func(v string) error {
+		metricsAddr, metricsAddrSet = v, true
+		return nil
+	})
 	// ---- configuration: config file, then directive flags (config.go) ----
 	dflags := addDirectiveFlags(flag.CommandLine)
 	flag.Parse()
@@ -67,6 +74,9 @@ func main() {
 	if restartDelaySet { // the flag overrides the file's restart-delay
 		cfg.RestartDelay = restartDelay
 	}
+	if metricsAddrSet { // the flag overrides the file's metrics-addr
+		cfg.MetricsAddr = metricsAddr
+	}
 	srv := server.New(cfg)
 	log := srv.Logger()
 	for _, w := range warnings {
@@ -79,8 +89,12 @@ func main() {
 	log.Info("tumbler ready to accept connections", "addr", srv.Addr(), "tls_addr", srv.TLSAddr())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sig
-	log.Info("shutting down", "signal", s.String())
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+	case <-srv.Done(): // obs: a client sent SHUTDOWN
+		log.Info("shut down by SHUTDOWN")
+	}
 	srv.Close()
 }
 

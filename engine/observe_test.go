@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// infoField returns one field of INFO section sec, or "" when absent.
+func (te *testEngine) infoField(sec, key string) string {
+	te.t.Helper()
+	out := strings.TrimPrefix(te.do("INFO", sec), "=")
+	for _, line := range strings.Split(out, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestInfo_CommandStatsCountCallsFailuresAndRejections(t *testing.T) {
+	te := newTestEngine(t)
+	te.do("SET", "k", "v")
+	te.do("GET", "k")
+	te.do("GET", "k")
+	te.do("GET")             // arity: rejected
+	te.do("INCR", "k")       // not an integer: failed
+	te.do("CLIENT", "bogus") // unknown subcommand: an error, no command
+	get := te.infoField("commandstats", "cmdstat_get")
+	if !strings.HasPrefix(get, "calls=2,usec=") || !strings.HasSuffix(get, ",rejected_calls=1,failed_calls=0") || !strings.Contains(get, ",usec_per_call=") {
+		t.Errorf("cmdstat_get = %q", get)
+	}
+	if incr := te.infoField("commandstats", "cmdstat_incr"); !strings.HasSuffix(incr, ",rejected_calls=0,failed_calls=1") || !strings.HasPrefix(incr, "calls=1,") {
+		t.Errorf("cmdstat_incr = %q", incr)
+	}
+	if got := te.infoField("commandstats", "cmdstat_del"); got != "" {
+		t.Errorf("a command never called is listed: %q", got)
+	}
+	if got := te.infoField("errorstats", "errorstat_ERR"); got != "count=3" {
+		t.Errorf("errorstat_ERR = %q, want count=3", got)
+	}
+	if got := te.infoField("stats", "total_error_replies"); got != "3" {
+		t.Errorf("total_error_replies = %q", got)
+	}
+	te.do("CONFIG", "RESETSTAT")
+	if got := te.infoField("commandstats", "cmdstat_get"); got != "" {
+		t.Errorf("after RESETSTAT cmdstat_get = %q", got)
+	}
+	if got := te.infoField("errorstats", "errorstat_ERR"); got != "" {
+		t.Errorf("after RESETSTAT errorstat_ERR = %q", got)
+	}
+}
+
+func TestInfo_ErrorStatsByCode(t *testing.T) {
+	te := newTestEngine(t)
+	te.do("SET", "s", "v")
+	te.Exec(&Ctx{Args: [][]byte{[]byte("GET"), []byte("s")}, W: nopWriter{}, Client: &Client{NeedsAuth: true}})
+	if got := te.infoField("errorstats", "errorstat_NOAUTH"); got != "count=1" {
+		t.Errorf("errorstat_NOAUTH = %q", got)
+	}
+	if got := te.infoField("commandstats", "cmdstat_get"); !strings.Contains(got, "rejected_calls=1") {
+		t.Errorf("NOAUTH is not a rejected call: %q", got)
+	}
+}
+
+func TestInfo_CommandStatsSubcommand(t *testing.T) {
+	te := newTestEngine(t)
+	te.do("CONFIG", "GET", "maxmemory")
+	if got := te.infoField("commandstats", "cmdstat_config|get"); !strings.HasPrefix(got, "calls=1,") {
+		t.Errorf("cmdstat_config|get = %q", got)
+	}
+}
+
+func TestInfo_KeyspaceOmittedWhenEmpty(t *testing.T) {
+	te := newTestEngine(t)
+	if got := te.do("INFO", "keyspace"); got != "=# Keyspace\r\n" {
+		t.Errorf("empty keyspace: %q", got)
+	}
+	te.do("SET", "a", "1")
+	te.do("SET", "b", "1", "PX", "10000")
+	if got := te.infoField("keyspace", "db0"); got != "keys=2,expires=1,avg_ttl=0" {
+		t.Errorf("db0 = %q", got)
+	}
+}
+
+func TestInfo_MemoryAndCPUAreMeasured(t *testing.T) {
+	te := newTestEngine(t)
+	for _, f := range []string{"used_memory", "used_memory_rss", "used_memory_peak"} {
+		if v := te.infoField("memory", f); v == "" || v == "0" {
+			t.Errorf("%s = %q", f, v)
+		}
+	}
+	if v := te.infoField("memory", "maxmemory_policy"); v != "noeviction" {
+		t.Errorf("maxmemory_policy = %q", v)
+	}
+	te.RegisterParam("maxmemory", func() string { return "1048576" })
+	if v := te.infoField("memory", "maxmemory_human"); v != "1.00M" {
+		t.Errorf("maxmemory_human = %q after a maxmemory parameter", v)
+	}
+	if v := te.infoField("cpu", "used_cpu_user"); v == "" || v == "0.000000" {
+		t.Errorf("used_cpu_user = %q", v)
+	}
+}
+
+func TestOpsPerSec_AveragesSamples(t *testing.T) {
+	te := newTestEngine(t)
+	t0 := time.Unix(1000, 0)
+	te.SampleOps(t0)
+	for i := 0; i < 16; i++ {
+		te.Stats.Commands.Add(50) // 50 commands per 100 ms
+		te.SampleOps(t0.Add(time.Duration(i+1) * 100 * time.Millisecond))
+	}
+	if got := te.OpsPerSec(); got != 500 {
+		t.Errorf("OpsPerSec = %d, want 500", got)
+	}
+	if got := te.infoField("stats", "instantaneous_ops_per_sec"); got != "500" {
+		t.Errorf("instantaneous_ops_per_sec = %q", got)
+	}
+}
+
+func TestSlowlog_RecordsWhenThresholdIsZero(t *testing.T) {
+	te := newTestEngine(t)
+	te.expect("+OK", "SLOWLOG", "RESET")
+	te.expect(":0", "SLOWLOG", "LEN")
+	te.expect("*0", "SLOWLOG", "GET")
+	te.SetSlowlogSlowerThan(0)
+	te.do("SET", "k", "v")
+	te.Exec(&Ctx{Args: [][]byte{[]byte("GET"), []byte("k")}, W: nopWriter{}, Client: &Client{Name: "worker", Conn: peer("10.0.0.1:5000")}})
+	ents := te.SlowlogGet(-1)
+	if len(ents) != 2 {
+		t.Fatalf("entries = %+v", ents)
+	}
+	if e := ents[0]; e.ID != 1 || strings.Join(e.Args, " ") != "GET k" || e.Addr != "10.0.0.1:5000" || e.Name != "worker" || e.Duration < 0 || e.Time < 1_600_000_000 {
+		t.Errorf("newest entry = %+v", e)
+	}
+	if e := ents[1]; e.ID != 0 || strings.Join(e.Args, " ") != "SET k v" {
+		t.Errorf("oldest entry = %+v", e)
+	}
+	// SLOWLOG GET itself is logged after it runs, as in Redis.
+	got := te.do("SLOWLOG", "GET", "1")
+	if !strings.HasPrefix(got, "*1 *6 :1 :") || !strings.HasSuffix(got, "*2 $GET $k $10.0.0.1:5000 $worker") {
+		t.Errorf("SLOWLOG GET 1 = %q", got)
+	}
+	te.expect(":3", "SLOWLOG", "LEN")
+	te.SetSlowlogSlowerThan(-1)
+	te.do("GET", "k")
+	te.expect(":4", "SLOWLOG", "LEN") // the LEN above was logged, this GET not
+}
+
+type peer string
+
+func (p peer) PeerAddr() string { return string(p) }
+
+func TestSlowlog_MaxLenTrimsOldest(t *testing.T) {
+	te := newTestEngine(t)
+	te.SetSlowlogSlowerThan(0)
+	te.SetSlowlogMaxLen(3)
+	for i := 0; i < 10; i++ {
+		te.do("PING")
+	}
+	ents := te.SlowlogGet(-1)
+	if len(ents) != 3 || ents[0].ID != 9 || ents[2].ID != 7 {
+		t.Errorf("entries = %+v", ents)
+	}
+	te.SetSlowlogMaxLen(0)
+	te.do("PING")
+	if n := te.SlowlogLen(); n != 3 {
+		t.Errorf("max-len 0 still logs or clears: len %d", n)
+	}
+}
+
+func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	args := [][]byte{[]byte("SET"), []byte("k"), []byte(long)}
+	got := slowlogArgs(args)
+	if want := strings.Repeat("x", 128) + "... (72 more bytes)"; got[2] != want {
+		t.Errorf("long arg = %q", got[2])
+	}
+	many := [][]byte{[]byte("DEL")}
+	for i := 0; i < 40; i++ {
+		many = append(many, []byte("k"))
+	}
+	got = slowlogArgs(many)
+	if len(got) != 32 || got[31] != "... (10 more arguments)" || got[30] != "k" {
+		t.Errorf("41 args → %d: last %q", len(got), got[len(got)-1])
+	}
+	got = slowlogArgs([][]byte{[]byte("AUTH"), []byte("u"), []byte("p")})
+	if strings.Join(got, " ") != "AUTH (redacted) (redacted)" {
+		t.Errorf("AUTH = %q", got)
+	}
+	got = slowlogArgs([][]byte{[]byte("HELLO"), []byte("3"), []byte("SETNAME"), []byte("auth"), []byte("AUTH"), []byte("default"), []byte("pw")})
+	if strings.Join(got, " ") != "HELLO 3 SETNAME auth AUTH (redacted) (redacted)" {
+		t.Errorf("HELLO = %q", got)
+	}
+}
+
+func TestSlowlog_ErrorsAndHelp(t *testing.T) {
+	te := newTestEngine(t)
+	te.expect("-ERR count should be greater than or equal to -1", "SLOWLOG", "GET", "-2")
+	te.expect("-ERR count should be greater than or equal to -1", "SLOWLOG", "GET", "x")
+	te.expect("-ERR wrong number of arguments for 'slowlog|len' command", "SLOWLOG", "LEN", "1")
+	te.expect("-ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.", "SLOWLOG", "get", "1", "2")
+	te.expect("-ERR unknown subcommand 'foo'. Try SLOWLOG HELP.", "SLOWLOG", "foo")
+	if got := te.do("SLOWLOG", "HELP"); !strings.HasPrefix(got, "*12 +SLOWLOG <subcommand>") {
+		t.Errorf("HELP = %q", got)
+	}
+	te.expect("%2 $slowlog-log-slower-than $10000 $slowlog-max-len $128", "CONFIG", "GET", "slowlog*")
+}
+
+func TestScriptLatency_HistogramCountsEvalRuns(t *testing.T) {
+	te := newTestEngine(t)
+	st := te.Lookup([]byte("eval"))
+	st.stats.script = true
+	te.obs.scriptHist.observe(3 * time.Millisecond)
+	n, sum, b := te.ScriptLatency()
+	if n != 1 || sum < 0.003 || b[0.0025] != 0 || b[0.005] != 1 || b[10] != 1 {
+		t.Errorf("n=%d sum=%v buckets=%v", n, sum, b)
+	}
+}

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// This file is the server's side of observability and operations: the
+// instantaneous_ops_per_sec sampler, the metrics listener (metrics.go),
+// connection logs, log levels, and SHUTDOWN.
+
+// PeerAddr implements engine.PeerAddr for the slow log.
+func (c *client) PeerAddr() string { return c.addr }
+
+// registerObserve adds SHUTDOWN.
+func (s *Server) registerObserve() {
+	s.eng.Register(&engine.Command{Name: "shutdown", Arity: -1,
+		Flags: engine.FlagNoKeys | engine.FlagNoScript | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy,
+		Group: "server", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Fn: s.cmdShutdown})
+}
+
+// startObserve opens the metrics listener, if one is configured, and
+// starts the ops/sec sampler. Start calls it before it begins serving; an
+// error leaves nothing running.
+func (s *Server) startObserve() error {
+	if s.cfg.MetricsAddr != "" {
+		if err := s.startMetrics(s.cfg.MetricsAddr); err != nil {
+			return err
+		}
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.sampleLoop()
+	}()
+	return nil
+}
+
+// sampleLoop samples the command rate every 100 ms, as Redis's serverCron
+// does for instantaneous_ops_per_sec.
+func (s *Server) sampleLoop() {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			s.eng.SampleOps(now)
+		}
+	}
+}
+
+// serveLogged serves a connection with debug logs of its start and end.
+func (s *Server) serveLogged(nc net.Conn) {
+	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.serveConn(nc)
+		return
+	}
+	addr := nc.RemoteAddr().String()
+	s.log.Debug("accepted", "addr", addr)
+	start := time.Now()
+	s.serveConn(nc)
+	s.log.Debug("client closed connection", "addr", addr, "duration", time.Since(start))
+}
+
+// Done returns a channel closed when the server closes: by Close, or by a
+// client's SHUTDOWN. A program embedding the server waits on it to exit.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// ShutdownRequested reports whether SHUTDOWN closed the server.
+func (s *Server) ShutdownRequested() bool { return s.shutdown.Load() }
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+//
+// tumbler keeps no data on disk, so SAVE and NOSAVE differ only while a
+// script is busy: then, as in Redis, only SHUTDOWN NOSAVE goes ahead. The
+// server closes at once (there is never a shutdown in progress to ABORT);
+// the client gets no reply, its connection closes.
+func (s *Server) cmdShutdown(c *engine.Ctx) {
+	var nosave, save, abort, other bool
+	for _, a := range c.Args[1:] {
+		switch {
+		case engine.EqFold(a, "nosave"):
+			nosave = true
+		case engine.EqFold(a, "save"):
+			save = true
+		case engine.EqFold(a, "now"), engine.EqFold(a, "force"):
+			other = true
+		case engine.EqFold(a, "abort"):
+			abort = true
+		default:
+			c.W.WriteError(engine.ErrSyntax)
+			return
+		}
+	}
+	if (abort && (nosave || save || other)) || (nosave && save) {
+		c.W.WriteError(engine.ErrSyntax)
+		return
+	}
+	if abort {
+		c.W.WriteError("ERR No shutdown in progress.")
+		return
+	}
+	if !nosave && s.eng.Busy() {
+		c.W.WriteError(engine.ErrBusy)
+		return
+	}
+	s.log.Warn("User requested shutdown...", "addr", cl(c).addr)
+	s.shutdown.Store(true)
+	cl(c).closeNow = true
+	go s.Close() // Close waits for this connection's goroutine
+}
+
+// LevelVerbose is Redis's "verbose" log level.
+const LevelVerbose = slog.LevelDebug + 2

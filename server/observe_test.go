@@ -1,0 +1,258 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// infoField returns one INFO field over the wire, or "".
+func infoField(t *testing.T, c *rawClient, sec, key string) string {
+	t.Helper()
+	for _, line := range strings.Split(c.do("INFO", sec), "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestShutdown_ClosesServerWithoutReply(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.send(encode("SHUTDOWN", "NOSAVE", "NOW"))
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b, err := c.rd.ReadByte(); err == nil {
+		t.Fatalf("SHUTDOWN replied %q; Redis closes the connection", b)
+	}
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not close after SHUTDOWN")
+	}
+	if !srv.ShutdownRequested() {
+		t.Error("ShutdownRequested = false")
+	}
+	if _, err := dialErr(srv.Addr()); err == nil {
+		t.Error("server still accepts connections after SHUTDOWN")
+	}
+}
+
+func TestShutdown_RefusalsAsRedis(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SHUTDOWN", "ABORT"}, "-ERR No shutdown in progress.\r\n"},
+		{[]string{"SHUTDOWN", "abort", "NOW"}, "-ERR syntax error\r\n"},
+		{[]string{"SHUTDOWN", "SAVE", "NOSAVE"}, "-ERR syntax error\r\n"},
+		{[]string{"SHUTDOWN", "LATER"}, "-ERR syntax error\r\n"},
+	} {
+		if got := c.do(tc.args...); got != tc.want {
+			t.Errorf("%q = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if got := c.do("EVAL", "return redis.call('shutdown')", "0"); !strings.HasPrefix(got, "-ERR This Redis command is not allowed from script") {
+		t.Errorf("SHUTDOWN from a script = %q", got)
+	}
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("server went down after refused SHUTDOWNs: %q", got)
+	}
+}
+
+func TestShutdown_BusyScriptNeedsNoSave(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 50 * time.Millisecond }))
+	runner := dial(t, srv.Addr())
+	runner.send(encode("EVAL", "while true do end", "0"))
+	c := dial(t, srv.Addr())
+	deadline := time.Now().Add(10 * time.Second)
+	for !srv.Engine().Busy() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := c.do("SHUTDOWN"); !strings.HasPrefix(got, "-BUSY") {
+		t.Fatalf("SHUTDOWN during a busy script = %q, want BUSY", got)
+	}
+	c.send(encode("SHUTDOWN", "NOSAVE"))
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not close the server during a busy script")
+	}
+}
+
+func TestInfo_ClientsAndStatsOverTheWire(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	d := dial(t, srv.Addr())
+	d.do("PING")
+	if got := infoField(t, c, "clients", "connected_clients"); got != "2" {
+		t.Errorf("connected_clients = %q", got)
+	}
+	if got := infoField(t, c, "clients", "maxclients"); got != "10000" {
+		t.Errorf("maxclients = %q", got)
+	}
+	if got := infoField(t, c, "stats", "total_connections_received"); got != "2" {
+		t.Errorf("total_connections_received = %q", got)
+	}
+	c.do("SET", "k", "v", "PX", "100000")
+	if got := infoField(t, c, "keyspace", "db0"); got != "keys=1,expires=1,avg_ttl=0" {
+		t.Errorf("db0 = %q", got)
+	}
+	// instantaneous_ops_per_sec is sampled every 100 ms: keep commands
+	// flowing until a sample sees them.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for i := 0; i < 50; i++ {
+			d.do("PING")
+		}
+		v, _ := strconv.Atoi(infoField(t, c, "stats", "instantaneous_ops_per_sec"))
+		if v > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("instantaneous_ops_per_sec stayed 0 under load")
+		}
+	}
+	if got := infoField(t, c, "commandstats", "cmdstat_ping"); !strings.HasPrefix(got, "calls=") {
+		t.Errorf("cmdstat_ping = %q", got)
+	}
+}
+
+func TestSlowlog_WireShapeWithAddrAndName(t *testing.T) {
+	srv := RunT(t)
+	srv.Engine().SetSlowlogSlowerThan(0)
+	c := dial(t, srv.Addr())
+	c.do("SLOWLOG", "RESET")
+	c.do("CLIENT", "SETNAME", "worker")
+	c.do("SET", "k", "v")
+	got := c.do("SLOWLOG", "GET", "1")
+	addr := c.conn.LocalAddr().String()
+	wantTail := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$" + strconv.Itoa(len(addr)) + "\r\n" + addr + "\r\n$6\r\nworker\r\n"
+	if !strings.HasPrefix(got, "*1\r\n*6\r\n:") || !strings.HasSuffix(got, wantTail) {
+		t.Errorf("SLOWLOG GET 1 = %q, want ...%q", got, wantTail)
+	}
+	c.do("AUTH", "nopass")
+	if got := c.do("SLOWLOG", "GET", "1"); !strings.Contains(got, "$4\r\nAUTH\r\n$10\r\n(redacted)\r\n") {
+		t.Errorf("AUTH not redacted: %q", got)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestLogs_ConnectionsAtDebugOnly(t *testing.T) {
+	for _, lvl := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		var buf syncBuf
+		level := "notice"
+		if lvl == slog.LevelDebug {
+			level = "debug"
+		}
+		srv := New(Config{Addr: "127.0.0.1:0", LogLevel: level, Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: lvl}))})
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c := dial(t, srv.Addr())
+		c.do("PING")
+		c.conn.Close()
+		srv.Close()
+		logs := buf.String()
+		has := strings.Contains(logs, "msg=accepted") && strings.Contains(logs, `msg="client closed connection"`)
+		if has != (lvl == slog.LevelDebug) {
+			t.Errorf("level %v: connection logs present=%v:\n%s", lvl, has, logs)
+		}
+	}
+}
+
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	cl := &http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// metric returns the value of the series line that starts with series
+// (name and labels, exactly as exposed), or "".
+func metric(body, series string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
+func TestMetrics_SeriesMoveWithTraffic(t *testing.T) {
+	srv := RunT(t, WithManualClock(), WithConfig(func(c *Config) { c.MetricsAddr = "127.0.0.1:0" }))
+	if srv.MetricsAddr() == "" {
+		t.Fatal("no metrics address")
+	}
+	before := scrape(t, srv.MetricsAddr())
+	if got := metric(before, "tumbler_keys"); got != "0" {
+		t.Errorf("tumbler_keys = %q before any write", got)
+	}
+	c := dial(t, srv.Addr())
+	c.do("SET", "lock:a", "tok", "NX", "PX", "1000")
+	c.do("SET", "lock:b", "tok")
+	c.do("GET", "lock:a")
+	c.do("INCR", "lock:b") // fails
+	c.do("GET")            // rejected
+	release := "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+	c.do("EVAL", release, "1", "lock:x", "tok")
+	srv.Advance(2 * time.Second)
+	c.do("GET", "lock:a") // expired now
+	after := scrape(t, srv.MetricsAddr())
+	for series, want := range map[string]string{
+		`tumbler_commands_total{command="set"}`:                       "2",
+		`tumbler_commands_total{command="get"}`:                       "3", // two sent, one by the script
+		`tumbler_command_errors_total{command="incr",kind="failed"}`:  "1",
+		`tumbler_command_errors_total{command="get",kind="rejected"}`: "1",
+		`tumbler_error_replies_total{code="ERR"}`:                     "2",
+		`tumbler_keys`:                                      "1",
+		`tumbler_keys_with_deadline`:                        "0",
+		`tumbler_expired_keys_total`:                        "1",
+		`tumbler_script_runs_total`:                         "1",
+		`tumbler_script_duration_seconds_count`:             "1",
+		`tumbler_script_duration_seconds_bucket{le="+Inf"}`: "1",
+		`tumbler_connected_clients`:                         "1",
+		`tumbler_connections_received_total`:                "1",
+		`tumbler_commands_total{command="eval"}`:            "1",
+	} {
+		if got := metric(after, series); got != want {
+			t.Errorf("%s = %q, want %q", series, got, want)
+		}
+	}
+	if metric(after, "tumbler_script_native_runs_total") == "" || metric(after, "go_goroutines") == "" {
+		t.Error("native script runs or Go runtime series missing")
+	}
+}
+
+func TestMetrics_AddressTakenFailsStart(t *testing.T) {
+	a := RunT(t, WithConfig(func(c *Config) { c.MetricsAddr = "127.0.0.1:0" }))
+	b := New(Config{Addr: "127.0.0.1:0", MetricsAddr: a.MetricsAddr()})
+	if err := b.Start(); err == nil {
+		b.Close()
+		t.Fatal("Start succeeded with the metrics address taken")
+	}
+	b.Close()
+}
