@@ -218,8 +218,7 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	if cmd.Flags&FlagNoKeys != 0 {
 		e.Stats.Commands.Add(1)
-		c.Now = e.clock.Mono()
-		e.call(c, cmd) // obs: cmd.Fn(c), timed for commandstats and the slow log (engine/observe.go)
+		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 		return
 	}
 	if !e.lockOrBusy(allowBusy) {
@@ -230,8 +229,7 @@ func (e *Engine) Exec(c *Ctx) {
 	defer e.endCommand() // tracking: the command's client (tracking.go)
 	e.beginCommand(c)
 	e.Stats.Commands.Add(1)
-	c.Now = e.clock.Mono()
-	e.call(c, cmd)      // obs: cmd.Fn(c), timed for commandstats and the slow log (engine/observe.go)
+	e.callNow(c, cmd)   // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
 }
 

@@ -64,6 +64,7 @@ type Engine struct {
 	keys  map[string]*entry
 	idx   *expiry.Index
 	clock expiry.Clock
+	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
 
 	cmds     map[string]*Command
 	cmdList  []*Command
@@ -117,6 +118,7 @@ func New(cfg Config) *Engine {
 
 		scriptStarted: make(chan struct{}, 1),
 	}
+	e.sys, _ = cfg.Clock.(*expiry.SystemClock)
 	if cfg.BusyThreshold <= 0 {
 		cfg.BusyThreshold = 5 * time.Second
 	}

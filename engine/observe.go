@@ -54,14 +54,40 @@ var obsBase = time.Now()
 // monoNs returns monotonic nanoseconds since the process started.
 func monoNs() int64 { return int64(time.Since(obsBase)) }
 
+// nowNs reads the engine's nanosecond clock for timing commands: the
+// system clock's when it is one (so that callNow reads it once for both
+// the command's time and its start), else the process's monotonic clock.
+func (e *Engine) nowNs() int64 {
+	if e.sys != nil {
+		return int64(e.sys.Elapsed())
+	}
+	return monoNs()
+}
+
+// callNow sets the command's time (c.Now) and runs it with call. On the
+// system clock one clock read serves both: a read costs ~50-100 ns on a
+// VM, a third of a GET's dispatch.
+func (e *Engine) callNow(c *Ctx, cmd *Command) {
+	if e.sys != nil {
+		start := e.sys.Elapsed()
+		c.Now = e.sys.MonoAt(start)
+		e.callAt(c, cmd, int64(start))
+		return
+	}
+	c.Now = e.clock.Mono()
+	e.callAt(c, cmd, e.nowNs())
+}
+
 // call runs cmd's handler, timing it for commandstats and the slow log.
-func (e *Engine) call(c *Ctx, cmd *Command) {
+func (e *Engine) call(c *Ctx, cmd *Command) { e.callAt(c, cmd, e.nowNs()) }
+
+// callAt is call for a command whose start (nowNs) is already read.
+func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	w := c.W
 	c.tap.Writer, c.tap.e, c.tap.failed = w, e, false
 	c.W = &c.tap
-	start := monoNs()
 	cmd.Fn(c)
-	d := time.Duration(monoNs() - start)
+	d := time.Duration(e.nowNs() - start)
 	c.W = w // the tap keeps forwarding to w, should a handler have kept it
 	st := &cmd.stats
 	st.calls.Add(1)

@@ -43,7 +43,16 @@ func NewSystemClock() *SystemClock {
 }
 
 // Mono implements Clock.
-func (c *SystemClock) Mono() int64 { return c.origin + int64(time.Since(c.base)/time.Millisecond) }
+func (c *SystemClock) Mono() int64 { return c.MonoAt(c.Elapsed()) }
+
+// Elapsed is the monotonic time since the clock was made. With MonoAt it
+// lets a caller that also times work read the clock once.
+func (c *SystemClock) Elapsed() time.Duration { return time.Since(c.base) }
+
+// MonoAt is Mono at the moment Elapsed returned elapsed.
+func (c *SystemClock) MonoAt(elapsed time.Duration) int64 {
+	return c.origin + int64(elapsed/time.Millisecond)
+}
 
 // Wall implements Clock.
 func (c *SystemClock) Wall() time.Time { return time.Now() }
