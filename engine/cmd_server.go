@@ -14,6 +14,9 @@ func registerStandard(e *Engine) {
 	registerKeys(e)
 	registerScript(e)
 	registerServer(e)
+	registerHash(e)   // cmd_hash.go
+	registerList(e)   // cmd_list.go
+	registerObject(e) // cmd_object.go
 }
 
 func registerServer(e *Engine) {

@@ -398,6 +398,7 @@ func cmdAppend(c *Ctx) {
 		return
 	}
 	ent.str += string(c.Args[2])
+	ent.obj = rawString{} // cmd_object.go: APPEND leaves a "raw" string
 	c.Eng.modified(string(key))
 	c.W.WriteInt(int64(len(ent.str)))
 }

@@ -80,6 +80,12 @@ type Ctx struct {
 	Client *Client
 	Cmd    *Command
 	Script *ScriptRun // non-nil while running inside a script
+
+	// Blocking commands (blocking.go): the caller sets CanBlock when it
+	// can wait for a blocked client; a command that blocks sets Blocked,
+	// and the caller then waits and calls Engine.FinishWait.
+	CanBlock bool
+	Blocked  *Waiter
 }
 
 // ScriptRun is the state of one running script, shared by its nested calls.
@@ -204,7 +210,9 @@ func (e *Engine) Exec(c *Ctx) {
 	defer e.mu.Unlock()
 	e.Stats.Commands.Add(1)
 	c.Now = e.clock.Mono()
+	e.blk.top = cmd // blocking.go: only a top-level command may block
 	cmd.Fn(c)
+	e.serveBlocked() // blocking.go: serve clients waiting on keys the command made ready
 }
 
 // lockOrBusy takes the keyspace lock, or reports false (the caller replies

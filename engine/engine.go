@@ -92,6 +92,8 @@ type Engine struct {
 	// and client tracking).
 	onModified []func(key string)
 
+	blk blockState // clients blocked on keys (blocking.go)
+
 	Stats Stats
 	start time.Time
 }
