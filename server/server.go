@@ -104,6 +104,7 @@ func New(cfg Config) *Server {
 	s.vm = luavm.Install(s.eng)
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()
+	s.registerBlocking() // blocking.go: CLIENT UNBLOCK
 	s.registerParams()
 	return s
 }
