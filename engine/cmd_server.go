@@ -17,6 +17,7 @@ func registerStandard(e *Engine) {
 	registerHash(e)   // cmd_hash.go
 	registerList(e)   // cmd_list.go
 	registerObject(e) // cmd_object.go
+	registerCAS(e)    // cmd_cas.go
 }
 
 func registerServer(e *Engine) {
