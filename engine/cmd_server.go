@@ -204,7 +204,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("maxclients", strconv.Itoa(si.MaxClients))
 		add("client_recent_max_input_buffer", "0")
 		add("client_recent_max_output_buffer", "0")
-		add("blocked_clients", "0")
+		add("blocked_clients", strconv.Itoa(e.blk.clients)) // blocking.go
 		add("tracking_clients", "0")
 		add("clients_in_timeout_table", "0")
 	})

@@ -30,6 +30,9 @@ func TestBLPOP_WokenByLPUSHFromAnotherClient(t *testing.T) {
 	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
 	a.send(encode("BLPOP", "q", "0"))
 	waitBlockedClients(t, srv, 1)
+	if info := b.do("INFO", "clients"); !strings.Contains(info, "blocked_clients:1\r\n") {
+		t.Fatalf("INFO clients while a client waits:\n%s", info)
+	}
 	if got := b.do("LPUSH", "q", "job"); got != ":1\r\n" {
 		t.Fatalf("LPUSH = %q", got)
 	}
