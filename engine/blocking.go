@@ -157,10 +157,12 @@ func (e *Engine) signalReady(key string) {
 	b.ready = append(b.ready, key)
 }
 
-// serveBlocked serves the clients waiting on keys made ready by the
-// command that just ran. Requires e.mu.
+// serveBlocked ends the top-level command (no handler run outside it may
+// block) and serves the clients waiting on keys it made ready. Requires
+// e.mu.
 func (e *Engine) serveBlocked() {
 	b := &e.blk
+	b.top = nil
 	if len(b.ready) == 0 {
 		return
 	}

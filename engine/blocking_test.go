@@ -240,6 +240,21 @@ func TestBlocking_NotWhenNestedOrCallerCannotWait(t *testing.T) {
 	}
 	e.expect("(nilarray)", "BLPOP", "q", "0") // Ctx without CanBlock
 	e.noWaiters()
+
+	// A handler run outside Exec, after a top-level BLPOP has come and
+	// gone, does not block either.
+	a.run("BLPOP", "q", "0")
+	a.finish(WaitTimeout)
+	w := &enginetest.TextWriter{}
+	blpop := e.Lookup([]byte("blpop"))
+	sub := &Ctx{Eng: e.Engine, Args: [][]byte{[]byte("BLPOP"), []byte("q"), []byte("0")}, W: w, Client: a.ctx.Client, Cmd: blpop, CanBlock: true}
+	e.Lock()
+	blpop.Fn(sub)
+	e.Unlock()
+	if sub.Blocked != nil || w.String() != "(nilarray)" {
+		t.Fatalf("BLPOP run outside Exec: %q, blocked=%v", w.String(), sub.Blocked != nil)
+	}
+	e.noWaiters()
 }
 
 // Serving runs the waiter's command again (Redis 7.2): its first key that
