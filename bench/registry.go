@@ -33,7 +33,11 @@ func newRegistry(keys int) *registry { return &registry{slots: make([]slot, keys
 // acquired records that worker w holds key k, with a lease known to last
 // until leaseEnd. It reports false, and records w in place of the other
 // holder, when another holder was recorded: the caller counts a violation
-// when that holder's lease had not ended at now, a takeover otherwise.
+// when neither lease could have ended by now (both grants certainly
+// overlap), a takeover otherwise. Checking only the other's lease would
+// blame a grant whose reply was handled late: a worker descheduled between
+// its grant and this call finds a later holder recorded, whose lease is
+// still running, though its own grant came first and legitimately ended.
 func (r *registry) acquired(k, w int, leaseEnd, now int64) (ok, expired bool) {
 	s := &r.slots[k]
 	me := int32(w + 1)
@@ -44,7 +48,7 @@ func (r *registry) acquired(k, w int, leaseEnd, now int64) (ok, expired bool) {
 	prevEnd := s.leaseEnd.Load()
 	s.holder.Store(me)
 	s.leaseEnd.Store(leaseEnd)
-	return false, now >= prevEnd
+	return false, now >= prevEnd || now >= leaseEnd
 }
 
 // extended moves worker w's known lease end on key k forward.

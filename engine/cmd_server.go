@@ -16,7 +16,11 @@ func registerStandard(e *Engine) {
 	registerServer(e)
 	registerConfig(e)
 	registerPubSub(e)
-	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the script commands
+	registerHash(e)    // cmd_hash.go
+	registerList(e)    // cmd_list.go
+	registerObject(e)  // cmd_object.go
+	registerCAS(e)     // cmd_cas.go
+	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the other commands
 }
 
 func registerServer(e *Engine) {
@@ -211,7 +215,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("maxclients", strconv.Itoa(si.MaxClients))
 		add("client_recent_max_input_buffer", "0")
 		add("client_recent_max_output_buffer", "0")
-		add("blocked_clients", strconv.Itoa(si.BlockedClients))
+		add("blocked_clients", strconv.Itoa(e.blk.clients)) // blocking.go
 		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")
 	})

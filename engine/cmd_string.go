@@ -53,18 +53,26 @@ const (
 // options of SET (parseForSet) or GETEX (parseForGet) from args[start:].
 // Options are case-insensitive and in any order; a conflicting or unknown
 // option, or an expiry kind with no value, is a syntax error. The same
-// expiry kind may repeat; the last value wins.
-func parseExtendedString(c *Ctx, start, typ int) (flags int, expire []byte, ok bool) {
+// expiry kind may repeat; the last value wins. SET's conditions IFEQ,
+// IFNE, IFDEQ and IFDNE (Redis 8.4, cmd_cas.go) return their value in match.
+func parseExtendedString(c *Ctx, start, typ int) (flags int, expire, match []byte, ok bool) {
 	args := c.Args
 	for j := start; j < len(args); j++ {
 		opt := args[j]
 		hasNext := j < len(args)-1
 		const expiries = objEX | objPX | objEXAT | objPXAT
 		switch {
-		case eqFold(opt, "nx") && flags&objXX == 0 && typ == parseForSet:
+		case eqFold(opt, "nx") && flags&(objXX|objIfConds) == 0 && typ == parseForSet:
 			flags |= objNX
-		case eqFold(opt, "xx") && flags&objNX == 0 && typ == parseForSet:
+		case eqFold(opt, "xx") && flags&(objNX|objIfConds) == 0 && typ == parseForSet:
 			flags |= objXX
+		case typ == parseForSet && hasNext && setCondFlag(opt) != 0 && flags&(objNX|objXX|objIfConds&^setCondFlag(opt)) == 0:
+			flags |= setCondFlag(opt) // cmd_cas.go
+			match = args[j+1]
+			j++
+			if !validCondValue(c, opt, match) { // cmd_cas.go: a digest has 16 hex characters
+				return 0, nil, nil, false
+			}
 		case eqFold(opt, "get") && typ == parseForSet:
 			flags |= objGET
 		case eqFold(opt, "keepttl") && flags&(objPersist|expiries) == 0 && typ == parseForSet:
@@ -89,10 +97,10 @@ func parseExtendedString(c *Ctx, start, typ int) (flags int, expire []byte, ok b
 			j++
 		default:
 			c.W.WriteError(ErrSyntax)
-			return 0, nil, false
+			return 0, nil, nil, false
 		}
 	}
-	return flags, expire, true
+	return flags, expire, match, true
 }
 
 // expireDeadline is Redis's getExpireMillisecondsOrReply, returning a
@@ -163,7 +171,7 @@ func replyGet(c *Ctx, key []byte) bool {
 
 // setGeneric is Redis's setGenericCommand, behind SET, SETNX, SETEX, PSETEX.
 // okReply/abortReply select SETNX's integer replies.
-func setGeneric(c *Ctx, flags int, key, val, expire []byte, name string, intReplies bool) {
+func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, intReplies bool) {
 	e := c.Eng
 	var deadline int64
 	if expire != nil {
@@ -179,7 +187,11 @@ func setGeneric(c *Ctx, flags int, key, val, expire []byte, name string, intRepl
 		}
 	}
 	found := e.lookup(key, c.Now) != nil
-	if (flags&objNX != 0 && found) || (flags&objXX != 0 && !found) {
+	cond := setCondition(c, flags, key, match, found) // cmd_cas.go: IFEQ IFNE IFDEQ IFDNE
+	if cond == condReplied {
+		return
+	}
+	if (flags&objNX != 0 && found) || (flags&objXX != 0 && !found) || cond == condFailed {
 		if flags&objGET == 0 {
 			if intReplies {
 				c.W.WriteInt(0)
@@ -207,21 +219,21 @@ func setGeneric(c *Ctx, flags int, key, val, expire []byte, name string, intRepl
 
 // SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]
 func cmdSet(c *Ctx) {
-	flags, expire, ok := parseExtendedString(c, 3, parseForSet)
+	flags, expire, match, ok := parseExtendedString(c, 3, parseForSet)
 	if !ok {
 		return
 	}
-	setGeneric(c, flags, c.Args[1], c.Args[2], expire, "set", false)
+	setGeneric(c, flags, c.Args[1], c.Args[2], expire, match, "set", false)
 }
 
 // SETNX key value
-func cmdSetNX(c *Ctx) { setGeneric(c, objNX, c.Args[1], c.Args[2], nil, "setnx", true) }
+func cmdSetNX(c *Ctx) { setGeneric(c, objNX, c.Args[1], c.Args[2], nil, nil, "setnx", true) }
 
 // SETEX key seconds value
-func cmdSetEX(c *Ctx) { setGeneric(c, objEX, c.Args[1], c.Args[3], c.Args[2], "setex", false) }
+func cmdSetEX(c *Ctx) { setGeneric(c, objEX, c.Args[1], c.Args[3], c.Args[2], nil, "setex", false) }
 
 // PSETEX key milliseconds value
-func cmdPSetEX(c *Ctx) { setGeneric(c, objPX, c.Args[1], c.Args[3], c.Args[2], "psetex", false) }
+func cmdPSetEX(c *Ctx) { setGeneric(c, objPX, c.Args[1], c.Args[3], c.Args[2], nil, "psetex", false) }
 
 // GET key
 func cmdGet(c *Ctx) { replyGet(c, c.Args[1]) }
@@ -250,7 +262,7 @@ func cmdGetDel(c *Ctx) {
 
 // GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]
 func cmdGetEx(c *Ctx) {
-	flags, expire, ok := parseExtendedString(c, 2, parseForGet)
+	flags, expire, _, ok := parseExtendedString(c, 2, parseForGet)
 	if !ok {
 		return
 	}
@@ -398,6 +410,7 @@ func cmdAppend(c *Ctx) {
 		return
 	}
 	ent.str += string(c.Args[2])
+	ent.obj = rawString{} // cmd_object.go: APPEND leaves a "raw" string
 	c.Eng.modified(string(key))
 	c.W.WriteInt(int64(len(ent.str)))
 }

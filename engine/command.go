@@ -92,6 +92,11 @@ type Ctx struct {
 	Script *ScriptRun // non-nil while running inside a script
 
 	tap errTap // obs: counts the handler's error replies (engine/observe.go)
+	// Blocking commands (blocking.go): the caller sets CanBlock when it
+	// can wait for a blocked client; a command that blocks sets Blocked,
+	// and the caller then waits and calls Engine.FinishWait.
+	CanBlock bool
+	Blocked  *Waiter
 }
 
 // ScriptRun is the state of one running script, shared by its nested calls.
@@ -229,8 +234,10 @@ func (e *Engine) Exec(c *Ctx) {
 	defer e.endCommand() // tracking: the command's client (tracking.go)
 	e.beginCommand(c)
 	e.Stats.Commands.Add(1)
+	e.blk.top = cmd     // blocking.go: only a top-level command may block
 	e.callNow(c, cmd)   // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
+	e.serveBlocked()    // blocking.go: serve clients waiting on keys the command made ready
 }
 
 // lockOrBusy takes the keyspace lock, or reports false (the caller replies

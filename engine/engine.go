@@ -96,6 +96,7 @@ type Engine struct {
 
 	watch       watchRegistry // WATCHed keys -> watching clients (multi.go)
 	clientHooks               // pub/sub and client tracking (pubsub.go, tracking.go)
+	blk         blockState    // clients blocked on keys (blocking.go)
 
 	Stats Stats
 	start time.Time

@@ -60,6 +60,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
+	c.ctx.CanBlock = true // blocking.go: this goroutine waits for blocked commands
 	fc.needsAuth = func() bool { return c.NeedsAuth }
 	s.fixtureConnStart(c)     // fixture: CLIENT LIST age/idle/cmd, kill signal (server/fixture.go)
 	defer s.fixtureConnEnd(c) // fixture: leaves MONITOR, counted for Restart
@@ -81,6 +82,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		}
 		for _, cmd := range cmds {
 			s.handle(c, cmd)
+			if c.ctx.Blocked != nil {
+				s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
+			}
 			if c.closeNow {
 				break
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -122,6 +123,14 @@ type framedConn struct {
 	small            [framerMinRead]byte
 	smallOff, smallN int
 
+	// Read-ahead while the client is blocked (blocking.go): bytes read
+	// from the connection but not yet handed to Read, the error that ended
+	// the reading, and the reading goroutine's stop flag and end signal.
+	ahead     []byte
+	aheadErr  error
+	aheadStop atomic.Bool
+	aheadDone chan struct{}
+
 	rerr error  // the connection's error, returned once pending data is out
 	err  error  // the protocol error, returned by every Read from now on
 	sent bool   // whether err's reply has been written
@@ -212,7 +221,7 @@ func (c *framedConn) read(p []byte) (int, error) {
 			if c.lim != nil {
 				c.armIdle() // the idle timeout (limits.go)
 			}
-			m, err := c.Conn.Read(p[n:])
+			m, err := c.readConn(p[n:]) // blocking.go: read-ahead bytes first
 			if err != nil {
 				c.rerr = err
 			}

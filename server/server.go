@@ -184,6 +184,7 @@ func New(cfg Config) *Server {
 	s.registerTracking() // tracking.go
 	s.registerProbes()   // probes.go
 	s.registerObserve()  // obs: SHUTDOWN (server/observe.go)
+	s.registerBlocking() // blocking.go: CLIENT UNBLOCK
 	s.initFixture()      // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
 	s.initConfig()       // live settings, CONFIG GET/SET, users, limits (config.go)
 	return s

@@ -21,12 +21,7 @@ import (
 // implements what they need (file → reason). A pending file still runs:
 // while it differs the test is skipped with the first difference; once it
 // matches completely the test fails, so the entry gets removed.
-var pending = map[string]string{
-	"redisson_rlock.replay":           "hashes (EXISTS/HEXISTS/HINCRBY/PEXPIRE/PTTL on a hash, HGET) and pub/sub (SUBSCRIBE, PUBLISH from Lua, UNSUBSCRIBE): branches types and pubsub",
-	"redisson_fencedlock.replay":      "hashes (HEXISTS/HINCRBY inside the acquire scripts, HGETALL): branch types",
-	"python_redis_lock.replay":        "lists (LPUSH inside Lua, BLPOP woken by it, LRANGE): branch types",
-	"spring_lock_registry_cas.replay": "SET ... IFEQ and DELEX (Redis 8.4 compare-and-set): branch types",
-}
+var pending = map[string]string{}
 
 // TestReplay runs every testdata/*.replay against a fresh redis-server and
 // a fresh in-process tumbler, step by step, and fails on every frame that

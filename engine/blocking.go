@@ -1,0 +1,408 @@
+package engine
+
+import (
+	clist "container/list"
+	"math"
+	"time"
+)
+
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP), with the
+// semantics of Redis 7.2:
+//
+//   - A blocking command that finds nothing to pop registers a Waiter under
+//     the keyspace lock and sets Ctx.Blocked. It replies nothing yet. The
+//     caller (the server's connection goroutine) then waits, outside the
+//     lock, for the waiter's Done channel, its timeout, the end of the
+//     connection, or the server's closing, and calls FinishWait, which
+//     settles races under the lock and writes the reply.
+//   - A command blocks only when it is the top-level command of an Exec
+//     whose Ctx has CanBlock set. Inside a script or a transaction (EXEC)
+//     it behaves as if its timeout had expired at once: a null array.
+//   - When a command creates a list under a key that clients wait for, the
+//     key is marked ready. At the end of the top-level command (still
+//     under the lock; for a script or EXEC that is after all of it, as in
+//     Redis), the waiters of each ready key are served in the order they
+//     blocked: each one's command runs again, as Redis 7.2 re-executes it,
+//     checking all of its keys in order; its reply is recorded and handed
+//     to the waiting goroutine, which writes it to its connection. A
+//     command that runs again and still finds nothing keeps waiting.
+//   - A script that pushes and pops the same key leaves nothing to serve:
+//     waiters are served from the state the script left.
+
+// waitState is where a Waiter stands; it changes only under the lock.
+type waitState uint8
+
+const (
+	waitBlocked      waitState = iota
+	waitServed                 // the command ran again and replied
+	waitTimedOut               // its timeout passed
+	waitUnblockTime            // CLIENT UNBLOCK id [TIMEOUT]
+	waitUnblockError           // CLIENT UNBLOCK id ERROR
+	waitGone                   // its connection ended or the server closes
+)
+
+// WaitEnd says why a blocked client's wait ended, as its goroutine saw it.
+type WaitEnd uint8
+
+// Reasons for FinishWait.
+const (
+	WaitWoken   WaitEnd = iota // Done was closed
+	WaitTimeout                // Timeout elapsed
+	WaitGone                   // the client went away (no reply is written)
+)
+
+// ErrUnblocked is the reply to a client released by CLIENT UNBLOCK id ERROR.
+const ErrUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+
+// Waiter is a client blocked by a blocking command.
+type Waiter struct {
+	client  *Client
+	cmd     *Command
+	args    [][]byte // private copy of the command's arguments
+	keys    []string
+	elems   []*clist.Element // w's entry in each key's queue, as keys
+	timeout time.Duration
+	state   waitState
+	stay    bool // set by the command when it runs again and finds nothing
+	reply   recorder
+	done    chan struct{}
+}
+
+// Done is closed when the waiter has been served or released by CLIENT
+// UNBLOCK; the waiting goroutine then calls FinishWait.
+func (w *Waiter) Done() <-chan struct{} { return w.done }
+
+// Timeout is how long the client may wait; 0 means forever.
+func (w *Waiter) Timeout() time.Duration { return w.timeout }
+
+// blockState is the engine's part of blocking, guarded by the engine lock.
+type blockState struct {
+	top      *Command               // top-level command of the running Exec
+	waiting  map[string]*clist.List // key -> FIFO of *Waiter
+	byClient map[*Client]*Waiter    // for CLIENT UNBLOCK
+	ready    []string               // keys made ready, in order
+	isReady  map[string]struct{}    // members of ready
+	clients  int                    // number of blocked clients
+}
+
+// canBlock reports whether the running blocking command may block: it is
+// the top-level command of an Exec whose caller can wait, or it is a
+// waiter's command running again (then "blocking" means waiting on).
+func (c *Ctx) canBlock() bool {
+	if c.Blocked != nil {
+		return true
+	}
+	return c.CanBlock && c.Script == nil && c.Cmd != nil && c.Cmd == c.Eng.blk.top &&
+		c.Cmd.Flags&FlagBlocking != 0
+}
+
+// block makes the client wait for a list under one of keys, for timeout
+// (0: forever). The caller has checked canBlock and replied nothing.
+func (c *Ctx) block(keys [][]byte, timeout time.Duration) {
+	if w := c.Blocked; w != nil {
+		w.stay = true // running again and still nothing: keep waiting
+		return
+	}
+	e := c.Eng
+	b := &e.blk
+	if b.waiting == nil {
+		b.waiting = make(map[string]*clist.List)
+		b.byClient = make(map[*Client]*Waiter)
+		b.isReady = make(map[string]struct{})
+	}
+	w := &Waiter{client: c.Client, cmd: c.Cmd, timeout: timeout, done: make(chan struct{})}
+	w.reply.proto = c.W.Proto()
+	w.args = make([][]byte, len(c.Args))
+	for i, a := range c.Args {
+		w.args[i] = append([]byte(nil), a...)
+	}
+	for _, k := range keys {
+		key := string(k)
+		dup := false
+		for _, seen := range w.keys {
+			if seen == key {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		q := b.waiting[key]
+		if q == nil {
+			q = clist.New()
+			b.waiting[key] = q
+		}
+		w.keys = append(w.keys, key)
+		w.elems = append(w.elems, q.PushBack(w))
+	}
+	if c.Client != nil {
+		b.byClient[c.Client] = w
+	}
+	b.clients++
+	c.Blocked = w
+}
+
+// signalReady marks key ready if clients wait for it. It is called when a
+// list is created under key. Requires e.mu.
+func (e *Engine) signalReady(key string) {
+	b := &e.blk
+	if b.waiting[key] == nil {
+		return
+	}
+	if _, ok := b.isReady[key]; ok {
+		return
+	}
+	b.isReady[key] = struct{}{}
+	b.ready = append(b.ready, key)
+}
+
+// serveBlocked ends the top-level command (no handler run outside it may
+// block) and serves the clients waiting on keys it made ready. Requires
+// e.mu.
+func (e *Engine) serveBlocked() {
+	b := &e.blk
+	b.top = nil
+	if len(b.ready) == 0 {
+		return
+	}
+	now := e.clock.Mono()
+	for len(b.ready) > 0 {
+		key := b.ready[0]
+		b.ready[0] = ""
+		b.ready = b.ready[1:]
+		delete(b.isReady, key)
+		q := b.waiting[key]
+		if q == nil {
+			continue
+		}
+		// Serve at most the waiters present now, first blocked first.
+		n := q.Len()
+		for el := q.Front(); el != nil && n > 0; n-- {
+			next := el.Next()
+			w := el.Value.(*Waiter)
+			if ent := e.lookup([]byte(key), now); ent != nil && ent.kind == KindList {
+				e.rerun(w, now)
+			}
+			el = next
+		}
+	}
+	b.ready = nil
+}
+
+// rerun runs a waiter's command again, recording its reply; unless the
+// command still finds nothing, the waiter is served.
+func (e *Engine) rerun(w *Waiter, now int64) {
+	w.stay = false
+	w.reply.ops = w.reply.ops[:0]
+	sub := Ctx{Eng: e, Args: w.args, Now: now, W: &w.reply, Client: w.client, Cmd: w.cmd, Blocked: w}
+	e.Stats.Commands.Add(1)
+	w.cmd.Fn(&sub)
+	if w.stay {
+		w.reply.ops = w.reply.ops[:0]
+		return
+	}
+	e.release(w, waitServed)
+}
+
+// release takes w out of every queue and ends its wait. Requires e.mu.
+func (e *Engine) release(w *Waiter, st waitState) {
+	b := &e.blk
+	for i, key := range w.keys {
+		if q := b.waiting[key]; q != nil {
+			q.Remove(w.elems[i])
+			if q.Len() == 0 {
+				delete(b.waiting, key)
+			}
+		}
+	}
+	w.elems = nil
+	if w.client != nil && b.byClient[w.client] == w {
+		delete(b.byClient, w.client)
+	}
+	b.clients--
+	w.state = st
+	close(w.done)
+}
+
+// FinishWait ends the wait of the client whose command blocked (c.Blocked)
+// and writes its reply to c.W: the served command's reply, a null array
+// for a timeout, the UNBLOCKED error, or nothing when the client is gone.
+// It clears c.Blocked. Call it from the client's own goroutine, without
+// holding the engine lock, after Done is closed or for another reason.
+func (e *Engine) FinishWait(c *Ctx, why WaitEnd) {
+	w := c.Blocked
+	if w == nil {
+		return
+	}
+	c.Blocked = nil
+	e.lockOrBusy(true)
+	if w.state == waitBlocked {
+		switch why {
+		case WaitTimeout:
+			e.release(w, waitTimedOut)
+		case WaitGone:
+			e.release(w, waitGone)
+		default:
+			// Woken without a decision: cannot happen, Done is closed
+			// only by release. Treat it as a timeout rather than hang.
+			e.release(w, waitTimedOut)
+		}
+	}
+	st := w.state
+	e.mu.Unlock()
+	switch st {
+	case waitServed:
+		w.reply.replay(c.W)
+	case waitTimedOut, waitUnblockTime:
+		c.W.WriteNullArray()
+	case waitUnblockError:
+		c.W.WriteError(ErrUnblocked)
+	}
+	w.reply.ops = nil
+}
+
+// UnblockClient is CLIENT UNBLOCK: it releases cl if it is blocked, as if
+// its timeout had passed, or with the UNBLOCKED error, and reports whether
+// it was blocked.
+func (e *Engine) UnblockClient(cl *Client, withError bool) bool {
+	e.lockOrBusy(true)
+	defer e.mu.Unlock()
+	w := e.blk.byClient[cl]
+	if w == nil || w.state != waitBlocked {
+		return false
+	}
+	if withError {
+		e.release(w, waitUnblockError)
+	} else {
+		e.release(w, waitUnblockTime)
+	}
+	return true
+}
+
+// BlockedClients returns how many clients are blocked.
+func (e *Engine) BlockedClients() int {
+	e.lockOrBusy(true)
+	defer e.mu.Unlock()
+	return e.blk.clients
+}
+
+// parseBlockTimeout is Redis 7.2's getTimeoutFromObjectOrReply for a
+// timeout in seconds: a long double, 0 meaning forever. It returns the
+// time to wait.
+func parseBlockTimeout(c *Ctx, arg []byte) (time.Duration, bool) {
+	sec, ok := parseLongDouble(arg)
+	if !ok {
+		c.W.WriteError("ERR timeout is not a float or out of range")
+		return 0, false
+	}
+	ms, outOfRange := timeoutMillis(sec)
+	if outOfRange {
+		c.W.WriteError("ERR timeout is out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		c.W.WriteError("ERR timeout is negative")
+		return 0, false
+	}
+	if ms > 0 && ms > math.MaxInt64-c.Eng.clock.Wall().UnixMilli() {
+		c.W.WriteError("ERR timeout is out of range") // now + ms would overflow
+		return 0, false
+	}
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		ms = int64(math.MaxInt64 / time.Millisecond) // about 292 years
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// recorder is a Writer that keeps a reply to write later, elsewhere.
+type recorder struct {
+	proto int
+	ops   []recOp
+}
+
+type recOp struct {
+	kind uint8
+	n    int64
+	s    string
+	f    float64
+}
+
+const (
+	recStatus = iota
+	recError
+	recInt
+	recBulk
+	recNull
+	recNullArray
+	recArray
+	recMap
+	recSet
+	recBool
+	recDouble
+	recVerbatim
+)
+
+var _ Writer = (*recorder)(nil)
+
+func (r *recorder) Proto() int {
+	if r.proto == 0 {
+		return 2
+	}
+	return r.proto
+}
+func (r *recorder) add(op recOp)             { r.ops = append(r.ops, op) }
+func (r *recorder) WriteStatus(s string)     { r.add(recOp{kind: recStatus, s: s}) }
+func (r *recorder) WriteError(msg string)    { r.add(recOp{kind: recError, s: msg}) }
+func (r *recorder) WriteInt(n int64)         { r.add(recOp{kind: recInt, n: n}) }
+func (r *recorder) WriteBulk(b []byte)       { r.add(recOp{kind: recBulk, s: string(b)}) }
+func (r *recorder) WriteBulkString(s string) { r.add(recOp{kind: recBulk, s: s}) }
+func (r *recorder) WriteNull()               { r.add(recOp{kind: recNull}) }
+func (r *recorder) WriteNullArray()          { r.add(recOp{kind: recNullArray}) }
+func (r *recorder) WriteArray(n int)         { r.add(recOp{kind: recArray, n: int64(n)}) }
+func (r *recorder) WriteMap(n int)           { r.add(recOp{kind: recMap, n: int64(n)}) }
+func (r *recorder) WriteSet(n int)           { r.add(recOp{kind: recSet, n: int64(n)}) }
+func (r *recorder) WriteDouble(f float64)    { r.add(recOp{kind: recDouble, f: f}) }
+func (r *recorder) WriteBool(v bool) {
+	op := recOp{kind: recBool}
+	if v {
+		op.n = 1
+	}
+	r.add(op)
+}
+func (r *recorder) WriteVerbatim(format, s string) {
+	r.add(recOp{kind: recVerbatim, s: s, n: int64(len(format))})
+	r.ops[len(r.ops)-1].s = format + s
+}
+
+// replay writes the recorded reply to w.
+func (r *recorder) replay(w Writer) {
+	for _, op := range r.ops {
+		switch op.kind {
+		case recStatus:
+			w.WriteStatus(op.s)
+		case recError:
+			w.WriteError(op.s)
+		case recInt:
+			w.WriteInt(op.n)
+		case recBulk:
+			w.WriteBulkString(op.s)
+		case recNull:
+			w.WriteNull()
+		case recNullArray:
+			w.WriteNullArray()
+		case recArray:
+			w.WriteArray(int(op.n))
+		case recMap:
+			w.WriteMap(int(op.n))
+		case recSet:
+			w.WriteSet(int(op.n))
+		case recBool:
+			w.WriteBool(op.n != 0)
+		case recDouble:
+			w.WriteDouble(op.f)
+		case recVerbatim:
+			w.WriteVerbatim(op.s[:op.n], op.s[op.n:])
+		}
+	}
+}

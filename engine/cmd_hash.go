@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"math/big"
+	"strconv"
+)
+
+func registerHash(e *Engine) {
+	const w, r = FlagWrite, FlagReadonly
+	h := func(cmd *Command) *Command {
+		cmd.FirstKey, cmd.LastKey, cmd.Step, cmd.Group = 1, 1, 1, "hash"
+		return cmd
+	}
+	e.Register(
+		h(&Command{Name: "hset", Arity: -4, Flags: w | FlagDenyOOM | FlagFast, Fn: func(c *Ctx) { hsetGeneric(c, false) }}),
+		h(&Command{Name: "hmset", Arity: -4, Flags: w | FlagDenyOOM | FlagFast, Fn: func(c *Ctx) { hsetGeneric(c, true) }}),
+		h(&Command{Name: "hsetnx", Arity: 4, Flags: w | FlagDenyOOM | FlagFast, Fn: cmdHSetNX}),
+		h(&Command{Name: "hget", Arity: 3, Flags: r | FlagFast, Fn: cmdHGet}),
+		h(&Command{Name: "hmget", Arity: -3, Flags: r | FlagFast, Fn: cmdHMGet}),
+		h(&Command{Name: "hdel", Arity: -3, Flags: w | FlagFast, Fn: cmdHDel}),
+		h(&Command{Name: "hexists", Arity: 3, Flags: r | FlagFast, Fn: cmdHExists}),
+		h(&Command{Name: "hlen", Arity: 2, Flags: r | FlagFast, Fn: cmdHLen}),
+		h(&Command{Name: "hstrlen", Arity: 3, Flags: r | FlagFast, Fn: cmdHStrlen}),
+		h(&Command{Name: "hincrby", Arity: 4, Flags: w | FlagDenyOOM | FlagFast, Fn: cmdHIncrBy}),
+		h(&Command{Name: "hincrbyfloat", Arity: 4, Flags: w | FlagDenyOOM | FlagFast, Fn: cmdHIncrByFloat}),
+		h(&Command{Name: "hgetall", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, true, true) }}),
+		h(&Command{Name: "hkeys", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, true, false) }}),
+		h(&Command{Name: "hvals", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, false, true) }}),
+	)
+}
+
+// getHash looks key up for a hash command. It returns a nil hash for a
+// missing key, and replies WRONGTYPE (ok=false) for another kind.
+func getHash(c *Ctx, key []byte, read bool) (ent *entry, h *hash, ok bool) {
+	if read {
+		ent = c.Eng.lookupRead(key, c.Now)
+	} else {
+		ent = c.Eng.lookup(key, c.Now)
+	}
+	if ent == nil {
+		return nil, nil, true
+	}
+	if ent.kind != KindHash {
+		c.W.WriteError(ErrWrongType)
+		return nil, nil, false
+	}
+	return ent, ent.obj.(*hash), true
+}
+
+// hashForWrite is Redis's hashTypeLookupWriteOrCreate: the hash under key,
+// created if missing; WRONGTYPE (ok=false) for another kind.
+func hashForWrite(c *Ctx, key []byte) (*hash, bool) {
+	_, h, ok := getHash(c, key, false)
+	if !ok {
+		return nil, false
+	}
+	if h == nil {
+		h = newHash()
+		c.Eng.keys[string(key)] = &entry{kind: KindHash, obj: h}
+	}
+	return h, true
+}
+
+// HSET key field value [field value ...] / HMSET (replies OK)
+func hsetGeneric(c *Ctx, hmset bool) {
+	if len(c.Args)%2 == 1 {
+		c.W.WriteError(ErrWrongArgs(c.Cmd.Name))
+		return
+	}
+	key := c.Args[1]
+	h, ok := hashForWrite(c, key)
+	if !ok {
+		return
+	}
+	var created int64
+	for i := 2; i < len(c.Args); i += 2 {
+		if h.Set(string(c.Args[i]), string(c.Args[i+1])) {
+			created++
+		}
+	}
+	if hmset {
+		c.W.WriteStatus(statusOK)
+	} else {
+		c.W.WriteInt(created)
+	}
+	c.Eng.modified(string(key))
+}
+
+// HSETNX key field value
+func cmdHSetNX(c *Ctx) {
+	key := c.Args[1]
+	h, ok := hashForWrite(c, key)
+	if !ok {
+		return
+	}
+	if _, exists := h.Get(string(c.Args[2])); exists {
+		c.W.WriteInt(0)
+		return
+	}
+	h.Set(string(c.Args[2]), string(c.Args[3]))
+	c.W.WriteInt(1)
+	c.Eng.modified(string(key))
+}
+
+// HGET key field
+func cmdHGet(c *Ctx) {
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	writeHashField(c, h, c.Args[2])
+}
+
+func writeHashField(c *Ctx, h *hash, field []byte) {
+	if h == nil {
+		c.W.WriteNull()
+		return
+	}
+	if v, ok := h.Get(string(field)); ok {
+		c.W.WriteBulkString(v)
+	} else {
+		c.W.WriteNull()
+	}
+}
+
+// HMGET key field [field ...]
+func cmdHMGet(c *Ctx) {
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	c.W.WriteArray(len(c.Args) - 2)
+	for _, f := range c.Args[2:] {
+		writeHashField(c, h, f)
+	}
+}
+
+// HDEL key field [field ...]
+func cmdHDel(c *Ctx) {
+	key := c.Args[1]
+	ent, h, ok := getHash(c, key, false)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	var deleted int64
+	for _, f := range c.Args[2:] {
+		if h.Del(string(f)) {
+			deleted++
+			if h.Len() == 0 {
+				c.Eng.removeKey(string(key), ent)
+				break
+			}
+		}
+	}
+	if deleted > 0 {
+		c.Eng.modified(string(key))
+	}
+	c.W.WriteInt(deleted)
+}
+
+// HEXISTS key field
+func cmdHExists(c *Ctx) {
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	if _, ok := h.Get(string(c.Args[2])); ok {
+		c.W.WriteInt(1)
+	} else {
+		c.W.WriteInt(0)
+	}
+}
+
+// HLEN key
+func cmdHLen(c *Ctx) {
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	c.W.WriteInt(int64(h.Len()))
+}
+
+// HSTRLEN key field
+func cmdHStrlen(c *Ctx) {
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	v, _ := h.Get(string(c.Args[2]))
+	c.W.WriteInt(int64(len(v)))
+}
+
+// HINCRBY key field increment
+func cmdHIncrBy(c *Ctx) {
+	incr, ok := parseInt(c.Args[3])
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	key := c.Args[1]
+	h, ok := hashForWrite(c, key)
+	if !ok {
+		return
+	}
+	field := string(c.Args[2])
+	var cur int64
+	if v, exists := h.Get(field); exists {
+		n, ok := parseInt([]byte(v))
+		if !ok {
+			c.W.WriteError("ERR hash value is not an integer")
+			return
+		}
+		cur = n
+	}
+	if (incr < 0 && cur < 0 && incr < minInt64-cur) || (incr > 0 && cur > 0 && incr > maxInt64-cur) {
+		c.W.WriteError(ErrOverflow)
+		return
+	}
+	cur += incr
+	h.Set(field, strconv.FormatInt(cur, 10))
+	c.W.WriteInt(cur)
+	c.Eng.modified(string(key))
+}
+
+const (
+	maxInt64 = 1<<63 - 1
+	minInt64 = -1 << 63
+)
+
+// HINCRBYFLOAT key field increment
+//
+// The arithmetic is Redis's: long double, printed with "%.17Lf" and
+// trailing zeros removed (see longdouble.go).
+func cmdHIncrByFloat(c *Ctx) {
+	incr, ok := parseLongDouble(c.Args[3])
+	if !ok {
+		c.W.WriteError(ErrNotFloat)
+		return
+	}
+	if incr.IsInf() {
+		c.W.WriteError("ERR value is NaN or Infinity")
+		return
+	}
+	key := c.Args[1]
+	h, ok := hashForWrite(c, key)
+	if !ok {
+		return
+	}
+	field := string(c.Args[2])
+	cur := new(big.Float)
+	if v, exists := h.Get(field); exists {
+		if cur, ok = parseLongDouble([]byte(v)); !ok {
+			c.W.WriteError("ERR hash value is not a float")
+			return
+		}
+	}
+	sum := addLongDouble(cur, incr)
+	if ldOverflows(sum) {
+		c.W.WriteError("ERR increment would produce NaN or Infinity")
+		return
+	}
+	s := formatLongDoubleHuman(sum)
+	h.Set(field, s)
+	c.W.WriteBulkString(s)
+	c.Eng.modified(string(key))
+}
+
+// HGETALL key (a map), HKEYS key, HVALS key (arrays)
+func hgetallGeneric(c *Ctx, keys, vals bool) {
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		n = h.Len()
+	}
+	if keys && vals {
+		c.W.WriteMap(n)
+	} else {
+		c.W.WriteArray(n)
+	}
+	if h == nil {
+		return
+	}
+	h.Each(func(f, v string) {
+		if keys {
+			c.W.WriteBulkString(f)
+		}
+		if vals {
+			c.W.WriteBulkString(v)
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package engine
+
+func registerObject(e *Engine) {
+	sub := func(fn func(c *Ctx)) *Command {
+		return &Command{Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Fn: fn}
+	}
+	e.Register(&Command{Name: "object", Arity: -2, Group: "generic", Subs: map[string]*Command{
+		"encoding": sub(cmdObjectEncoding),
+		"refcount": sub(cmdObjectRefcount),
+		"freq":     sub(cmdObjectFreq),
+		"help":     {Arity: 2, Flags: FlagLoading | FlagStale, Fn: cmdObjectHelp},
+	}})
+}
+
+// rawString marks a string value that Redis would hold in the "raw"
+// encoding whatever its length: one grown in place by APPEND.
+type rawString struct{}
+
+// Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT and OBJ_SHARED_INTEGERS.
+const (
+	embstrSizeLimit = 44
+	sharedIntegers  = 10000
+)
+
+// stringEncoding is the encoding Redis's tryObjectEncoding picks for a
+// value stored by SET and friends: "int" for a canonical integer of at
+// most 20 characters, "embstr" up to 44 bytes, "raw" beyond.
+func stringEncoding(ent *entry) (enc string, shared bool) {
+	if _, raw := ent.obj.(rawString); raw {
+		return "raw", false
+	}
+	s := ent.str
+	if len(s) <= 20 {
+		if n, ok := parseInt([]byte(s)); ok {
+			return "int", n >= 0 && n < sharedIntegers
+		}
+	}
+	if len(s) <= embstrSizeLimit {
+		return "embstr", false
+	}
+	return "raw", false
+}
+
+// objectLookup finds OBJECT's key; a missing key replies a null.
+func objectLookup(c *Ctx) *entry {
+	ent := c.Eng.lookup(c.Args[2], c.Now)
+	if ent == nil {
+		c.W.WriteNull()
+	}
+	return ent
+}
+
+// OBJECT ENCODING key
+//
+// Lists report "quicklist", as Redis 7.0 does for lists of any size.
+func cmdObjectEncoding(c *Ctx) {
+	ent := objectLookup(c)
+	if ent == nil {
+		return
+	}
+	switch ent.kind {
+	case KindString:
+		enc, _ := stringEncoding(ent)
+		c.W.WriteBulkString(enc)
+	case KindHash:
+		c.W.WriteBulkString(ent.obj.(*hash).Encoding())
+	case KindList:
+		c.W.WriteBulkString("quicklist")
+	default:
+		c.W.WriteNull()
+	}
+}
+
+// OBJECT REFCOUNT key
+//
+// Small integers are shared objects in Redis, reported with INT_MAX.
+func cmdObjectRefcount(c *Ctx) {
+	ent := objectLookup(c)
+	if ent == nil {
+		return
+	}
+	if ent.kind == KindString {
+		if _, shared := stringEncoding(ent); shared {
+			c.W.WriteInt(2147483647)
+			return
+		}
+	}
+	c.W.WriteInt(1)
+}
+
+// OBJECT FREQ key: tumbler, like Redis without an LFU policy, does not
+// track access frequency.
+func cmdObjectFreq(c *Ctx) {
+	if objectLookup(c) == nil {
+		return
+	}
+	c.W.WriteError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+}
+
+var objectHelp = []string{
+	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// OBJECT HELP
+//
+// tumbler does not track access times: IDLETIME is not offered.
+func cmdObjectHelp(c *Ctx) {
+	c.W.WriteArray(len(objectHelp))
+	for _, l := range objectHelp {
+		c.W.WriteStatus(l)
+	}
+}

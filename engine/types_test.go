@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The ring-buffer deque against a plain slice, over random operations,
+// including growth, wrap-around, shrinking and middle insertion.
+func TestList_MatchesSliceModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var l list
+	var model []string
+	for step := 0; step < 20000; step++ {
+		v := strconv.Itoa(step)
+		switch op := rng.Intn(10); {
+		case op < 3:
+			l.PushBack(v)
+			model = append(model, v)
+		case op < 6:
+			l.PushFront(v)
+			model = append([]string{v}, model...)
+		case op < 7 && len(model) > 0:
+			if got := l.PopFront(); got != model[0] {
+				t.Fatalf("step %d PopFront = %q, want %q", step, got, model[0])
+			}
+			model = model[1:]
+		case op < 8 && len(model) > 0:
+			if got := l.PopBack(); got != model[len(model)-1] {
+				t.Fatalf("step %d PopBack = %q, want %q", step, got, model[len(model)-1])
+			}
+			model = model[:len(model)-1]
+		case op < 9:
+			i := rng.Intn(len(model) + 1)
+			l.Insert(i, v)
+			model = append(model[:i], append([]string{v}, model[i:]...)...)
+		default:
+			if len(model) > 0 && rng.Intn(4) == 0 {
+				left, right := rng.Intn(len(model)+1), rng.Intn(len(model)+1)
+				l.Trim(left, right)
+				if left+right >= len(model) {
+					model = nil
+				} else {
+					model = model[left : len(model)-right]
+				}
+			}
+		}
+		if l.Len() != len(model) {
+			t.Fatalf("step %d: Len = %d, want %d", step, l.Len(), len(model))
+		}
+		if step%97 == 0 {
+			for i, want := range model {
+				if got := l.At(i); got != want {
+					t.Fatalf("step %d: At(%d) = %q, want %q", step, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestList_ShrinksAfterDraining(t *testing.T) {
+	var l list
+	for i := 0; i < 100000; i++ {
+		l.PushBack("x")
+	}
+	for l.Len() > 1 {
+		l.PopFront()
+	}
+	if c := len(l.buf); c > listMinCap {
+		t.Fatalf("capacity %d after draining to one element", c)
+	}
+}
+
+func TestList_FilterKeepsOrder(t *testing.T) {
+	var l list
+	for _, s := range strings.Split("a b a c a", " ") {
+		l.PushBack(s)
+	}
+	n := 0
+	l.Filter(true, func(s string) bool { // remove the last two "a"
+		if s == "a" && n < 2 {
+			n++
+			return false
+		}
+		return true
+	})
+	var got []string
+	for i := 0; i < l.Len(); i++ {
+		got = append(got, l.At(i))
+	}
+	if strings.Join(got, " ") != "a b c" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestHash_CompactUntilLimitsThenTable(t *testing.T) {
+	h := newHash()
+	for i := 0; i < hashMaxListpackEntries; i++ {
+		h.Set("f"+strconv.Itoa(i), "v")
+	}
+	if h.Encoding() != "listpack" {
+		t.Fatalf("%d fields: %s", h.Len(), h.Encoding())
+	}
+	var order []string
+	h.Each(func(f, _ string) { order = append(order, f) })
+	if order[0] != "f0" || order[len(order)-1] != "f511" {
+		t.Fatal("compact form does not keep insertion order")
+	}
+	h.Set("one-more", "v")
+	if h.Encoding() != "hashtable" || h.Len() != hashMaxListpackEntries+1 {
+		t.Fatalf("after %d fields: %s", h.Len(), h.Encoding())
+	}
+	for i := 0; i < 400; i++ {
+		h.Del("f" + strconv.Itoa(i))
+	}
+	if h.Encoding() != "hashtable" {
+		t.Fatal("a hash never goes back to the compact form")
+	}
+	h2 := newHash()
+	h2.Set("a", strings.Repeat("x", hashMaxListpackValue))
+	if h2.Encoding() != "listpack" {
+		t.Fatal("a 64-byte value fits the compact form")
+	}
+	h2.Set(strings.Repeat("y", hashMaxListpackValue+1), "v")
+	if h2.Encoding() != "hashtable" {
+		t.Fatal("a 65-byte field must convert")
+	}
+	if v, ok := h2.Get("a"); !ok || len(v) != 64 {
+		t.Fatal("conversion lost a field")
+	}
+}
+
+// Expected values are redis-server's replies (hash.txt checks more).
+func TestHIncrByFloat_LongDoublePrecision(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("$0.1", "HINCRBYFLOAT", "h", "a", "0.1")
+	e.expect("$0.3", "HINCRBYFLOAT", "h", "a", "0.2") // float64 would say 0.30000000000000004
+	e.expect("$3.33333333333333333", "HINCRBYFLOAT", "h", "c", "3.3333333333333333333")
+	e.expect("$-0.5", "HINCRBYFLOAT", "h", "d", "-0.5")
+	e.expect("$0", "HINCRBYFLOAT", "h", "d", "0.5")
+	e.expect("$0.125", "HINCRBYFLOAT", "h", "e", "0x1p-3")
+	e.expect("$0", "HINCRBYFLOAT", "h", "g", "1e-20")
+	e.expect("$100000000000000000000", "HINCRBYFLOAT", "h", "b", "1e20")
+	e.expect("-ERR value is NaN or Infinity", "HINCRBYFLOAT", "h", "x", "inf")
+	e.expect("-"+ErrNotFloat, "HINCRBYFLOAT", "h", "x", "nan")
+	e.expect("-"+ErrNotFloat, "HINCRBYFLOAT", "h", "x", "1e5000")
+	e.expect(":1", "HSET", "h", "s", "x")
+	e.expect("-ERR hash value is not a float", "HINCRBYFLOAT", "h", "s", "1")
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// This file is the server's side of blocking commands (BLPOP and friends;
+// the engine's side is engine/blocking.go).
+//
+// A command that must wait leaves its Waiter in c.ctx.Blocked when
+// engine.Exec returns. The connection's goroutine then flushes the replies
+// of the commands before it, and waits, without the engine lock, for the
+// first of: the waiter is served (or released by CLIENT UNBLOCK), its
+// timeout, the client going away, the server closing. engine.FinishWait
+// settles the race between these under the engine lock and writes the
+// reply; then the rest of the pipeline runs.
+//
+// While it waits the goroutine keeps reading the socket (framedConn's
+// read-ahead), so that a client that disconnects is noticed at once and
+// taken out of the queues, rather than being handed an element it will
+// never read. Bytes read meanwhile (pipelined commands) are kept for the
+// parser.
+
+// registerBlocking adds CLIENT UNBLOCK.
+func (s *Server) registerBlocking() {
+	const conn = engine.FlagNoKeys | engine.FlagNoScript
+	s.eng.Lookup([]byte("client")).Subs["unblock"] = &engine.Command{
+		Name: "client|unblock", Arity: -3, Flags: conn | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale,
+		Fn: s.cmdClientUnblock,
+	}
+}
+
+// waitBlocked waits for c's blocked command to end and writes its reply.
+func (s *Server) waitBlocked(c *client) {
+	w := c.ctx.Blocked
+	if err := c.flush(); err != nil {
+		s.eng.FinishWait(&c.ctx, engine.WaitGone)
+		c.closeNow = true
+		return
+	}
+	gone := c.fc.startReadAhead()
+	var timeout <-chan time.Time
+	if d := w.Timeout(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	why := engine.WaitWoken
+	select {
+	case <-w.Done():
+	case <-timeout:
+		why = engine.WaitTimeout
+	case <-gone:
+		why = engine.WaitGone
+	case <-s.done:
+		why = engine.WaitGone
+	}
+	c.fc.stopReadAhead()
+	s.eng.FinishWait(&c.ctx, why)
+	if why == engine.WaitGone {
+		c.closeNow = true
+	}
+}
+
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+func (s *Server) cmdClientUnblock(c *engine.Ctx) {
+	if len(c.Args) > 4 {
+		c.W.WriteError("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
+		return
+	}
+	withError := false
+	if len(c.Args) == 4 {
+		switch {
+		case engine.EqFold(c.Args[3], "timeout"):
+		case engine.EqFold(c.Args[3], "error"):
+			withError = true
+		default:
+			c.W.WriteError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := engine.ParseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError(engine.ErrNotInteger)
+		return
+	}
+	var target *client
+	s.clients.Range(func(k, _ any) bool {
+		if cl := k.(*client); cl.ID == id {
+			target = cl
+			return false
+		}
+		return true
+	})
+	if target != nil && s.eng.UnblockClient(&target.Client, withError) {
+		c.W.WriteInt(1)
+	} else {
+		c.W.WriteInt(0)
+	}
+}
+
+// readAheadMax bounds what a blocked client may send before it is served:
+// past it, reading stops until the wait ends (and a disconnect is noticed
+// only then).
+const readAheadMax = 1 << 20
+
+// startReadAhead reads the connection in the background while its client
+// is blocked, keeping the bytes for Read. The returned channel is closed
+// when the connection fails or ends. Call stopReadAhead before the next
+// Read.
+func (c *framedConn) startReadAhead() <-chan struct{} {
+	gone := make(chan struct{})
+	if c.rerr != nil || c.aheadErr != nil {
+		close(gone) // the client had already gone when its command blocked
+		return gone
+	}
+	done := make(chan struct{})
+	c.aheadDone = done
+	c.aheadStop.Store(false)
+	go func() {
+		defer close(done)
+		var buf [4096]byte
+		for len(c.ahead) < readAheadMax {
+			n, err := c.Conn.Read(buf[:])
+			c.ahead = append(c.ahead, buf[:n]...)
+			if err != nil {
+				var ne net.Error
+				if c.aheadStop.Load() && errors.As(err, &ne) && ne.Timeout() {
+					return // stopped by stopReadAhead
+				}
+				c.aheadErr = err
+				close(gone)
+				return
+			}
+		}
+	}()
+	return gone
+}
+
+// stopReadAhead ends the background read started by startReadAhead,
+// interrupting it with a read deadline in the past, and waits for it.
+func (c *framedConn) stopReadAhead() {
+	if c.aheadDone == nil {
+		return
+	}
+	c.aheadStop.Store(true)
+	_ = c.Conn.SetReadDeadline(time.Unix(1, 0))
+	<-c.aheadDone
+	_ = c.Conn.SetReadDeadline(time.Time{})
+	c.aheadDone = nil
+}
+
+// readConn reads from the connection, first what the read-ahead kept.
+func (c *framedConn) readConn(p []byte) (int, error) {
+	if len(c.ahead) > 0 {
+		n := copy(p, c.ahead)
+		c.ahead = c.ahead[n:]
+		if len(c.ahead) == 0 {
+			c.ahead = nil
+		}
+		return n, nil
+	}
+	if c.aheadErr != nil {
+		return 0, c.aheadErr
+	}
+	return c.Conn.Read(p)
+}

@@ -1,0 +1,355 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitBlocked waits until n clients are blocked (a synchronisation point,
+// not a timing assertion: it only bounds how long a broken server may hang
+// the test).
+func waitBlockedClients(t *testing.T, srv *Server, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Engine().BlockedClients() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked clients = %d, want %d", srv.Engine().BlockedClients(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func bulkPair(k, v string) string {
+	return "*2\r\n$" + strconv.Itoa(len(k)) + "\r\n" + k + "\r\n$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+}
+
+func TestBLPOP_WokenByLPUSHFromAnotherClient(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	if info := b.do("INFO", "clients"); !strings.Contains(info, "blocked_clients:1\r\n") {
+		t.Fatalf("INFO clients while a client waits:\n%s", info)
+	}
+	if got := b.do("LPUSH", "q", "job"); got != ":1\r\n" {
+		t.Fatalf("LPUSH = %q", got)
+	}
+	if got := a.read(); got != bulkPair("q", "job") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+	if got := b.do("EXISTS", "q"); got != ":0\r\n" {
+		t.Fatalf("the element was not taken: EXISTS = %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+}
+
+// python-redis-lock releases with a script that LPUSHes a signal key; the
+// waiter is served when the script ends.
+func TestBLPOP_WokenByLPUSHInsideScript(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "lock-signal:x", "0"))
+	waitBlockedClients(t, srv, 1)
+	script := "redis.call('del', KEYS[1]); redis.call('lpush', KEYS[2], 1); redis.call('pexpire', KEYS[2], 1000); return 1"
+	if got := b.do("EVAL", script, "2", "lock:x", "lock-signal:x"); got != ":1\r\n" {
+		t.Fatalf("EVAL = %q", got)
+	}
+	if got := a.read(); got != bulkPair("lock-signal:x", "1") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+}
+
+// Waiters are served from the state a script leaves, as in Redis: a script
+// that pushes and then pops the same key leaves nothing to serve.
+func TestBLPOP_ScriptThatPushesAndPopsLeavesWaiterBlocked(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "k", "0"))
+	waitBlockedClients(t, srv, 1)
+	got := b.do("EVAL", "redis.call('lpush', KEYS[1], 'x'); return redis.call('lpop', KEYS[1])", "1", "k")
+	if got != "$1\r\nx\r\n" {
+		t.Fatalf("EVAL = %q", got)
+	}
+	// Serving ran before EVAL's reply was sent: the waiter is still there.
+	if n := srv.Engine().BlockedClients(); n != 1 {
+		t.Fatalf("blocked clients after the script = %d, want 1", n)
+	}
+	b.do("RPUSH", "k", "y")
+	if got := a.read(); got != bulkPair("k", "y") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+}
+
+func TestBLPOP_WaitersServedFirstBlockedFirst(t *testing.T) {
+	srv := RunT(t)
+	var cs []*rawClient
+	for i := 0; i < 3; i++ {
+		c := dial(t, srv.Addr())
+		c.send(encode("BLPOP", "q", "0"))
+		waitBlockedClients(t, srv, i+1)
+		cs = append(cs, c)
+	}
+	p := dial(t, srv.Addr())
+	if got := p.do("RPUSH", "q", "1", "2", "3", "4"); got != ":4\r\n" {
+		t.Fatalf("RPUSH = %q", got)
+	}
+	for i, c := range cs {
+		if got, want := c.read(), bulkPair("q", strconv.Itoa(i+1)); got != want {
+			t.Fatalf("waiter %d got %q, want %q", i, got, want)
+		}
+	}
+	if got := p.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$1\r\n4\r\n" {
+		t.Fatalf("left in the list: %q", got)
+	}
+}
+
+// A waiter blocked on several keys is served from the first one, in the
+// order of its keys, that holds a list when it runs again; it leaves the
+// queues of all its keys.
+func TestBRPOP_SeveralKeysServedOnceFromFirstNonEmpty(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BRPOP", "k1", "k2", "k1", "0"))
+	waitBlockedClients(t, srv, 1)
+	got := b.do("EVAL", "redis.call('rpush', 'k2', 'two'); redis.call('rpush', 'k1', 'x', 'one'); return 1", "0")
+	if got != ":1\r\n" {
+		t.Fatalf("EVAL = %q", got)
+	}
+	if got := a.read(); got != bulkPair("k1", "one") {
+		t.Fatalf("BRPOP = %q", got)
+	}
+	if got := b.do("MGET", "x"); got != "*1\r\n$-1\r\n" {
+		t.Fatalf("MGET = %q", got)
+	}
+	if got := b.do("LRANGE", "k2", "0", "-1"); got != "*1\r\n$3\r\ntwo\r\n" {
+		t.Fatalf("k2 = %q (the waiter must be served once)", got)
+	}
+	waitBlockedClients(t, srv, 0)
+}
+
+func TestBLPOP_TimeoutRepliesNullArrayInBothProtocols(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	if got := c.do("BLPOP", "missing", "0.01"); got != "*-1\r\n" {
+		t.Fatalf("RESP2 timeout = %q", got)
+	}
+	if got := c.do("BLMOVE", "missing", "dst", "LEFT", "LEFT", "0.01"); got != "*-1\r\n" {
+		t.Fatalf("RESP2 BLMOVE timeout = %q", got)
+	}
+	c.do("HELLO", "3")
+	if got := c.do("BRPOP", "missing", "0.01"); got != "_\r\n" {
+		t.Fatalf("RESP3 timeout = %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+}
+
+// A client that disconnects while blocked leaves the queue at once: the
+// next push stays in the list instead of going to a dead connection.
+func TestBLPOP_DisconnectWhileBlockedLeavesElementInList(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	a.conn.Close()
+	waitBlockedClients(t, srv, 0)
+	b.do("LPUSH", "q", "job")
+	if got := b.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$3\r\njob\r\n" {
+		t.Fatalf("LRANGE = %q", got)
+	}
+}
+
+// Commands pipelined behind a blocking command, in the same write or sent
+// while it waits, run after it has been served, in order.
+func TestBLPOP_PipelinedCommandsRunAfterItIsServed(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("SET", "x", "1") + encode("BLPOP", "q", "0") + encode("INCR", "x") + encode("GET", "x"))
+	if got := a.read(); got != "+OK\r\n" {
+		t.Fatalf("SET = %q (replies before the blocking command are sent)", got)
+	}
+	waitBlockedClients(t, srv, 1)
+	a.send(encode("INCR", "x"))
+	if got := b.do("GET", "x"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET x = %q: commands behind BLPOP ran before it was served", got)
+	}
+	b.do("RPUSH", "q", "v")
+	for _, want := range []string{bulkPair("q", "v"), ":2\r\n", "$1\r\n2\r\n", ":3\r\n"} {
+		if got := a.read(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}
+
+func TestBLPOP_InsideScriptDoesNotBlock(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	if got := c.do("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "q"); got != "$-1\r\n" {
+		t.Fatalf("empty: %q", got)
+	}
+	c.do("RPUSH", "q", "a")
+	if got := c.do("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "q"); got != bulkPair("q", "a") {
+		t.Fatalf("non-empty: %q", got)
+	}
+	if got := c.do("EVAL", "return redis.call('blmove', KEYS[1], 'd', 'LEFT', 'LEFT', 0)", "1", "q"); got != "$-1\r\n" {
+		t.Fatalf("BLMOVE in a script: %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+}
+
+func TestClientUnblock(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	if got := b.do("CLIENT", "UNBLOCK", id); got != ":0\r\n" {
+		t.Fatalf("unblocking a client that is not blocked = %q", got)
+	}
+	a.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	if got := b.do("CLIENT", "UNBLOCK", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK = %q", got)
+	}
+	if got := a.read(); got != "*-1\r\n" {
+		t.Fatalf("unblocked as a timeout: %q", got)
+	}
+	a.send(encode("BRPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	if got := b.do("CLIENT", "UNBLOCK", id, "error"); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK ERROR = %q", got)
+	}
+	if got := a.read(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
+		t.Fatalf("unblocked with an error: %q", got)
+	}
+	if got := a.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("connection after unblock: %q", got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"CLIENT", "UNBLOCK", id, "bogus"}, "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"},
+		{[]string{"CLIENT", "UNBLOCK", "x", "bogus"}, "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"},
+		{[]string{"CLIENT", "UNBLOCK", "x"}, "-ERR value is not an integer or out of range\r\n"},
+		{[]string{"CLIENT", "UNBLOCK"}, "-ERR wrong number of arguments for 'client|unblock' command\r\n"},
+		{[]string{"CLIENT", "UNBLOCK", "1", "2", "3"}, "-ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.\r\n"},
+		{[]string{"CLIENT", "UNBLOCK", "999999"}, ":0\r\n"},
+	} {
+		if got := b.do(tc.args...); got != tc.want {
+			t.Errorf("%q = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// BLMOVE pushes into a list another client waits on: that one is served
+// too, in the same round.
+func TestBLMOVE_ChainsToClientWaitingOnDestination(t *testing.T) {
+	srv := RunT(t)
+	a, b, p := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	b.send(encode("BLPOP", "dst", "0"))
+	waitBlockedClients(t, srv, 1)
+	a.send(encode("BLMOVE", "src", "dst", "RIGHT", "LEFT", "0"))
+	waitBlockedClients(t, srv, 2)
+	p.do("RPUSH", "src", "foo")
+	if got := a.read(); got != "$3\r\nfoo\r\n" {
+		t.Fatalf("BLMOVE = %q", got)
+	}
+	if got := b.read(); got != bulkPair("dst", "foo") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+	if got := p.do("EXISTS", "src", "dst"); got != ":0\r\n" {
+		t.Fatalf("EXISTS = %q", got)
+	}
+}
+
+// As in Redis 7.2, a waiter's command runs again when it is served, so a
+// destination of the wrong kind is reported then, and the element stays.
+func TestBRPOPLPUSH_ServedWithWrongDestinationReportsWrongType(t *testing.T) {
+	srv := RunT(t)
+	a, p := dial(t, srv.Addr()), dial(t, srv.Addr())
+	p.do("SET", "dst", "string")
+	a.send(encode("BRPOPLPUSH", "src", "dst", "0"))
+	waitBlockedClients(t, srv, 1)
+	p.do("RPUSH", "src", "a", "b")
+	if got := a.read(); !strings.HasPrefix(got, "-WRONGTYPE") {
+		t.Fatalf("served with a string destination: %q", got)
+	}
+	if got := p.do("LRANGE", "src", "0", "-1"); got != "*2\r\n$1\r\na\r\n$1\r\nb\r\n" {
+		t.Fatalf("src = %q", got)
+	}
+}
+
+// A key that becomes a string does not wake a list waiter; it is served
+// once a list appears.
+func TestBLPOP_KeyOfAnotherKindDoesNotWake(t *testing.T) {
+	srv := RunT(t)
+	a, p := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "k", "0"))
+	waitBlockedClients(t, srv, 1)
+	p.do("SET", "k", "v")
+	p.do("HSET", "h", "f", "v")
+	if n := srv.Engine().BlockedClients(); n != 1 {
+		t.Fatalf("blocked clients = %d after SET", n)
+	}
+	p.do("DEL", "k")
+	p.do("RPUSH", "k", "x")
+	if got := a.read(); got != bulkPair("k", "x") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+}
+
+// Close ends blocked connections promptly.
+func TestClose_WithBlockedClients(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0"})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var cs []*rawClient
+	for i := 0; i < 3; i++ {
+		c := dial(t, srv.Addr())
+		c.send(encode("BLPOP", "q"+strconv.Itoa(i), "0"))
+		cs = append(cs, c)
+	}
+	waitBlockedClients(t, srv, 3)
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return with blocked clients")
+	}
+	for _, c := range cs {
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.rd.ReadByte(); err == nil {
+			t.Fatal("a blocked connection got a reply instead of being closed")
+		}
+	}
+	if n := srv.Engine().BlockedClients(); n != 0 {
+		t.Fatalf("blocked clients after Close = %d", n)
+	}
+}
+
+// A timeout that fires while the waiter is being served must not lose the
+// element: whichever wins, the element is either delivered or still in the
+// list. Many short waits make the race likely.
+func TestBLPOP_TimeoutRacingPushNeverLosesElements(t *testing.T) {
+	srv := RunT(t)
+	a, p := dial(t, srv.Addr()), dial(t, srv.Addr())
+	delivered := 0
+	for i := 0; i < 200; i++ {
+		a.send(encode("BLPOP", "q", "0.001"))
+		p.do("RPUSH", "q", "x")
+		if got := a.read(); got == bulkPair("q", "x") {
+			delivered++
+		} else if got != "*-1\r\n" {
+			t.Fatalf("round %d: BLPOP = %q", i, got)
+		}
+	}
+	left, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p.do("LLEN", "q"), ":"), "\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if delivered+left != 200 {
+		t.Fatalf("%d delivered + %d left in the list != 200 pushed", delivered, left)
+	}
+}
