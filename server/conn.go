@@ -73,7 +73,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 
-	rd := redcon.NewReader(fc)
+	rd := newCmdReader(fc) // in-place parsing, no allocation per command (reader.go)
 	for {
 		cmds, err := rd.ReadCommands()
 		if err != nil {

@@ -1,0 +1,302 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/tidwall/redcon"
+)
+
+// cmdReader reads the requests of one connection, after framedConn has
+// checked their framing and limits. It is the hot path of every command,
+// so it parses multibulk requests in place: a command's Args point into the
+// reader's buffer and the slices holding them are reused, so reading a
+// pipeline costs no allocation per command. redcon.Reader, which it
+// replaces there, copies every request and allocates its argument slice.
+//
+// The Args of the commands returned by ReadCommands are valid until the next
+// call: whatever keeps an argument after its command (MULTI's queue, blocked
+// commands, the slow log, the command log, the keyspace) copies it, as it
+// had to for redcon too since redcon reuses nothing but does not promise
+// otherwise. Inline requests, rare and used by hand, are handed to
+// redcon's parser, so that their quoting rules and error texts stay
+// redcon's. Use a cmdReader from one goroutine.
+type cmdReader struct {
+	rd         io.Reader
+	buf        []byte
+	start, end int // unparsed input: buf[start:end]
+	cmds       []redcon.Command
+	args       [][]byte // backing array of every Args of the last batch
+}
+
+// The protocol errors the reader itself reports, worded as redcon's: the
+// framer has already refused nearly everything else.
+var (
+	errReaderBulk  = errors.New("Protocol error: invalid bulk length")
+	errReaderMbulk = errors.New("Protocol error: invalid multibulk length")
+)
+
+const (
+	readerMinBuf    = 4 * 1024  // the buffer's size while requests are small
+	readerMaxIdle   = 64 * 1024 // a larger buffer is dropped once empty
+	readerMinReadSz = 1024      // the least room left free for a read
+)
+
+func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd} }
+
+// ReadCommands returns the complete requests read so far, reading from the
+// connection until there is at least one.
+func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
+	r.cmds = r.cmds[:0]
+	r.args = r.args[:0]
+	for {
+		if r.start < r.end {
+			if err := r.parse(); err != nil {
+				if len(r.cmds) > 0 {
+					// Run the requests before the bad one first; the next
+					// call stops at it again and returns the error.
+					return r.cmds, nil
+				}
+				return nil, err
+			}
+			if len(r.cmds) > 0 {
+				return r.cmds, nil
+			}
+		}
+		if err := r.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fill reads more input, making room for it first: the unparsed bytes move
+// to the front, and the buffer grows when they fill it.
+func (r *cmdReader) fill() error {
+	if r.start == r.end {
+		r.start, r.end = 0, 0
+		if len(r.buf) > readerMaxIdle {
+			r.buf = nil
+		}
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, readerMinBuf)
+	}
+	if len(r.buf)-r.end < readerMinReadSz {
+		n := r.end - r.start
+		if n+readerMinReadSz > len(r.buf) || r.start == 0 {
+			size := 2 * len(r.buf)
+			if need := r.need(); need > size {
+				size = need
+			}
+			if size < n+readerMinReadSz {
+				size = n + readerMinReadSz
+			}
+			nb := make([]byte, size)
+			copy(nb, r.buf[r.start:r.end])
+			r.buf = nb
+		} else {
+			copy(r.buf, r.buf[r.start:r.end])
+		}
+		r.start, r.end = 0, n
+	}
+	n, err := r.rd.Read(r.buf[r.end:])
+	if n > 0 {
+		r.end += n
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// need estimates the size of the incomplete request at buf[start:], so that
+// one large bulk grows the buffer once rather than by doubling: it is the
+// end of the first bulk whose length line is complete and whose payload is
+// not.
+func (r *cmdReader) need() int {
+	b := r.buf[r.start:r.end]
+	if len(b) == 0 || b[0] != '*' {
+		return 0
+	}
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return 0
+	}
+	i++
+	for i < len(b) && b[i] == '$' {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return 0
+		}
+		size, ok := atoiLine(b[i+1 : i+j])
+		if !ok {
+			return 0
+		}
+		i += j + 1 + size + 2
+		if i > len(b) {
+			return i
+		}
+	}
+	return 0
+}
+
+// parse appends to r.cmds every complete request in buf[start:end] and
+// advances start past them.
+func (r *cmdReader) parse() error {
+	for r.start < r.end {
+		b := r.buf[r.start:r.end]
+		var n int
+		var err error
+		if b[0] == '*' {
+			n, err = r.parseMultibulk(b)
+		} else {
+			n, err = r.parseInline(b)
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil // incomplete
+		}
+		r.start += n
+	}
+	return nil
+}
+
+// parseMultibulk parses one "*N\r\n$L\r\n...\r\n" request at the start of
+// b. It returns the bytes it took, 0 when b holds only part of it.
+func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
+	count, i := lineNum(b, 1)
+	switch {
+	case i == 0:
+		return 0, nil
+	case i < 0 || count <= 0:
+		return 0, errReaderMbulk
+	}
+	first := len(r.args)
+	for k := 0; k < count; k++ {
+		if i >= len(b) {
+			r.args = r.args[:first]
+			return 0, nil
+		}
+		if b[i] != '$' {
+			ch := b[i]
+			r.args = r.args[:first]
+			return 0, errors.New("Protocol error: expected '$', got '" + string([]byte{ch}) + "'")
+		}
+		size, next := lineNum(b, i+1)
+		if next <= 0 || size < 0 {
+			r.args = r.args[:first]
+			if next == 0 {
+				return 0, nil
+			}
+			return 0, errReaderBulk
+		}
+		i = next
+		if len(b)-i < size+2 {
+			r.args = r.args[:first]
+			return 0, nil
+		}
+		if b[i+size] != '\r' || b[i+size+1] != '\n' {
+			r.args = r.args[:first]
+			return 0, errReaderBulk
+		}
+		r.args = append(r.args, b[i:i+size:i+size])
+		i += size + 2
+	}
+	r.addCmd(first)
+	return i, nil
+}
+
+// addCmd adds the command whose arguments are r.args[first:]. When args
+// has grown into a new backing array, the Args of earlier commands still
+// point into the old one, which stays valid.
+func (r *cmdReader) addCmd(first int) {
+	r.cmds = append(r.cmds, redcon.Command{Args: r.args[first:len(r.args):len(r.args)]})
+}
+
+// parseInline parses one inline request ("SET k v\r\n") with redcon's own
+// parser. A blank line is consumed with no command, as in Redis.
+func (r *cmdReader) parseInline(b []byte) (int, error) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return 0, nil
+	}
+	line := b[:i+1]
+	if len(bytes.TrimRight(line, " \r\n")) == 0 {
+		return i + 1, nil
+	}
+	cmds, err := redcon.NewReader(bytes.NewReader(line)).ReadCommands()
+	if err != nil {
+		if err == io.EOF { // nothing but separators: no command
+			return i + 1, nil
+		}
+		return 0, err
+	}
+	for _, cmd := range cmds {
+		first := len(r.args)
+		r.args = append(r.args, cmd.Args...)
+		r.addCmd(first)
+	}
+	return i + 1, nil
+}
+
+// lineNum parses the number of the header line whose digits start at
+// b[i], and returns it with the index just past the line's '\n'. The index
+// is 0 when the line is not complete yet, -1 when it is not a number.
+func lineNum(b []byte, i int) (int, int) {
+	// Fast path: plain digits, then "\r\n".
+	n, j := 0, i
+	for ; j < len(b) && j-i < 18; j++ {
+		c := b[j]
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	if j > i && j+1 < len(b) && b[j] == '\r' && b[j+1] == '\n' {
+		return n, j + 2
+	}
+	k := bytes.IndexByte(b[i:], '\n')
+	if k < 0 {
+		return 0, 0
+	}
+	n, ok := atoiLine(b[i : i+k])
+	if !ok {
+		return 0, -1
+	}
+	return n, i + k + 1
+}
+
+// atoiLine parses a header line's number, "123\r" (the '\n' is not
+// included), as redcon does: a decimal int, optionally signed.
+func atoiLine(b []byte) (int, bool) {
+	if len(b) < 2 || b[len(b)-1] != '\r' {
+		return 0, false
+	}
+	b = b[:len(b)-1]
+	neg := false
+	if b[0] == '-' || b[0] == '+' {
+		neg = b[0] == '-'
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	if len(b) > 18 {
+		return 0, false // beyond any limit the framer lets through
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}

@@ -1,0 +1,208 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand"
+	"testing"
+
+	"github.com/tidwall/redcon"
+)
+
+// chunkReader hands out its input in reads of random sizes.
+type chunkReader struct {
+	b   []byte
+	rng *rand.Rand
+	max int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := 1 + c.rng.Intn(c.max)
+	if n > len(p) {
+		n = len(p)
+	}
+	if n > len(c.b) {
+		n = len(c.b)
+	}
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// readAllCmds returns every command's arguments (copied) and the error that
+// ended the stream.
+func readAllCmds(t *testing.T, next func() ([]redcon.Command, error)) ([]string, error) {
+	t.Helper()
+	var out []string
+	for i := 0; i < 1_000_000; i++ {
+		cmds, err := next()
+		if err != nil {
+			return out, err
+		}
+		for _, c := range cmds {
+			out = append(out, fmt.Sprintf("%q", c.Args))
+		}
+	}
+	t.Fatal("reader does not finish")
+	return nil, nil
+}
+
+func randomRequests(rng *rand.Rand, n int) []byte {
+	var b []byte
+	for i := 0; i < n; i++ {
+		switch rng.Intn(10) {
+		case 0:
+			b = append(b, "SET k \"a b\\n\" 'x'\r\n"...)
+		case 1:
+			b = append(b, "PING\n"...)
+		default:
+			args := make([][]byte, 1+rng.Intn(6))
+			for j := range args {
+				size := rng.Intn(40)
+				if rng.Intn(50) == 0 {
+					size = 5_000 + rng.Intn(60_000) // a large bulk: the buffer grows
+				}
+				a := make([]byte, size)
+				rng.Read(a)
+				args[j] = a
+			}
+			b = redcon.AppendArray(b, len(args))
+			for _, a := range args {
+				b = redcon.AppendBulk(b, a)
+			}
+		}
+	}
+	return b
+}
+
+// The in-place reader returns exactly what redcon's reader returns, for
+// any split of the input into reads.
+func TestCmdReader_MatchesRedcon(t *testing.T) {
+	for seed := int64(0); seed < 12; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		in := randomRequests(rng, 300)
+		want, werr := readAllCmds(t, redcon.NewReader(bytes.NewReader(in)).ReadCommands)
+		r := newCmdReader(&chunkReader{b: in, rng: rng, max: 1 + rng.Intn(9000)})
+		got, gerr := readAllCmds(t, r.ReadCommands)
+		if werr != io.EOF || gerr != io.EOF {
+			t.Fatalf("seed %d: errors %v (redcon) and %v", seed, werr, gerr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: %d commands, redcon %d", seed, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("seed %d: command %d differs:\n got %.200s\nwant %.200s", seed, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// Requests before a bad one are handed out first; the error comes with the
+// next call, with redcon's text.
+func TestCmdReader_ErrorsAfterTheGoodRequests(t *testing.T) {
+	cases := []struct{ in, err string }{
+		{"*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPINGxx", "Protocol error: invalid bulk length"},
+		{"*1\r\n$4\r\nPING\r\nSET \"a\r\n", "Protocol error: unbalanced quotes in request"},
+		{"*1\r\n$4\r\nPING\r\n*1\r\n+x\r\n", "Protocol error: expected '$', got '+'"},
+		{"*1\r\n$4\r\nPING\r\n*x\r\n", "Protocol error: invalid multibulk length"},
+		{"*1\r\n$4\r\nPING\r\n*1\r\n$-2\r\n", "Protocol error: invalid bulk length"},
+	}
+	for _, tc := range cases {
+		r := newCmdReader(bytes.NewReader([]byte(tc.in)))
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != 1 || string(cmds[0].Args[0]) != "PING" {
+			t.Fatalf("%q: first call = %q, %v; want PING", tc.in, cmds, err)
+		}
+		if _, err = r.ReadCommands(); err == nil || err.Error() != tc.err {
+			t.Fatalf("%q: second call error %v, want %q", tc.in, err, tc.err)
+		}
+		_, rerr := redcon.NewReader(bytes.NewReader([]byte(tc.in[len("*1\r\n$4\r\nPING\r\n"):]))).ReadCommands()
+		if rerr == nil || rerr.Error() != tc.err {
+			t.Fatalf("%q: redcon says %v, the test expects %q", tc.in, rerr, tc.err)
+		}
+	}
+}
+
+// Blank inline lines are no command, as in Redis and redcon.
+func TestCmdReader_BlankLines(t *testing.T) {
+	r := newCmdReader(bytes.NewReader([]byte("\r\n   \r\n\nPING\r\n")))
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) != 1 || string(cmds[0].Args[0]) != "PING" {
+		t.Fatalf("got %q, %v", cmds, err)
+	}
+}
+
+// loopReader serves the same bytes forever.
+type loopReader struct{ b []byte }
+
+func (l *loopReader) Read(p []byte) (int, error) { return copy(p, l.b), nil }
+
+// Reading a pipeline costs no allocation once the buffers have grown.
+func TestCmdReader_NoAllocationPerBatch(t *testing.T) {
+	var batch []byte
+	for i := 0; i < 16; i++ {
+		batch = append(batch, "*6\r\n$3\r\nset\r\n$12\r\nlk:000000001\r\n$32\r\n0123456789abcdef0123456789abcdef\r\n$2\r\nPX\r\n$5\r\n30000\r\n$2\r\nNX\r\n"...)
+	}
+	r := newCmdReader(&loopReader{b: batch})
+	for i := 0; i < 10; i++ {
+		if _, err := r.ReadCommands(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != 16 || len(cmds[15].Args) != 6 {
+			t.Fatalf("got %d commands, %v", len(cmds), err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per batch, want 0", allocs)
+	}
+}
+
+// A large request grows the buffer once to its size; once the buffer is
+// empty again it goes back to the small size.
+func TestCmdReader_LargeBulkThenShrink(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 3<<20)
+	in := redcon.AppendBulk(redcon.AppendArray(nil, 1), big)
+	in = append(in, "*1\r\n$4\r\nPING\r\n"...)
+	r := newCmdReader(&chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 64 << 10})
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) < 1 || !bytes.Equal(cmds[0].Args[0], big) {
+		t.Fatalf("big bulk not read back: %v", err)
+	}
+	if len(r.buf) > 2*len(in) {
+		t.Fatalf("buffer grew to %d for a %d-byte request", len(r.buf), len(in))
+	}
+	if len(cmds) == 1 {
+		if cmds, err = r.ReadCommands(); err != nil || string(cmds[0].Args[0]) != "PING" {
+			t.Fatalf("PING after the big bulk: %q %v", cmds, err)
+		}
+	}
+	if _, err := r.ReadCommands(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+	if len(r.buf) > readerMaxIdle {
+		t.Fatalf("buffer kept at %d bytes once empty", len(r.buf))
+	}
+}
+
+func BenchmarkCmdReader_SetNXPXBatch16(b *testing.B) {
+	var batch []byte
+	for i := 0; i < 16; i++ {
+		batch = append(batch, "*6\r\n$3\r\nset\r\n$12\r\nlk:000000001\r\n$32\r\n0123456789abcdef0123456789abcdef\r\n$2\r\nPX\r\n$5\r\n30000\r\n$2\r\nNX\r\n"...)
+	}
+	r := newCmdReader(&loopReader{b: batch})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(batch)))
+	for i := 0; i < b.N; i++ {
+		if _, err := r.ReadCommands(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
