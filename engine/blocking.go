@@ -181,7 +181,7 @@ func (e *Engine) serveBlocked() {
 		for el := q.Front(); el != nil && n > 0; n-- {
 			next := el.Next()
 			w := el.Value.(*Waiter)
-			if ent := e.lookup([]byte(key), now); ent != nil && ent.kind == KindList {
+			if ent := e.lookup([]byte(key), now); ent != nil && ent.kind() == KindList {
 				e.rerun(w, now)
 			}
 			el = next

@@ -82,7 +82,7 @@ func setCondition(c *Ctx, flags int, key, match []byte, found bool) int {
 		return condOK
 	}
 	ent := c.Eng.lookupRead(key, c.Now)
-	if ent.kind != KindString {
+	if ent.kind() != KindString {
 		c.W.WriteError(ErrWrongType)
 		return condReplied
 	}
@@ -129,7 +129,7 @@ func cmdDelex(c *Ctx) {
 		return
 	}
 	if cond != 0 {
-		if ent.kind != KindString {
+		if ent.kind() != KindString {
 			c.W.WriteError(ErrWrongType)
 			return
 		}

@@ -40,11 +40,11 @@ func getHash(c *Ctx, key []byte, read bool) (ent *entry, h *hash, ok bool) {
 	if ent == nil {
 		return nil, nil, true
 	}
-	if ent.kind != KindHash {
+	if ent.kind() != KindHash {
 		c.W.WriteError(ErrWrongType)
 		return nil, nil, false
 	}
-	return ent, ent.obj.(*hash), true
+	return ent, ent.obj.v.(*hash), true
 }
 
 // hashForWrite is Redis's hashTypeLookupWriteOrCreate: the hash under key,
@@ -56,7 +56,7 @@ func hashForWrite(c *Ctx, key []byte) (*hash, bool) {
 	}
 	if h == nil {
 		h = newHash()
-		c.Eng.keys[string(key)] = &entry{kind: KindHash, obj: h}
+		c.Eng.keys[string(key)] = &entry{obj: &object{kind: KindHash, v: h}}
 	}
 	return h, true
 }

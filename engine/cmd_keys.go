@@ -60,7 +60,7 @@ func cmdType(c *Ctx) {
 		c.W.WriteStatus("none")
 		return
 	}
-	c.W.WriteStatus(ent.kind.String())
+	c.W.WriteStatus(ent.kind().String())
 }
 
 const (
@@ -323,7 +323,7 @@ func cmdScan(c *Ctx) {
 		if pat != nil && !Match(pat, []byte(b.k), false) {
 			continue
 		}
-		if typ != nil && !eqFold(typ, ent.kind.String()) {
+		if typ != nil && !eqFold(typ, ent.kind().String()) {
 			continue
 		}
 		out = append(out, b.k)

@@ -61,11 +61,11 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 	if ent == nil {
 		return nil, nil, true
 	}
-	if ent.kind != KindList {
+	if ent.kind() != KindList {
 		c.W.WriteError(ErrWrongType)
 		return nil, nil, false
 	}
-	return ent, ent.obj.(*list), true
+	return ent, ent.obj.v.(*list), true
 }
 
 // createList adds an empty list under key and wakes clients waiting for
@@ -73,7 +73,7 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 // calls modified. Requires e.mu.
 func (e *Engine) createList(key []byte) (*entry, *list) {
 	l := &list{}
-	ent := &entry{kind: KindList, obj: l}
+	ent := &entry{obj: &object{kind: KindList, v: l}}
 	k := string(key)
 	e.keys[k] = ent
 	e.signalReady(k)
@@ -488,11 +488,11 @@ func cmdLPos(c *Ctx) {
 		}
 		return
 	}
-	if ent.kind != KindList {
+	if ent.kind() != KindList {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
-	l := ent.obj.(*list)
+	l := ent.obj.v.(*list)
 	elem := string(c.Args[2])
 	n := int64(l.Len())
 	var matches int64

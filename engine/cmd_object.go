@@ -26,7 +26,7 @@ const (
 // value stored by SET and friends: "int" for a canonical integer of at
 // most 20 characters, "embstr" up to 44 bytes, "raw" beyond.
 func stringEncoding(ent *entry) (enc string, shared bool) {
-	if _, raw := ent.obj.(rawString); raw {
+	if _, raw := ent.objValue().(rawString); raw {
 		return "raw", false
 	}
 	s := ent.str
@@ -58,12 +58,12 @@ func cmdObjectEncoding(c *Ctx) {
 	if ent == nil {
 		return
 	}
-	switch ent.kind {
+	switch ent.kind() {
 	case KindString:
 		enc, _ := stringEncoding(ent)
 		c.W.WriteBulkString(enc)
 	case KindHash:
-		c.W.WriteBulkString(ent.obj.(*hash).Encoding())
+		c.W.WriteBulkString(ent.obj.v.(*hash).Encoding())
 	case KindList:
 		c.W.WriteBulkString("quicklist")
 	default:
@@ -79,7 +79,7 @@ func cmdObjectRefcount(c *Ctx) {
 	if ent == nil {
 		return
 	}
-	if ent.kind == KindString {
+	if ent.kind() == KindString {
 		if _, shared := stringEncoding(ent); shared {
 			c.W.WriteInt(2147483647)
 			return

@@ -148,7 +148,7 @@ func (c *Ctx) monoToWall(deadline int64) int64 {
 // ok=false when the key holds another kind.
 func getString(c *Ctx, key []byte) (ent *entry, ok bool) {
 	ent = c.Eng.lookupRead(key, c.Now)
-	if ent != nil && ent.kind != KindString {
+	if ent != nil && ent.kind() != KindString {
 		c.W.WriteError(ErrWrongType)
 		return nil, false
 	}
@@ -186,7 +186,8 @@ func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, 
 			return
 		}
 	}
-	found := e.lookup(key, c.Now) != nil
+	ent := e.lookup(key, c.Now)
+	found := ent != nil
 	cond := setCondition(c, flags, key, match, found) // cmd_cas.go: IFEQ IFNE IFDEQ IFDNE
 	if cond == condReplied {
 		return
@@ -201,7 +202,7 @@ func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, 
 		}
 		return
 	}
-	e.setString(key, string(val), deadline, flags&objKeepTTL != 0, c.Now)
+	e.setStringAt(key, ent, string(val), deadline, flags&objKeepTTL != 0) // setCondition changed nothing
 	if deadline != 0 && deadline <= c.Now {
 		// an absolute time already in the past: the key is gone at once
 		if ent := e.keys[string(key)]; ent != nil {
@@ -301,7 +302,7 @@ func cmdMGet(c *Ctx) {
 	c.W.WriteArray(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		ent := c.Eng.lookupRead(key, c.Now)
-		if ent == nil || ent.kind != KindString {
+		if ent == nil || ent.kind() != KindString {
 			c.W.WriteNull()
 		} else {
 			c.W.WriteBulkString(ent.str)
@@ -405,12 +406,12 @@ func cmdAppend(c *Ctx) {
 		c.W.WriteInt(int64(len(c.Args[2])))
 		return
 	}
-	if ent.kind != KindString {
+	if ent.kind() != KindString {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
 	ent.str += string(c.Args[2])
-	ent.obj = rawString{} // cmd_object.go: APPEND leaves a "raw" string
+	ent.obj = &object{kind: KindString, v: rawString{}} // cmd_object.go: APPEND leaves a "raw" string
 	c.Eng.modified(string(key))
 	c.W.WriteInt(int64(len(ent.str)))
 }
@@ -422,7 +423,7 @@ func incrDecr(c *Ctx, by int64) {
 	ent := c.Eng.lookup(key, c.Now)
 	var cur int64
 	if ent != nil {
-		if ent.kind != KindString {
+		if ent.kind() != KindString {
 			c.W.WriteError(ErrWrongType)
 			return
 		}

@@ -28,12 +28,35 @@ var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
 
 func (k Kind) String() string { return kindNames[k] }
 
-// entry is one key's value. Strings live in str; other kinds in obj.
+// entry is one key's value: a string in str, any other kind in obj. It is
+// kept to 32 bytes, a lock's whole overhead beside its key and token (the
+// size matters at millions of locks): a plain string has no obj.
 type entry struct {
 	str      string
-	obj      any
-	deadline int64 // monotonic ms; 0 = no deadline
-	kind     Kind
+	deadline int64   // monotonic ms; 0 = no deadline
+	obj      *object // nil for a plain string
+}
+
+// object is the value of a key that is not a plain string: a hash, a list,
+// or a string with the "raw" encoding (APPEND; cmd_object.go).
+type object struct {
+	kind Kind
+	v    any
+}
+
+func (ent *entry) kind() Kind {
+	if ent.obj == nil {
+		return KindString
+	}
+	return ent.obj.kind
+}
+
+// objValue returns obj's value, nil for a plain string.
+func (ent *entry) objValue() any {
+	if ent.obj == nil {
+		return nil
+	}
+	return ent.obj.v
 }
 
 // Stats are counters exported through INFO.
@@ -215,10 +238,15 @@ func (e *Engine) del(key []byte, now int64) bool {
 // setString stores a string value. With keepTTL the deadline of an existing
 // key is kept; otherwise it becomes deadline (0 = none).
 func (e *Engine) setString(key []byte, val string, deadline int64, keepTTL bool, now int64) {
-	ent := e.lookup(key, now)
+	e.setStringAt(key, e.lookup(key, now), val, deadline, keepTTL)
+}
+
+// setStringAt is setString for a caller that has just looked key up: ent is
+// what lookup returned, so the key is hashed once less.
+func (e *Engine) setStringAt(key []byte, ent *entry, val string, deadline int64, keepTTL bool) {
 	if ent == nil {
 		k := string(key)
-		ent = &entry{str: val, kind: KindString}
+		ent = &entry{str: val}
 		e.keys[k] = ent
 		if deadline != 0 {
 			e.setDeadlineKey(k, ent, deadline)
@@ -226,7 +254,7 @@ func (e *Engine) setString(key []byte, val string, deadline int64, keepTTL bool,
 		e.modified(k)
 		return
 	}
-	ent.kind, ent.str, ent.obj = KindString, val, nil
+	ent.str, ent.obj = val, nil
 	if !keepTTL {
 		e.setDeadline(key, ent, deadline)
 	}

@@ -7,5 +7,5 @@ import "github.com/tumblerdb/tumbler/expiry"
 // miss counted. Requires the keyspace lock (scripts run under it).
 func (c *Ctx) StringOrAbsent(key []byte) bool {
 	ent := c.Eng.keys[string(key)]
-	return ent == nil || ent.kind == KindString || expiry.Expired(ent.deadline, c.Now)
+	return ent == nil || ent.kind() == KindString || expiry.Expired(ent.deadline, c.Now)
 }
