@@ -243,11 +243,23 @@ func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0
 
 // DropConnections closes every client connection, as a network failure
 // would; the server keeps listening. It returns how many it closed.
-func (s *Server) DropConnections() int {
+func (s *Server) DropConnections() int { return s.closeConnections() }
+
+// closeConnections closes every connection accepted so far and returns
+// how many. It walks the accept loop's record (fixtureAccepted) as well as
+// the registered clients: a connection accepted a moment ago may not be a
+// client yet, and closing its socket is what keeps it from ever running a
+// command. Killing the clients then releases commands held by a pause.
+// (Counting comes first: a closed connection soon leaves both records.)
+func (s *Server) closeConnections() int {
 	n := 0
+	s.fx.counted.Range(func(k, _ any) bool {
+		_ = k.(net.Conn).Close()
+		n++
+		return true
+	})
 	s.clients.Range(func(k, _ any) bool {
 		s.kill(k.(*client))
-		n++
 		return true
 	})
 	return n
@@ -396,10 +408,7 @@ func (s *Server) Restart(keepData bool) error {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	<-acceptDone // no connection is accepted from here on
-	s.clients.Range(func(k, _ any) bool {
-		s.kill(k.(*client))
-		return true
-	})
+	s.closeConnections()
 	// Wait for every old connection's goroutine to return. A crash stops a
 	// running script too: keep killing whatever script a dying connection
 	// runs (one may have started just before its connection was closed).

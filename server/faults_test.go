@@ -522,3 +522,85 @@ func TestRestart_StopsARunningScript(t *testing.T) {
 		t.Fatalf("EXISTS half = %q", got)
 	}
 }
+
+// acceptedConns counts the connections the accept loop has handed over
+// and whose goroutine has not ended, registered as clients or not yet.
+func acceptedConns(s *Server) int {
+	n := 0
+	s.fx.counted.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+// dialMany dials n connections at once and returns them.
+func dialMany(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
+	errs := make(chan error, n)
+	for i := range conns {
+		go func() {
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			conns[i] = c
+			errs <- err
+		}()
+	}
+	for range conns {
+		if err := <-errs; err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+	}
+	for _, c := range conns {
+		t.Cleanup(func() { c.Close() })
+	}
+	return conns
+}
+
+// expectDead checks that a connection no longer answers.
+func expectDead(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte(encode("PING")))
+	var b [16]byte
+	if n, err := c.Read(b[:]); err == nil {
+		t.Fatalf("connection still answers: %q", b[:n])
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("connection still open (read timed out)")
+	}
+}
+
+// A connection accepted just before Restart is closed with the others,
+// even when its goroutine has not registered it yet; Restart never waits
+// for a connection it missed.
+func TestRestart_ClosesConnectionsAcceptedJustBefore(t *testing.T) {
+	srv := RunT(t)
+	for range 40 {
+		conns := dialMany(t, srv.Addr(), 8)
+		done := make(chan error, 1)
+		go func() { done <- srv.Restart(false) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Restart hangs")
+		}
+		for _, c := range conns {
+			expectDead(t, c)
+		}
+	}
+}
+
+// DropConnections closes every connection the server accepted before it
+// was called, registered yet or not.
+func TestDropConnections_ClosesConnectionsAcceptedJustBefore(t *testing.T) {
+	srv := RunT(t)
+	for range 40 {
+		conns := dialMany(t, srv.Addr(), 8)
+		eventually(t, "the connections accepted", func() bool { return acceptedConns(srv) == len(conns) })
+		srv.DropConnections()
+		for _, c := range conns {
+			expectDead(t, c)
+		}
+		eventually(t, "the connections gone", func() bool { return acceptedConns(srv) == 0 })
+	}
+}

@@ -91,7 +91,8 @@ func (s *Server) beginServing(ln net.Listener) {
 }
 
 // fixtureAccepted counts a connection acceptLoop is about to serve, so
-// that Restart can wait for its goroutine to end.
+// that Restart and DropConnections can close it before its goroutine has
+// registered it as a client, and Restart can wait for that goroutine.
 func (s *Server) fixtureAccepted(nc net.Conn) {
 	s.fx.conns.Add(1)
 	s.fx.counted.Store(nc, struct{}{})
