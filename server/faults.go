@@ -44,6 +44,7 @@ func (s *Server) Pause(d time.Duration) {
 	}
 	s.fx.notifyLocked()
 	s.fx.pmu.Unlock()
+	s.eng.Kick() // the active expiry loop holds still, and resumes after
 }
 
 // Unpause ends a Pause now. It does not end a CLIENT PAUSE.
@@ -89,6 +90,61 @@ func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, pau
 		f.anyPause.Store(false)
 	}
 	return 0, false
+}
+
+// stalledLocked reports whether the whole server is stalled at time now
+// (DEBUG SLEEP, Pause), and until when (0: until notified). Requires pmu.
+func (f *fixture) stalledLocked(now int64) (until int64, stalled bool) {
+	if f.sleeps > 0 {
+		return 0, true
+	}
+	if f.stallUntil != 0 && now < f.stallUntil {
+		return f.stallUntil, true
+	}
+	return 0, false
+}
+
+// waitStalled waits while the server is stalled: a stalled process sends
+// nothing, so output (replies and pushes alike) waits here. It reports
+// false when the connection was killed or closed, or the server closed.
+func (s *Server) waitStalled(c *client) bool {
+	manual := s.ManualClock() != nil
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.fx.pmu.Lock()
+		now := s.eng.Now()
+		until, stalled := s.fx.stalledLocked(now)
+		changed := s.fx.changed
+		s.fx.pmu.Unlock()
+		if !stalled {
+			return true
+		}
+		var tc <-chan time.Time
+		if until != 0 && !manual {
+			d := time.Duration(until-now) * time.Millisecond
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-changed:
+		case <-tc:
+		case <-c.fx.killed:
+			return false
+		case <-c.gone:
+			return false
+		case <-s.done:
+			return false
+		}
+	}
 }
 
 // waitTurn holds a connection's command while the server is paused for
@@ -236,7 +292,9 @@ func upper(b []byte) string {
 
 // SetLatency delays every reply by d (real time, as network latency
 // would): each batch of replies a connection produces for one read of
-// pipelined commands is written d after it is ready. 0 removes it.
+// pipelined commands is written d after it is ready, and so is each
+// batch of pushes (invalidations, pub/sub messages, MONITOR lines). 0
+// removes it.
 func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0))) }
 
 // ---- connections ----

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -602,5 +603,98 @@ func TestDropConnections_ClosesConnectionsAcceptedJustBefore(t *testing.T) {
 			expectDead(t, c)
 		}
 		eventually(t, "the connections gone", func() bool { return acceptedConns(srv) == 0 })
+	}
+}
+
+// expectSilent checks that nothing arrives on c for a while: a bounded
+// look for something that must not happen, not a wait for a state.
+func (c *rawClient) expectSilent(d time.Duration) {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(d))
+	b, err := c.rd.ReadByte()
+	var ne net.Error
+	if err == nil {
+		c.rd.UnreadByte()
+		got, _ := c.rd.Peek(c.rd.Buffered())
+		c.t.Fatalf("received %q while the server should send nothing", got)
+	} else if !errors.As(err, &ne) || !ne.Timeout() {
+		c.t.Fatalf("read: %v (byte %q)", err, b)
+	}
+}
+
+// trackingClient is a RESP3 connection tracking key, which it has read.
+func trackingClient(t *testing.T, srv *Server, key string) *rawClient {
+	t.Helper()
+	a := dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON")
+	a.do("GET", key)
+	return a
+}
+
+// A Pause stalls everything a process does on its own: active expiry
+// (and Advance's reclaiming) holds still, and so do pushes, whether an
+// expiry or a fixture Set caused them. They happen when the pause ends.
+func TestPause_HoldsActiveExpiryAndPushes(t *testing.T) {
+	t.Run("expiry", func(t *testing.T) {
+		srv := RunT(t, WithManualClock())
+		srv.Set("k", "v", time.Second)
+		a := trackingClient(t, srv, "k")
+		srv.Pause(time.Hour)
+		srv.Advance(2 * time.Second)
+		if n := srv.call("dbsize").n; n != 1 {
+			t.Fatalf("DBSIZE during the pause = %d; active expiry ran", n)
+		}
+		a.expectSilent(100 * time.Millisecond)
+		srv.Unpause()
+		a.expect(inval3("k")) // the deferred expiry, and its push
+		eventually(t, "k reclaimed", func() bool { return srv.call("dbsize").n == 0 })
+	})
+	t.Run("fixture-set", func(t *testing.T) {
+		srv := RunT(t, WithManualClock())
+		a := trackingClient(t, srv, "k")
+		srv.Pause(time.Hour)
+		srv.Set("k", "v", 0)
+		a.expectSilent(100 * time.Millisecond)
+		srv.Advance(time.Hour)
+		a.expect(inval3("k"))
+	})
+}
+
+// DEBUG SLEEP stalls active expiry and pushes as Pause does.
+func TestDebugSleep_HoldsActiveExpiryAndPushes(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	srv.Set("k", "v", time.Second)
+	a := trackingClient(t, srv, "k")
+	b := dial(t, srv.Addr())
+	b.send(encode("DEBUG", "SLEEP", "0.5"))
+	eventually(t, "the sleep to start", func() bool {
+		srv.fx.pmu.Lock()
+		defer srv.fx.pmu.Unlock()
+		return srv.fx.sleeps == 1
+	})
+	srv.Advance(2 * time.Second)
+	if n := srv.call("dbsize").n; n != 1 {
+		t.Fatalf("DBSIZE during DEBUG SLEEP = %d; active expiry ran", n)
+	}
+	srv.Set("other", "v", 0)
+	srv.Set("k", "v2", 0) // an invalidation, held
+	a.expectSilent(100 * time.Millisecond)
+	if got := b.read(); got != "+OK\r\n" {
+		t.Fatalf("DEBUG SLEEP = %q", got)
+	}
+	a.expect(inval3("k"))
+}
+
+// SetLatency holds pushes back too, not only replies.
+func TestSetLatency_DelaysPushes(t *testing.T) {
+	srv := RunT(t)
+	a := trackingClient(t, srv, "k")
+	srv.SetLatency(300 * time.Millisecond)
+	start := time.Now()
+	srv.Set("k", "v", 0)
+	a.expect(inval3("k"))
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("push came after %v with 300 ms latency", el)
 	}
 }

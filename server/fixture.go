@@ -176,10 +176,25 @@ func (s *Server) fixtureAfter(c *client) {
 	}
 }
 
-// replyLatency holds a connection's replies back by SetLatency's delay.
+// replyLatency holds a connection's replies back before its goroutine
+// flushes them (see holdOutput). A push-capable connection's flushes
+// hold their output back themselves (flushShared).
 func (s *Server) replyLatency(c *client) {
+	if c.w.shared || len(c.w.b) == 0 {
+		return
+	}
+	s.holdOutput(c)
+}
+
+// holdOutput holds a connection's output back while the server is
+// stalled (Pause, DEBUG SLEEP: a stopped process sends nothing, pushes
+// included), then by SetLatency's delay.
+func (s *Server) holdOutput(c *client) {
+	if s.fx.anyPause.Load() && !s.waitStalled(c) {
+		return
+	}
 	d := time.Duration(s.fx.latency.Load())
-	if d <= 0 || len(c.w.b) == 0 && !c.w.shared {
+	if d <= 0 {
 		return
 	}
 	t := time.NewTimer(d)
@@ -187,6 +202,7 @@ func (s *Server) replyLatency(c *client) {
 	select {
 	case <-t.C:
 	case <-c.fx.killed:
+	case <-c.gone:
 	case <-s.done:
 	}
 }
