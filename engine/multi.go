@@ -131,6 +131,13 @@ func (c *Ctx) DenyBlocking() bool {
 	return c.Script != nil || (c.Client != nil && c.Client.tx != nil && c.Client.tx.execing)
 }
 
+// Reject refuses the command in c with msg as the dispatcher refuses one
+// before running it (see reject): inside MULTI the transaction is flagged
+// and EXEC replies EXECABORT; a refused EXEC discards the transaction.
+// cmd is the command refused, nil if unknown. For layers that refuse
+// commands before Exec (the server's injected failures).
+func (e *Engine) Reject(c *Ctx, cmd *Command, msg string) { e.reject(c, cmd, msg) }
+
 // reject replies msg to a command refused before running (unknown, wrong
 // arity, NOAUTH, BUSY: Redis's rejectCommand). Inside MULTI it flags the
 // transaction so that EXEC fails with EXECABORT (flagTransaction); a

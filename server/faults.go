@@ -519,7 +519,10 @@ func (s *Server) Restart(keepData bool) error {
 // see, the leading '-' is added). Connection handshakes count too: use
 // FailNextCmd to aim at one command. Failures queue up behind earlier
 // ones and are consumed in order, from every client; commands run inside
-// scripts are not affected.
+// scripts are not affected. A failure is a rejection, as Redis's
+// (READONLY, OOM): inside MULTI it dooms the transaction, whose EXEC then
+// replies EXECABORT, and a failed EXEC replies "EXECABORT Transaction
+// discarded because of: " and msg, and discards the transaction.
 func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", n, msg) }
 
 // FailNextCmd is FailNext for commands named name only (case-insensitive,

@@ -698,3 +698,29 @@ func TestSetLatency_DelaysPushes(t *testing.T) {
 		t.Fatalf("push came after %v with 300 ms latency", el)
 	}
 }
+
+// A failure injected while MULTI queues commands is an error at queue
+// time, and as in Redis that dooms the transaction: EXEC then replies
+// EXECABORT and runs none of it. A failed EXEC discards the transaction.
+func TestFailNext_InsideMultiAbortsTheTransaction(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "MULTI")
+	c.expectDo("+QUEUED\r\n", "INCR", "x")
+	srv.FailNextCmd("set", 1, "ERR boom")
+	c.expectDo("-ERR boom\r\n", "SET", "k", "v")
+	c.expectDo("+QUEUED\r\n", "INCR", "x")
+	c.expectDo("-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC")
+	if keys := srv.Keys(); len(keys) != 0 {
+		t.Fatalf("keys after an aborted transaction: %v", keys)
+	}
+
+	c.expectDo("+OK\r\n", "MULTI")
+	c.expectDo("+QUEUED\r\n", "INCR", "x")
+	srv.FailNextCmd("exec", 1, "READONLY You can't write against a read only replica.")
+	c.expectDo("-EXECABORT Transaction discarded because of: READONLY You can't write against a read only replica.\r\n", "EXEC")
+	c.expectDo("+PONG\r\n", "PING") // out of MULTI
+	if keys := srv.Keys(); len(keys) != 0 {
+		t.Fatalf("keys after a failed EXEC: %v", keys)
+	}
+}

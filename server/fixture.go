@@ -153,7 +153,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 		return false
 	}
 	if msg, ok := s.fx.fails.take(args[0]); ok {
-		c.w.WriteError(msg)
+		s.eng.Reject(&c.ctx, cmd, msg) // a rejection: flags an open MULTI, as Redis's rejectCommand
 		return false
 	}
 	// Redis shows scripts to MONITOR before they run (so that their
