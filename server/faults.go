@@ -160,7 +160,7 @@ func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
 		}
 		if counted {
 			s.fx.pmu.Lock()
-			s.fx.waiting--
+			s.fx.setWaitingLocked(s.fx.waiting - 1)
 			s.fx.pmu.Unlock()
 		}
 	}()
@@ -169,7 +169,7 @@ func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
 		now := s.eng.Now()
 		until, paused := s.fx.pausedLocked(now, cmd)
 		if paused && !counted {
-			s.fx.waiting++
+			s.fx.setWaitingLocked(s.fx.waiting + 1)
 			counted = true
 		}
 		changed := s.fx.changed
@@ -198,11 +198,49 @@ func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
 	}
 }
 
+// setWaitingLocked sets the count of held commands and wakes WaitHeld.
+// Requires pmu.
+func (f *fixture) setWaitingLocked(n int) {
+	f.waiting = n
+	close(f.waitingCh)
+	f.waitingCh = make(chan struct{})
+}
+
 // waitingCommands returns how many commands are held by a pause.
 func (s *Server) waitingCommands() int {
 	s.fx.pmu.Lock()
 	defer s.fx.pmu.Unlock()
 	return s.fx.waiting
+}
+
+// Held returns how many commands are held right now by a Pause, a CLIENT
+// PAUSE or a DEBUG SLEEP: received, and waiting to run.
+func (s *Server) Held() int { return s.waitingCommands() }
+
+// WaitHeld waits until at least n commands are held (see Held), for up to
+// timeout of real time. A test that sends a command from another
+// goroutine during a Pause calls it before Advance, so that the command
+// is known to have reached the server and to be held, rather than to
+// arrive after the pause. It returns an error when the timeout passes
+// first, or ErrClosed when the server closes.
+func (s *Server) WaitHeld(n int, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.fx.pmu.Lock()
+		held, ch := s.fx.waiting, s.fx.waitingCh
+		s.fx.pmu.Unlock()
+		if held >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return fmt.Errorf("tumbler: %d commands held after %v, want %d", held, timeout, n)
+		case <-s.done:
+			return ErrClosed
+		}
+	}
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL]

@@ -724,3 +724,36 @@ func TestFailNext_InsideMultiAbortsTheTransaction(t *testing.T) {
 		t.Fatalf("keys after a failed EXEC: %v", keys)
 	}
 }
+
+func TestWaitHeld_ReturnsOnceTheCommandsAreHeld(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	if err := srv.WaitHeld(0, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WaitHeld(1, 20*time.Millisecond); err == nil {
+		t.Fatal("WaitHeld(1) with nothing held returned nil")
+	}
+	srv.Pause(time.Minute)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("SET", "k", "a"))
+	b.send(encode("SET", "k", "b"))
+	if err := srv.WaitHeld(2, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Held(); n != 2 {
+		t.Fatalf("Held = %d, want 2", n)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("a held command ran")
+	}
+	srv.Advance(time.Minute)
+	a.expect("+OK\r\n")
+	b.expect("+OK\r\n")
+	if n := srv.Held(); n != 0 {
+		t.Fatalf("Held after the pause = %d", n)
+	}
+	srv.Close()
+	if err := srv.WaitHeld(1, 10*time.Second); err != ErrClosed {
+		t.Fatalf("WaitHeld on a closed server = %v", err)
+	}
+}

@@ -24,13 +24,14 @@ type fixture struct {
 	// replaced) whenever one of them changes, waking every waiter.
 	pmu          sync.Mutex
 	changed      chan struct{}
-	anyPause     atomic.Bool // fast path: false when nothing below is set
-	stallUntil   int64       // Pause: end on the server clock (mono ms); 0 = none
-	sleeps       int         // DEBUG SLEEPs in progress
-	cpUntil      int64       // CLIENT PAUSE end (mono ms); 0 = none
-	cpAll        bool        // CLIENT PAUSE ALL (else WRITE)
-	waiting      int         // commands held by a pause right now
-	expiryParked bool        // the active expiry loop is held
+	anyPause     atomic.Bool   // fast path: false when nothing below is set
+	stallUntil   int64         // Pause: end on the server clock (mono ms); 0 = none
+	sleeps       int           // DEBUG SLEEPs in progress
+	cpUntil      int64         // CLIENT PAUSE end (mono ms); 0 = none
+	cpAll        bool          // CLIENT PAUSE ALL (else WRITE)
+	waiting      int           // commands held by a pause right now
+	waitingCh    chan struct{} // closed (and replaced) when waiting changes
+	expiryParked bool          // the active expiry loop is held
 
 	activeExpireOff atomic.Bool  // DEBUG SET-ACTIVE-EXPIRE 0
 	latency         atomic.Int64 // SetLatency, ns
@@ -66,6 +67,7 @@ type connFixture struct {
 // initFixture is called by New.
 func (s *Server) initFixture() {
 	s.fx.changed = make(chan struct{})
+	s.fx.waitingCh = make(chan struct{})
 	s.fx.log.init(s.cfg.CommandLog)
 	s.registerFaultCommands()
 	s.registerMonitor()
