@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -534,9 +535,9 @@ func (s *Server) Restart(keepData bool) error {
 		s.call("flushall")
 	}
 
-	nl, err := net.Listen("tcp", addr)
+	nl, err := s.relisten(addr)
 	if err != nil {
-		return fmt.Errorf("tumbler: restart: cannot listen on %s: %w", addr, err)
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -547,6 +548,34 @@ func (s *Server) Restart(keepData bool) error {
 	s.ln = nl
 	s.beginServing(nl)
 	return nil
+}
+
+// restartListenFor bounds how long Restart tries to listen again.
+const restartListenFor = time.Second
+
+// relisten listens on the address the server had before Restart. Another
+// listener may take the port in the moment it is free: while the address
+// is in use, relisten tries again, for up to restartListenFor.
+func (s *Server) relisten(addr string) (net.Listener, error) {
+	listen := s.fx.listen
+	if listen == nil {
+		listen = func(a string) (net.Listener, error) { return net.Listen("tcp", a) }
+	}
+	deadline := time.Now().Add(restartListenFor)
+	for {
+		nl, err := listen(addr)
+		if err == nil {
+			return nl, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("tumbler: restart: cannot listen on %s again (another listener took the port while the server was down?): %w", addr, err)
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-s.done:
+			return nil, ErrClosed
+		}
+	}
 }
 
 // ---- injected failures ----

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -756,4 +757,51 @@ func TestWaitHeld_ReturnsOnceTheCommandsAreHeld(t *testing.T) {
 	if err := srv.WaitHeld(1, 10*time.Second); err != ErrClosed {
 		t.Fatalf("WaitHeld on a closed server = %v", err)
 	}
+}
+
+// Another listener may take the port while Restart has it closed: Restart
+// tries again for a while, and says what happened if it stays taken.
+func TestRestart_PortTakenMeanwhile(t *testing.T) {
+	t.Run("released", func(t *testing.T) {
+		srv := RunT(t)
+		addr := srv.Addr()
+		var other net.Listener
+		attempts := 0
+		srv.fx.listen = func(a string) (net.Listener, error) {
+			attempts++
+			switch attempts {
+			case 1: // someone takes the port as soon as it is free...
+				l, err := net.Listen("tcp", a)
+				if err != nil {
+					t.Errorf("taking the port: %v", err)
+				}
+				other = l
+			case 3: // ...and lets it go
+				other.Close()
+			}
+			return net.Listen("tcp", a)
+		}
+		if err := srv.Restart(false); err != nil {
+			t.Fatalf("Restart: %v", err)
+		}
+		if attempts != 3 {
+			t.Fatalf("%d attempts, want 3", attempts)
+		}
+		if got := dial(t, addr).do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after Restart = %q", got)
+		}
+	})
+	t.Run("kept", func(t *testing.T) {
+		srv := RunT(t)
+		srv.fx.listen = func(a string) (net.Listener, error) {
+			if l, err := net.Listen("tcp", a); err == nil {
+				t.Cleanup(func() { l.Close() })
+			}
+			return net.Listen("tcp", a)
+		}
+		err := srv.Restart(false)
+		if err == nil || !strings.Contains(err.Error(), "cannot listen on "+srv.Addr()+" again") || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("Restart with the port taken = %v", err)
+		}
+	})
 }

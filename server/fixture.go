@@ -45,9 +45,10 @@ type fixture struct {
 
 	// Restart bookkeeping.
 	restartMu  sync.Mutex
-	conns      sync.WaitGroup // connection goroutines started by acceptLoop
-	counted    sync.Map       // net.Conn -> struct{}: the ones conns counts
-	acceptDone chan struct{}  // closed when the current accept loop returns; guarded by Server.mu
+	conns      sync.WaitGroup                          // connection goroutines started by acceptLoop
+	counted    sync.Map                                // net.Conn -> struct{}: the ones conns counts
+	acceptDone chan struct{}                           // closed when the current accept loop returns; guarded by Server.mu
+	listen     func(addr string) (net.Listener, error) // Restart's listen; nil is net.Listen (tests replace it)
 
 	self      engine.Client // the client of the fixture's own calls (Get, Set, Restart)
 	hooksOnce sync.Once
