@@ -29,6 +29,10 @@ func (s *Server) registerFaultCommands() {
 // Pause stalls the server for d, as a process stall or a long GC pause
 // would: connections stay open and new ones are accepted, but no command
 // is answered (nor run) until the pause ends; replies then come in order.
+// Nothing else happens meanwhile either: active expiry holds still and
+// pushes (invalidations, including those a fixture Set causes, pub/sub
+// messages) wait; all of it happens when the pause ends. Held and
+// WaitHeld tell how many commands the pause holds.
 // d is measured on the server's clock: real time by default, and on a
 // manual clock the pause lasts until Advance has moved the clock d
 // forward (Advance ends it, and expires whatever the pause outlived, in
