@@ -71,10 +71,18 @@ func (f *fixture) notify() {
 	f.pmu.Unlock()
 }
 
-// pausedLocked reports whether a command (nil for one Redis would reject
-// before running it) must wait at time now, and until when (0: until
-// notified). Requires pmu.
-func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, paused bool) {
+// pauseClass says which CLIENT PAUSE holds a command (a stall holds all).
+type pauseClass int
+
+const (
+	pauseExempt  pauseClass = iota // none: rejected before running, or a MONITOR client's
+	pauseByAll                     // CLIENT PAUSE ALL
+	pauseByWrite                   // CLIENT PAUSE WRITE and ALL
+)
+
+// pausedLocked reports whether a command of class cls must wait at time
+// now, and until when (0: until notified). Requires pmu.
+func (f *fixture) pausedLocked(now int64, cls pauseClass) (until int64, paused bool) {
 	if f.sleeps > 0 {
 		return 0, true
 	}
@@ -87,7 +95,7 @@ func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, pau
 	if f.cpUntil != 0 {
 		if now >= f.cpUntil {
 			f.cpUntil = 0
-		} else if cmd != nil && (f.cpAll || pausedByWrite(cmd)) {
+		} else if cls == pauseByWrite || cls == pauseByAll && f.cpAll {
 			return f.cpUntil, true
 		}
 	}
@@ -155,7 +163,7 @@ func (s *Server) waitStalled(c *client) bool {
 // waitTurn holds a connection's command while the server is paused for
 // it. It reports false when the connection was killed or the server
 // closed meanwhile.
-func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
+func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	manual := s.ManualClock() != nil
 	var timer *time.Timer
 	counted := false
@@ -172,7 +180,7 @@ func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
 	for {
 		s.fx.pmu.Lock()
 		now := s.eng.Now()
-		until, paused := s.fx.pausedLocked(now, cmd)
+		until, paused := s.fx.pausedLocked(now, cls)
 		if paused && !counted {
 			s.fx.setWaitingLocked(s.fx.waiting + 1)
 			counted = true

@@ -805,3 +805,32 @@ func TestRestart_PortTakenMeanwhile(t *testing.T) {
 		}
 	})
 }
+
+// CLIENT PAUSE WRITE holds an EXEC whose queue writes, as Redis (which
+// looks at the queued commands' flags), and lets one of reads run.
+func TestClientPause_WriteHoldsAnExecThatWrites(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	b.expectDo("+OK\r\n", "MULTI")
+	b.expectDo("+QUEUED\r\n", "GET", "k")
+	a.expectDo("+OK\r\n", "CLIENT", "PAUSE", "10000", "WRITE")
+	b.expectDo("*1\r\n$-1\r\n", "EXEC")
+
+	b.expectDo("+OK\r\n", "MULTI")
+	b.send(encode("SET", "k", "v")) // a write is held even when only queued
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
+	b.expect("+QUEUED\r\n")
+	a.expectDo("+OK\r\n", "CLIENT", "PAUSE", "10000", "WRITE")
+	b.send(encode("EXEC"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("an EXEC of writes ran during CLIENT PAUSE WRITE")
+	}
+	a.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
+	b.expect("*1\r\n+OK\r\n")
+}

@@ -143,11 +143,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// MONITOR: unknown commands, arity errors and unauthenticated calls
 	// are answered at once.
 	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
-	var pcmd *engine.Command // what CLIENT PAUSE may hold: not MONITOR clients, as Redis exempts replicas
-	if valid && !c.fx.monitor.Load() {
-		pcmd = cmd
-	}
-	if s.fx.anyPause.Load() && !s.waitTurn(c, pcmd) {
+	if s.fx.anyPause.Load() && !s.waitTurn(c, s.pauseClassOf(c, cmd, valid)) {
 		c.closeNow = true
 		return false
 	}
@@ -235,6 +231,19 @@ func arityOK(cmd *engine.Command, n int) bool {
 // mayReplicate lists the commands Redis flags may-replicate: CLIENT PAUSE
 // WRITE holds them like writes.
 var mayReplicate = map[string]bool{"eval": true, "evalsha": true, "fcall": true, "pfcount": true, "publish": true, "spublish": true}
+
+// pauseClassOf says which CLIENT PAUSE holds cmd. MONITOR clients are
+// exempt, as Redis exempts replicas; WRITE holds writes, may-replicate
+// commands and an EXEC whose queue has one (Redis: mstate.cmd_flags).
+func (s *Server) pauseClassOf(c *client, cmd *engine.Command, valid bool) pauseClass {
+	switch {
+	case !valid || c.fx.monitor.Load():
+		return pauseExempt
+	case pausedByWrite(cmd), cmd.Name == "exec" && c.AnyQueued(pausedByWrite):
+		return pauseByWrite
+	}
+	return pauseByAll
+}
 
 // pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd.
 func pausedByWrite(cmd *engine.Command) bool {
