@@ -274,3 +274,26 @@ func ExampleServer_Close() {
 	// connection closed: true
 	// true <nil>
 }
+
+// Held counts the commands a pause holds: under CLIENT PAUSE WRITE, a
+// write waits while a read is answered.
+func ExampleServer_Held() {
+	srv := startManual()
+	defer srv.Close()
+	admin, writer, reader := dialExample(srv.Addr()), dialExample(srv.Addr()), dialExample(srv.Addr())
+
+	fmt.Println(admin.do("CLIENT", "PAUSE", "60000", "WRITE"))
+	written := make(chan string)
+	go func() { written <- writer.do("SET", "lock", "tok", "PX", "30000", "NX") }()
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		panic(err)
+	}
+	fmt.Println(reader.do("GET", "lock"), "held:", srv.Held())
+	fmt.Println(admin.do("CLIENT", "UNPAUSE"))
+	fmt.Println(<-written, "held:", srv.Held())
+	// Output:
+	// OK
+	// (nil) held: 1
+	// OK
+	// OK held: 0
+}
