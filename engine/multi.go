@@ -131,6 +131,13 @@ func (c *Ctx) DenyBlocking() bool {
 	return c.Script != nil || (c.Client != nil && c.Client.tx != nil && c.Client.tx.execing)
 }
 
+// Reject refuses the command in c with msg as the dispatcher refuses one
+// before running it (see reject): inside MULTI the transaction is flagged
+// and EXEC replies EXECABORT; a refused EXEC discards the transaction.
+// cmd is the command refused, nil if unknown. For layers that refuse
+// commands before Exec (the server's injected failures).
+func (e *Engine) Reject(c *Ctx, cmd *Command, msg string) { e.reject(c, cmd, msg) }
+
 // reject replies msg to a command refused before running (unknown, wrong
 // arity, NOAUTH, BUSY: Redis's rejectCommand). Inside MULTI it flags the
 // transaction so that EXEC fails with EXECABORT (flagTransaction); a
@@ -446,3 +453,18 @@ func (e *Engine) WatchedKeys() int { return int(e.watch.n.Load()) }
 // InMulti reports whether the client is inside MULTI (its commands are
 // queued). Only the client's own goroutine may call it.
 func (cl *Client) InMulti() bool { return cl.tx != nil && cl.tx.multi }
+
+// AnyQueued reports whether some command queued for EXEC satisfies pred
+// (as Redis consults mstate.cmd_flags: CLIENT PAUSE WRITE holds an EXEC
+// whose queue writes). Only the client's own goroutine may call it.
+func (cl *Client) AnyQueued(pred func(*Command) bool) bool {
+	if cl.tx == nil || !cl.tx.multi {
+		return false
+	}
+	for _, q := range cl.tx.queue {
+		if pred(q.cmd) {
+			return true
+		}
+	}
+	return false
+}

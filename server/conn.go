@@ -228,6 +228,7 @@ func (c *client) flushShared() error {
 		c.spare = out
 		return nil
 	}
+	c.prod.srv.holdOutput(c) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
 	_, err := c.nc.Write(out)
 	c.omu.Lock()
 	c.ps.inflight = 0

@@ -161,10 +161,14 @@ func atoi(b []byte) int64 {
 
 // expiryHeldLocked reports whether active expiry must hold still, and
 // until when (0: until notified): DEBUG SET-ACTIVE-EXPIRE 0 holds it, and
-// so does any CLIENT PAUSE, as in Redis. Requires pmu.
+// so does any CLIENT PAUSE, as in Redis, and a stalled server (DEBUG
+// SLEEP, Pause), which does nothing at all. Requires pmu.
 func (f *fixture) expiryHeldLocked(now int64) (until int64, held bool) {
 	if f.activeExpireOff.Load() {
 		return 0, true
+	}
+	if until, stalled := f.stalledLocked(now); stalled {
+		return until, true
 	}
 	if f.cpUntil != 0 && now < f.cpUntil {
 		return f.cpUntil, true

@@ -110,6 +110,8 @@ func ExampleServer_JumpWallClock() {
 // On a manual clock the pause lasts until Advance moves the clock past
 // it: here the holder's extend is stuck in a 10-second stall, the
 // 8-second lock expires meanwhile, and the extend fails when it runs.
+// WaitHeld makes sure the extend reached the server and is held before
+// the clock moves.
 func ExampleServer_Pause() {
 	srv := startManual()
 	defer srv.Close()
@@ -119,6 +121,10 @@ func ExampleServer_Pause() {
 	srv.Pause(10 * time.Second)
 	extended := make(chan string)
 	go func() { extended <- holder.do("EVAL", extend, "1", "lock", "tok", "8000") }()
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		panic(err)
+	}
+	fmt.Println("held:", srv.Held())
 	srv.Advance(10 * time.Second) // the stall ends; the lock expired during it
 	fmt.Println(<-extended)
 
@@ -126,6 +132,7 @@ func ExampleServer_Pause() {
 	fmt.Println(other.do("SET", "lock", "other", "PX", "8000", "NX"))
 	// Output:
 	// OK
+	// held: 1
 	// (integer) 0
 	// OK
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -28,6 +29,10 @@ func (s *Server) registerFaultCommands() {
 // Pause stalls the server for d, as a process stall or a long GC pause
 // would: connections stay open and new ones are accepted, but no command
 // is answered (nor run) until the pause ends; replies then come in order.
+// Nothing else happens meanwhile either: active expiry holds still and
+// pushes (invalidations, including those a fixture Set causes, pub/sub
+// messages) wait; all of it happens when the pause ends. Held and
+// WaitHeld tell how many commands the pause holds.
 // d is measured on the server's clock: real time by default, and on a
 // manual clock the pause lasts until Advance has moved the clock d
 // forward (Advance ends it, and expires whatever the pause outlived, in
@@ -44,6 +49,7 @@ func (s *Server) Pause(d time.Duration) {
 	}
 	s.fx.notifyLocked()
 	s.fx.pmu.Unlock()
+	s.eng.Kick() // the active expiry loop holds still, and resumes after
 }
 
 // Unpause ends a Pause now. It does not end a CLIENT PAUSE.
@@ -65,10 +71,18 @@ func (f *fixture) notify() {
 	f.pmu.Unlock()
 }
 
-// pausedLocked reports whether a command (nil for one Redis would reject
-// before running it) must wait at time now, and until when (0: until
-// notified). Requires pmu.
-func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, paused bool) {
+// pauseClass says which CLIENT PAUSE holds a command (a stall holds all).
+type pauseClass int
+
+const (
+	pauseExempt  pauseClass = iota // none: rejected before running, or a MONITOR client's
+	pauseByAll                     // CLIENT PAUSE ALL
+	pauseByWrite                   // CLIENT PAUSE WRITE and ALL
+)
+
+// pausedLocked reports whether a command of class cls must wait at time
+// now, and until when (0: until notified). Requires pmu.
+func (f *fixture) pausedLocked(now int64, cls pauseClass) (until int64, paused bool) {
 	if f.sleeps > 0 {
 		return 0, true
 	}
@@ -81,7 +95,7 @@ func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, pau
 	if f.cpUntil != 0 {
 		if now >= f.cpUntil {
 			f.cpUntil = 0
-		} else if cmd != nil && (f.cpAll || pausedByWrite(cmd)) {
+		} else if cls == pauseByWrite || cls == pauseByAll && f.cpAll {
 			return f.cpUntil, true
 		}
 	}
@@ -91,10 +105,65 @@ func (f *fixture) pausedLocked(now int64, cmd *engine.Command) (until int64, pau
 	return 0, false
 }
 
+// stalledLocked reports whether the whole server is stalled at time now
+// (DEBUG SLEEP, Pause), and until when (0: until notified). Requires pmu.
+func (f *fixture) stalledLocked(now int64) (until int64, stalled bool) {
+	if f.sleeps > 0 {
+		return 0, true
+	}
+	if f.stallUntil != 0 && now < f.stallUntil {
+		return f.stallUntil, true
+	}
+	return 0, false
+}
+
+// waitStalled waits while the server is stalled: a stalled process sends
+// nothing, so output (replies and pushes alike) waits here. It reports
+// false when the connection was killed or closed, or the server closed.
+func (s *Server) waitStalled(c *client) bool {
+	manual := s.ManualClock() != nil
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.fx.pmu.Lock()
+		now := s.eng.Now()
+		until, stalled := s.fx.stalledLocked(now)
+		changed := s.fx.changed
+		s.fx.pmu.Unlock()
+		if !stalled {
+			return true
+		}
+		var tc <-chan time.Time
+		if until != 0 && !manual {
+			d := time.Duration(until-now) * time.Millisecond
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-changed:
+		case <-tc:
+		case <-c.fx.killed:
+			return false
+		case <-c.gone:
+			return false
+		case <-s.done:
+			return false
+		}
+	}
+}
+
 // waitTurn holds a connection's command while the server is paused for
 // it. It reports false when the connection was killed or the server
 // closed meanwhile.
-func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
+func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	manual := s.ManualClock() != nil
 	var timer *time.Timer
 	counted := false
@@ -104,16 +173,16 @@ func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
 		}
 		if counted {
 			s.fx.pmu.Lock()
-			s.fx.waiting--
+			s.fx.setWaitingLocked(s.fx.waiting - 1)
 			s.fx.pmu.Unlock()
 		}
 	}()
 	for {
 		s.fx.pmu.Lock()
 		now := s.eng.Now()
-		until, paused := s.fx.pausedLocked(now, cmd)
+		until, paused := s.fx.pausedLocked(now, cls)
 		if paused && !counted {
-			s.fx.waiting++
+			s.fx.setWaitingLocked(s.fx.waiting + 1)
 			counted = true
 		}
 		changed := s.fx.changed
@@ -142,11 +211,49 @@ func (s *Server) waitTurn(c *client, cmd *engine.Command) bool {
 	}
 }
 
+// setWaitingLocked sets the count of held commands and wakes WaitHeld.
+// Requires pmu.
+func (f *fixture) setWaitingLocked(n int) {
+	f.waiting = n
+	close(f.waitingCh)
+	f.waitingCh = make(chan struct{})
+}
+
 // waitingCommands returns how many commands are held by a pause.
 func (s *Server) waitingCommands() int {
 	s.fx.pmu.Lock()
 	defer s.fx.pmu.Unlock()
 	return s.fx.waiting
+}
+
+// Held returns how many commands are held right now by a Pause, a CLIENT
+// PAUSE or a DEBUG SLEEP: received, and waiting to run.
+func (s *Server) Held() int { return s.waitingCommands() }
+
+// WaitHeld waits until at least n commands are held (see Held), for up to
+// timeout of real time. A test that sends a command from another
+// goroutine during a Pause calls it before Advance, so that the command
+// is known to have reached the server and to be held, rather than to
+// arrive after the pause. It returns an error when the timeout passes
+// first, or ErrClosed when the server closes.
+func (s *Server) WaitHeld(n int, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.fx.pmu.Lock()
+		held, ch := s.fx.waiting, s.fx.waitingCh
+		s.fx.pmu.Unlock()
+		if held >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return fmt.Errorf("tumbler: %d commands held after %v, want %d", held, timeout, n)
+		case <-s.done:
+			return ErrClosed
+		}
+	}
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL]
@@ -236,18 +343,32 @@ func upper(b []byte) string {
 
 // SetLatency delays every reply by d (real time, as network latency
 // would): each batch of replies a connection produces for one read of
-// pipelined commands is written d after it is ready. 0 removes it.
+// pipelined commands is written d after it is ready, and so is each
+// batch of pushes (invalidations, pub/sub messages, MONITOR lines). 0
+// removes it.
 func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0))) }
 
 // ---- connections ----
 
 // DropConnections closes every client connection, as a network failure
 // would; the server keeps listening. It returns how many it closed.
-func (s *Server) DropConnections() int {
+func (s *Server) DropConnections() int { return s.closeConnections() }
+
+// closeConnections closes every connection accepted so far and returns
+// how many. It walks the accept loop's record (fixtureAccepted) as well as
+// the registered clients: a connection accepted a moment ago may not be a
+// client yet, and closing its socket is what keeps it from ever running a
+// command. Killing the clients then releases commands held by a pause.
+// (Counting comes first: a closed connection soon leaves both records.)
+func (s *Server) closeConnections() int {
 	n := 0
+	s.fx.counted.Range(func(k, _ any) bool {
+		_ = k.(net.Conn).Close()
+		n++
+		return true
+	})
 	s.clients.Range(func(k, _ any) bool {
 		s.kill(k.(*client))
-		n++
 		return true
 	})
 	return n
@@ -396,10 +517,7 @@ func (s *Server) Restart(keepData bool) error {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	<-acceptDone // no connection is accepted from here on
-	s.clients.Range(func(k, _ any) bool {
-		s.kill(k.(*client))
-		return true
-	})
+	s.closeConnections()
 	// Wait for every old connection's goroutine to return. A crash stops a
 	// running script too: keep killing whatever script a dying connection
 	// runs (one may have started just before its connection was closed).
@@ -429,9 +547,9 @@ func (s *Server) Restart(keepData bool) error {
 		s.call("flushall")
 	}
 
-	nl, err := net.Listen("tcp", addr)
+	nl, err := s.relisten(addr)
 	if err != nil {
-		return fmt.Errorf("tumbler: restart: cannot listen on %s: %w", addr, err)
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -444,6 +562,34 @@ func (s *Server) Restart(keepData bool) error {
 	return nil
 }
 
+// restartListenFor bounds how long Restart tries to listen again.
+const restartListenFor = time.Second
+
+// relisten listens on the address the server had before Restart. Another
+// listener may take the port in the moment it is free: while the address
+// is in use, relisten tries again, for up to restartListenFor.
+func (s *Server) relisten(addr string) (net.Listener, error) {
+	listen := s.fx.listen
+	if listen == nil {
+		listen = func(a string) (net.Listener, error) { return net.Listen("tcp", a) }
+	}
+	deadline := time.Now().Add(restartListenFor)
+	for {
+		nl, err := listen(addr)
+		if err == nil {
+			return nl, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("tumbler: restart: cannot listen on %s again (another listener took the port while the server was down?): %w", addr, err)
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-s.done:
+			return nil, ErrClosed
+		}
+	}
+}
+
 // ---- injected failures ----
 
 // FailNext makes the next n commands, whatever they are, fail with the
@@ -452,7 +598,10 @@ func (s *Server) Restart(keepData bool) error {
 // see, the leading '-' is added). Connection handshakes count too: use
 // FailNextCmd to aim at one command. Failures queue up behind earlier
 // ones and are consumed in order, from every client; commands run inside
-// scripts are not affected.
+// scripts are not affected. A failure is a rejection, as Redis's
+// (READONLY, OOM): inside MULTI it dooms the transaction, whose EXEC then
+// replies EXECABORT, and a failed EXEC replies "EXECABORT Transaction
+// discarded because of: " and msg, and discards the transaction.
 func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", n, msg) }
 
 // FailNextCmd is FailNext for commands named name only (case-insensitive,

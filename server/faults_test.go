@@ -1,8 +1,10 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -521,4 +523,314 @@ func TestRestart_StopsARunningScript(t *testing.T) {
 	if got := dial(t, srv.Addr()).do("EXISTS", "half"); got != ":0\r\n" {
 		t.Fatalf("EXISTS half = %q", got)
 	}
+}
+
+// acceptedConns counts the connections the accept loop has handed over
+// and whose goroutine has not ended, registered as clients or not yet.
+func acceptedConns(s *Server) int {
+	n := 0
+	s.fx.counted.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+// dialMany dials n connections at once and returns them.
+func dialMany(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
+	errs := make(chan error, n)
+	for i := range conns {
+		go func() {
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			conns[i] = c
+			errs <- err
+		}()
+	}
+	for range conns {
+		if err := <-errs; err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+	}
+	for _, c := range conns {
+		t.Cleanup(func() { c.Close() })
+	}
+	return conns
+}
+
+// expectDead checks that a connection no longer answers.
+func expectDead(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte(encode("PING")))
+	var b [16]byte
+	if n, err := c.Read(b[:]); err == nil {
+		t.Fatalf("connection still answers: %q", b[:n])
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("connection still open (read timed out)")
+	}
+}
+
+// A connection accepted just before Restart is closed with the others,
+// even when its goroutine has not registered it yet; Restart never waits
+// for a connection it missed.
+func TestRestart_ClosesConnectionsAcceptedJustBefore(t *testing.T) {
+	srv := RunT(t)
+	for range 40 {
+		conns := dialMany(t, srv.Addr(), 8)
+		done := make(chan error, 1)
+		go func() { done <- srv.Restart(false) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Restart hangs")
+		}
+		for _, c := range conns {
+			expectDead(t, c)
+		}
+	}
+}
+
+// DropConnections closes every connection the server accepted before it
+// was called, registered yet or not.
+func TestDropConnections_ClosesConnectionsAcceptedJustBefore(t *testing.T) {
+	srv := RunT(t)
+	for range 40 {
+		conns := dialMany(t, srv.Addr(), 8)
+		eventually(t, "the connections accepted", func() bool { return acceptedConns(srv) == len(conns) })
+		srv.DropConnections()
+		for _, c := range conns {
+			expectDead(t, c)
+		}
+		eventually(t, "the connections gone", func() bool { return acceptedConns(srv) == 0 })
+	}
+}
+
+// expectSilent checks that nothing arrives on c for a while: a bounded
+// look for something that must not happen, not a wait for a state.
+func (c *rawClient) expectSilent(d time.Duration) {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(d))
+	b, err := c.rd.ReadByte()
+	var ne net.Error
+	if err == nil {
+		c.rd.UnreadByte()
+		got, _ := c.rd.Peek(c.rd.Buffered())
+		c.t.Fatalf("received %q while the server should send nothing", got)
+	} else if !errors.As(err, &ne) || !ne.Timeout() {
+		c.t.Fatalf("read: %v (byte %q)", err, b)
+	}
+}
+
+// trackingClient is a RESP3 connection tracking key, which it has read.
+func trackingClient(t *testing.T, srv *Server, key string) *rawClient {
+	t.Helper()
+	a := dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON")
+	a.do("GET", key)
+	return a
+}
+
+// A Pause stalls everything a process does on its own: active expiry
+// (and Advance's reclaiming) holds still, and so do pushes, whether an
+// expiry or a fixture Set caused them. They happen when the pause ends.
+func TestPause_HoldsActiveExpiryAndPushes(t *testing.T) {
+	t.Run("expiry", func(t *testing.T) {
+		srv := RunT(t, WithManualClock())
+		srv.Set("k", "v", time.Second)
+		a := trackingClient(t, srv, "k")
+		srv.Pause(time.Hour)
+		srv.Advance(2 * time.Second)
+		if n := srv.call("dbsize").n; n != 1 {
+			t.Fatalf("DBSIZE during the pause = %d; active expiry ran", n)
+		}
+		a.expectSilent(100 * time.Millisecond)
+		srv.Unpause()
+		a.expect(inval3("k")) // the deferred expiry, and its push
+		eventually(t, "k reclaimed", func() bool { return srv.call("dbsize").n == 0 })
+	})
+	t.Run("fixture-set", func(t *testing.T) {
+		srv := RunT(t, WithManualClock())
+		a := trackingClient(t, srv, "k")
+		srv.Pause(time.Hour)
+		srv.Set("k", "v", 0)
+		a.expectSilent(100 * time.Millisecond)
+		srv.Advance(time.Hour)
+		a.expect(inval3("k"))
+	})
+}
+
+// DEBUG SLEEP stalls active expiry and pushes as Pause does.
+func TestDebugSleep_HoldsActiveExpiryAndPushes(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	srv.Set("k", "v", time.Second)
+	a := trackingClient(t, srv, "k")
+	b := dial(t, srv.Addr())
+	b.send(encode("DEBUG", "SLEEP", "0.5"))
+	eventually(t, "the sleep to start", func() bool {
+		srv.fx.pmu.Lock()
+		defer srv.fx.pmu.Unlock()
+		return srv.fx.sleeps == 1
+	})
+	srv.Advance(2 * time.Second)
+	if n := srv.call("dbsize").n; n != 1 {
+		t.Fatalf("DBSIZE during DEBUG SLEEP = %d; active expiry ran", n)
+	}
+	srv.Set("other", "v", 0)
+	srv.Set("k", "v2", 0) // an invalidation, held
+	a.expectSilent(100 * time.Millisecond)
+	if got := b.read(); got != "+OK\r\n" {
+		t.Fatalf("DEBUG SLEEP = %q", got)
+	}
+	a.expect(inval3("k"))
+}
+
+// SetLatency holds pushes back too, not only replies.
+func TestSetLatency_DelaysPushes(t *testing.T) {
+	srv := RunT(t)
+	a := trackingClient(t, srv, "k")
+	srv.SetLatency(300 * time.Millisecond)
+	start := time.Now()
+	srv.Set("k", "v", 0)
+	a.expect(inval3("k"))
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("push came after %v with 300 ms latency", el)
+	}
+}
+
+// A failure injected while MULTI queues commands is an error at queue
+// time, and as in Redis that dooms the transaction: EXEC then replies
+// EXECABORT and runs none of it. A failed EXEC discards the transaction.
+func TestFailNext_InsideMultiAbortsTheTransaction(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "MULTI")
+	c.expectDo("+QUEUED\r\n", "INCR", "x")
+	srv.FailNextCmd("set", 1, "ERR boom")
+	c.expectDo("-ERR boom\r\n", "SET", "k", "v")
+	c.expectDo("+QUEUED\r\n", "INCR", "x")
+	c.expectDo("-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC")
+	if keys := srv.Keys(); len(keys) != 0 {
+		t.Fatalf("keys after an aborted transaction: %v", keys)
+	}
+
+	c.expectDo("+OK\r\n", "MULTI")
+	c.expectDo("+QUEUED\r\n", "INCR", "x")
+	srv.FailNextCmd("exec", 1, "READONLY You can't write against a read only replica.")
+	c.expectDo("-EXECABORT Transaction discarded because of: READONLY You can't write against a read only replica.\r\n", "EXEC")
+	c.expectDo("+PONG\r\n", "PING") // out of MULTI
+	if keys := srv.Keys(); len(keys) != 0 {
+		t.Fatalf("keys after a failed EXEC: %v", keys)
+	}
+}
+
+func TestWaitHeld_ReturnsOnceTheCommandsAreHeld(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	if err := srv.WaitHeld(0, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WaitHeld(1, 20*time.Millisecond); err == nil {
+		t.Fatal("WaitHeld(1) with nothing held returned nil")
+	}
+	srv.Pause(time.Minute)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("SET", "k", "a"))
+	b.send(encode("SET", "k", "b"))
+	if err := srv.WaitHeld(2, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Held(); n != 2 {
+		t.Fatalf("Held = %d, want 2", n)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("a held command ran")
+	}
+	srv.Advance(time.Minute)
+	a.expect("+OK\r\n")
+	b.expect("+OK\r\n")
+	if n := srv.Held(); n != 0 {
+		t.Fatalf("Held after the pause = %d", n)
+	}
+	srv.Close()
+	if err := srv.WaitHeld(1, 10*time.Second); err != ErrClosed {
+		t.Fatalf("WaitHeld on a closed server = %v", err)
+	}
+}
+
+// Another listener may take the port while Restart has it closed: Restart
+// tries again for a while, and says what happened if it stays taken.
+func TestRestart_PortTakenMeanwhile(t *testing.T) {
+	t.Run("released", func(t *testing.T) {
+		srv := RunT(t)
+		addr := srv.Addr()
+		var other net.Listener
+		attempts := 0
+		srv.fx.listen = func(a string) (net.Listener, error) {
+			attempts++
+			switch attempts {
+			case 1: // someone takes the port as soon as it is free...
+				l, err := net.Listen("tcp", a)
+				if err != nil {
+					t.Errorf("taking the port: %v", err)
+				}
+				other = l
+			case 3: // ...and lets it go
+				other.Close()
+			}
+			return net.Listen("tcp", a)
+		}
+		if err := srv.Restart(false); err != nil {
+			t.Fatalf("Restart: %v", err)
+		}
+		if attempts != 3 {
+			t.Fatalf("%d attempts, want 3", attempts)
+		}
+		if got := dial(t, addr).do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after Restart = %q", got)
+		}
+	})
+	t.Run("kept", func(t *testing.T) {
+		srv := RunT(t)
+		srv.fx.listen = func(a string) (net.Listener, error) {
+			if l, err := net.Listen("tcp", a); err == nil {
+				t.Cleanup(func() { l.Close() })
+			}
+			return net.Listen("tcp", a)
+		}
+		err := srv.Restart(false)
+		if err == nil || !strings.Contains(err.Error(), "cannot listen on "+srv.Addr()+" again") || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("Restart with the port taken = %v", err)
+		}
+	})
+}
+
+// CLIENT PAUSE WRITE holds an EXEC whose queue writes, as Redis (which
+// looks at the queued commands' flags), and lets one of reads run.
+func TestClientPause_WriteHoldsAnExecThatWrites(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	b.expectDo("+OK\r\n", "MULTI")
+	b.expectDo("+QUEUED\r\n", "GET", "k")
+	a.expectDo("+OK\r\n", "CLIENT", "PAUSE", "10000", "WRITE")
+	b.expectDo("*1\r\n$-1\r\n", "EXEC")
+
+	b.expectDo("+OK\r\n", "MULTI")
+	b.send(encode("SET", "k", "v")) // a write is held even when only queued
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
+	b.expect("+QUEUED\r\n")
+	a.expectDo("+OK\r\n", "CLIENT", "PAUSE", "10000", "WRITE")
+	b.send(encode("EXEC"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("an EXEC of writes ran during CLIENT PAUSE WRITE")
+	}
+	a.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
+	b.expect("*1\r\n+OK\r\n")
 }

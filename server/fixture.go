@@ -24,13 +24,14 @@ type fixture struct {
 	// replaced) whenever one of them changes, waking every waiter.
 	pmu          sync.Mutex
 	changed      chan struct{}
-	anyPause     atomic.Bool // fast path: false when nothing below is set
-	stallUntil   int64       // Pause: end on the server clock (mono ms); 0 = none
-	sleeps       int         // DEBUG SLEEPs in progress
-	cpUntil      int64       // CLIENT PAUSE end (mono ms); 0 = none
-	cpAll        bool        // CLIENT PAUSE ALL (else WRITE)
-	waiting      int         // commands held by a pause right now
-	expiryParked bool        // the active expiry loop is held
+	anyPause     atomic.Bool   // fast path: false when nothing below is set
+	stallUntil   int64         // Pause: end on the server clock (mono ms); 0 = none
+	sleeps       int           // DEBUG SLEEPs in progress
+	cpUntil      int64         // CLIENT PAUSE end (mono ms); 0 = none
+	cpAll        bool          // CLIENT PAUSE ALL (else WRITE)
+	waiting      int           // commands held by a pause right now
+	waitingCh    chan struct{} // closed (and replaced) when waiting changes
+	expiryParked bool          // the active expiry loop is held
 
 	activeExpireOff atomic.Bool  // DEBUG SET-ACTIVE-EXPIRE 0
 	latency         atomic.Int64 // SetLatency, ns
@@ -44,9 +45,10 @@ type fixture struct {
 
 	// Restart bookkeeping.
 	restartMu  sync.Mutex
-	conns      sync.WaitGroup // connection goroutines started by acceptLoop
-	counted    sync.Map       // net.Conn -> struct{}: the ones conns counts
-	acceptDone chan struct{}  // closed when the current accept loop returns; guarded by Server.mu
+	conns      sync.WaitGroup                          // connection goroutines started by acceptLoop
+	counted    sync.Map                                // net.Conn -> struct{}: the ones conns counts
+	acceptDone chan struct{}                           // closed when the current accept loop returns; guarded by Server.mu
+	listen     func(addr string) (net.Listener, error) // Restart's listen; nil is net.Listen (tests replace it)
 
 	self      engine.Client // the client of the fixture's own calls (Get, Set, Restart)
 	hooksOnce sync.Once
@@ -66,6 +68,7 @@ type connFixture struct {
 // initFixture is called by New.
 func (s *Server) initFixture() {
 	s.fx.changed = make(chan struct{})
+	s.fx.waitingCh = make(chan struct{})
 	s.fx.log.init(s.cfg.CommandLog)
 	s.registerFaultCommands()
 	s.registerMonitor()
@@ -91,7 +94,8 @@ func (s *Server) beginServing(ln net.Listener) {
 }
 
 // fixtureAccepted counts a connection acceptLoop is about to serve, so
-// that Restart can wait for its goroutine to end.
+// that Restart and DropConnections can close it before its goroutine has
+// registered it as a client, and Restart can wait for that goroutine.
 func (s *Server) fixtureAccepted(nc net.Conn) {
 	s.fx.conns.Add(1)
 	s.fx.counted.Store(nc, struct{}{})
@@ -139,11 +143,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// MONITOR: unknown commands, arity errors and unauthenticated calls
 	// are answered at once.
 	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
-	var pcmd *engine.Command // what CLIENT PAUSE may hold: not MONITOR clients, as Redis exempts replicas
-	if valid && !c.fx.monitor.Load() {
-		pcmd = cmd
-	}
-	if s.fx.anyPause.Load() && !s.waitTurn(c, pcmd) {
+	if s.fx.anyPause.Load() && !s.waitTurn(c, s.pauseClassOf(c, cmd, valid)) {
 		c.closeNow = true
 		return false
 	}
@@ -152,7 +152,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 		return false
 	}
 	if msg, ok := s.fx.fails.take(args[0]); ok {
-		c.w.WriteError(msg)
+		s.eng.Reject(&c.ctx, cmd, msg) // a rejection: flags an open MULTI, as Redis's rejectCommand
 		return false
 	}
 	// Redis shows scripts to MONITOR before they run (so that their
@@ -175,10 +175,25 @@ func (s *Server) fixtureAfter(c *client) {
 	}
 }
 
-// replyLatency holds a connection's replies back by SetLatency's delay.
+// replyLatency holds a connection's replies back before its goroutine
+// flushes them (see holdOutput). A push-capable connection's flushes
+// hold their output back themselves (flushShared).
 func (s *Server) replyLatency(c *client) {
+	if c.w.shared || len(c.w.b) == 0 {
+		return
+	}
+	s.holdOutput(c)
+}
+
+// holdOutput holds a connection's output back while the server is
+// stalled (Pause, DEBUG SLEEP: a stopped process sends nothing, pushes
+// included), then by SetLatency's delay.
+func (s *Server) holdOutput(c *client) {
+	if s.fx.anyPause.Load() && !s.waitStalled(c) {
+		return
+	}
 	d := time.Duration(s.fx.latency.Load())
-	if d <= 0 || len(c.w.b) == 0 && !c.w.shared {
+	if d <= 0 {
 		return
 	}
 	t := time.NewTimer(d)
@@ -186,6 +201,7 @@ func (s *Server) replyLatency(c *client) {
 	select {
 	case <-t.C:
 	case <-c.fx.killed:
+	case <-c.gone:
 	case <-s.done:
 	}
 }
@@ -215,6 +231,19 @@ func arityOK(cmd *engine.Command, n int) bool {
 // mayReplicate lists the commands Redis flags may-replicate: CLIENT PAUSE
 // WRITE holds them like writes.
 var mayReplicate = map[string]bool{"eval": true, "evalsha": true, "fcall": true, "pfcount": true, "publish": true, "spublish": true}
+
+// pauseClassOf says which CLIENT PAUSE holds cmd. MONITOR clients are
+// exempt, as Redis exempts replicas; WRITE holds writes, may-replicate
+// commands and an EXEC whose queue has one (Redis: mstate.cmd_flags).
+func (s *Server) pauseClassOf(c *client, cmd *engine.Command, valid bool) pauseClass {
+	switch {
+	case !valid || c.fx.monitor.Load():
+		return pauseExempt
+	case pausedByWrite(cmd), cmd.Name == "exec" && c.AnyQueued(pausedByWrite):
+		return pauseByWrite
+	}
+	return pauseByAll
+}
 
 // pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd.
 func pausedByWrite(cmd *engine.Command) bool {

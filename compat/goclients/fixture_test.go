@@ -101,6 +101,10 @@ func TestFixture_StalledHolderLosesTheLock(t *testing.T) {
 		srv.Pause(10 * time.Second)
 		refreshed := make(chan error, 1)
 		go func() { refreshed <- a.Refresh(ctx, 8*time.Second, nil) }()
+		// The refresh reached the server in time, and the stall holds it.
+		if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+			t.Fatalf("A's refresh is not held by the stall: %v", err)
+		}
 		srv.Advance(10 * time.Second) // the stall ends; the lock expired inside it
 		if err := <-refreshed; !errors.Is(err, redislock.ErrNotObtained) {
 			t.Fatalf("A Refresh across the stall: %v; want ErrNotObtained", err)

@@ -69,7 +69,8 @@
 //	cd compat && go test ./replay/
 //
 // TestReplay starts a redis-server of its own per file on a free loopback
-// port and an in-process tumbler (server.RunT), runs each file on both in
+// port (with DEBUG enabled, as RunT enables it for tumbler) and an
+// in-process tumbler (server.RunT), runs each file on both in
 // lockstep (each step on the oracle, then on tumbler) and reports every step
 // whose frames differ, with file:line, the step and both frames. A file the
 // oracle itself does not answer as written (a <recv> that gets no frame, a

@@ -153,6 +153,7 @@ func tryRedis(t *testing.T, bin string) (string, error) {
 	cmd := exec.Command(bin,
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--daemonize", "no",
+		"--enable-debug-command", "yes", // as RunT's tumbler: DEBUG SLEEP and SET-ACTIVE-EXPIRE (fixture_wire.replay)
 		"--dir", dir, "--logfile", "")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
