@@ -25,7 +25,7 @@ const (
 )
 
 // Workloads lists the workload names Run accepts.
-var Workloads = []string{"cycle", "contended", "extend", "pipelined", "redlock", "fill"}
+var Workloads = []string{"cycle", "contended", "extend", "pipelined", "redlock", "fill", "massexpiry"}
 
 // Options configure a run. Zero values take the defaults documented on
 // each field.
@@ -41,18 +41,33 @@ type Options struct {
 	// Workers is the number of goroutines issuing requests. Default 50.
 	Workers int
 	// Keys is the number of distinct lock keys. Default: workers/4 (at
-	// least 1) for contended, workers*pipeline*4 for the others. The
-	// uncontended workloads split the keys into one range per worker; fill
-	// sets exactly Keys keys.
+	// least 1) for contended, 1,000,000 for massexpiry, workers*pipeline*4
+	// for the others. The uncontended workloads split the keys into one
+	// range per worker; fill sets exactly Keys keys; massexpiry loads
+	// Keys keys that expire together.
 	Keys int
 	// Duration is how long to run. Default 10s. fill runs until every key
-	// is set instead.
+	// is set instead; massexpiry waits at most Duration after the last
+	// deadline for the keys to be reclaimed.
 	Duration time.Duration
-	// TTL is the lock lease (PX). Default 30s.
+	// TTL is the lock lease (PX). Default 30s. massexpiry sets its own
+	// deadlines (Lead, Window).
 	TTL time.Duration
-	// Pipeline is the pipeline depth of pipelined and fill. Default 16 for
-	// pipelined, 64 for fill, 1 otherwise.
+	// Pipeline is the pipeline depth of pipelined, fill and massexpiry's
+	// loading. Default 16 for pipelined, 64 for fill and massexpiry, 1
+	// otherwise.
 	Pipeline int
+	// Window is the span massexpiry's deadlines fall in. Default 100ms.
+	Window time.Duration
+	// Lead is the time from the start of massexpiry's loading to the first
+	// deadline; loading must end before it. Default 3s plus 10µs a key.
+	Lead time.Duration
+	// Interval is the pause between two GETs of one massexpiry worker.
+	// Default 1ms; negative for none.
+	Interval time.Duration
+	// PollEvery is the pause between massexpiry's DBSIZE polls, which see
+	// when the keys are gone. Default 1ms.
+	PollEvery time.Duration
 	// Hold is how long a worker keeps a lock before releasing it (the
 	// critical section) in cycle, contended and redlock. Default 0.
 	Hold time.Duration
@@ -117,6 +132,10 @@ type Result struct {
 	// may have expired: allowed, but a sign the TTL is too short.
 	ExpiredTakeovers int64  `json:"expired_takeovers"`
 	FirstError       string `json:"first_error,omitempty"`
+	// MassExpiry is set by the massexpiry workload only. There an
+	// operation is one GET of a key that stays, and Latency covers the
+	// GETs sent in the reclaim window (MassExpiry.ReclaimWindowMs).
+	MassExpiry *MassExpiry `json:"mass_expiry,omitempty"`
 }
 
 // OK reports whether the run saw neither violations nor errors.
@@ -201,7 +220,7 @@ func (o Options) withDefaults() (Options, error) {
 		switch o.Workload {
 		case "pipelined":
 			o.Pipeline = 16
-		case "fill":
+		case "fill", "massexpiry":
 			o.Pipeline = 64
 		default:
 			o.Pipeline = 1
@@ -214,9 +233,12 @@ func (o Options) withDefaults() (Options, error) {
 		if o.Workload == "fill" {
 			return o, errors.New("bench: fill needs a key count")
 		}
-		if o.Workload == "contended" {
+		switch o.Workload {
+		case "contended":
 			o.Keys = max(1, o.Workers/4)
-		} else {
+		case "massexpiry":
+			o.Keys = 1_000_000
+		default:
 			o.Keys = o.Workers * o.Pipeline * 4
 		}
 	}
@@ -224,8 +246,24 @@ func (o Options) withDefaults() (Options, error) {
 		o.Workers = o.Keys
 		o.Conns = min(o.Conns, o.Workers)
 	}
-	if o.Workload != "contended" && o.Workload != "fill" && o.Keys < o.Workers*o.Pipeline {
-		return o, fmt.Errorf("bench: %s needs at least workers*pipeline = %d keys, have %d", o.Workload, o.Workers*o.Pipeline, o.Keys)
+	if o.Window <= 0 {
+		o.Window = 100 * time.Millisecond
+	}
+	if o.Lead <= 0 {
+		o.Lead = 3*time.Second + time.Duration(o.Keys)*10*time.Microsecond
+	}
+	if o.Interval == 0 {
+		o.Interval = time.Millisecond
+	}
+	if o.PollEvery <= 0 {
+		o.PollEvery = time.Millisecond
+	}
+	switch o.Workload {
+	case "contended", "fill", "massexpiry":
+	default:
+		if o.Keys < o.Workers*o.Pipeline {
+			return o, fmt.Errorf("bench: %s needs at least workers*pipeline = %d keys, have %d", o.Workload, o.Workers*o.Pipeline, o.Keys)
+		}
 	}
 	if o.Workload == "redlock" && len(o.Addrs) < 1 {
 		return o, errors.New("bench: redlock needs addresses")
@@ -294,6 +332,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return Result{}, err
+	}
+	if o.Workload == "massexpiry" {
+		return runMassExpiry(ctx, o)
 	}
 	r := &runner{o: o, releaseSHA: sha1hex(ReleaseScript), extendSHA: sha1hex(ExtendScript), keyPrefix: o.KeyPrefix}
 	addrs := o.Addrs

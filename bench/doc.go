@@ -20,6 +20,17 @@
 //     once), release on all; retry with jitter without a majority.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
 //     32-byte tokens, PX ttl) and leave them held, to measure memory.
+//   - massexpiry: load Keys locks (default 1,000,000) whose deadlines fall
+//     within Window (100 ms) Lead after loading starts (SET key tok PXAT,
+//     in the server's TIME, so it works against any server), then, while
+//     the deadlines pass, GET keys that stay from every worker and poll
+//     DBSIZE on another connection until it is back to what it was before
+//     loading, or Duration after the last deadline. It reports the GET
+//     latency in the reclaim window (first deadline to all gone) and
+//     before it, and when the keys were gone (MassExpiry). Keys gone
+//     before their deadline, or loading that ends after the first
+//     deadline, count as errors; a slow reclaim is a finding, not one.
+//     It assumes nobody else adds or removes keys on the server meanwhile.
 //
 // The scripts are loaded with SCRIPT LOAD at the start; a NOSCRIPT reply
 // (the server's cache was flushed) is answered by sending EVAL instead.

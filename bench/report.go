@@ -19,6 +19,10 @@ func (r *Result) WriteJSON(w io.Writer) error {
 func (r *Result) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	if r.MassExpiry != nil {
+		r.massExpiryTable(row)
+		return tw.Flush()
+	}
 	row("workload", r.Workload)
 	row("addrs", strings.Join(r.Addrs, ","))
 	row("workers / conns", fmt.Sprintf("%d / %d", r.Workers, r.Conns))
@@ -42,4 +46,38 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("first error", r.FirstError)
 	}
 	return tw.Flush()
+}
+
+func (r *Result) massExpiryTable(row func(k string, v any)) {
+	m := r.MassExpiry
+	lat := func(l Latency) string {
+		return fmt.Sprintf("p50 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus", l.P50, l.P99, l.P999, l.Max)
+	}
+	row("workload", r.Workload)
+	row("addr", strings.Join(r.Addrs, ","))
+	row("expiring keys / stay keys", fmt.Sprintf("%d / %d", m.Expiring, m.StayKeys))
+	row("deadline window / lead", fmt.Sprintf("%dms / %dms", m.WindowMs, m.LeadMs))
+	row("load", fmt.Sprintf("%.2fs (%.0fms before the first deadline), %d keys counted", m.LoadSec, m.LoadSlackMs, m.Loaded))
+	row("GET workers / conns", fmt.Sprintf("%d / %d", r.Workers, r.Conns))
+	row("seed", r.Seed)
+	if m.AllReclaimed {
+		row("all reclaimed", fmt.Sprintf("%.1fms after the last deadline (poll every %.1fms)", m.ReclaimAfterLastDeadlineMs, m.PollMs))
+	} else {
+		row("all reclaimed", fmt.Sprintf("NO: %d keys left %.0fms after the last deadline", m.Remaining, m.ReclaimAfterLastDeadlineMs))
+	}
+	for _, p := range m.Points {
+		row(fmt.Sprintf("%g%% reclaimed", p.Fraction*100), fmt.Sprintf("%.1fms after the last deadline", p.AfterLastDeadlineMs))
+	}
+	row("reclaim window", fmt.Sprintf("%.1fms (first deadline to all reclaimed or the cap)", m.ReclaimWindowMs))
+	row("GET latency in the window", lat(r.Latency))
+	row("GET latency before", lat(m.BeforeLatency))
+	row("GETs before / in the window", fmt.Sprintf("%d / %d", m.GetsBefore, m.GetsDuring))
+	row("elapsed", fmt.Sprintf("%.2fs", r.ElapsedSec))
+	row("errors", r.Errors)
+	if m.EarlyGone > 0 {
+		row("keys gone before their deadline", m.EarlyGone)
+	}
+	if r.FirstError != "" {
+		row("first error", r.FirstError)
+	}
 }

@@ -5,6 +5,7 @@
 //	tumbler-bench --addr 127.0.0.1:6379 --workload cycle --workers 50 --duration 10s
 //	tumbler-bench --addr 127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 --workload redlock
 //	tumbler-bench --addr 127.0.0.1:6379 --workload fill --keys 1000000 --json
+//	tumbler-bench --addr 127.0.0.1:6379 --workload massexpiry --keys 1000000 --window 100ms
 //
 // It prints a table (or with --json one JSON object) on stdout and a
 // progress line a second on stderr (not with --json or --quiet). It exits
@@ -41,10 +42,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Workload, "workload", "cycle", "one of "+strings.Join(bench.Workloads, ", "))
 	fs.IntVar(&o.Conns, "conns", 0, "connections per address (default: one per worker)")
 	fs.IntVar(&o.Workers, "workers", 50, "concurrent workers")
-	fs.IntVar(&o.Keys, "keys", 0, "distinct lock keys (default: workers/4 for contended, workers*pipeline*4 otherwise; exact count for fill)")
-	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to run (fill runs until done)")
+	fs.IntVar(&o.Keys, "keys", 0, "distinct lock keys (default: workers/4 for contended, 1000000 for massexpiry, workers*pipeline*4 otherwise; exact count for fill and massexpiry)")
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to run (fill runs until done; massexpiry: longest wait after the last deadline)")
 	fs.DurationVar(&o.TTL, "ttl", 30*time.Second, "lock lease (PX)")
-	fs.IntVar(&o.Pipeline, "pipeline", 0, "pipeline depth for pipelined (default 16) and fill (default 64)")
+	fs.IntVar(&o.Pipeline, "pipeline", 0, "pipeline depth for pipelined (default 16), fill and massexpiry loading (default 64)")
+	fs.DurationVar(&o.Window, "window", 100*time.Millisecond, "massexpiry: span the deadlines fall in")
+	fs.DurationVar(&o.Lead, "lead", 0, "massexpiry: start of loading to the first deadline (default 3s + 10us a key)")
+	fs.DurationVar(&o.Interval, "interval", time.Millisecond, "massexpiry: pause between one worker's GETs (negative: none)")
+	fs.DurationVar(&o.PollEvery, "poll", time.Millisecond, "massexpiry: DBSIZE poll interval")
 	fs.DurationVar(&o.Hold, "hold", 0, "time a lock is held before release (cycle, contended, redlock)")
 	fs.DurationVar(&o.Retry, "retry", time.Millisecond, "mean retry delay after a refused acquire (jittered ±50%)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed for key choice and jitter (0: random)")

@@ -122,3 +122,27 @@ func TestRun_ViolationsExitTwo(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and violations reported", code, errb.String())
 	}
 }
+
+func TestRun_MassExpiryJSON(t *testing.T) {
+	t.Parallel()
+	srv := server.RunT(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--addr", srv.Addr(), "--workload", "massexpiry", "--workers", "2", "--keys", "500",
+		"--window", "20ms", "--lead", "300ms", "--duration", "3s", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	var res bench.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	m := res.MassExpiry
+	if m == nil || m.Expiring != 500 || m.Loaded != 500 || m.WindowMs != 20 || !m.AllReclaimed || res.Latency.P99 <= 0 {
+		t.Errorf("result %s", out.String())
+	}
+	for _, k := range []string{`"reclaim_after_last_deadline_ms"`, `"all_reclaimed"`, `"before_latency_us"`, `"reclaim_points"`} {
+		if !strings.Contains(out.String(), k) {
+			t.Errorf("JSON has no %s", k)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+// mxOptions is a small massexpiry run: 2,000 keys whose deadlines fall in
+// 50 ms half a second out, a 3 s cap.
+func mxOptions(addr string) Options {
+	return Options{
+		Addrs: []string{addr}, Workload: "massexpiry", Keys: 2000, Workers: 4,
+		Window: 50 * time.Millisecond, Lead: 500 * time.Millisecond,
+		Duration: 3 * time.Second,
+	}
+}
+
+// TestMassExpiry_AgainstTumbler: against an in-process tumbler every key
+// is loaded, reclaimed after the last deadline and within the cap, and
+// actually gone afterwards (the stay keys too, deleted by the run).
+func TestMassExpiry_AgainstTumbler(t *testing.T) {
+	srv := server.RunT(t)
+	start := time.Now()
+	res, err := Run(context.Background(), mxOptions(srv.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.MassExpiry
+	if m == nil {
+		t.Fatalf("no mass_expiry in %+v", res)
+	}
+	if res.Errors != 0 || res.FirstError != "" {
+		t.Errorf("errors = %d (%s)", res.Errors, res.FirstError)
+	}
+	if m.Expiring != 2000 || m.Loaded != 2000 || m.StayKeys != 16 || m.WindowMs != 50 {
+		t.Errorf("expiring %d, loaded %d, stay %d, window %d; want 2000, 2000, 16, 50", m.Expiring, m.Loaded, m.StayKeys, m.WindowMs)
+	}
+	if !m.AllReclaimed || m.Remaining != 0 {
+		t.Errorf("all reclaimed %v, remaining %d", m.AllReclaimed, m.Remaining)
+	}
+	// Keys expire once the clock is past their deadline, so the last one
+	// cannot be gone before the last deadline.
+	if m.ReclaimAfterLastDeadlineMs < 0 || m.ReclaimAfterLastDeadlineMs > 3000 {
+		t.Errorf("reclaimed %.1fms after the last deadline, want within [0, 3000]", m.ReclaimAfterLastDeadlineMs)
+	}
+	if d := m.ReclaimWindowMs - m.ReclaimAfterLastDeadlineMs; d < 48 || d > 50 {
+		t.Errorf("reclaim window - after last deadline = %.2fms, want the 49ms between the first and last deadline", d)
+	}
+	if len(m.Points) != len(reclaimFractions) || m.Points[len(m.Points)-1].AfterLastDeadlineMs != m.ReclaimAfterLastDeadlineMs {
+		t.Errorf("reclaim points %+v", m.Points)
+	}
+	if m.EarlyGone != 0 || m.LoadSlackMs <= 0 {
+		t.Errorf("early gone %d, load slack %.1fms", m.EarlyGone, m.LoadSlackMs)
+	}
+	if m.GetsBefore == 0 || m.GetsDuring == 0 || res.Ops != m.GetsBefore+m.GetsDuring {
+		t.Errorf("GETs before %d, during %d, ops %d", m.GetsBefore, m.GetsDuring, res.Ops)
+	}
+	if l := res.Latency; !(l.P50 > 0 && l.P50 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
+		t.Errorf("latency in the window %+v", l)
+	}
+	if m.BeforeLatency.P50 <= 0 {
+		t.Errorf("latency before %+v", m.BeforeLatency)
+	}
+	// The run took the lead, the window and the reclaim at least.
+	if least := 550*time.Millisecond + time.Duration(m.ReclaimAfterLastDeadlineMs*1e6); time.Since(start) < least-5*time.Millisecond {
+		t.Errorf("run took %v, less than lead + window + reclaim %v", time.Since(start), least)
+	}
+	if n := dbsize(t, srv.Addr()); n != 0 {
+		t.Errorf("%d keys left after the run, want 0", n)
+	}
+}
+
+// clockFake is a Redis-protocol server for massexpiry with a clock skew
+// (its TIME runs ahead of the local clock) and a reclaim delay: a key
+// counts in DBSIZE until delay after its PXAT deadline, or early before
+// it. It answers GET of any key with the value it was SET to.
+type clockFake struct {
+	skew, delay, early time.Duration
+	never              bool
+
+	mu   sync.Mutex
+	vals map[string]string
+	ends map[string]time.Time // server time
+}
+
+func (f *clockFake) now() time.Time { return time.Now().Add(f.skew) }
+
+func (f *clockFake) handle(args []string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	switch strings.ToUpper(args[0]) {
+	case "TIME":
+		s, us := strconv.FormatInt(now.Unix(), 10), strconv.Itoa(now.Nanosecond()/1000)
+		return "*2\r\n$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n$" + strconv.Itoa(len(us)) + "\r\n" + us + "\r\n"
+	case "SET": // SET key val [PXAT ms]
+		f.vals[args[1]] = args[2]
+		if len(args) == 5 {
+			ms, _ := strconv.ParseInt(args[4], 10, 64)
+			f.ends[args[1]] = time.UnixMilli(ms)
+		}
+		return "+OK\r\n"
+	case "GET":
+		v, ok := f.vals[args[1]]
+		if !ok {
+			return "$-1\r\n"
+		}
+		return "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+	case "DEL":
+		for _, k := range args[1:] {
+			delete(f.vals, k)
+			delete(f.ends, k)
+		}
+		return ":1\r\n"
+	case "DBSIZE":
+		for k, end := range f.ends {
+			if !f.never && now.After(end.Add(f.delay-f.early)) {
+				delete(f.vals, k)
+				delete(f.ends, k)
+			}
+		}
+		return ":" + strconv.Itoa(len(f.vals)) + "\r\n"
+	}
+	return "-ERR unknown command\r\n"
+}
+
+func newClockFake(t *testing.T, skew, delay, early time.Duration, never bool) (*clockFake, string) {
+	f := &clockFake{skew: skew, delay: delay, early: early, never: never, vals: map[string]string{}, ends: map[string]time.Time{}}
+	fs := startFake(t, f.handle)
+	return f, fs.ln.Addr().String()
+}
+
+// TestMassExpiry_MeasuresTheReclaimDelay: a server whose clock is an hour
+// ahead and that reclaims keys 300 ms after their deadline is reported as
+// reclaiming about 300 ms after the last deadline: deadlines follow the
+// server's TIME, and the reclaim is not seen before it happens.
+func TestMassExpiry_MeasuresTheReclaimDelay(t *testing.T) {
+	t.Parallel()
+	_, addr := newClockFake(t, time.Hour, 300*time.Millisecond, 0, false)
+	res, err := Run(context.Background(), mxOptions(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.MassExpiry
+	if res.Errors != 0 || !m.AllReclaimed || m.Loaded != 2000 {
+		t.Fatalf("errors %d (%s), all reclaimed %v, loaded %d", res.Errors, res.FirstError, m.AllReclaimed, m.Loaded)
+	}
+	if off := m.ClockOffsetMs; off < 3600e3-50 || off > 3600e3+50 {
+		t.Errorf("clock offset %.1fms, want about 3600000", off)
+	}
+	// The fake drops a key once its clock is past deadline + 300ms; the
+	// last deadline is a whole ms, and the poll that sees it gone answers
+	// after that.
+	if r := m.ReclaimAfterLastDeadlineMs; r < 300 || r > 1000 {
+		t.Errorf("reclaimed %.1fms after the last deadline, want about 300 (at least 300)", r)
+	}
+	// Half the keys have deadlines in the first half of the window.
+	if p := m.Points[0]; p.Fraction != 0.5 || p.AfterLastDeadlineMs < 300-26 || p.AfterLastDeadlineMs > m.ReclaimAfterLastDeadlineMs {
+		t.Errorf("50%% point %+v", p)
+	}
+}
+
+// TestMassExpiry_NotReclaimedWithinTheCap: a server that never reclaims
+// is reported as such, with every key left, after waiting the cap.
+func TestMassExpiry_NotReclaimedWithinTheCap(t *testing.T) {
+	t.Parallel()
+	_, addr := newClockFake(t, 0, 0, 0, true)
+	o := mxOptions(addr)
+	o.Duration = 300 * time.Millisecond
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.MassExpiry
+	if m.AllReclaimed || m.Remaining != 2000 || len(m.Points) != 0 {
+		t.Errorf("all reclaimed %v, remaining %d, points %+v; want false, 2000, none", m.AllReclaimed, m.Remaining, m.Points)
+	}
+	if r := m.ReclaimAfterLastDeadlineMs; r < 300 || r > 1000 {
+		t.Errorf("waited %.1fms after the last deadline, want the 300ms cap", r)
+	}
+	if res.Errors != 0 || !res.OK() {
+		t.Errorf("a slow reclaim is a finding, not an error: errors %d (%s)", res.Errors, res.FirstError)
+	}
+	var b strings.Builder
+	_ = res.WriteTable(&b)
+	if !strings.Contains(b.String(), "NO: 2000 keys left") {
+		t.Errorf("table does not say the keys were not reclaimed:\n%s", b.String())
+	}
+}
+
+// TestMassExpiry_EarlyExpiryIsAnError: keys that vanish 200 ms before
+// their deadline are counted and make the run fail.
+func TestMassExpiry_EarlyExpiryIsAnError(t *testing.T) {
+	t.Parallel()
+	_, addr := newClockFake(t, 0, 0, 200*time.Millisecond, false)
+	res, err := Run(context.Background(), mxOptions(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.MassExpiry
+	if m.EarlyGone == 0 || res.OK() || !strings.Contains(res.FirstError, "before their deadline") {
+		t.Errorf("early gone %d, errors %d (%s); want the early expiry reported", m.EarlyGone, res.Errors, res.FirstError)
+	}
+}
+
+// TestMassExpiry_LoadOverrunIsAnError: a lead too short for loading is
+// reported, not silently measured.
+func TestMassExpiry_LoadOverrunIsAnError(t *testing.T) {
+	t.Parallel()
+	_, addr := newClockFake(t, 0, 0, 0, false)
+	o := mxOptions(addr)
+	o.Lead = time.Millisecond
+	o.Pipeline = 1
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() || !strings.Contains(res.FirstError, "raise the lead") || res.MassExpiry.LoadSlackMs >= 0 {
+		t.Errorf("errors %d (%s), load slack %.1fms; want the overrun reported", res.Errors, res.FirstError, res.MassExpiry.LoadSlackMs)
+	}
+}
