@@ -138,23 +138,48 @@ func checkMutexKeys(t *testing.T, mk func(key string) acquireFunc) {
 }
 
 // waitStats counts how waits for an unlock message ended.
-type waitStats struct{ woken, timeouts atomic.Int64 }
+type waitStats struct{ woken, slow, late, lost atomic.Int64 }
 
-func (s *waitStats) count(woken bool) {
-	if woken {
+// wait waits on ps for the unlock message (a message on channel, with
+// payload want unless want is ""), at most first. since is the value of
+// unlocks (the key's count of unlocks begun) read before the waiter's
+// last try: an unlock begun after it publishes after the waiter
+// subscribed, so its message must arrive. A wait that ends without a
+// message while no unlock began is a slow holder (a loaded machine), and
+// the waiter just tries again; one during which an unlock began gets 5 s
+// more and is then counted as lost.
+func (s *waitStats) wait(ctx context.Context, ps *redis.PubSub, channel, want string, first time.Duration, unlocks *atomic.Int64, since int64) error {
+	woken, err := waitMessage(ctx, ps, channel, want, first)
+	switch {
+	case err != nil:
+		return err
+	case woken:
 		s.woken.Add(1)
-	} else {
-		s.timeouts.Add(1)
+		return nil
+	case unlocks.Load() == since:
+		s.slow.Add(1)
+		return nil
 	}
+	woken, err = waitMessage(ctx, ps, channel, want, 5*time.Second)
+	switch {
+	case err != nil:
+		return err
+	case woken:
+		s.late.Add(1)
+	default:
+		s.lost.Add(1)
+	}
+	return nil
 }
 
-// check requires that waiters were woken, always by the message.
+// check requires that waiters were woken by the message, and that no
+// unlock's message failed to reach a subscribed waiter.
 func (s *waitStats) check(t *testing.T) {
 	t.Helper()
-	w, n := s.woken.Load(), s.timeouts.Load()
-	t.Logf("waits: %d ended by the unlock message, %d by timeout", w, n)
-	if n != 0 {
-		t.Errorf("%d waits ended by timeout: an unlock's PUBLISH did not reach a subscribed waiter", n)
+	w, slow, late, lost := s.woken.Load(), s.slow.Load(), s.late.Load(), s.lost.Load()
+	t.Logf("waits: %d woken by the unlock message, %d timed out while the holder held on, %d woken late, %d messages lost", w, slow, late, lost)
+	if lost != 0 {
+		t.Errorf("%d waits saw an unlock begin but never got its PUBLISH: a message did not reach a subscribed waiter", lost)
 	}
 	if w == 0 {
 		t.Error("no waiter was ever woken by an unlock message: the pub/sub path went untested")
@@ -244,8 +269,9 @@ func newRedissonWorkers(t *testing.T, ctx context.Context, instances []*redis.Cl
 // the holder's pttl, subscribe to redisson_lock__channel:{key} (and wait
 // for the confirmation), then try again and wait for the unlock message,
 // at most the pttl, until a try succeeds; then unsubscribe. try reports
-// whether the lock was granted, and the pttl otherwise.
-func redissonAcquire(ctx context.Context, w *redissonWorker, key string, waits *waitStats, try func() (bool, time.Duration, error)) error {
+// whether the lock was granted, and the pttl otherwise; unlocks counts the
+// key's unlocks begun (see waitStats.wait).
+func redissonAcquire(ctx context.Context, w *redissonWorker, key string, waits *waitStats, unlocks *atomic.Int64, try func() (bool, time.Duration, error)) error {
 	ok, ttl, err := try()
 	if ok || err != nil {
 		return err
@@ -255,14 +281,13 @@ func redissonAcquire(ctx context.Context, w *redissonWorker, key string, waits *
 		return err
 	}
 	for {
+		since := unlocks.Load()
 		if ok, ttl, err = try(); ok || err != nil {
 			break
 		}
-		woken, err := waitMessage(ctx, w.ps, channel, "0", min(ttl, 3*time.Second))
-		if err != nil {
+		if err := waits.wait(ctx, w.ps, channel, "0", min(ttl, 3*time.Second), unlocks, since); err != nil {
 			return err
 		}
-		waits.count(woken)
 	}
 	if err != nil {
 		return err
@@ -273,7 +298,10 @@ func redissonAcquire(ctx context.Context, w *redissonWorker, key string, waits *
 // redissonUnlock runs the unlock script with a fresh unlock-latch request
 // id, checks its answer, and deletes the latch, as
 // RedissonBaseLock.unlockInnerAsync does.
-func redissonUnlock(ctx context.Context, w *redissonWorker, src, key string, want int64) error {
+func redissonUnlock(ctx context.Context, w *redissonWorker, src, key string, want int64, unlocks *atomic.Int64) error {
+	if want == 1 {
+		unlocks.Add(1) // this one deletes the hash and publishes
+	}
 	latch := "redisson_unlock_latch:{" + key + "}:" + uniqueToken()
 	n, err := evalLoad(ctx, w.rdb, src, []string{key, "redisson_lock__channel:{" + key + "}", latch},
 		0, 30000, w.name, "PUBLISH", 20000).Int64()
@@ -319,6 +347,7 @@ func TestStress_RedissonRLock(t *testing.T) {
 	var threads atomic.Int64
 	checkMutexKeys(t, func(key string) acquireFunc {
 		workers := newRedissonWorkers(t, ctx, instances, &threads)
+		var unlocks atomic.Int64
 		return func(ctx context.Context) (func(context.Context) error, error) {
 			w, err := workers.get(ctx)
 			if err != nil {
@@ -327,7 +356,7 @@ func TestStress_RedissonRLock(t *testing.T) {
 			try := func() (bool, time.Duration, error) {
 				return pttlReply(evalLoad(ctx, w.rdb, lockSrc, []string{key}, 30000, w.name))
 			}
-			if err := redissonAcquire(ctx, w, key, &waits, try); err != nil {
+			if err := redissonAcquire(ctx, w, key, &waits, &unlocks, try); err != nil {
 				return nil, err
 			}
 			// reentrant: the same thread locks again
@@ -356,10 +385,10 @@ func TestStress_RedissonRLock(t *testing.T) {
 						return fmt.Errorf("watchdog renewal over %v = %v; key %s should answer %d", hotKeys, got, k, want)
 					}
 				}
-				if err := redissonUnlock(ctx, w, unlockSrc, key, 0); err != nil {
+				if err := redissonUnlock(ctx, w, unlockSrc, key, 0, &unlocks); err != nil {
 					return fmt.Errorf("first (reentrant) unlock: %v", err)
 				}
-				return redissonUnlock(ctx, w, unlockSrc, key, 1)
+				return redissonUnlock(ctx, w, unlockSrc, key, 1, &unlocks)
 			}, nil
 		}
 	})
@@ -384,6 +413,7 @@ func TestStress_RedissonFencedLock(t *testing.T) {
 	grants := map[string]int{}
 	checkMutexKeys(t, func(key string) acquireFunc {
 		workers := newRedissonWorkers(t, ctx, instances, &threads)
+		var unlocks atomic.Int64
 		tokenKey := "redisson_lock_token:{" + key + "}"
 		var calls atomic.Int64
 		return func(ctx context.Context) (func(context.Context) error, error) {
@@ -411,7 +441,7 @@ func TestStress_RedissonFencedLock(t *testing.T) {
 				}
 				return false, 0, fmt.Errorf("lockAndGetToken script = %v", r)
 			}
-			if err := redissonAcquire(ctx, w, key, &waits, try); err != nil {
+			if err := redissonAcquire(ctx, w, key, &waits, &unlocks, try); err != nil {
 				return nil, err
 			}
 			if !withList {
@@ -429,7 +459,7 @@ func TestStress_RedissonFencedLock(t *testing.T) {
 			}
 			return func(ctx context.Context) error {
 				defer workers.put(w)
-				return redissonUnlock(ctx, w, unlockSrc, key, 1)
+				return redissonUnlock(ctx, w, unlockSrc, key, 1, &unlocks)
 			}, nil
 		}
 	})
@@ -482,6 +512,7 @@ func TestStress_SpringLockRegistry(t *testing.T) {
 			var ri atomic.Int64
 			checkMutexKeys(t, func(path string) acquireFunc {
 				key := "registry:" + path
+				var unlocks atomic.Int64
 				registries := newPerWorker(stressWorkers, func(int) *registry {
 					r := &registry{id: fmt.Sprintf("5f0e3a9c-6b1d-4d2e-8f7a-%012d", ri.Add(1))}
 					if mode == "pubsub" {
@@ -514,6 +545,7 @@ func TestStress_SpringLockRegistry(t *testing.T) {
 						return nil, err
 					}
 					for {
+						since := unlocks.Load()
 						ok, err := tryObtain(ctx, r)
 						if err != nil {
 							return nil, err
@@ -527,11 +559,9 @@ func TestStress_SpringLockRegistry(t *testing.T) {
 							}
 							continue
 						}
-						woken, err := waitMessage(ctx, r.ps, "registry-channel:"+key, key, 3*time.Second)
-						if err != nil {
+						if err := waits.wait(ctx, r.ps, "registry-channel:"+key, key, 3*time.Second, &unlocks, since); err != nil {
 							return nil, err
 						}
-						waits.count(woken)
 					}
 					return func(ctx context.Context) error {
 						defer registries.put(r)
@@ -551,6 +581,7 @@ func TestStress_SpringLockRegistry(t *testing.T) {
 						}
 						var n int64
 						if mode == "pubsub" {
+							unlocks.Add(1)
 							n, err = pubsubUnlink.Run(ctx, rdb, []string{key}, r.id, "registry-channel:"+key).Int64()
 						} else {
 							n, err = unlink.Run(ctx, rdb, []string{key}, r.id).Int64()
