@@ -268,7 +268,8 @@ func newRedissonWorkers(t *testing.T, ctx context.Context, instances []*redis.Cl
 // redissonAcquire is RedissonLock.lock(): try the script; when it answers
 // the holder's pttl, subscribe to redisson_lock__channel:{key} (and wait
 // for the confirmation), then try again and wait for the unlock message,
-// at most the pttl, until a try succeeds; then unsubscribe. try reports
+// at most the pttl (here at most 3 s), until a try succeeds; then
+// unsubscribe. try reports
 // whether the lock was granted, and the pttl otherwise; unlocks counts the
 // key's unlocks begun (see waitStats.wait).
 func redissonAcquire(ctx context.Context, w *redissonWorker, key string, waits *waitStats, unlocks *atomic.Int64, try func() (bool, time.Duration, error)) error {
