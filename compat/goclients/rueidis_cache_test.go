@@ -3,6 +3,7 @@ package goclients
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,4 +234,88 @@ func TestRueidis_PubSub(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRueidisDefaultOptionsLock: the SET NX PX lock on rueidis with its
+// default options (RESP3, client-side caching on: HELLO 3, CLIENT TRACKING
+// ON OPTIN), the holder and a contender each on its own client. The
+// contender reads the lock key through the cache; the release script's
+// DEL must invalidate that cached value.
+func TestRueidisDefaultOptionsLock(t *testing.T) {
+	srv := server.RunT(t)
+	a := newRueidisDefault(t, srv.Addr())
+	b := newRueidisDefault(t, srv.Addr())
+	ctx := testCtx(t, 20*time.Second)
+	for _, c := range []rueidis.Client{a, b} {
+		info, err := c.Do(ctx, c.B().ClientInfo().Build()).ToString()
+		if err != nil || !strings.Contains(info, " resp=3 ") || !strings.Contains(info, " flags=t ") {
+			t.Fatalf("CLIENT INFO = %q, %v; want RESP3 with tracking on", info, err)
+		}
+	}
+	set := func(c rueidis.Client, val string) rueidis.RedisResult {
+		return c.Do(ctx, c.B().Set().Key("rd-lock").Value(val).Nx().PxMilliseconds(10000).Build())
+	}
+	if s, err := set(a, "tok-a").ToString(); err != nil || s != "OK" {
+		t.Fatalf("A SET NX PX = %q, %v; want OK", s, err)
+	}
+	if err := set(b, "tok-b").Error(); !rueidis.IsRedisNil(err) {
+		t.Fatalf("B SET NX PX on a held lock: %v; want a Redis nil", err)
+	}
+	read := func() (string, bool, error) {
+		r := b.DoCache(ctx, b.B().Get().Key("rd-lock").Cache(), time.Minute)
+		v, err := r.ToString()
+		return v, r.IsCacheHit(), err
+	}
+	if v, hit, err := read(); err != nil || v != "tok-a" || hit {
+		t.Fatalf("B DoCache GET = %q (hit %v), %v; want tok-a from the server", v, hit, err)
+	}
+	if v, hit, err := read(); err != nil || v != "tok-a" || !hit {
+		t.Fatalf("B DoCache GET again = %q (hit %v), %v; want tok-a from the cache", v, hit, err)
+	}
+	release := rueidis.NewLuaScript(releaseSrc)
+	if n, err := release.Exec(ctx, b, []string{"rd-lock"}, []string{"tok-b"}).AsInt64(); err != nil || n != 0 {
+		t.Fatalf("B release of A's lock = %d, %v; want 0", n, err)
+	}
+	if n, err := release.Exec(ctx, a, []string{"rd-lock"}, []string{"tok-a"}).AsInt64(); err != nil || n != 1 {
+		t.Fatalf("A release = %d, %v; want 1", n, err)
+	}
+	waitFresh(t, "B's cached lock value after A's release script", "", read)
+	if s, err := set(b, "tok-b").ToString(); err != nil || s != "OK" {
+		t.Fatalf("B SET NX PX after the release = %q, %v; want OK", s, err)
+	}
+	if n, err := release.Exec(ctx, b, []string{"rd-lock"}, []string{"tok-b"}).AsInt64(); err != nil || n != 1 {
+		t.Fatalf("B release = %d, %v; want 1", n, err)
+	}
+}
+
+// TestRueidisDefaultOptionsMutualExclusion: TestRueidisMutualExclusion
+// with rueidis's default options (client-side caching on), the workers
+// spread over two clients.
+func TestRueidisDefaultOptionsMutualExclusion(t *testing.T) {
+	srv := server.RunT(t)
+	clients := []rueidis.Client{newRueidisDefault(t, srv.Addr()), newRueidisDefault(t, srv.Addr())}
+	release := rueidis.NewLuaScript(releaseSrc)
+	var calls atomic.Int64
+	checkMutex(t, 20, 50, 20*time.Second, func(ctx context.Context) (func(context.Context) error, error) {
+		c := clients[calls.Add(1)%2]
+		tok := uniqueToken()
+		for {
+			err := c.Do(ctx, c.B().Set().Key("rd-mutex").Value(tok).Nx().PxMilliseconds(10000).Build()).Error()
+			if err == nil {
+				return func(ctx context.Context) error {
+					n, err := release.Exec(ctx, c, []string{"rd-mutex"}, []string{tok}).AsInt64()
+					if err == nil && n != 1 {
+						err = errorf("release returned %d, want 1", n)
+					}
+					return err
+				}, nil
+			}
+			if !rueidis.IsRedisNil(err) {
+				return nil, err
+			}
+			if err := sleepCtx(ctx, jitter()); err != nil {
+				return nil, err
+			}
+		}
+	})
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/tumblerdb/tumbler/server"
 )
 
-// newRueidis returns a rueidis client with DisableCache (tumbler has no
-// client-side caching) and otherwise default options, closed at cleanup.
+// newRueidis returns a rueidis client with DisableCache and otherwise
+// default options, closed at cleanup. (newRueidisDefault, in
+// rueidis_cache_test.go, keeps client-side caching on, as rueidis does by
+// default.)
 func newRueidis(t *testing.T, addr string, resp2 bool) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{

@@ -29,6 +29,9 @@
 //	@sleep 50ms                  pause (at most 2s), e.g. so a BLPOP is blocked
 //	@expect "+OK\r\n"            the next step's frame must be this (see below)
 //
+//	[c1] ? @capture cid CLIENT ID            keep the reply's value as cid
+//	[c2] CLIENT TRACKING ON REDIRECT ${cid}  ... and send it back
+//
 // Connections are named by the word in brackets and opened on first use;
 // every file runs on fresh servers and fresh connections. Arguments are split
 // as compat/diff splits them: whitespace separates, '...' is literal, "..."
@@ -36,6 +39,14 @@
 // to <recv> (after @send) may not run a command, so pipelines are written as
 // @send lines followed by one <recv> each. A connection that needs RESP3
 // sends HELLO 3 itself, as its client does.
+//
+// Values that differ by nature between the two servers and must be sent
+// back (a connection's CLIENT ID, for REDIRECT or CLIENT KILL ID) are kept
+// with @capture NAME, after the step's marker if it has one: each server's
+// reply (an integer, a simple or a bulk string) is kept for that server,
+// and ${NAME} in a later argument is replaced, on each server, by the
+// value that server gave. A variable must be captured once, before its
+// first use.
 //
 // # Comparisons
 //

@@ -59,9 +59,17 @@ type Step struct {
 	Fields []string      // ModeFields
 	Expect []byte        // from a preceding @expect: the reply that replaces the oracle's
 	Sleep  time.Duration // KindSleep
+	// Capture, on a command, names the variable that keeps the value of
+	// its reply (per server) for later ${name} arguments.
+	Capture string
 }
 
 var connName = regexp.MustCompile(`^\[([A-Za-z0-9_-]+)\]$`)
+
+var (
+	varName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+	varRef  = regexp.MustCompile(`\$\{([^}]*)\}`)
+)
 
 // maxSleep bounds @sleep so a replay cannot stall the suite.
 const maxSleep = 2 * time.Second
@@ -72,6 +80,7 @@ func Parse(name string, r io.Reader) (*File, error) {
 	var expect []byte // a pending @expect
 	expectLine := 0
 	outstanding := map[string]int{} // @send replies not yet read, per connection
+	captured := map[string]bool{}   // variables defined by an earlier @capture
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	lineNo := 0
@@ -135,6 +144,19 @@ func Parse(name string, r io.Reader) (*File, error) {
 			return nil, fail("%v", err)
 		}
 		st.Line, st.Text = lineNo, line
+		for _, a := range st.Args {
+			for _, m := range varRef.FindAllStringSubmatch(a, -1) {
+				if !captured[m[1]] {
+					return nil, fail("${%s} names no variable captured before this line", m[1])
+				}
+			}
+		}
+		if st.Capture != "" {
+			if captured[st.Capture] {
+				return nil, fail("@capture %s a second time", st.Capture)
+			}
+			captured[st.Capture] = true
+		}
 		switch st.Kind {
 		case KindSend:
 			if expect != nil {
@@ -232,7 +254,7 @@ func parseStep(line string) (Step, error) {
 		st.Args = args
 		return st, nil
 	}
-	if strings.HasPrefix(rest, "@") {
+	if strings.HasPrefix(rest, "@") && !strings.HasPrefix(rest, "@capture ") {
 		return st, fmt.Errorf("unknown connection directive %q", rest)
 	}
 	if rest != "" && strings.ContainsRune("~%?", rune(rest[0])) {
@@ -244,6 +266,17 @@ func parseStep(line string) (Step, error) {
 			return st, err
 		}
 		rest = strings.TrimSpace(r)
+	}
+	if r, ok := strings.CutPrefix(rest, "@capture "); ok {
+		name, r, _ := strings.Cut(strings.TrimSpace(r), " ")
+		if !varName.MatchString(name) {
+			return st, fmt.Errorf("bad @capture name %q", name)
+		}
+		st.Capture = name
+		rest = strings.TrimSpace(r)
+		if rest == "" || rest == "<recv>" {
+			return st, fmt.Errorf("@capture %s needs a command", name)
+		}
 	}
 	if rest == "<recv>" {
 		st.Kind = KindRecv

@@ -21,6 +21,8 @@ func TestParse_Steps(t *testing.T) {
 [c1] ~ PTTL k
 [c1] % KEYS *
 [c1] ? INFO
+[c1] ? @capture cid CLIENT ID
+[c2] CLIENT TRACKING ON REDIRECT ${cid}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +39,8 @@ func TestParse_Steps(t *testing.T) {
 		{Line: 12, Kind: KindCommand, Conn: "c1", Args: []string{"PTTL", "k"}, Mode: ModeApprox, Tol: 1500},
 		{Line: 13, Kind: KindCommand, Conn: "c1", Args: []string{"KEYS", "*"}, Mode: ModeUnordered},
 		{Line: 14, Kind: KindCommand, Conn: "c1", Args: []string{"INFO"}, Mode: ModeTypeOnly},
+		{Line: 15, Kind: KindCommand, Conn: "c1", Args: []string{"CLIENT", "ID"}, Mode: ModeTypeOnly, Capture: "cid"},
+		{Line: 16, Kind: KindCommand, Conn: "c2", Args: []string{"CLIENT", "TRACKING", "ON", "REDIRECT", "${cid}"}},
 	}
 	if len(f.Steps) != len(want) {
 		t.Fatalf("got %d steps, want %d", len(f.Steps), len(want))
@@ -78,6 +82,11 @@ func TestParse_Errors(t *testing.T) {
 		{"marker alone", header + "[a] ?\n", "without a command"},
 		{"unterminated quote", header + "[a] SET k \"v\n", "unterminated"},
 		{"unknown EVALSHA", header + "[a] EVALSHA " + sha + " 0\n", "SHA1 of no script"},
+		{"variable never captured", header + "[a] CLIENT TRACKING ON REDIRECT ${id}\n", "names no variable"},
+		{"variable captured later", header + "[a] ECHO ${id}\n[a] @capture id CLIENT ID\n", "names no variable"},
+		{"capture twice", header + "[a] @capture id CLIENT ID\n[b] @capture id CLIENT ID\n", "a second time"},
+		{"bad capture name", header + "[a] @capture 1d CLIENT ID\n", "bad @capture name"},
+		{"capture on recv", header + "[a] @send PING\n[a] @capture x <recv>\n", "needs a command"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

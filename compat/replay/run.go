@@ -94,7 +94,13 @@ func Run(f *File, oracle, target string, opt Options) ([]Diff, error) {
 		if err != nil {
 			return diffs, oerr(st, err)
 		}
+		if err := o.capture(st, want); err != nil {
+			return diffs, oerr(st, err)
+		}
 		got, terr := t.do(st)
+		if terr == nil {
+			terr = t.capture(st, got)
+		}
 		if st.Kind == KindSend {
 			if terr != nil {
 				diffs = append(diffs, Diff{Line: st.Line, Text: st.Text, Why: terr.Error()})
@@ -140,6 +146,7 @@ type side struct {
 	addr  string
 	opt   Options
 	conns map[string]*conn
+	vars  map[string]string // @capture values this server gave
 }
 
 type conn struct {
@@ -149,7 +156,36 @@ type conn struct {
 }
 
 func newSide(name, addr string, opt Options) *side {
-	return &side{name: name, addr: addr, opt: opt, conns: map[string]*conn{}}
+	return &side{name: name, addr: addr, opt: opt, conns: map[string]*conn{}, vars: map[string]string{}}
+}
+
+// capture keeps the value of frame in the step's variable, if it names
+// one: an integer, a simple string or a bulk string.
+func (s *side) capture(st Step, frame []byte) error {
+	if st.Capture == "" {
+		return nil
+	}
+	if len(frame) > 3 && frame[0] == ':' {
+		s.vars[st.Capture] = string(frame[1 : len(frame)-2])
+		return nil
+	}
+	if v, ok := stringOf(frame); ok {
+		s.vars[st.Capture] = v
+		return nil
+	}
+	return fmt.Errorf("@capture %s: %q is no integer or string", st.Capture, frame)
+}
+
+// args returns the step's command with every ${name} replaced by the
+// value this server gave for it.
+func (s *side) args(st Step) []string {
+	out := make([]string, len(st.Args))
+	for i, a := range st.Args {
+		out[i] = varRef.ReplaceAllStringFunc(a, func(ref string) string {
+			return s.vars[ref[2:len(ref)-1]]
+		})
+	}
+	return out
 }
 
 func (s *side) close() {
@@ -198,7 +234,7 @@ func (s *side) do(st Step) ([]byte, error) {
 			c.broken = err
 			return nil, err
 		}
-		if _, err := c.c.Write(diff.Encode(st.Args)); err != nil {
+		if _, err := c.c.Write(diff.Encode(s.args(st))); err != nil {
 			c.broken = fmt.Errorf("write: %v", err)
 			return nil, c.broken
 		}

@@ -269,3 +269,43 @@ func TestRun_MarkersApply(t *testing.T) {
 		t.Fatalf("markers should accept these: %v\n%s", err, Render(diffs))
 	}
 }
+
+// withID answers ID with :id and IS <n> with +YES when n is that id, +NO
+// otherwise; everything else as the fake oracle.
+func withID(id string) func([]string) (string, string) {
+	return func(args []string) (string, string) {
+		switch strings.ToUpper(args[0]) {
+		case "ID":
+			return ":" + id + "\r\n", ""
+		case "IS":
+			if args[1] == "<"+id+">" {
+				return "+YES\r\n", ""
+			}
+			return "+NO\r\n", ""
+		}
+		return oracleHandler(args)
+	}
+}
+
+func TestRun_CaptureSubstitutesEachServersOwnValue(t *testing.T) {
+	f := mustParse(t, `
+[a] ? @capture cid ID
+[b] IS <${cid}>
+[b] @send IS <${cid}>
+[b] <recv>
+`)
+	o := startFake(t, withID("5"))
+	tg := startFake(t, withID("12"))
+	if diffs, err := Run(f, o, tg, fastOpt); err != nil || len(diffs) != 0 {
+		t.Fatalf("each server must get its own id back: %v\n%s", err, Render(diffs))
+	}
+	// a capture of something that is no integer or string
+	bad := mustParse(t, `
+[a] ? @capture x RAW "*0\r\n"
+`)
+	_, err := Run(bad, o, tg, fastOpt)
+	var oe *OracleError
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "no integer or string") {
+		t.Fatalf("want an OracleError for the capture, got %v", err)
+	}
+}
