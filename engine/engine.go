@@ -318,13 +318,13 @@ func (e *Engine) ReclaimDue(max int, buf []expiry.Item) (n int, next int64, ok b
 	}
 	defer e.mu.Unlock()
 	now := e.clock.Mono()
-	due := e.idx.Due(now, max, buf[:0])
+	due := e.idx.PopDue(now, max, buf[:0]) // off the index already
 	for _, it := range due {
 		if ent := e.keys[it.Key]; ent != nil && ent.deadline == it.Deadline {
-			e.expireKey(it.Key, ent)
-		} else {
-			e.idx.Remove(it.Key, it.Deadline) // defensive: never expected
-		}
+			delete(e.keys, it.Key)
+			e.Stats.ExpiredKeys.Add(1)
+			e.modified(it.Key)
+		} // else: an index entry with no key behind it; never expected
 	}
 	next, ok = e.idx.Next()
 	if ok {

@@ -52,6 +52,31 @@ func TestIndex_DueIsExclusiveAndBounded(t *testing.T) {
 	}
 }
 
+func TestIndex_PopDueRemovesTheEarliestDueInOrder(t *testing.T) {
+	x := NewIndex()
+	for i := int64(1); i <= 10; i++ {
+		x.Add(string(rune('a'+i)), i*10)
+	}
+	x.Add("same", 30) // a tie on the deadline: ordered by key
+	if got := x.PopDue(10, 100, nil); len(got) != 0 || x.Len() != 11 {
+		t.Fatalf("a key lives through its deadline's millisecond; popped %v", got)
+	}
+	got := x.PopDue(31, 3, nil)
+	if len(got) != 3 || got[0].Deadline != 10 || got[1].Deadline != 20 || got[2].Key != string(rune('a'+3)) {
+		t.Fatalf("PopDue must pop the earliest max items in order, got %v", got)
+	}
+	got = x.PopDue(31, 100, got[:0])
+	if len(got) != 1 || got[0].Key != "same" {
+		t.Fatalf("the rest due at 31 is the tie, got %v", got)
+	}
+	if x.Len() != 7 || x.Remove("same", 30) {
+		t.Fatalf("popped items must be gone from the index; Len = %d", x.Len())
+	}
+	if d, _ := x.Next(); d != 40 {
+		t.Fatalf("Next = %d after popping, want 40", d)
+	}
+}
+
 func TestExpired_OneRule(t *testing.T) {
 	cases := []struct {
 		deadline, now int64

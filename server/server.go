@@ -24,7 +24,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -269,12 +268,24 @@ func (s *Server) Close() error {
 	return err
 }
 
+// A mass expiry is reclaimed in slices of expirySlice, with a pause of
+// expiryPause between them for clients' commands: a 1M-lock expiry then
+// keeps a GET's wait near a millisecond. Slices grow, up to
+// expirySliceMax, when the pauses are long (see expireLoop).
+const (
+	expirySlice    = 500 * time.Microsecond
+	expirySliceMax = 4 * time.Millisecond
+	expiryPause    = 50 * time.Microsecond
+)
+
 // expireLoop is the active expiry: it sleeps until the next deadline (or
 // until a nearer one is set), then reclaims due keys in bounded batches,
 // yielding between batches so a mass expiry never stalls clients.
 func (s *Server) expireLoop() {
 	const batch = 256
 	buf := make([]expiry.Item, 0, batch)
+	slice := time.Now() // the start of the current slice of reclaiming
+	sliceLen := expirySlice
 	_, manual := s.cfg.Clock.(*expiry.ManualClock)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -284,12 +295,27 @@ func (s *Server) expireLoop() {
 		}
 		n, next, ok := s.eng.ReclaimDue(batch, buf)
 		if n == batch {
+			if time.Since(slice) < sliceLen {
+				continue
+			}
+			// A slice of work is done: let clients in. runtime.Gosched is
+			// not enough: a goroutine always runnable keeps the scheduler
+			// from polling the network, and with GOMAXPROCS=1 clients
+			// would wait for sysmon's poll, 10 ms later. A short sleep
+			// leaves the scheduler nothing to run, so it polls at once.
+			paused := time.Now()
 			select {
 			case <-s.done:
 				return
-			default:
+			case <-time.After(expiryPause):
 			}
-			runtime.Gosched()
+			slice = time.Now()
+			// With nobody to serve, the scheduler waits in the network
+			// poll for a whole millisecond (its finest wait), not 50 µs:
+			// slices three times the last pause keep that under a quarter
+			// of the time, so a mass expiry does not crawl on a quiet
+			// server, and stay short while clients keep the pauses short.
+			sliceLen = min(max(3*slice.Sub(paused), expirySlice), expirySliceMax)
 			continue
 		}
 		var tc <-chan time.Time
@@ -309,6 +335,7 @@ func (s *Server) expireLoop() {
 		case <-tc:
 		}
 		timer.Stop()
+		slice = time.Now()
 	}
 }
 
