@@ -182,40 +182,11 @@ func (s *Server) holdActiveExpiry() bool {
 	if !s.fx.activeExpireOff.Load() && !s.fx.anyPause.Load() {
 		return true
 	}
-	manual := s.ManualClock() != nil
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		s.fx.pmu.Lock()
-		now := s.eng.Now()
+	return s.waitWhile(func(now int64) (int64, bool) {
 		until, held := s.fx.expiryHeldLocked(now)
 		s.fx.expiryParked = held
-		changed := s.fx.changed
-		s.fx.pmu.Unlock()
-		if !held {
-			return true
-		}
-		var tc <-chan time.Time
-		if until != 0 && !manual {
-			d := time.Duration(until-now) * time.Millisecond
-			if timer == nil {
-				timer = time.NewTimer(d)
-			} else {
-				timer.Reset(d)
-			}
-			tc = timer.C
-		}
-		select {
-		case <-changed:
-		case <-tc:
-		case <-s.done:
-			return false
-		}
-	}
+		return until, held
+	}, nil, nil)
 }
 
 // activeExpiryParked reports whether the active expiry loop is parked.

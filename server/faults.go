@@ -121,73 +121,52 @@ func (f *fixture) stalledLocked(now int64) (until int64, stalled bool) {
 // nothing, so output (replies and pushes alike) waits here. It reports
 // false when the connection was killed or closed, or the server closed.
 func (s *Server) waitStalled(c *client) bool {
-	manual := s.ManualClock() != nil
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		s.fx.pmu.Lock()
-		now := s.eng.Now()
-		until, stalled := s.fx.stalledLocked(now)
-		changed := s.fx.changed
-		s.fx.pmu.Unlock()
-		if !stalled {
-			return true
-		}
-		var tc <-chan time.Time
-		if until != 0 && !manual {
-			d := time.Duration(until-now) * time.Millisecond
-			if timer == nil {
-				timer = time.NewTimer(d)
-			} else {
-				timer.Reset(d)
-			}
-			tc = timer.C
-		}
-		select {
-		case <-changed:
-		case <-tc:
-		case <-c.fx.killed:
-			return false
-		case <-c.gone:
-			return false
-		case <-s.done:
-			return false
-		}
-	}
+	return s.waitWhile(s.fx.stalledLocked, c.fx.killed, c.gone)
 }
 
 // waitTurn holds a connection's command while the server is paused for
 // it. It reports false when the connection was killed or the server
 // closed meanwhile.
 func (s *Server) waitTurn(c *client, cls pauseClass) bool {
-	manual := s.ManualClock() != nil
-	var timer *time.Timer
 	counted := false
 	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
 		if counted {
 			s.fx.pmu.Lock()
 			s.fx.setWaitingLocked(s.fx.waiting - 1)
 			s.fx.pmu.Unlock()
 		}
 	}()
-	for {
-		s.fx.pmu.Lock()
-		now := s.eng.Now()
+	return s.waitWhile(func(now int64) (int64, bool) {
 		until, paused := s.fx.pausedLocked(now, cls)
 		if paused && !counted {
 			s.fx.setWaitingLocked(s.fx.waiting + 1)
 			counted = true
 		}
+		return until, paused
+	}, c.fx.killed, nil)
+}
+
+// waitWhile waits while held, called with pmu held, reports a hold at
+// time now, and until when it lasts (0: until the fixture's state
+// changes). It re-checks whenever the state changes or the hold's end
+// comes (on a manual clock only the former: Advance changes the state).
+// It reports false when killed or gone (either may be nil) or the server's
+// done channel closes first.
+func (s *Server) waitWhile(held func(now int64) (until int64, held bool), killed, gone <-chan struct{}) bool {
+	manual := s.ManualClock() != nil
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.fx.pmu.Lock()
+		now := s.eng.Now()
+		until, h := held(now)
 		changed := s.fx.changed
 		s.fx.pmu.Unlock()
-		if !paused {
+		if !h {
 			return true
 		}
 		var tc <-chan time.Time
@@ -203,7 +182,9 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 		select {
 		case <-changed:
 		case <-tc:
-		case <-c.fx.killed:
+		case <-killed:
+			return false
+		case <-gone:
 			return false
 		case <-s.done:
 			return false
