@@ -80,6 +80,7 @@ func (s *Server) serveConn(nc net.Conn) {
 			s.readFailed(c, err)
 			return
 		}
+		c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: once a read, not a command (a clock read costs)
 		for _, cmd := range cmds {
 			s.handle(c, cmd)
 			if c.ctx.Blocked != nil {

@@ -58,8 +58,8 @@ type fixture struct {
 type connFixture struct {
 	killed   chan struct{} // closed by kill
 	killOnce sync.Once
-	created  int64 // server clock, mono ms
-	last     atomic.Int64
+	created  int64        // server clock, mono ms
+	last     atomic.Int64 // last interaction (a read of requests), as Redis's lastinteraction
 	lastCmd  atomic.Pointer[engine.Command]
 	monitor  atomic.Bool
 	feed     bool // show the running command to MONITOR once it has run
@@ -133,9 +133,7 @@ func (s *Server) kill(c *client) {
 // is gone).
 func (s *Server) fixtureBefore(c *client) bool {
 	args := c.ctx.Args
-	now := s.eng.Now()
 	s.fx.log.add(s, c, args)
-	c.fx.last.Store(now)
 	cmd := s.lookupCmd(args)
 	c.fx.lastCmd.Store(cmd)
 
