@@ -5,9 +5,9 @@ APT_PKGS  := redis-server redis-tools python3-redis
 export TUMBLER_REQUIRE_REDIS   := 1
 export TUMBLER_REQUIRE_CLIENTS := 1
 
-.PHONY: test deps lint unit compat build run
+.PHONY: test deps lint unit compat fuzz build run
 
-test: deps lint unit compat
+test: deps lint unit compat fuzz
 
 ## deps: Debian packages (redis-server is the differential oracle, python3-redis
 ## the Python client) and the pinned npm clients.
@@ -29,6 +29,18 @@ unit:
 
 compat:
 	cd compat && $(GO) test -race -count=1 ./...
+
+## fuzz: each fuzz target for FUZZTIME (20s: about a minute in all); the
+## seed corpora in */testdata/fuzz/ also run as plain tests in `unit`.
+## A failure writes its input under testdata/fuzz/: check it in with the fix.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := ./server:FuzzFramer ./luavm:FuzzScript ./engine:FuzzExec
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 build:
 	$(GO) build -o tumbler ./cmd/tumbler

@@ -37,6 +37,10 @@ const (
 	ErrScriptNoScript   = "ERR This Redis command is not allowed from script"
 	ErrScriptWriteRO    = "ERR Write commands are not allowed from read-only scripts."
 	ErrScriptReadonly   = "Attempt to modify a readonly table"
+
+	// ErrScriptMemory is tumbler's own (Redis has no per-script memory
+	// bound): a script stopped by lua-memory-limit (luavm/memory.go).
+	ErrScriptMemory = "ERR Script used too much memory"
 )
 
 // ErrWrongArgs returns Redis's arity error for the command's full name

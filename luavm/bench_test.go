@@ -134,3 +134,22 @@ func BenchmarkEvalSHA_ExtendHeld(b *testing.B) {
 		e.Exec(c)
 	}
 }
+
+// BenchmarkEvalSHA_LuaExtendHeld is BenchmarkEvalSHA_ExtendHeld forced
+// through the interpreter (SetLuaOnly): the per-run cost of the Lua path,
+// including its bookkeeping (the memory watchdog's among it).
+func BenchmarkEvalSHA_LuaExtendHeld(b *testing.B) {
+	e := engine.New(engine.Config{})
+	Install(e).SetLuaOnly(true)
+	expect(b, e, "$"+SHA1Hex([]byte(extend)), args("SCRIPT", "LOAD", extend))
+	expect(b, e, "+OK", args("SET", "lock:held", token, "PX", "30000"))
+	ext := args("EVALSHA", SHA1Hex([]byte(extend)), "1", "lock:held", token, "30000")
+	expect(b, e, ":1", ext)
+	c := &engine.Ctx{Args: ext, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Args = ext
+		e.Exec(c)
+	}
+}

@@ -21,6 +21,12 @@
 //
 // # Caveats
 //
+// gopher-lua cannot bound a script's allocations, so memory is bounded
+// from outside (memory.go, lua-memory-limit): a watchdog stops a script
+// whose heap growth passes the limit, after the fact and approximately.
+// One long library call (a string.gsub over a huge string) is not
+// interrupted, by the memory bound or by SCRIPT KILL.
+//
 // Redis also ships the struct and cmsgpack libraries; they are not
 // provided. Error messages produced by the Lua runtime itself (for
 // example indexing a nil value) follow gopher-lua's wording, not Lua 5.1's.

@@ -103,6 +103,15 @@ type VM struct {
 	closed      bool
 	lctx        context.Context
 
+	// the memory bound (memory.go): gen counts Lua runs and memKilled
+	// says the watchdog stopped the current one; both guarded by killMu.
+	memLimit  atomic.Int64
+	gen       uint64
+	memKilled bool
+	started   chan struct{}
+	watchOnce sync.Once
+	watchDone chan struct{}
+
 	// nat is the state of native runs (native.go); luaOnly turns them off.
 	nat        native
 	luaOnly    bool
@@ -120,10 +129,12 @@ func (vm *VM) SetLuaOnly(on bool) { vm.luaOnly = on }
 // New returns a VM with an empty cache.
 func New() *VM {
 	vm := &VM{
-		bySHA:  make(map[string]*script),
-		byBody: make(map[string]*script),
-		ro:     make(map[*lua.LTable]bool),
+		bySHA:   make(map[string]*script),
+		byBody:  make(map[string]*script),
+		ro:      make(map[*lua.LTable]bool),
+		started: make(chan struct{}, 1),
 	}
+	vm.memLimit.Store(DefaultMemoryLimit)
 	vm.initState()
 	return vm
 }
@@ -260,6 +271,7 @@ func (vm *VM) Close() {
 		vm.killed = true
 		vm.cancel()
 	}
+	vm.stopWatchdog()
 	vm.killMu.Unlock()
 }
 
@@ -316,6 +328,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		return true
 	}
 	vm.running = true
+	vm.memStart()
 	vm.killMu.Unlock()
 
 	L.Push(s.fn)
@@ -323,15 +336,18 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 
 	vm.killMu.Lock()
 	vm.running = false
-	killed := vm.killed
-	if killed {
-		vm.killed = false
+	killed, memKilled := vm.killed, vm.memKilled
+	if killed || memKilled {
+		vm.killed, vm.memKilled = false, false
 		vm.newContext()
 	}
 	vm.killMu.Unlock()
 
 	if err != nil {
-		if killed {
+		if memKilled {
+			c.W.WriteError(memoryError(s.sha, vm.memLimit.Load(), err))
+			vm.resetState()
+		} else if killed {
 			c.W.WriteError(engine.ErrScriptKilled + " script: " + s.sha + ", on @user_script:" + lineOf(err) + ".")
 		} else {
 			vm.writeRunError(c.W, s.sha, err)

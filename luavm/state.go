@@ -81,14 +81,25 @@ func (vm *VM) initState() {
 		return origSetmt.GFunction(L)
 	}))
 
-	// string.rep is the cheapest memory bomb: refuse results larger than
-	// Redis's largest string (proto-max-bulk-len, 512 MB) before building
-	// them.
+	// string.rep and table.concat build one string in one Go call, which
+	// the memory watchdog (memory.go) cannot interrupt: refuse results
+	// larger than Redis's largest string (proto-max-bulk-len, 512 MB) or
+	// the memory limit before building them.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
 		if orig, ok := strLib.RawGetString("rep").(*lua.LFunction); ok {
 			strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 				n := L.OptInt(2, 0)
-				if s := L.CheckString(1); n > 0 && len(s) > 0 && n > maxStringLen/len(s) {
+				if s := L.CheckString(1); n > 0 && len(s) > 0 && n > vm.sizeLimit()/len(s) {
+					L.RaiseError("not enough memory")
+				}
+				return orig.GFunction(L)
+			}))
+		}
+	}
+	if tabLib, ok := G.RawGetString(lua.TabLibName).(*lua.LTable); ok {
+		if orig, ok := tabLib.RawGetString("concat").(*lua.LFunction); ok {
+			tabLib.RawSetString("concat", L.NewFunction(func(L *lua.LState) int {
+				if concatLen(L) > vm.sizeLimit() {
 					L.RaiseError("not enough memory")
 				}
 				return orig.GFunction(L)
@@ -152,6 +163,42 @@ func (vm *VM) initState() {
 
 // maxStringLen is Redis's default proto-max-bulk-len.
 const maxStringLen = 512 << 20
+
+// concatLen is an upper bound of the length of table.concat(t, sep, i, j)
+// from its arguments on L's stack; 0 when the arguments are wrong (the
+// real table.concat reports that). A number counts as its longest
+// formatting.
+func concatLen(L *lua.LState) int {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		return 0
+	}
+	sep := 0
+	if s, ok := L.Get(2).(lua.LString); ok {
+		sep = len(s)
+	}
+	n := t.Len()
+	i, j := 1, n
+	if v, ok := L.Get(3).(lua.LNumber); ok {
+		i = max(int(v), 1)
+	}
+	if v, ok := L.Get(4).(lua.LNumber); ok {
+		j = min(int(v), n)
+	}
+	total := 0
+	for k := i; k <= j && total <= maxStringLen; k++ {
+		switch v := t.RawGetInt(k).(type) {
+		case lua.LString:
+			total += len(v)
+		case lua.LNumber:
+			total += 24
+		}
+		if k != j {
+			total += sep
+		}
+	}
+	return total
+}
 
 // readonly returns an empty proxy that reads through to real and refuses
 // writes, as Redis 7's lua_enablereadonlytable does.

@@ -118,6 +118,11 @@ func (c *framedConn) startReadAhead() <-chan struct{} {
 		close(gone) // the client had already gone when its command blocked
 		return gone
 	}
+	if c.idleArmed {
+		// A blocked client is exempt from the idle timeout, as in Redis.
+		_ = c.Conn.SetReadDeadline(time.Time{})
+		c.idleArmed = false
+	}
 	done := make(chan struct{})
 	c.aheadDone = done
 	c.aheadStop.Store(false)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/luavm"
 )
 
 // This file is tumbler's configuration: the directives of a redis.conf
@@ -97,9 +98,25 @@ func (s *Server) applyLive(c *Config) {
 	l.maxQueryBuf.Store(c.ClientQueryBufferLimit)
 	l.idle.Store(int64(c.Timeout))
 	s.eng.SetBusyThreshold(c.LuaTimeLimit)
+	s.vm.SetMemoryLimit(luaMemoryLimit(c))
 	s.eng.SetMaxMemory(c.MaxMemory)
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
+}
+
+// luaMemoryLimit is lua-memory-limit in bytes; 0 means no limit. The
+// default, 256 MB, is independent of maxmemory: maxmemory bounds the
+// keyspace, which a script's temporary Lua values are not part of, and
+// lock scripts need kilobytes, so the bound only has to stop a runaway
+// script well before it takes the host's memory.
+func luaMemoryLimit(c *Config) int64 {
+	switch {
+	case c.LuaMemoryLimit < 0:
+		return 0
+	case c.LuaMemoryLimit == 0:
+		return luavm.DefaultMemoryLimit
+	}
+	return c.LuaMemoryLimit
 }
 
 // logLevels maps Redis's log levels to slog's.
@@ -551,6 +568,16 @@ func init() {
 				c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
 			}))
 	}
+	addDirective(numDirective("lua-memory-limit", true, numeric{mem: true, unsigned: true, lo: 0, hi: longMax},
+		func(c *Config) int64 { return max(luaMemoryLimit(c), 0) },
+		func(c *Config, v int64) {
+			// 0 (no limit) is kept as -1: a zero Config.LuaMemoryLimit
+			// means the default.
+			c.LuaMemoryLimit = v
+			if v == 0 {
+				c.LuaMemoryLimit = -1
+			}
+		}))
 	addDirective(&directive{
 		name: "tls-port",
 		set: func(c *Config, args []string) string {

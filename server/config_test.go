@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/luavm"
 )
 
 func TestSplitArgs_AsSdssplitargs(t *testing.T) {
@@ -441,4 +443,41 @@ func (s *syncBuffer) String() string {
 
 func newTestLogger(buf *syncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+}
+
+// lua-memory-limit: 256mb by default, live, 0 turns it off; a script past
+// it fails and the server goes on serving.
+func TestConfigLuaMemoryLimit(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	bomb := "local t = {}\nwhile true do t[#t+1] = string.rep('x', 1000) end"
+	steps := []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"CONFIG", "GET", "lua-memory-limit"}, "*2\r\n$16\r\nlua-memory-limit\r\n$9\r\n268435456\r\n"},
+		{[]string{"CONFIG", "SET", "lua-memory-limit", "-1"}, "-ERR CONFIG SET failed (possibly related to argument 'lua-memory-limit') - argument must be a memory value\r\n"},
+		{[]string{"CONFIG", "SET", "lua-memory-limit", "0"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "lua-memory-limit"}, "*2\r\n$16\r\nlua-memory-limit\r\n$1\r\n0\r\n"},
+		{[]string{"CONFIG", "SET", "lua-memory-limit", "16mb"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "lua-memory-limit"}, "*2\r\n$16\r\nlua-memory-limit\r\n$8\r\n16777216\r\n"},
+		{[]string{"EVAL", bomb, "0"}, "-ERR Script used too much memory (lua-memory-limit is 16777216 bytes) script: " + luavm.SHA1Hex([]byte(bomb)) + ", on @user_script:2.\r\n"},
+		{[]string{"PING"}, "+PONG\r\n"},
+		{[]string{"EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "k"}, "+OK\r\n"},
+	}
+	for _, st := range steps {
+		if got := c.do(st.cmd...); got != st.want {
+			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
+		}
+	}
+	if got := srv.vm.MemoryLimit(); got != 16<<20 {
+		t.Fatalf("VM limit %d", got)
+	}
+	var cfg Config
+	if _, err := ApplyDirective(&cfg, "lua-memory-limit", "0"); err != nil || luaMemoryLimit(&cfg) != 0 {
+		t.Fatalf("lua-memory-limit 0: %v, %d", err, luaMemoryLimit(&cfg))
+	}
+	if _, err := ApplyDirective(&cfg, "lua-memory-limit", "64mb"); err != nil || luaMemoryLimit(&cfg) != 64<<20 {
+		t.Fatalf("lua-memory-limit 64mb: %v, %d", err, luaMemoryLimit(&cfg))
+	}
 }

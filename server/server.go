@@ -121,6 +121,10 @@ type Config struct {
 	// MetricsAddr, if set, serves Prometheus metrics at
 	// http://MetricsAddr/metrics (metrics-addr; server/metrics.go).
 	MetricsAddr string
+	// LuaMemoryLimit is how much the heap may grow while one Lua script
+	// runs before the script is stopped; 0 means 256 MB, negative no
+	// limit (lua-memory-limit; luavm/memory.go).
+	LuaMemoryLimit int64
 }
 
 // Errors returned by Start.

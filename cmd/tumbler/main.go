@@ -128,6 +128,7 @@ var flagUsage = map[string]string{
 	"protected-mode":             "yes|no: without a password, serve only loopback clients (default yes)",
 	"lua-time-limit":             "milliseconds a script may run before other clients get BUSY (default 5000)",
 	"busy-reply-threshold":       "same as --lua-time-limit",
+	"lua-memory-limit":           "stop a Lua script whose heap growth passes this (256mb default; 0 no limit)",
 	"timeout":                    "close connections idle this many seconds; 0 never (default 0)",
 	"maxclients":                 "most connections at once (default 10000)",
 	"maxmemory":                  "refuse writes that grow memory over this many bytes of Go heap (1gb, 100mb); 0 no limit",

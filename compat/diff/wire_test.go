@@ -1,0 +1,354 @@
+package diff
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+// The wire suite: raw bytes, malformed requests included, sent to
+// redis-server and tumbler started with the same options; the raw replies
+// and whether the server closed the connection must be the same. TestDiff
+// sends only well-formed commands to default servers; this covers the
+// protocol errors, authentication, maxclients, the idle timeout and
+// protected mode.
+
+// quiet is how long a connection may stay silent before its reply is
+// taken as complete (a close ends it at once).
+const quiet = 250 * time.Millisecond
+
+// wireResult is what a server did with a step: its bytes, and whether it
+// closed the connection.
+type wireResult struct {
+	data   []byte
+	closed bool
+}
+
+func (r wireResult) String() string {
+	s := strconv.Quote(string(r.data))
+	if r.closed {
+		s += " (closed)"
+	}
+	return s
+}
+
+// exchange writes send (if any) and reads until the connection closes or
+// stays quiet for wait.
+func exchange(c net.Conn, send string, wait time.Duration) (wireResult, error) {
+	if send != "" {
+		_ = c.SetWriteDeadline(time.Now().Add(ioTimeout))
+		if _, err := io.WriteString(c, send); err != nil {
+			return wireResult{closed: true}, nil // closed before we finished writing
+		}
+	}
+	var r wireResult
+	buf := make([]byte, 64<<10)
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(wait))
+		n, err := c.Read(buf)
+		r.data = append(r.data, buf[:n]...)
+		var ne net.Error
+		switch {
+		case err == nil:
+			continue
+		case errors.As(err, &ne) && ne.Timeout():
+			return r, nil
+		default: // EOF or reset: closed
+			r.closed = true
+			return r, nil
+		}
+	}
+}
+
+// wireStep is one write on one of a case's connections.
+type wireStep struct {
+	conn int    // which connection (opened on first use)
+	send string // raw bytes; "" only reads
+	wait time.Duration
+}
+
+type wireCase struct {
+	name  string
+	steps []wireStep
+	// oracle, if set, must be in Redis's replies: the case tests what it
+	// means to.
+	oracle string
+}
+
+// s is a step on connection 0 with the default wait.
+func s(send string) wireStep { return wireStep{send: send} }
+
+// runWire runs one case against the server at addr.
+func runWire(addr string, tc wireCase) ([]wireResult, error) {
+	conns := map[int]net.Conn{}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var out []wireResult
+	for _, st := range tc.steps {
+		c := conns[st.conn]
+		if c == nil {
+			var err error
+			if c, err = net.DialTimeout("tcp", addr, ioTimeout); err != nil {
+				return nil, err
+			}
+			conns[st.conn] = c
+		}
+		wait := st.wait
+		if wait == 0 {
+			wait = quiet
+		}
+		r, err := exchange(c, st.send, wait)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// wireDiff runs the cases against both servers, side by side.
+func wireDiff(t *testing.T, redisAddr, tumblerAddr string, cases []wireCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			type res struct {
+				r   []wireResult
+				err error
+			}
+			rc, tc2 := make(chan res, 1), make(chan res, 1)
+			go func() { r, err := runWire(redisAddr, tc); rc <- res{r, err} }()
+			go func() { r, err := runWire(tumblerAddr, tc); tc2 <- res{r, err} }()
+			want, got := <-rc, <-tc2
+			if want.err != nil || got.err != nil {
+				t.Fatalf("redis: %v, tumbler: %v", want.err, got.err)
+			}
+			var all []byte
+			for _, r := range want.r {
+				all = append(all, r.data...)
+			}
+			if !bytes.Contains(all, []byte(tc.oracle)) {
+				t.Fatalf("redis-server's replies %q lack %q: the case no longer tests what it should", all, tc.oracle)
+			}
+			kd, known := knownWireDiffs[t.Name()]
+			differs := false
+			for i := range tc.steps {
+				if want.r[i].String() != got.r[i].String() {
+					differs = true
+					if known {
+						t.Skipf("known diff (%s): %s\nredis   %v\ntumbler %v", kd.owner, kd.reason, want.r[i], got.r[i])
+					}
+					t.Errorf("step %d %q:\nredis   %v\ntumbler %v", i, trunc(tc.steps[i].send), want.r[i], got.r[i])
+				}
+			}
+			if known && !differs {
+				t.Errorf("listed in knownWireDiffs (%s) but now matches Redis: remove the entry", kd.reason)
+			}
+		})
+	}
+}
+
+func trunc(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..." + strconv.Itoa(len(s)) + " bytes"
+	}
+	return s
+}
+
+// startRedisWith runs redis-server on host (a free port) with extra
+// arguments until the test ends.
+func startRedisWith(t *testing.T, host string, extra ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("TUMBLER_REQUIRE_REDIS") == "1" {
+			t.Fatalf("redis-server not found and TUMBLER_REQUIRE_REDIS=1: %v", err)
+		}
+		t.Skip("redis-server not on PATH; set TUMBLER_REQUIRE_REDIS=1 to make this a failure")
+	}
+	for attempt := 0; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"--port", strconv.Itoa(port), "--bind", host,
+			"--save", "", "--appendonly", "no", "--daemonize", "no",
+			"--dir", t.TempDir(), "--logfile", ""}, extra...)
+		var out bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		if waitListening(addr, exited) {
+			t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+			return addr
+		}
+		_ = cmd.Process.Kill()
+		<-exited
+		if attempt == 2 {
+			t.Fatalf("cannot start redis-server %s: %s", strings.Join(args, " "), out.String())
+		}
+	}
+}
+
+// waitListening waits for addr to accept connections. It only connects:
+// with protected mode or maxclients a command could not tell readiness.
+func waitListening(addr string, exited <-chan struct{}) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, ioTimeout); err == nil {
+			c.Close()
+			time.Sleep(50 * time.Millisecond) // the server notices the close
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// knownWireDiffs are wire cases where tumbler deliberately differs,
+// keyed by subtest name.
+var knownWireDiffs = map[string]knownDiff{
+	"TestWire_Protocol/multibulk_length_too_large": {"*1048577", "none (deliberate)",
+		"tumbler caps a request at 1M arguments (Config.MaxMultibulkLen, docs/configuration.md Limits); Redis 7.0 accepts up to INT_MAX from an authenticated client"},
+	"TestWire_RequirePass/HELLO_AUTH_wrong": {"HELLO", "none (version)",
+		"tumbler has Redis 7.2's NOAUTH text for HELLO ('HELLO <proto> AUTH <user> <pass>'); the 7.0 oracle says 'HELLO AUTH <user> <pass>'"},
+	"TestWire_Protocol/inline_quoted_escapes": {"ECHO", "server/framer.go",
+		"inline requests are split by redcon, which has no \\xHH escape inside double quotes (sdssplitargs has); fix: have framedConn turn a quoted inline request into a multibulk with splitArgs"},
+}
+
+func TestWire_Protocol(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1")
+	tumbler := server.RunT(t).Addr()
+	big := strings.Repeat("a", 70<<10)
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"too big inline request", []wireStep{s(big)}, "too big inline request"},
+		{"too big inline request after a command", []wireStep{s("PING\r\n" + big)}, ""},
+		{"inline just under the limit", []wireStep{s("ECHO " + strings.Repeat("b", 60<<10) + "\r\n")}, ""},
+		{"invalid multibulk length", []wireStep{s("*abc\r\n")}, "invalid multibulk length"},
+		{"multibulk length too large", []wireStep{s("*1048577\r\n")}, ""},
+		{"multibulk length negative", []wireStep{s("*-5\r\nPING\r\n")}, ""},
+		{"multibulk length zero", []wireStep{s("*0\r\nPING\r\n")}, ""},
+		{"invalid bulk length", []wireStep{s("*1\r\n$abc\r\n")}, "invalid bulk length"},
+		{"negative bulk length", []wireStep{s("*1\r\n$-1\r\n")}, ""},
+		{"bulk length over proto-max-bulk-len", []wireStep{s("*1\r\n$536870913\r\n")}, ""},
+		{"expected dollar", []wireStep{s("*1\r\nfoo\r\n")}, "expected '$', got 'f'"},
+		{"expected dollar got colon", []wireStep{s("*2\r\n$4\r\nECHO\r\n:1\r\n")}, ""},
+		{"unbalanced quotes", []wireStep{s("SET \"a b\r\n")}, "unbalanced quotes in request"},
+		{"unbalanced single quotes", []wireStep{s("SET 'a b\r\n")}, ""},
+		{"quote followed by text", []wireStep{s("ECHO \"a\"b\r\n")}, ""},
+		{"inline quoted escapes", []wireStep{s("ECHO \"a\\x41\\n\"\r\n")}, ""},
+		{"empty inline lines", []wireStep{s("\r\n\n   \r\nPING\r\n")}, ""},
+		{"inline with bare newline", []wireStep{s("PING\n")}, ""},
+		{"pipeline then error", []wireStep{s("PING\r\nECHO x\r\n*1\r\n$x\r\nPING\r\n")}, ""},
+		{"unknown command inline", []wireStep{s("NOSUCH a b\r\n")}, ""},
+		{"request split across writes", []wireStep{s("*2\r\n$4\r\nEC"), s("HO\r\n$2\r\nhi\r\n")}, ""},
+	})
+}
+
+func TestWire_RequirePass(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1", "--requirepass", "secret")
+	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.RequirePass = "secret" })).Addr()
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"NOAUTH", []wireStep{s("GET k\r\n"), s("*1\r\n$4\r\nPING\r\n")}, "-NOAUTH Authentication required."},
+		{"WRONGPASS", []wireStep{s("AUTH nope\r\n"), s("AUTH default nope\r\n"), s("AUTH nobody secret\r\n")}, "-WRONGPASS"},
+		{"AUTH arity", []wireStep{s("AUTH\r\n"), s("AUTH a b c\r\n")}, ""},
+		{"HELLO AUTH wrong", []wireStep{s("HELLO 3 AUTH default nope\r\n"), s("HELLO 2\r\n")}, ""},
+		{"AUTH then command", []wireStep{s("AUTH secret\r\n"), s("GET k\r\n")}, ""},
+		{"allowed before AUTH", []wireStep{s("QUIT\r\n")}, ""},
+		{"protocol error before AUTH", []wireStep{s("*1\r\n$x\r\n")}, ""},
+		{"big multibulk before AUTH", []wireStep{s("*100\r\n$4\r\nPING\r\n")}, ""},
+		{"big bulk before AUTH", []wireStep{s("*1\r\n$100000\r\n")}, ""},
+	})
+}
+
+func TestWire_MaxClients(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1", "--maxclients", "2")
+	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.MaxClients = 2 })).Addr()
+	full := wireCase{"third connection", []wireStep{
+		{conn: 0, send: "PING\r\n"},
+		{conn: 1, send: "PING\r\n"},
+		{conn: 2, send: "PING\r\n"},
+		{conn: 2, send: ""},
+	}, "max number of clients"}
+	// Not parallel: the connection count is the server's.
+	for _, tc := range []wireCase{full} {
+		want, err := runWire(redis, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fmt.Sprint(want), "-ERR max number of clients reached") {
+			t.Fatalf("redis-server: %v", want)
+		}
+		got, err := runWire(tumbler, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Errorf("%s:\nredis   %v\ntumbler %v", tc.name, want, got)
+		}
+	}
+}
+
+func TestWire_IdleTimeout(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1", "--timeout", "1")
+	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.Timeout = time.Second })).Addr()
+	idle := 3 * time.Second // Redis checks idle clients from its cron, at hz 10, in batches
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"idle connection closed", []wireStep{s("PING\r\n"), {wait: idle}}, ""},
+		{"subscriber exempt", []wireStep{s("SUBSCRIBE ch\r\n"), {wait: idle}, s("PING\r\n")}, ""},
+		{"blocked client exempt", []wireStep{s("BLPOP nokey 0\r\n"), {wait: idle}}, ""},
+	})
+}
+
+// Protected mode refuses clients not on the loopback interface. Both
+// servers listen on this host's first non-loopback IPv4 address and the
+// test connects to it, so the connection's peer address is not loopback.
+func TestWire_ProtectedMode(t *testing.T) {
+	host := nonLoopbackIPv4()
+	if host == "" {
+		t.Skip("no non-loopback IPv4 address: protected mode cannot be reproduced on loopback")
+	}
+	redis := startRedisWith(t, host)
+	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.Addr = net.JoinHostPort(host, "0") })).Addr()
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"DENIED", []wireStep{s("PING\r\n")}, "-DENIED Redis is running in protected mode"},
+	})
+}
+
+func nonLoopbackIPv4() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+			if ln, err := net.Listen("tcp", net.JoinHostPort(ipn.IP.String(), "0")); err == nil {
+				ln.Close()
+				return ipn.IP.String()
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/engine/enginetest"
+	"github.com/tumblerdb/tumbler/expiry"
+)
+
+// FuzzExec sends arbitrary argument vectors (NUL-separated in the input)
+// through the dispatcher, several to a connection so that MULTI, WATCH
+// and blocking commands interact. It must never panic, every command must
+// write exactly one reply (or block, and write one when its wait ends) and
+// the keyspace invariants must hold after each.
+func FuzzExec(f *testing.F) {
+	for _, s := range []string{
+		"SET\x00lock\x00tok\x00PX\x0030000\x00NX", "GET\x00lock", "DEL\x00lock", "SET\x00k\x00v\x00NX\x00XX",
+		"SET\x00k\x00v\x00EX\x00-1", "PEXPIRE\x00k\x00100\x00GT\x00LT", "INCR\x00n", "INCRBY\x00n\x009223372036854775807",
+		"HSET\x00h\x00f\x00v", "LPUSH\x00l\x00a\x00b", "BLPOP\x00l\x000", "BLPOP\x00empty\x001", "MULTI", "EXEC",
+		"WATCH\x00k", "DISCARD", "SCAN\x000\x00COUNT\x00-1", "KEYS\x00*", "SET\x00k\x00v\x00IFEQ\x00v", "OBJECT\x00ENCODING\x00k",
+		"CONFIG\x00GET\x00*", "COMMAND\x00INFO\x00get", "EVAL\x00return 1\x000", "TTL\x00k", "EXPIRETIME\x00k",
+		"GETEX\x00k\x00PERSIST", "CLIENT\x00SETNAME\x00a b", "", "\x00", "NOSUCH", "get",
+	} {
+		f.Add([]byte(s), []byte("SET\x00k\x00v"), []byte("GET\x00k"))
+	}
+	clk := expiry.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	e := New(Config{Clock: clk})
+	f.Fuzz(func(t *testing.T, a, b, c []byte) {
+		if len(a)+len(b)+len(c) > 4096 {
+			return
+		}
+		e.Exec(&Ctx{Args: [][]byte{[]byte("FLUSHALL")}, W: &enginetest.TextWriter{}})
+		cl := &Client{ID: 1}
+		for _, in := range [][]byte{a, b, c, []byte("EXEC"), []byte("UNWATCH")} {
+			args := bytes.Split(in, []byte{0})
+			w := &countWriter{}
+			ctx := &Ctx{Args: args, W: w, Client: cl}
+			e.Exec(ctx)
+			if ctx.Blocked != nil {
+				if w.n != 0 {
+					t.Fatalf("%q blocked after writing %d replies", in, w.n)
+				}
+				e.FinishWait(ctx, WaitTimeout)
+			}
+			if w.n != 1 {
+				t.Fatalf("%q wrote %d top-level replies", in, w.n)
+			}
+			clk.Advance(time.Millisecond)
+			if msg := e.CheckInvariants(); msg != "" {
+				t.Fatalf("after %q: %s", in, msg)
+			}
+		}
+	})
+}
+
+// countWriter counts top-level replies: aggregates count when their last
+// element is written.
+type countWriter struct {
+	n       int
+	pending []int
+}
+
+func (w *countWriter) value() {
+	for len(w.pending) > 0 {
+		i := len(w.pending) - 1
+		if w.pending[i]--; w.pending[i] > 0 {
+			return
+		}
+		w.pending = w.pending[:i]
+	}
+	w.n++
+}
+
+func (w *countWriter) agg(n int) {
+	if n <= 0 {
+		w.value()
+		return
+	}
+	w.pending = append(w.pending, n)
+}
+
+func (w *countWriter) Proto() int                { return 2 }
+func (w *countWriter) WriteStatus(string)        { w.value() }
+func (w *countWriter) WriteError(string)         { w.value() }
+func (w *countWriter) WriteInt(int64)            { w.value() }
+func (w *countWriter) WriteBulk([]byte)          { w.value() }
+func (w *countWriter) WriteBulkString(string)    { w.value() }
+func (w *countWriter) WriteNull()                { w.value() }
+func (w *countWriter) WriteNullArray()           { w.value() }
+func (w *countWriter) WriteArray(n int)          { w.agg(n) }
+func (w *countWriter) WriteMap(n int)            { w.agg(2 * n) }
+func (w *countWriter) WriteSet(n int)            { w.agg(n) }
+func (w *countWriter) WriteBool(bool)            { w.value() }
+func (w *countWriter) WriteDouble(float64)       { w.value() }
+func (w *countWriter) WriteVerbatim(_, _ string) { w.value() }

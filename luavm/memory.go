@@ -1,0 +1,184 @@
+package luavm
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// The memory bound (lua-memory-limit). gopher-lua has no allocation hook,
+// so the heap a script builds (a table bomb, a concatenation loop) is
+// measured from outside: a watchdog goroutine, while a Lua script runs,
+// reads the Go runtime's live heap every memTick and cancels the script
+// through its context, as SCRIPT KILL does, once the heap has grown by
+// more than the limit since the script started. The cancellation does not
+// depend on whether the script has written: a script that wrote and then
+// runs away ends in an error like any other, its writes kept (Redis never
+// rolls a script back).
+//
+// The live heap ("/gc/heap/live:bytes") is what the last garbage
+// collection found reachable, so a script that only makes garbage is never
+// stopped, and growth is seen at the end of the collection that follows
+// it. So that this is not the collector's own, GOGC-paced one, the
+// watchdog starts a collection itself when the heap's objects, garbage
+// included, have grown by the limit since it last looked: the heap may
+// still overshoot by what the script allocates while that collection runs
+// (a doubling string concatenation, one allocation twice the last, is the
+// worst case). Reading the metrics takes no stop-the-world; the forced
+// collections happen only for a script allocating that fast.
+//
+// Short scripts pay nothing but a counter increment and a non-blocking
+// channel send: the watchdog only ticks while scripts run, and reads the
+// heap only for a script it sees running on two consecutive ticks. The
+// native path (native.go) allocates nothing and is not watched.
+
+// DefaultMemoryLimit is lua-memory-limit's default: far beyond what any
+// lock script needs, small enough that a runaway script cannot take a
+// typical host's memory.
+const DefaultMemoryLimit = 256 << 20
+
+// memTick is how often the watchdog looks while scripts run.
+const memTick = 5 * time.Millisecond
+
+// The runtime metrics the watchdog reads: the heap the last collection
+// found reachable, and the heap's objects, garbage included.
+const (
+	liveHeap    = "/gc/heap/live:bytes"
+	heapObjects = "/memory/classes/heap/objects:bytes"
+)
+
+// SetMemoryLimit sets how much the heap may grow while one script runs,
+// in bytes; 0 or less means no limit.
+func (vm *VM) SetMemoryLimit(n int64) { vm.memLimit.Store(max(n, 0)) }
+
+// MemoryLimit returns the limit set by SetMemoryLimit.
+func (vm *VM) MemoryLimit() int64 { return vm.memLimit.Load() }
+
+// memStart tells the watchdog a Lua run has started; killMu is held.
+func (vm *VM) memStart() {
+	vm.gen++
+	if vm.memLimit.Load() <= 0 {
+		return
+	}
+	vm.watchOnce.Do(func() {
+		vm.watchDone = make(chan struct{})
+		go vm.watchdog(vm.watchDone)
+	})
+	select {
+	case vm.started <- struct{}{}:
+	default:
+	}
+}
+
+// watchdog is the goroutine behind the memory bound. It sleeps until a
+// run starts, then ticks every memTick until it finds no script running.
+func (vm *VM) watchdog(done <-chan struct{}) {
+	sample := []metrics.Sample{{Name: liveHeap}, {Name: heapObjects}}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-vm.started:
+		}
+		var gen, base, objBase uint64
+		armed := false
+		for {
+			timer.Reset(memTick)
+			select {
+			case <-done:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			vm.killMu.Lock()
+			running, g := vm.running, vm.gen
+			vm.killMu.Unlock()
+			limit := vm.memLimit.Load()
+			if !running || limit <= 0 {
+				break
+			}
+			metrics.Read(sample)
+			if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 {
+				return // the metrics are gone: no bound rather than a wrong one
+			}
+			live, objects := sample[0].Value.Uint64(), sample[1].Value.Uint64()
+			if !armed || g != gen {
+				// First sight of this run: its baseline. What it built
+				// before this tick is at most memTick's worth.
+				gen, base, objBase, armed = g, live, objects, true
+				continue
+			}
+			if objects > objBase && objects-objBase > uint64(limit) {
+				// The heap, garbage included, grew by the limit: collect
+				// now rather than at the collector's own pace, so that
+				// growth shows in the live heap before it doubles again.
+				runtime.GC()
+				metrics.Read(sample)
+				live, objBase = sample[0].Value.Uint64(), sample[1].Value.Uint64()
+			}
+			if live > base && live-base > uint64(limit) {
+				vm.memKill(g)
+			}
+		}
+	}
+}
+
+// memKill cancels run gen if it is still the one running.
+func (vm *VM) memKill(gen uint64) {
+	vm.killMu.Lock()
+	if vm.running && vm.gen == gen && vm.cancel != nil && !vm.memKilled {
+		vm.memKilled = true
+		vm.cancel()
+	}
+	vm.killMu.Unlock()
+}
+
+// stopWatchdog ends the watchdog goroutine, if it was started.
+func (vm *VM) stopWatchdog() {
+	vm.watchOnce.Do(func() {}) // no watchdog may start after this
+	if vm.watchDone != nil {
+		close(vm.watchDone)
+		vm.watchDone = nil
+	}
+}
+
+// memoryError is the reply to a script stopped by the memory bound.
+func memoryError(sha string, limit int64, err error) string {
+	return engine.ErrScriptMemory + " (lua-memory-limit is " + strconv.FormatInt(limit, 10) + " bytes) script: " + sha + ", on @user_script:" + lineOf(err) + "."
+}
+
+// resetState replaces the Lua state after a run stopped by the memory
+// bound. What the script built stays reachable from the old state (stale
+// registers above the stack top, stale call frames holding its closures)
+// until later scripts happen to overwrite them; a fresh state (about
+// 200 µs, paid only here) lets the collector take it all now. Called with
+// the keyspace lock held, so no run uses the scripts' functions.
+func (vm *VM) resetState() {
+	old := vm.L
+	vm.killMu.Lock() // initState makes a new context
+	vm.ro = make(map[*lua.LTable]bool)
+	vm.initState()
+	vm.killMu.Unlock()
+	old.Close()
+	vm.mu.RLock()
+	for _, s := range vm.bySHA {
+		s.fn = nil // bound to the old state's environment
+	}
+	vm.mu.RUnlock()
+}
+
+// sizeLimit is the largest string a library function may build in one
+// call: Redis's largest string, or the memory limit when that is smaller.
+func (vm *VM) sizeLimit() int {
+	if n := vm.memLimit.Load(); n > 0 && n < maxStringLen {
+		return int(n)
+	}
+	return maxStringLen
+}

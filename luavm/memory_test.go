@@ -1,0 +1,125 @@
+package luavm
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// testMemLimit keeps the memory tests' heap small.
+const testMemLimit = 32 << 20
+
+func liveHeapNow() uint64 {
+	s := []metrics.Sample{{Name: liveHeap}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// memoryReply is the error a script stopped by the memory bound gets.
+func memoryReply(body, line string) string {
+	return "-" + engine.ErrScriptMemory + " (lua-memory-limit is " + strconv.Itoa(testMemLimit) +
+		" bytes) script: " + SHA1Hex([]byte(body)) + ", on @user_script:" + line + "."
+}
+
+func TestMemoryLimit_StopsRunawayScripts(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, line string
+	}{
+		{"table of strings", "local t={}\nwhile true do t[#t+1]=string.rep('x',1000) end", "2"},
+		{"concatenation loop", "local t, s, i = {}, string.rep('x', 100), 0\nwhile true do i=i+1; t[i]=s..i end", "2"},
+		{"table of numbers", "local t, i = {}, 0\nwhile true do i=i+1; t[i]=i*0.5 end", "2"},
+		{"nested tables", "local t = {}\nwhile true do t = {t, {1, 2, 3}} end", "2"},
+		{"pcall cannot swallow it", "local t={}\nwhile true do pcall(function() for i=1,1000 do t[#t+1]=string.rep('y',100) end end) end", "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.vm.SetMemoryLimit(testMemLimit)
+			defer f.vm.Close()
+			runtime.GC()
+			before := liveHeapNow()
+			f.expect(memoryReply(tc.body, tc.line), "EVAL", tc.body, "0")
+			f.expect(":7", "EVAL", "return 7", "0")
+			f.expect("+OK", "SET", "after", "1")
+			// What the script built is garbage now, its registers cleared.
+			runtime.GC()
+			if after := liveHeapNow(); after > before+testMemLimit/4 {
+				t.Errorf("live heap %d after the script, %d before: the script's memory is still reachable", after, before)
+			}
+		})
+	}
+}
+
+// A doubling concatenation makes each allocation as large as all before
+// it, one Go call the watchdog cannot interrupt: the overshoot is largest
+// here, so the limit is smaller.
+func TestMemoryLimit_StopsDoublingConcatenation(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(4 << 20)
+	defer f.vm.Close()
+	body := "local s = 'x'\nwhile true do s = s .. s end"
+	want := "-" + engine.ErrScriptMemory + " (lua-memory-limit is 4194304 bytes) script: " + SHA1Hex([]byte(body)) + ", on @user_script:2."
+	f.expect(want, "EVAL", body, "0")
+	f.expect(":7", "EVAL", "return 7", "0")
+}
+
+func TestMemoryLimit_ScriptThatWroteIsStoppedToo(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(testMemLimit)
+	defer f.vm.Close()
+	body := "redis.call('set', KEYS[1], 'written')\nlocal t = {}\nwhile true do t[#t+1] = string.rep('z', 1000) end"
+	f.expect(memoryReply(body, "3"), "EVAL", body, "1", "k")
+	f.expect("$written", "GET", "k") // not rolled back, as in Redis
+	// SCRIPT KILL's state is untouched: the next script may write.
+	f.expect("+OK", "EVAL", "return redis.call('set', KEYS[1], 'again')", "1", "k")
+	f.expect("$again", "GET", "k")
+}
+
+func TestMemoryLimit_UnderTheLimitIsUntouched(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(testMemLimit)
+	defer f.vm.Close()
+	// About 4 MB kept, and a long run of garbage (many times the limit
+	// allocated, little of it reachable at once): both finish.
+	f.expect(":4000", "EVAL", "local t={} for i=1,4000 do t[i]=string.rep('k',1000) end return #t", "0")
+	body := `local n = 0
+for i = 1, 3000 do
+  local s = string.rep('g', 100000) .. i
+  n = n + #s
+end
+return 1`
+	f.expect(":1", "EVAL", body, "0")
+}
+
+func TestMemoryLimit_LibraryCallsCappedUpFront(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(testMemLimit)
+	defer f.vm.Close()
+	for _, body := range []string{
+		"return #string.rep('x', 64*1024*1024)",
+		"local t = {} local s = string.rep('x', 1024*1024) for i=1,64 do t[i]=s end return #table.concat(t)",
+		"local t = {'a','b'} return #table.concat(t, string.rep('-', 40*1024*1024))",
+	} {
+		if got := f.do(2, "EVAL", body, "0"); !strings.Contains(got, "not enough memory") {
+			t.Errorf("%s: %q", body, got)
+		}
+	}
+	f.expect(":3", "EVAL", "return #table.concat({'a','b','c'})", "0")
+	f.expect("$a-b-c", "EVAL", "return table.concat({'a','b','c'}, '-')", "0")
+	f.expect("$b1", "EVAL", "return table.concat({'a','b',1}, '', 2)", "0")
+}
+
+func TestMemoryLimit_Off(t *testing.T) {
+	vm := New()
+	if vm.MemoryLimit() != DefaultMemoryLimit {
+		t.Fatalf("default limit %d", vm.MemoryLimit())
+	}
+	vm.SetMemoryLimit(-5)
+	if vm.MemoryLimit() != 0 || vm.sizeLimit() != maxStringLen {
+		t.Fatalf("limit %d, size limit %d", vm.MemoryLimit(), vm.sizeLimit())
+	}
+	vm.Close()
+}
