@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"strings"
 	"sync"
@@ -574,13 +575,22 @@ func FuzzFramer(f *testing.F) {
 		if got := framerRun(t, [][]byte{in}, int(cut%8)+1, needsAuth); !framerSame(got, whole) {
 			t.Fatalf("reads of %d: out %q reply %q; one read: out %q reply %q", cut%8+1, got.out, got.reply, whole.out, whole.reply)
 		}
-		rd := redcon.NewReader(bytes.NewReader(whole.out))
-		for i := 0; ; i++ {
-			if i > len(whole.out)+1 {
-				t.Fatal("redcon does not finish")
-			}
-			if _, err := rd.ReadCommands(); err != nil {
-				break
+		// What the framer hands on parses the same with the server's
+		// reader (cmdReader, read in chunks) as with redcon's. redcon
+		// drops the requests before an error that share its read; the
+		// server's reader runs them first.
+		want, werr := readAllCmds(t, redcon.NewReader(bytes.NewReader(whole.out)).ReadCommands)
+		cr := newCmdReader(&chunkReader{b: whole.out, rng: rand.New(rand.NewSource(int64(cut))), max: step})
+		got2, gerr := readAllCmds(t, cr.ReadCommands)
+		if (werr == io.EOF) != (gerr == io.EOF) || werr.Error() != gerr.Error() {
+			t.Fatalf("redcon ends with %v, cmdReader with %v", werr, gerr)
+		}
+		if len(got2) < len(want) || (werr == io.EOF && len(got2) != len(want)) {
+			t.Fatalf("cmdReader read %d requests, redcon %d", len(got2), len(want))
+		}
+		for i := range want {
+			if got2[i] != want[i] {
+				t.Fatalf("request %d: cmdReader %s, redcon %s", i, got2[i], want[i])
 			}
 		}
 	})
