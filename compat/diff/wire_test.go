@@ -234,6 +234,10 @@ var knownWireDiffs = map[string]knownDiff{
 		"tumbler caps a request at 1M arguments (Config.MaxMultibulkLen, docs/configuration.md Limits); Redis 7.0 accepts up to INT_MAX from an authenticated client"},
 	"TestWire_RequirePass/HELLO_AUTH_wrong": {"HELLO", "none (version)",
 		"tumbler has Redis 7.2's NOAUTH text for HELLO ('HELLO <proto> AUTH <user> <pass>'); the 7.0 oracle says 'HELLO AUTH <user> <pass>'"},
+	"TestWire_IdleTimeout/unsubscribed_client_times_out": {"UNSUBSCRIBE", "server/conn.go",
+		"the exemption is c.w.shared, which stays set once a connection could receive pushes; Redis exempts only clients with subscriptions (CLIENT_PUBSUB), so one that unsubscribed from everything times out again"},
+	"TestWire_IdleTimeout/tracking_client_times_out": {"TRACKING", "server/conn.go",
+		"tumbler exempts client-tracking connections (docs/configuration.md); Redis's clientsCronHandleTimeout exempts only replicas/MONITOR, blocked and pub/sub clients"},
 	"TestWire_Protocol/inline_quoted_escapes": {"ECHO", "server/framer.go",
 		"inline requests are split by redcon, which has no \\xHH escape inside double quotes (sdssplitargs has); fix: have framedConn turn a quoted inline request into a multibulk with splitArgs"},
 }
@@ -314,11 +318,16 @@ func TestWire_MaxClients(t *testing.T) {
 func TestWire_IdleTimeout(t *testing.T) {
 	redis := startRedisWith(t, "127.0.0.1", "--timeout", "1")
 	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.Timeout = time.Second })).Addr()
-	idle := 3 * time.Second // Redis checks idle clients from its cron, at hz 10, in batches
+	// Redis checks idle clients from its cron, at hz 10, in batches. (No
+	// MONITOR case: the cases run in parallel, and a monitor would see the
+	// others' commands; server/limits_test.go covers its exemption.)
+	idle := 3 * time.Second
 	wireDiff(t, redis, tumbler, []wireCase{
 		{"idle connection closed", []wireStep{s("PING\r\n"), {wait: idle}}, ""},
 		{"subscriber exempt", []wireStep{s("SUBSCRIBE ch\r\n"), {wait: idle}, s("PING\r\n")}, ""},
 		{"blocked client exempt", []wireStep{s("BLPOP nokey 0\r\n"), {wait: idle}}, ""},
+		{"unsubscribed client times out", []wireStep{s("SUBSCRIBE ch\r\n"), s("UNSUBSCRIBE\r\n"), {wait: idle}}, ""},
+		{"tracking client times out", []wireStep{s("HELLO 3\r\n"), s("CLIENT TRACKING ON\r\n"), {wait: idle}}, ""},
 	})
 }
 
