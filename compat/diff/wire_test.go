@@ -227,21 +227,6 @@ func waitListening(addr string, exited <-chan struct{}) bool {
 	return false
 }
 
-// knownWireDiffs are wire cases where tumbler deliberately differs,
-// keyed by subtest name.
-var knownWireDiffs = map[string]knownDiff{
-	"TestWire_Protocol/multibulk_length_too_large": {"*1048577", "none (deliberate)",
-		"tumbler caps a request at 1M arguments (Config.MaxMultibulkLen, docs/configuration.md Limits); Redis 7.0 accepts up to INT_MAX from an authenticated client"},
-	"TestWire_RequirePass/HELLO_AUTH_wrong": {"HELLO", "none (version)",
-		"tumbler has Redis 7.2's NOAUTH text for HELLO ('HELLO <proto> AUTH <user> <pass>'); the 7.0 oracle says 'HELLO AUTH <user> <pass>'"},
-	"TestWire_IdleTimeout/unsubscribed_client_times_out": {"UNSUBSCRIBE", "server/conn.go",
-		"the exemption is c.w.shared, which stays set once a connection could receive pushes; Redis exempts only clients with subscriptions (CLIENT_PUBSUB), so one that unsubscribed from everything times out again"},
-	"TestWire_IdleTimeout/tracking_client_times_out": {"TRACKING", "server/conn.go",
-		"tumbler exempts client-tracking connections (docs/configuration.md); Redis's clientsCronHandleTimeout exempts only replicas/MONITOR, blocked and pub/sub clients"},
-	"TestWire_Protocol/inline_quoted_escapes": {"ECHO", "server/framer.go",
-		"inline requests are split by redcon, which has no \\xHH escape inside double quotes (sdssplitargs has); fix: have framedConn turn a quoted inline request into a multibulk with splitArgs"},
-}
-
 func TestWire_Protocol(t *testing.T) {
 	redis := startRedisWith(t, "127.0.0.1")
 	tumbler := server.RunT(t).Addr()
@@ -263,6 +248,9 @@ func TestWire_Protocol(t *testing.T) {
 		{"unbalanced single quotes", []wireStep{s("SET 'a b\r\n")}, ""},
 		{"quote followed by text", []wireStep{s("ECHO \"a\"b\r\n")}, ""},
 		{"inline quoted escapes", []wireStep{s("ECHO \"a\\x41\\n\"\r\n")}, ""},
+		{"inline tab separator", []wireStep{s("ECHO\tx\r\n")}, ""},
+		{"inline single quote escapes", []wireStep{s("ECHO 'a\\'b\\n'\r\n")}, ""},
+		{"inline escaped quote", []wireStep{s("ECHO \"a\\\"b\"\r\n")}, ""},
 		{"empty inline lines", []wireStep{s("\r\n\n   \r\nPING\r\n")}, ""},
 		{"inline with bare newline", []wireStep{s("PING\n")}, ""},
 		{"pipeline then error", []wireStep{s("PING\r\nECHO x\r\n*1\r\n$x\r\nPING\r\n")}, ""},
