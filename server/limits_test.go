@@ -296,3 +296,64 @@ func TestOutputBufferLimit_SlowReaderOverSoftLimit(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// Connections that can receive pushes (pub/sub, client tracking, MONITOR)
+// and clients blocked in BLPOP are exempt from the idle timeout, as in
+// Redis; an idle plain connection beside them is closed.
+func TestTimeout_PushAndBlockedConnectionsExempt(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.Timeout = 300 * time.Millisecond }))
+	sub := dial(t, srv.Addr())
+	if got := sub.do("SUBSCRIBE", "ch"); !strings.Contains(got, "subscribe") {
+		t.Fatal(got)
+	}
+	psub := dial(t, srv.Addr())
+	if got := psub.do("PSUBSCRIBE", "c*"); !strings.Contains(got, "psubscribe") {
+		t.Fatal(got)
+	}
+	track := dial(t, srv.Addr())
+	track.do("HELLO", "3")
+	if got := track.do("CLIENT", "TRACKING", "ON"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	mon := dial(t, srv.Addr())
+	if got := mon.do("MONITOR"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	blocked := dial(t, srv.Addr())
+	blocked.send(encode("BLPOP", "nokey", "0"))
+	idle := dial(t, srv.Addr())
+	if got := idle.do("PING"); got != "+PONG\r\n" {
+		t.Fatal(got)
+	}
+
+	time.Sleep(time.Second) // over three timeouts
+	if b := waitClosed(t, idle); len(b) != 0 {
+		t.Fatalf("idle connection got %q before closing", b)
+	}
+	other := dial(t, srv.Addr())
+	if got := other.do("PUBLISH", "ch", "hi"); got != ":2\r\n" {
+		t.Fatalf("PUBLISH reached %q subscribers, want both", got)
+	}
+	if got := sub.read(); !strings.Contains(got, "hi") {
+		t.Fatalf("subscriber: %q", got)
+	}
+	if got := psub.read(); !strings.Contains(got, "hi") {
+		t.Fatalf("pattern subscriber: %q", got)
+	}
+	if got := track.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("tracking connection: %q", got)
+	}
+	seen := ""
+	for i := 0; i < 4 && !strings.Contains(seen, `"PUBLISH"`); i++ {
+		seen += mon.read()
+	}
+	if !strings.Contains(seen, `"PUBLISH"`) {
+		t.Fatalf("monitor: %q", seen)
+	}
+	if got := other.do("LPUSH", "nokey", "x"); got != ":1\r\n" {
+		t.Fatal(got)
+	}
+	if got := blocked.read(); !strings.Contains(got, "nokey") {
+		t.Fatalf("blocked client: %q", got)
+	}
+}

@@ -227,17 +227,6 @@ func waitListening(addr string, exited <-chan struct{}) bool {
 	return false
 }
 
-// knownWireDiffs are wire cases where tumbler deliberately differs,
-// keyed by subtest name.
-var knownWireDiffs = map[string]knownDiff{
-	"TestWire_Protocol/multibulk_length_too_large": {"*1048577", "none (deliberate)",
-		"tumbler caps a request at 1M arguments (Config.MaxMultibulkLen, docs/configuration.md Limits); Redis 7.0 accepts up to INT_MAX from an authenticated client"},
-	"TestWire_RequirePass/HELLO_AUTH_wrong": {"HELLO", "none (version)",
-		"tumbler has Redis 7.2's NOAUTH text for HELLO ('HELLO <proto> AUTH <user> <pass>'); the 7.0 oracle says 'HELLO AUTH <user> <pass>'"},
-	"TestWire_Protocol/inline_quoted_escapes": {"ECHO", "server/framer.go",
-		"inline requests are split by redcon, which has no \\xHH escape inside double quotes (sdssplitargs has); fix: have framedConn turn a quoted inline request into a multibulk with splitArgs"},
-}
-
 func TestWire_Protocol(t *testing.T) {
 	redis := startRedisWith(t, "127.0.0.1")
 	tumbler := server.RunT(t).Addr()
@@ -259,6 +248,9 @@ func TestWire_Protocol(t *testing.T) {
 		{"unbalanced single quotes", []wireStep{s("SET 'a b\r\n")}, ""},
 		{"quote followed by text", []wireStep{s("ECHO \"a\"b\r\n")}, ""},
 		{"inline quoted escapes", []wireStep{s("ECHO \"a\\x41\\n\"\r\n")}, ""},
+		{"inline tab separator", []wireStep{s("ECHO\tx\r\n")}, ""},
+		{"inline single quote escapes", []wireStep{s("ECHO 'a\\'b\\n'\r\n")}, ""},
+		{"inline escaped quote", []wireStep{s("ECHO \"a\\\"b\"\r\n")}, ""},
 		{"empty inline lines", []wireStep{s("\r\n\n   \r\nPING\r\n")}, ""},
 		{"inline with bare newline", []wireStep{s("PING\n")}, ""},
 		{"pipeline then error", []wireStep{s("PING\r\nECHO x\r\n*1\r\n$x\r\nPING\r\n")}, ""},
@@ -314,11 +306,16 @@ func TestWire_MaxClients(t *testing.T) {
 func TestWire_IdleTimeout(t *testing.T) {
 	redis := startRedisWith(t, "127.0.0.1", "--timeout", "1")
 	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.Timeout = time.Second })).Addr()
-	idle := 3 * time.Second // Redis checks idle clients from its cron, at hz 10, in batches
+	// Redis checks idle clients from its cron, at hz 10, in batches. (No
+	// MONITOR case: the cases run in parallel, and a monitor would see the
+	// others' commands; server/limits_test.go covers its exemption.)
+	idle := 3 * time.Second
 	wireDiff(t, redis, tumbler, []wireCase{
 		{"idle connection closed", []wireStep{s("PING\r\n"), {wait: idle}}, ""},
 		{"subscriber exempt", []wireStep{s("SUBSCRIBE ch\r\n"), {wait: idle}, s("PING\r\n")}, ""},
 		{"blocked client exempt", []wireStep{s("BLPOP nokey 0\r\n"), {wait: idle}}, ""},
+		{"unsubscribed client times out", []wireStep{s("SUBSCRIBE ch\r\n"), s("UNSUBSCRIBE\r\n"), {wait: idle}}, ""},
+		{"tracking client times out", []wireStep{s("HELLO 3\r\n"), s("CLIENT TRACKING ON\r\n"), {wait: idle}}, ""},
 	})
 }
 
