@@ -319,33 +319,49 @@ func TestWire_IdleTimeout(t *testing.T) {
 	})
 }
 
-// Protected mode refuses clients not on the loopback interface. Both
-// servers listen on this host's first non-loopback IPv4 address and the
-// test connects to it, so the connection's peer address is not loopback.
+// Protected mode refuses clients whose address is not a loopback one. To
+// get such a client without any traffic leaving loopback, the test runs
+// itself again in a network namespace of its own (unshare --net, as root)
+// whose lo also carries netnsAddr: both servers listen there, and the
+// client connects from it. Without unshare, ip or root it skips (tumbler's
+// own DENIED tests are in server/auth_test.go).
 func TestWire_ProtectedMode(t *testing.T) {
-	host := nonLoopbackIPv4()
-	if host == "" {
-		t.Skip("no non-loopback IPv4 address: protected mode cannot be reproduced on loopback")
+	if os.Getenv(netnsEnv) != "1" {
+		runInNetns(t, "^TestWire_ProtectedMode$")
+		return
 	}
-	redis := startRedisWith(t, host)
-	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.Addr = net.JoinHostPort(host, "0") })).Addr()
+	redis := startRedisWith(t, netnsAddr)
+	tumbler := server.RunT(t, server.WithConfig(func(c *server.Config) { c.Addr = net.JoinHostPort(netnsAddr, "0") })).Addr()
 	wireDiff(t, redis, tumbler, []wireCase{
 		{"DENIED", []wireStep{s("PING\r\n")}, "-DENIED Redis is running in protected mode"},
 	})
 }
 
-func nonLoopbackIPv4() string {
-	addrs, err := net.InterfaceAddrs()
+const (
+	netnsEnv  = "TUMBLER_IN_NETNS"
+	netnsAddr = "10.99.0.1" // exists only inside the test's own namespace
+)
+
+// runInNetns runs the tests matching run in this test binary again, inside
+// a new network namespace with lo up and netnsAddr on it.
+func runInNetns(t *testing.T, run string) {
+	t.Helper()
+	_, errU := exec.LookPath("unshare")
+	_, errIP := exec.LookPath("ip")
+	if errU != nil || errIP != nil || os.Geteuid() != 0 {
+		t.Skip("needs unshare, ip and root to make a network namespace of its own")
+	}
+	script := `ip link set lo up && ip addr add ` + netnsAddr + `/32 dev lo && exec "$0" "$@"`
+	cmd := exec.Command("unshare", "--net", "sh", "-c", script, os.Args[0], "-test.run", run, "-test.v")
+	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return ""
-	}
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
-			if ln, err := net.Listen("tcp", net.JoinHostPort(ipn.IP.String(), "0")); err == nil {
-				ln.Close()
-				return ipn.IP.String()
-			}
+		if bytes.Contains(out, []byte("Operation not permitted")) {
+			t.Skipf("no network namespace here: %s", out)
 		}
+		t.Fatalf("in a network namespace: %v\n%s", err, out)
 	}
-	return ""
+	if !bytes.Contains(out, []byte("--- PASS")) {
+		t.Fatalf("the test did not run in the namespace:\n%s", out)
+	}
 }
