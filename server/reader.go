@@ -225,7 +225,8 @@ func (r *cmdReader) parseInline(b []byte) (int, error) {
 		return 0, nil
 	}
 	line := b[:i+1]
-	if len(bytes.TrimRight(line, " \r\n")) == 0 {
+	// Blank as redcon sees it: spaces only, before an optional "\r".
+	if len(bytes.TrimLeft(bytes.TrimSuffix(b[:i], []byte("\r")), " ")) == 0 {
 		return i + 1, nil
 	}
 	cmds, err := redcon.NewReader(bytes.NewReader(line)).ReadCommands()
