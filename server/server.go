@@ -24,6 +24,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -274,11 +275,11 @@ func (s *Server) Close() error {
 
 // A mass expiry is reclaimed in slices of expirySlice, with a pause of
 // expiryPause between them for clients' commands: a 1M-lock expiry then
-// keeps a GET's wait near a millisecond. Slices grow, up to
-// expirySliceMax, when the pauses are long (see expireLoop).
+// keeps a GET's wait under a millisecond. Slices grow, up to
+// expirySliceMax, while no client is served in the pauses (see expireLoop).
 const (
 	expirySlice    = 500 * time.Microsecond
-	expirySliceMax = 4 * time.Millisecond
+	expirySliceMax = 8 * time.Millisecond
 	expiryPause    = 50 * time.Microsecond
 )
 
@@ -307,19 +308,26 @@ func (s *Server) expireLoop() {
 			// from polling the network, and with GOMAXPROCS=1 clients
 			// would wait for sysmon's poll, 10 ms later. A short sleep
 			// leaves the scheduler nothing to run, so it polls at once.
-			paused := time.Now()
+			cmds := s.eng.Stats.Commands.Load()
 			select {
 			case <-s.done:
 				return
 			case <-time.After(expiryPause):
 			}
+			// A goroutine woken by its timer runs next, ahead of the
+			// clients the network poll woke: let those run first.
+			runtime.Gosched()
 			slice = time.Now()
-			// With nobody to serve, the scheduler waits in the network
-			// poll for a whole millisecond (its finest wait), not 50 µs:
-			// slices three times the last pause keep that under a quarter
-			// of the time, so a mass expiry does not crawl on a quiet
-			// server, and stay short while clients keep the pauses short.
-			sliceLen = min(max(3*slice.Sub(paused), expirySlice), expirySliceMax)
+			// With no command to run, the scheduler waits in the network
+			// poll for up to a millisecond (its finest wait), not 50 µs:
+			// while no client is served in the pauses, longer slices keep
+			// a mass expiry from crawling; as soon as one is, they are
+			// short again.
+			if s.eng.Stats.Commands.Load() == cmds {
+				sliceLen = min(2*sliceLen, expirySliceMax)
+			} else {
+				sliceLen = expirySlice
+			}
 			continue
 		}
 		var tc <-chan time.Time
