@@ -27,28 +27,28 @@ func TestIndex_OrdersByDeadlineThenKey(t *testing.T) {
 	}
 }
 
-func TestIndex_DueIsExclusiveAndBounded(t *testing.T) {
+func TestIndex_PopDueIsExclusiveAndBounded(t *testing.T) {
 	x := NewIndex()
 	for i := int64(1); i <= 10; i++ {
 		x.Add(string(rune('a'+i)), i*10)
 	}
-	if got := x.Due(9, 100, nil); len(got) != 0 {
+	if got := x.PopDue(9, 100, nil); len(got) != 0 {
 		t.Fatalf("nothing is due before the first deadline, got %v", got)
 	}
-	if got := x.Due(10, 100, nil); len(got) != 0 {
+	if got := x.PopDue(10, 100, nil); len(got) != 0 {
 		t.Fatalf("a key lives through its deadline's millisecond; got %v", got)
 	}
-	if got := x.Due(11, 100, nil); len(got) != 1 {
+	if got := x.PopDue(11, 100, nil); len(got) != 1 {
 		t.Fatalf("a key is gone once now > deadline; got %v", got)
 	}
-	if got := x.Due(101, 3, nil); len(got) != 3 || got[0].Deadline != 10 || got[2].Deadline != 30 {
-		t.Fatalf("Due must return the earliest max items in order, got %v", got)
+	if got := x.PopDue(101, 3, nil); len(got) != 3 || got[0].Deadline != 20 || got[2].Deadline != 40 {
+		t.Fatalf("PopDue must return the earliest max items in order, got %v", got)
 	}
-	if !x.Remove(string(rune('a'+1)), 10) || x.Remove(string(rune('a'+1)), 10) {
+	if !x.Remove(string(rune('a'+5)), 50) || x.Remove(string(rune('a'+5)), 50) {
 		t.Fatal("Remove must report presence exactly once")
 	}
-	if x.Len() != 9 {
-		t.Fatalf("Len = %d, want 9", x.Len())
+	if x.Len() != 5 {
+		t.Fatalf("Len = %d, want 5", x.Len())
 	}
 }
 

@@ -45,24 +45,11 @@ func (x *Index) Next() (deadline int64, ok bool) {
 	return it.Deadline, ok
 }
 
-// Due appends to dst, in deadline order, up to max keys whose deadline is at
-// before now (the one expiry rule, Expired: a key is gone when now > deadline).
-// It does not remove them.
-func (x *Index) Due(now int64, max int, dst []Item) []Item {
-	x.tr.Scan(func(it Item) bool {
-		if !Expired(it.Deadline, now) || len(dst) >= max {
-			return false
-		}
-		dst = append(dst, it)
-		return true
-	})
-	return dst
-}
-
 // PopDue removes from the index, and appends to dst in deadline order, up
-// to max keys whose deadline is past at now. Taking the earliest items off
-// the front of the tree costs far less than finding each with Due and
-// deleting it by key (a mass expiry reclaims at the speed of this loop).
+// to max keys whose deadline is past at now (the one expiry rule, Expired:
+// a key is gone when now > deadline). Taking the earliest items off the
+// front of the tree costs far less than finding them and deleting each by
+// key (a mass expiry reclaims at the speed of this loop).
 func (x *Index) PopDue(now int64, max int, dst []Item) []Item {
 	for n := 0; n < max; n++ {
 		it, ok := x.tr.Min()
