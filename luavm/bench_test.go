@@ -153,3 +153,26 @@ func BenchmarkEvalSHA_LuaExtendHeld(b *testing.B) {
 		e.Exec(c)
 	}
 }
+
+// BenchmarkEvalSHA_LuaReleaseHeld is BenchmarkEvalSHA_ReleaseHeld with
+// the release script run in Lua (SetLuaOnly), not natively: the
+// difference between the two is what the native path saves.
+func BenchmarkEvalSHA_LuaReleaseHeld(b *testing.B) {
+	e := engine.New(engine.Config{})
+	Install(e).SetLuaOnly(true)
+	expect(b, e, "$"+SHA1Hex([]byte(release)), args("SCRIPT", "LOAD", release))
+	set := args("SET", "lock:1", token, "PX", "30000", "NX")
+	rel := args("EVALSHA", SHA1Hex([]byte(release)), "1", "lock:1", token)
+	expect(b, e, "+OK", set)
+	expect(b, e, ":1", rel)
+	cs := &engine.Ctx{Args: set, W: discard{}}
+	cr := &engine.Ctx{Args: rel, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cs.Args = set
+		e.Exec(cs)
+		cr.Args = rel
+		e.Exec(cr)
+	}
+}
