@@ -363,6 +363,12 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
 			s := string(v)
+			if len(s) == 0 {
+				// unsafe.StringData("") is nil, and a nil argument reads
+				// as a missing one (SET's PX value, SCAN's MATCH pattern).
+				args[i-1] = []byte{}
+				continue
+			}
 			args[i-1] = unsafe.Slice(unsafe.StringData(s), len(s))
 		case lua.LNumber:
 			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
