@@ -85,10 +85,11 @@ func (r *cmdReader) fill() error {
 	if len(r.buf)-r.end < readerMinReadSz {
 		n := r.end - r.start
 		if n+readerMinReadSz > len(r.buf) || r.start == 0 {
+			// Doubling, not the size a bulk's header announces: the
+			// buffer grows only as the data comes (at most twice what
+			// was received), so a client cannot reserve memory it never
+			// sends.
 			size := 2 * len(r.buf)
-			if need := r.need(); need > size {
-				size = need
-			}
 			if size < n+readerMinReadSz {
 				size = n + readerMinReadSz
 			}
@@ -109,37 +110,6 @@ func (r *cmdReader) fill() error {
 		err = io.ErrNoProgress
 	}
 	return err
-}
-
-// need estimates the size of the incomplete request at buf[start:], so that
-// one large bulk grows the buffer once rather than by doubling: it is the
-// end of the first bulk whose length line is complete and whose payload is
-// not.
-func (r *cmdReader) need() int {
-	b := r.buf[r.start:r.end]
-	if len(b) == 0 || b[0] != '*' {
-		return 0
-	}
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		return 0
-	}
-	i++
-	for i < len(b) && b[i] == '$' {
-		j := bytes.IndexByte(b[i:], '\n')
-		if j < 0 {
-			return 0
-		}
-		size, ok := atoiLine(b[i+1 : i+j])
-		if !ok {
-			return 0
-		}
-		i += j + 1 + size + 2
-		if i > len(b) {
-			return i
-		}
-	}
-	return 0
 }
 
 // parse appends to r.cmds every complete request in buf[start:end] and

@@ -206,3 +206,18 @@ func BenchmarkCmdReader_SetNXPXBatch16(b *testing.B) {
 		}
 	}
 }
+
+// A bulk's announced length reserves nothing: the buffer grows with what
+// arrives (at most about twice it), so a client cannot hold memory it
+// never sends.
+func TestCmdReader_GrowsWithDataNotWithAnnouncedLength(t *testing.T) {
+	in := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$500000000\r\n")
+	in = append(in, bytes.Repeat([]byte("x"), 100_000)...)
+	r := newCmdReader(&chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 4096})
+	if _, err := r.ReadCommands(); err != io.EOF {
+		t.Fatalf("incomplete request: %v, want EOF", err)
+	}
+	if len(r.buf) > 2*len(in)+readerMinBuf {
+		t.Fatalf("buffer of %d bytes for %d received", len(r.buf), len(in))
+	}
+}
