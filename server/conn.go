@@ -80,7 +80,7 @@ func (s *Server) serveConn(nc net.Conn) {
 			s.readFailed(c, err)
 			return
 		}
-		c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: once a read, not a command (a clock read costs)
+		c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: the last read (once a batch, not a command: a clock read costs)
 		for _, cmd := range cmds {
 			s.handle(c, cmd)
 			if c.ctx.Blocked != nil {
@@ -98,6 +98,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		if err := c.flush(); err != nil || c.closeNow {
 			return
 		}
+		c.fx.last.Store(s.eng.Now()) // and a reply written, as Redis's writeToClient (after a wait: BLPOP, pauses)
 	}
 }
 

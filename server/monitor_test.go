@@ -224,3 +224,44 @@ func TestClientList_FiltersAndFields(t *testing.T) {
 		}
 	}
 }
+
+// A reply written counts as an interaction, as in Redis (writeToClient):
+// a client whose BLPOP was served after a long wait is not idle.
+func TestClientList_IdleEndsWithTheReplyOfABlockedCommand(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "q", "0"))
+	idleOfA := func() string {
+		for _, l := range strings.Split(b.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(l, " addr="+a.conn.LocalAddr().String()+" ") {
+				for _, f := range strings.Fields(l) {
+					if strings.HasPrefix(f, "idle=") {
+						return f
+					}
+				}
+			}
+		}
+		t.Fatal("no CLIENT LIST line (or idle field) for the blocked client")
+		return ""
+	}
+	for i := 0; !strings.Contains(b.do("INFO", "clients"), "blocked_clients:1"); i++ {
+		if i > 500 {
+			t.Fatal("BLPOP never blocked")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	srv.Advance(60 * time.Second)
+	if got := idleOfA(); got != "idle=60" {
+		t.Fatalf("blocked client: %q, want idle=60 (since its read)", got)
+	}
+	b.do("LPUSH", "q", "x")
+	if got := a.read(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" {
+		t.Fatalf("BLPOP reply %q", got)
+	}
+	for i := 0; idleOfA() != "idle=0"; i++ {
+		if i > 500 {
+			t.Fatalf("after its reply the client still shows %q, want idle=0", idleOfA())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
