@@ -72,8 +72,11 @@ func expect(b *testing.B, e *engine.Engine, want string, a [][]byte) {
 // BenchmarkEvalSHA_ReleaseHeld is a whole lock cycle through the engine:
 // SET NX PX takes the lock, EVALSHA of the release script deletes it.
 // Compare with engine's BenchmarkSetNXPX for the SET alone.
-func BenchmarkEvalSHA_ReleaseHeld(b *testing.B) {
-	e := benchEngine(b)
+func BenchmarkEvalSHA_ReleaseHeld(b *testing.B) { benchReleaseCycle(b, benchEngine(b)) }
+
+// benchReleaseCycle takes the lock with SET NX PX and releases it with
+// EVALSHA of the release script, b.N times, on e.
+func benchReleaseCycle(b *testing.B, e *engine.Engine) {
 	set := args("SET", "lock:1", token, "PX", "30000", "NX")
 	rel := args("EVALSHA", SHA1Hex([]byte(release)), "1", "lock:1", token)
 	expect(b, e, "+OK", set)
@@ -161,18 +164,5 @@ func BenchmarkEvalSHA_LuaReleaseHeld(b *testing.B) {
 	e := engine.New(engine.Config{})
 	Install(e).SetLuaOnly(true)
 	expect(b, e, "$"+SHA1Hex([]byte(release)), args("SCRIPT", "LOAD", release))
-	set := args("SET", "lock:1", token, "PX", "30000", "NX")
-	rel := args("EVALSHA", SHA1Hex([]byte(release)), "1", "lock:1", token)
-	expect(b, e, "+OK", set)
-	expect(b, e, ":1", rel)
-	cs := &engine.Ctx{Args: set, W: discard{}}
-	cr := &engine.Ctx{Args: rel, W: discard{}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		cs.Args = set
-		e.Exec(cs)
-		cr.Args = rel
-		e.Exec(cr)
-	}
+	benchReleaseCycle(b, e)
 }

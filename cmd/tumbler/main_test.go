@@ -73,19 +73,7 @@ func TestBinary_ServesAndStopsOnSIGTERM(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	defer cmd.Process.Kill()
-	var conn net.Conn
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			conn = c
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tumbler never listened: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	conn := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	conn.Write([]byte("*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$4\r\nPING\r\n"))
 	want := "-NOAUTH Authentication required.\r\n+OK\r\n+PONG\r\n"

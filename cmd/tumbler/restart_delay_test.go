@@ -34,20 +34,7 @@ func TestBinary_RestartDelayRefusesLockGrants(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	var conn net.Conn
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			conn = c
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tumbler never listened: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	defer conn.Close()
+	conn := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	conn.Write([]byte("SET lock tok NX PX 30000\r\nGET lock\r\n"))
 	want := "$-1\r\n$-1\r\n"
@@ -80,20 +67,7 @@ func TestBinary_RestartDelayEnds(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	var conn net.Conn
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			conn = c
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tumbler never listened: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	defer conn.Close()
+	conn := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 	rd := bufio.NewReader(conn)
 	do := func(cmds ...string) []string {
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
