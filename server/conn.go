@@ -49,7 +49,6 @@ type client struct {
 // run them in order, then flush the replies once (redcon's model, with the
 // loop in our hands so that other goroutines can push to the connection).
 func (s *Server) serveConn(nc net.Conn) {
-	defer s.wg.Done()
 	s.eng.Stats.ConnsReceived.Add(1)
 	fc := newFramedConn(nc, nil)
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), created: time.Now(), gone: make(chan struct{})}

@@ -56,7 +56,9 @@ func (s *Server) sampleLoop() {
 }
 
 // serveLogged serves a connection with debug logs of its start and end.
+// Its end counts for Close (s.wg) only once the last log line is written.
 func (s *Server) serveLogged(nc net.Conn) {
+	defer s.wg.Done()
 	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.serveConn(nc)
 		return
