@@ -29,8 +29,10 @@ type MassExpiry struct {
 	PollMs   float64 `json:"poll_ms"`
 	CapMs    int64   `json:"cap_ms"`
 	// ClockOffsetMs is the server's TIME minus the local clock, measured
-	// once; the deadlines are PXAT in the server's time.
+	// once; the deadlines are PXAT in the server's time. ClockErrMs bounds
+	// its error: half the TIME request's round trip.
 	ClockOffsetMs float64 `json:"clock_offset_ms"`
+	ClockErrMs    float64 `json:"clock_err_ms"`
 	// LoadSec is how long loading the expiring keys took; LoadSlackMs how
 	// long before the first deadline it ended (negative: it overran, and
 	// the run counts an error).
@@ -365,7 +367,7 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 	mx := &MassExpiry{
 		Expiring: o.Keys, StayKeys: len(stay), WindowMs: span, LeadMs: o.Lead.Milliseconds(),
 		PollMs: float64(o.PollEvery) / 1e6, CapMs: o.Duration.Milliseconds(),
-		ClockOffsetMs: float64(offset) / 1e6, Baseline: baseline,
+		ClockOffsetMs: float64(offset) / 1e6, ClockErrMs: float64(rtt/2) / 1e6, Baseline: baseline,
 	}
 	var errs []string
 	abort := func() {
