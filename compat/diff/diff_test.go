@@ -192,6 +192,8 @@ func TestDiff(t *testing.T) {
 			mismatch := runCase(t, tc, redis, tumbler, verbose)
 			kd, known := knownDiffs[tc.Name]
 			switch {
+			case known && mismatch == "" && timingDiffs[tc.Name]:
+				t.Logf("known diff (%s) matched Redis this time: its reply depends on timing", kd.reason)
 			case known && mismatch == "":
 				t.Errorf("listed in knownDiffs (%s) but now matches Redis: remove the entry", kd.reason)
 			case known:
