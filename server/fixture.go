@@ -121,9 +121,15 @@ func (s *Server) fixtureConnEnd(c *client) {
 
 // kill closes a connection from another goroutine (CLIENT KILL,
 // DropConnections, Restart); a command of it waiting in a pause gives up.
+// The client leaves the client list at once, as Redis frees it: a later
+// CLIENT LIST, CLIENT KILL or connected_clients does not see it while its
+// goroutine winds down (unregister then finds it gone).
 func (s *Server) kill(c *client) {
 	c.fx.killOnce.Do(func() { close(c.fx.killed) })
 	_ = c.nc.Close()
+	if _, loaded := s.clients.LoadAndDelete(c); loaded {
+		s.nconns.Add(-1)
+	}
 }
 
 // fixtureBefore runs before each command of a connection: it logs the
