@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,6 +41,8 @@ func main() {
 		metricsAddr, metricsAddrSet = v, true
 		return nil
 	})
+	// ---- profiling: a CPU profile of the whole run (bench/RESULTS.md) ----
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file, until SIGINT/SIGTERM or SHUTDOWN")
 	// ---- configuration: config file, then directive flags (config.go) ----
 	dflags := addDirectiveFlags(flag.CommandLine)
 	flag.Parse()
@@ -86,6 +89,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tumbler: --cpuprofile:", err)
+			srv.Close()
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	log.Info("tumbler ready to accept connections", "addr", srv.Addr(), "tls_addr", srv.TLSAddr())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -96,6 +108,23 @@ func main() {
 		log.Info("shut down by SHUTDOWN")
 	}
 	srv.Close()
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // parseDelay reads a duration given in milliseconds ("30000", as Redis's

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -97,5 +99,27 @@ func TestBinary_ServesAndStopsOnSIGTERM(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("tumbler did not stop on SIGTERM")
+	}
+}
+
+// --cpuprofile writes a pprof CPU profile of the run, complete once the
+// server stops on SIGTERM.
+func TestBinary_CPUProfile(t *testing.T) {
+	bin := build(t)
+	port := strconv.Itoa(freePort(t))
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	cmd, stderr, done := runBin(t, bin, "--port", port, "--cpuprofile", prof)
+	conn := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
+	roundTrip(t, conn, bufio.NewReader(conn), "*1\r\n$4\r\nPING\r\n", "+PONG\r\n")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof profiles are gzipped protobuf
+		t.Fatalf("%s is not a pprof profile: %d bytes", prof, len(b))
 	}
 }
