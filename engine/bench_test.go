@@ -81,7 +81,6 @@ func BenchmarkReclaimDue_MassExpiry(b *testing.B) {
 	for i := range keys {
 		keys[i] = []byte(fmt.Sprintf("lk:%09d", i))
 	}
-	buf := make([]expiry.Item, 0, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
 	reclaimed := 0
@@ -94,7 +93,7 @@ func BenchmarkReclaimDue_MassExpiry(b *testing.B) {
 		clk.Advance(time.Hour)
 		b.StartTimer()
 		for {
-			got, _, _ := e.ReclaimDue(batch, buf)
+			got, _, _ := e.ReclaimDue(batch)
 			reclaimed += got
 			if got < batch {
 				break

@@ -56,7 +56,8 @@ func hashForWrite(c *Ctx, key []byte) (*hash, bool) {
 	}
 	if h == nil {
 		h = newHash()
-		c.Eng.keys[string(key)] = &entry{obj: &object{kind: KindHash, v: h}}
+		k := string(key)
+		c.Eng.keys[k] = &entry{key: k, obj: &object{kind: KindHash, v: h}}
 	}
 	return h, true
 }

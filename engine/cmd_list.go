@@ -73,8 +73,8 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 // calls modified. Requires e.mu.
 func (e *Engine) createList(key []byte) (*entry, *list) {
 	l := &list{}
-	ent := &entry{obj: &object{kind: KindList, v: l}}
 	k := string(key)
+	ent := &entry{key: k, obj: &object{kind: KindList, v: l}}
 	e.keys[k] = ent
 	e.signalReady(k)
 	return ent, l

@@ -32,6 +32,7 @@ func (k Kind) String() string { return kindNames[k] }
 // kept to 32 bytes, a lock's whole overhead beside its key and token (the
 // size matters at millions of locks): a plain string has no obj.
 type entry struct {
+	key      string // the key it is stored under (the map's key shares its bytes)
 	str      string
 	deadline int64   // monotonic ms; 0 = no deadline
 	obj      *object // nil for a plain string
@@ -85,7 +86,8 @@ type Config struct {
 type Engine struct {
 	mu    sync.Mutex
 	keys  map[string]*entry
-	idx   *expiry.Index
+	idx   *expiry.Index[entry]
+	due   []expiry.Item[entry] // ReclaimDue's batch
 	clock expiry.Clock
 	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
 
@@ -134,7 +136,7 @@ func New(cfg Config) *Engine {
 	}
 	e := &Engine{
 		keys:  make(map[string]*entry),
-		idx:   expiry.NewIndex(),
+		idx:   expiry.NewIndex[entry](),
 		clock: cfg.Clock,
 		cmds:  make(map[string]*Command),
 		wake:  make(chan struct{}, 1),
@@ -218,7 +220,7 @@ func (e *Engine) expireKey(key string, ent *entry) {
 
 func (e *Engine) removeKey(key string, ent *entry) {
 	if ent.deadline != 0 {
-		e.idx.Remove(key, ent.deadline)
+		e.idx.Remove(ent, ent.deadline)
 	}
 	delete(e.keys, key)
 }
@@ -246,7 +248,7 @@ func (e *Engine) setString(key []byte, val string, deadline int64, keepTTL bool,
 func (e *Engine) setStringAt(key []byte, ent *entry, val string, deadline int64, keepTTL bool) {
 	if ent == nil {
 		k := string(key)
-		ent = &entry{str: val}
+		ent = &entry{key: k, str: val}
 		e.keys[k] = ent
 		if deadline != 0 {
 			e.setDeadlineKey(k, ent, deadline)
@@ -267,17 +269,17 @@ func (e *Engine) setDeadline(key []byte, ent *entry, deadline int64) {
 		return
 	}
 	if ent.deadline != 0 {
-		e.idx.Remove(string(key), ent.deadline)
+		e.idx.Remove(ent, ent.deadline)
 	}
 	ent.deadline = 0
 	if deadline != 0 {
-		e.setDeadlineKey(string(key), ent, deadline)
+		e.setDeadlineKey(ent.key, ent, deadline)
 	}
 }
 
 func (e *Engine) setDeadlineKey(key string, ent *entry, deadline int64) {
 	ent.deadline = deadline
-	e.idx.Add(key, deadline)
+	e.idx.Add(ent, deadline)
 	if e.nextWake == 0 || deadline < e.nextWake {
 		e.nextWake = deadline
 		select {
@@ -312,20 +314,23 @@ func (e *Engine) Kick() {
 // and the next deadline still in the index (ok=false when there is none).
 // The caller loops while n == max, yielding between batches, so a mass
 // expiry never holds the lock for long.
-func (e *Engine) ReclaimDue(max int, buf []expiry.Item) (n int, next int64, ok bool) {
+func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	if !e.lockOrBusy(false) {
 		return 0, 0, false // a busy script has the keyspace; retry when woken
 	}
 	defer e.mu.Unlock()
 	now := e.clock.Mono()
-	due := e.idx.PopDue(now, max, buf[:0]) // off the index already
-	for _, it := range due {
-		if ent := e.keys[it.Key]; ent != nil && ent.deadline == it.Deadline {
-			delete(e.keys, it.Key)
-			e.Stats.ExpiredKeys.Add(1)
-			e.modified(it.Key)
-		} // else: an index entry with no key behind it; never expected
+	due := e.idx.PopDue(now, max, e.due[:0]) // off the index already
+	for i, it := range due {
+		// The index holds exactly the entries in the map that have a
+		// deadline (CheckInvariants), so the entry is the key's.
+		ent := it.Ref
+		delete(e.keys, ent.key)
+		e.Stats.ExpiredKeys.Add(1)
+		e.modified(ent.key)
+		due[i].Ref = nil // do not keep it alive in the buffer
 	}
+	e.due = due[:0]
 	next, ok = e.idx.Next()
 	if ok {
 		e.nextWake = next
@@ -348,25 +353,28 @@ func (e *Engine) CheckInvariants() string {
 		if ent == nil {
 			return "nil entry for key " + k
 		}
+		if ent.key != k {
+			return "entry for key " + k + " says it is " + ent.key
+		}
 		if ent.deadline != 0 {
 			withDeadline++
 		}
 	}
-	seen := make(map[string]bool, e.idx.Len())
+	seen := make(map[*entry]bool, e.idx.Len())
 	bad := ""
-	e.idx.Scan(func(it expiry.Item) bool {
-		if seen[it.Key] {
-			bad = "key " + it.Key + " is in the expiry index twice"
+	e.idx.Scan(func(it expiry.Item[entry]) bool {
+		ent := it.Ref
+		if seen[ent] {
+			bad = "key " + ent.key + " is in the expiry index twice"
 			return false
 		}
-		seen[it.Key] = true
-		ent := e.keys[it.Key]
-		if ent == nil {
-			bad = "expiry index holds missing key " + it.Key
+		seen[ent] = true
+		if e.keys[ent.key] != ent {
+			bad = "expiry index holds an entry not in the keyspace, key " + ent.key
 			return false
 		}
 		if ent.deadline != it.Deadline {
-			bad = "expiry index deadline differs for key " + it.Key
+			bad = "expiry index deadline differs for key " + ent.key
 			return false
 		}
 		return true

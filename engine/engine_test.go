@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine/enginetest"
-	"github.com/tumblerdb/tumbler/expiry"
 )
 
 func TestSet_NXPXOnlyFirstWins(t *testing.T) {
@@ -91,10 +90,9 @@ func TestReclaimDue_BoundedBatchesInDeadlineOrder(t *testing.T) {
 	e.expect("+OK", "SET", "later", "v", "PX", "60000")
 	e.expect("+OK", "SET", "forever", "v")
 	e.clock.Advance(11 * time.Millisecond)
-	var buf []expiry.Item
 	total := 0
 	for {
-		n, next, ok := e.ReclaimDue(256, buf)
+		n, next, ok := e.ReclaimDue(256)
 		if n > 256 {
 			t.Fatalf("batch of %d exceeds bound", n)
 		}
@@ -125,7 +123,7 @@ func TestReclaimDue_WakesOnEarlierDeadline(t *testing.T) {
 	default:
 		t.Fatal("first deadline must wake the expiry loop")
 	}
-	e.ReclaimDue(256, nil) // loop plans to sleep until a's deadline
+	e.ReclaimDue(256) // loop plans to sleep until a's deadline
 	e.expect("+OK", "SET", "b", "v", "PX", "9000")
 	select {
 	case <-e.Wake():

@@ -493,7 +493,7 @@ func TestWatch_KeyReclaimedByActiveExpiryAbortsExec(t *testing.T) {
 	c.expect("+OK", "SET", "k", "v", "PX", "100")
 	c.expect("+OK", "WATCH", "k")
 	e.clock.Advance(101 * time.Millisecond)
-	if n, _, _ := e.ReclaimDue(16, nil); n != 1 {
+	if n, _, _ := e.ReclaimDue(16); n != 1 {
 		t.Fatalf("ReclaimDue reclaimed %d keys", n)
 	}
 	e.noWatchLeft() // touched: c is dirty and unwatched
@@ -526,7 +526,7 @@ func TestWatch_KeyAlreadyExpiredAtWatch(t *testing.T) {
 		{"own GET deletes it lazily", func(e *testEngine, self, other *txClient) { self.expect("(nil)", "GET", "k") }, "*0"},
 		{"other DEL of the expired key", func(e *testEngine, self, other *txClient) { other.expect(":0", "DEL", "k") }, "*0"},
 		{"FLUSHALL", func(e *testEngine, self, other *txClient) { other.expect("+OK", "FLUSHALL") }, "*0"},
-		{"active expiry", func(e *testEngine, self, other *txClient) { e.ReclaimDue(16, nil) }, "*0"},
+		{"active expiry", func(e *testEngine, self, other *txClient) { e.ReclaimDue(16) }, "*0"},
 		{"other SET recreates it", func(e *testEngine, self, other *txClient) { other.expect("+OK", "SET", "k", "x") }, "(nilarray)"},
 		{"own SET recreates it", func(e *testEngine, self, other *txClient) { self.expect("+OK", "SET", "k", "v2") }, "(nilarray)"},
 		{"deleted, then recreated", func(e *testEngine, self, other *txClient) {

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// benchKeys returns n lock keys of 12 bytes, as tumbler-bench's fill makes.
-func benchKeys(n int) []string {
-	keys := make([]string, n)
+// benchKeys returns n locks keyed by 12 bytes, as tumbler-bench's fill
+// makes (the index holds refs; the engine's refs are its entries).
+func benchKeys(n int) []*lock {
+	keys := make([]*lock, n)
 	for i := range keys {
-		keys[i] = fmt.Sprintf("lk:%09d", i)
+		keys[i] = &lock{fmt.Sprintf("lk:%09d", i)}
 	}
 	return keys
 }
@@ -18,8 +19,8 @@ func benchKeys(n int) []string {
 // benchIndex returns an index holding keys with deadlines spread over 30 s
 // from base, like locks taken with PX 30000 over time; deadlines[i] is the
 // deadline of keys[i].
-func benchIndex(keys []string, base int64) (*Index, []int64) {
-	x := NewIndex()
+func benchIndex(keys []*lock, base int64) (*Index[lock], []int64) {
+	x := NewIndex[lock]()
 	deadlines := make([]int64, len(keys))
 	for i, k := range keys {
 		deadlines[i] = base + int64(i*7919%30000)
@@ -82,7 +83,7 @@ func BenchmarkIndex_PopDueReclaim(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			keys := benchKeys(n)
 			x, _ := benchIndex(keys, 1) // deadline 0 would mean none
-			var dst []Item
+			var dst []Item[lock]
 			next := int64(30_001)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -92,7 +93,7 @@ func BenchmarkIndex_PopDueReclaim(b *testing.B) {
 					b.Fatalf("%d due, want %d", len(dst), batch)
 				}
 				for _, it := range dst {
-					x.Add(it.Key, next)
+					x.Add(it.Ref, next)
 					next++
 				}
 			}

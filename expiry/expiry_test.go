@@ -4,48 +4,107 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unsafe"
 )
 
-func TestIndex_OrdersByDeadlineThenKey(t *testing.T) {
-	x := NewIndex()
-	x.Add("b", 20)
-	x.Add("a", 20)
-	x.Add("c", 10)
-	var got []Item
-	x.Scan(func(it Item) bool { got = append(got, it); return true })
-	want := []Item{{10, "c"}, {20, "a"}, {20, "b"}}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
+// lock stands for what the engine indexes (its entries).
+type lock struct{ name string }
+
+// refs returns one distinct ref per name.
+func refs(names ...string) map[string]*lock {
+	m := make(map[string]*lock, len(names))
+	for _, n := range names {
+		m[n] = &lock{n}
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
+	return m
+}
+
+func names(items []Item[lock]) []string {
+	var s []string
+	for _, it := range items {
+		s = append(s, it.Ref.name)
+	}
+	return s
+}
+
+func TestIndex_OrdersByDeadlineThenAddress(t *testing.T) {
+	r := refs("a", "b", "c")
+	x := NewIndex[lock]()
+	x.Add(r["b"], 20)
+	x.Add(r["a"], 20)
+	x.Add(r["c"], 10)
+	var got []Item[lock]
+	x.Scan(func(it Item[lock]) bool { got = append(got, it); return true })
+	if len(got) != 3 || got[0] != (Item[lock]{10, r["c"]}) {
+		t.Fatalf("got %v, want c first", names(got))
+	}
+	// The tie at 20 is ordered by address, whatever the order of the adds.
+	lo, hi := r["a"], r["b"]
+	if uintptr(unsafe.Pointer(hi)) < uintptr(unsafe.Pointer(lo)) {
+		lo, hi = hi, lo
+	}
+	if got[1] != (Item[lock]{20, lo}) || got[2] != (Item[lock]{20, hi}) {
+		t.Fatalf("a tie must be ordered by address; got %v", names(got))
 	}
 	if d, ok := x.Next(); !ok || d != 10 {
 		t.Fatalf("Next = %d,%v; want 10,true", d, ok)
 	}
 }
 
+func TestIndex_TiesAreDistinct(t *testing.T) {
+	// Many refs with one deadline (locks taken in the same millisecond)
+	// are all kept, and each is removed on its own.
+	x := NewIndex[lock]()
+	all := make([]*lock, 1000)
+	for i := range all {
+		all[i] = &lock{}
+		x.Add(all[i], 7)
+	}
+	if x.Len() != len(all) {
+		t.Fatalf("Len = %d, want %d: tied deadlines must not replace each other", x.Len(), len(all))
+	}
+	for i, l := range all {
+		if i%2 == 0 && !x.Remove(l, 7) {
+			t.Fatalf("Remove of tie %d missed", i)
+		}
+	}
+	got := x.PopDue(8, 10000, nil)
+	if len(got) != len(all)/2 {
+		t.Fatalf("popped %d, want %d", len(got), len(all)/2)
+	}
+	for _, it := range got {
+		for i, l := range all {
+			if l == it.Ref && i%2 == 0 {
+				t.Fatalf("removed tie %d was popped", i)
+			}
+		}
+	}
+}
+
 func TestIndex_PopDueIsExclusiveAndBounded(t *testing.T) {
-	x := NewIndex()
+	x := NewIndex[lock]()
+	all := map[int64]*lock{}
 	for i := int64(1); i <= 10; i++ {
-		x.Add(string(rune('a'+i)), i*10)
+		all[i] = &lock{string(rune('a' + i))}
+		x.Add(all[i], i*10)
 	}
 	if got := x.PopDue(9, 100, nil); len(got) != 0 {
-		t.Fatalf("nothing is due before the first deadline, got %v", got)
+		t.Fatalf("nothing is due before the first deadline, got %v", names(got))
 	}
 	if got := x.PopDue(10, 100, nil); len(got) != 0 {
-		t.Fatalf("a key lives through its deadline's millisecond; got %v", got)
+		t.Fatalf("a key lives through its deadline's millisecond; got %v", names(got))
 	}
-	if got := x.PopDue(11, 100, nil); len(got) != 1 {
-		t.Fatalf("a key is gone once now > deadline; got %v", got)
+	if got := x.PopDue(11, 100, nil); len(got) != 1 || got[0].Ref != all[1] {
+		t.Fatalf("a key is gone once now > deadline; got %v", names(got))
 	}
 	if got := x.PopDue(101, 3, nil); len(got) != 3 || got[0].Deadline != 20 || got[2].Deadline != 40 {
-		t.Fatalf("PopDue must return the earliest max items in order, got %v", got)
+		t.Fatalf("PopDue must return the earliest max items in order, got %v", names(got))
 	}
-	if !x.Remove(string(rune('a'+5)), 50) || x.Remove(string(rune('a'+5)), 50) {
+	if !x.Remove(all[5], 50) || x.Remove(all[5], 50) {
 		t.Fatal("Remove must report presence exactly once")
+	}
+	if x.Remove(all[6], 61) {
+		t.Fatal("Remove must match the deadline too")
 	}
 	if x.Len() != 5 {
 		t.Fatalf("Len = %d, want 5", x.Len())
@@ -53,23 +112,27 @@ func TestIndex_PopDueIsExclusiveAndBounded(t *testing.T) {
 }
 
 func TestIndex_PopDueRemovesTheEarliestDueInOrder(t *testing.T) {
-	x := NewIndex()
+	x := NewIndex[lock]()
+	all := map[int64]*lock{}
 	for i := int64(1); i <= 10; i++ {
-		x.Add(string(rune('a'+i)), i*10)
+		all[i] = &lock{string(rune('a' + i))}
+		x.Add(all[i], i*10)
 	}
-	x.Add("same", 30) // a tie on the deadline: ordered by key
+	same := &lock{"same"}
+	x.Add(same, 30) // a tie on the deadline
 	if got := x.PopDue(10, 100, nil); len(got) != 0 || x.Len() != 11 {
-		t.Fatalf("a key lives through its deadline's millisecond; popped %v", got)
+		t.Fatalf("a key lives through its deadline's millisecond; popped %v", names(got))
 	}
 	got := x.PopDue(31, 3, nil)
-	if len(got) != 3 || got[0].Deadline != 10 || got[1].Deadline != 20 || got[2].Key != string(rune('a'+3)) {
-		t.Fatalf("PopDue must pop the earliest max items in order, got %v", got)
+	if len(got) != 3 || got[0].Ref != all[1] || got[1].Ref != all[2] || got[2].Deadline != 30 {
+		t.Fatalf("PopDue must pop the earliest max items in order, got %v", names(got))
 	}
+	first := got[2].Ref
 	got = x.PopDue(31, 100, got[:0])
-	if len(got) != 1 || got[0].Key != "same" {
-		t.Fatalf("the rest due at 31 is the tie, got %v", got)
+	if len(got) != 1 || got[0].Deadline != 30 || got[0].Ref == first || (got[0].Ref != same && got[0].Ref != all[3]) {
+		t.Fatalf("the rest due at 31 is the other of the tie, got %v", names(got))
 	}
-	if x.Len() != 7 || x.Remove("same", 30) {
+	if x.Len() != 7 || x.Remove(same, 30) || x.Remove(all[3], 30) {
 		t.Fatalf("popped items must be gone from the index; Len = %d", x.Len())
 	}
 	if d, _ := x.Next(); d != 40 {

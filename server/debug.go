@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
-	"github.com/tumblerdb/tumbler/expiry"
 )
 
 // DEBUG SLEEP and DEBUG SET-ACTIVE-EXPIRE, and the active expiry switches
@@ -207,9 +206,8 @@ func (s *Server) reclaimDue() {
 		return
 	}
 	const batch = 256
-	buf := make([]expiry.Item, 0, batch)
 	for {
-		if n, _, _ := s.eng.ReclaimDue(batch, buf); n < batch {
+		if n, _, _ := s.eng.ReclaimDue(batch); n < batch {
 			return
 		}
 	}

@@ -288,7 +288,6 @@ const (
 // yielding between batches so a mass expiry never stalls clients.
 func (s *Server) expireLoop() {
 	const batch = 256
-	buf := make([]expiry.Item, 0, batch)
 	slice := time.Now() // the start of the current slice of reclaiming
 	sliceLen := expirySlice
 	_, manual := s.cfg.Clock.(*expiry.ManualClock)
@@ -298,7 +297,7 @@ func (s *Server) expireLoop() {
 		if !s.holdActiveExpiry() { // fixture: DEBUG SET-ACTIVE-EXPIRE 0 and CLIENT PAUSE hold active expiry (server/debug.go)
 			return
 		}
-		n, next, ok := s.eng.ReclaimDue(batch, buf)
+		n, next, ok := s.eng.ReclaimDue(batch)
 		if n == batch {
 			if time.Since(slice) < sliceLen {
 				continue
