@@ -68,6 +68,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
+	s.probe.add(nc) // its input pauses a mass expiry (expireLoop)
 	if !s.admit(c) { // TLS handshake, protected mode (auth.go)
 		return
 	}
@@ -106,6 +107,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		if err := c.flush(); err != nil || c.closeNow {
 			return
 		}
+		s.kickExpiry() // served: a paused mass expiry may go on (expireLoop)
 		c.fx.last.Store(s.eng.Now()) // and a reply written, as Redis's writeToClient (after a wait: BLPOP, pauses)
 	}
 }
