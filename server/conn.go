@@ -68,7 +68,8 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
-	s.probe.add(nc) // its input pauses a mass expiry (expireLoop)
+	// Its input pauses a mass expiry (expireLoop).
+	s.probe.add(nc)
 	if !s.admit(c) { // TLS handshake, protected mode (auth.go)
 		return
 	}
@@ -107,7 +108,8 @@ func (s *Server) serveConn(nc net.Conn) {
 		if err := c.flush(); err != nil || c.closeNow {
 			return
 		}
-		s.kickExpiry() // served: a paused mass expiry may go on (expireLoop)
+		// Served: a paused mass expiry may go on (expireLoop).
+		s.kickExpiry()
 		c.fx.last.Store(s.eng.Now()) // and a reply written, as Redis's writeToClient (after a wait: BLPOP, pauses)
 	}
 }

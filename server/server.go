@@ -213,12 +213,16 @@ func (s *Server) Start() error {
 	if s.started {
 		return ErrStarted
 	}
-	ln, err := s.listen() // plain, extra bind and TLS listeners (tls.go)
+	s.probe = newInputProbe() // before any accept loop starts
+	ln, err := s.listen()     // plain, extra bind and TLS listeners (tls.go)
 	if err != nil {
+		s.probe.close()
 		return err
 	}
 	if err := s.startObserve(); err != nil { // obs: ops/sec sampler, metrics listener (server/observe.go)
 		_ = ln.Close()
+		s.closeListeners()
+		s.probe.close()
 		return err
 	}
 	s.ln = ln
@@ -226,7 +230,6 @@ func (s *Server) Start() error {
 		s.port = ta.Port
 	}
 	s.started = true
-	s.probe = newInputProbe()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
