@@ -2,6 +2,8 @@ package expiry
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 	"unsafe"
@@ -198,5 +200,77 @@ func TestWallMonoConversion(t *testing.T) {
 	}
 	if got := WallToMono(math.MinInt64, -10, 10); got != math.MinInt64 {
 		t.Fatalf("underflow must saturate, got %d", got)
+	}
+}
+// TestIndex_AgainstAModel runs random adds, removes, reschedules and pops
+// against a plain map of ref -> deadline, checking the counts, Next, and
+// that pops come in deadline order and are exactly the due refs.
+func TestIndex_AgainstAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := NewIndex[lock]()
+	model := map[*lock]int64{}
+	pool := make([]*lock, 500)
+	for i := range pool {
+		pool[i] = &lock{strconv.Itoa(i)}
+	}
+	now := int64(100)
+	for step := 0; step < 200000; step++ {
+		l := pool[rng.IntN(len(pool))]
+		switch op := rng.IntN(10); {
+		case op < 4: // add, or reschedule a held one
+			d := now + 1 + rng.Int64N(40) // few distinct deadlines: big ties
+			if old, ok := model[l]; ok {
+				if !x.Remove(l, old) {
+					t.Fatalf("step %d: Remove of a present ref missed", step)
+				}
+			}
+			x.Add(l, d)
+			model[l] = d
+		case op < 7: // remove, with the right or a wrong deadline
+			old, ok := model[l]
+			if rng.IntN(4) == 0 {
+				if x.Remove(l, old+1) {
+					t.Fatalf("step %d: Remove with a wrong deadline succeeded", step)
+				}
+				continue
+			}
+			if x.Remove(l, old) != ok {
+				t.Fatalf("step %d: Remove reported %v, want %v", step, !ok, ok)
+			}
+			delete(model, l)
+		case op < 9:
+			now += rng.Int64N(3)
+		default: // pop a batch
+			max := 1 + rng.IntN(50)
+			got := x.PopDue(now, max, nil)
+			last := int64(0)
+			for _, it := range got {
+				d, ok := model[it.Ref]
+				if !ok || d != it.Deadline || !Expired(d, now) || d < last {
+					t.Fatalf("step %d: popped %v at %d (model %d, %v), after %d", step, it.Deadline, now, d, ok, last)
+				}
+				last = d
+				delete(model, it.Ref)
+			}
+			if len(got) < max {
+				for _, d := range model {
+					if Expired(d, now) {
+						t.Fatalf("step %d: a due ref was left behind", step)
+					}
+				}
+			}
+		}
+		if x.Len() != len(model) {
+			t.Fatalf("step %d: Len %d, model %d", step, x.Len(), len(model))
+		}
+		if step%1000 == 0 {
+			if d, ok := x.Next(); ok {
+				for _, md := range model {
+					if md < d {
+						t.Fatalf("step %d: Next %d but %d is held", step, d, md)
+					}
+				}
+			}
+		}
 	}
 }
