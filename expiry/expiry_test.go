@@ -202,6 +202,7 @@ func TestWallMonoConversion(t *testing.T) {
 		t.Fatalf("underflow must saturate, got %d", got)
 	}
 }
+
 // TestIndex_AgainstAModel runs random adds, removes, reschedules and pops
 // against a plain map of ref -> deadline, checking the counts, Next, and
 // that pops come in deadline order and are exactly the due refs.
