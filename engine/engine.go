@@ -29,8 +29,10 @@ var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
 func (k Kind) String() string { return kindNames[k] }
 
 // entry is one key's value: a string in str, any other kind in obj. It is
-// kept to 32 bytes, a lock's whole overhead beside its key and token (the
-// size matters at millions of locks): a plain string has no obj.
+// kept to 48 bytes, a lock's whole overhead beside its key and token (the
+// size matters at millions of locks): a plain string has no obj. It holds
+// its key so that the expiry index can hold entries, not keys (expiry.Index:
+// ordering by address costs no key loads).
 type entry struct {
 	key      string // the key it is stored under (the map's key shares its bytes)
 	str      string
