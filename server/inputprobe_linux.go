@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"net"
+	"sync"
 	"syscall"
 )
 
@@ -16,7 +17,11 @@ import (
 // socket is ready. So it pauses only when the probe says a client waits.
 // Go's own poller is untouched: a socket may be in several epoll sets, and
 // the kernel drops it from all of them when it is closed.
-type inputProbe struct{ epfd int }
+type inputProbe struct {
+	mu     sync.RWMutex // add against close: never touch a closed fd number
+	closed bool
+	epfd   int
+}
 
 // newInputProbe returns a probe, or nil if epoll is unavailable (the
 // expiry loop then pauses after every slice).
@@ -44,6 +49,11 @@ func (p *inputProbe) add(nc net.Conn) {
 	if err != nil {
 		return
 	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return
+	}
 	_ = rc.Control(func(fd uintptr) {
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
 		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev)
@@ -51,7 +61,7 @@ func (p *inputProbe) add(nc net.Conn) {
 }
 
 // ready reports whether some watched socket has input (or has hung up).
-// It never blocks.
+// It never blocks. Only the expiry loop calls it, and never after close.
 func (p *inputProbe) ready() bool {
 	if p == nil {
 		return true
@@ -67,7 +77,13 @@ func (p *inputProbe) ready() bool {
 }
 
 func (p *inputProbe) close() {
-	if p != nil {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
 		_ = syscall.Close(p.epfd)
 	}
 }

@@ -58,26 +58,27 @@ func TestInputProbe_ReportsWaitingInput(t *testing.T) {
 	}
 }
 
-func TestPauseExpiry_EndsWhenAClientIsServed(t *testing.T) {
+func TestPauseExpiry_EndsOnAKickNotAStaleOne(t *testing.T) {
 	defer func(d time.Duration) { expiryPauseMax = d }(expiryPauseMax)
 	expiryPauseMax = time.Hour // only a kick can end the pause
 	s := New(Config{})
-	s.kickExpiry() // no pause on: a kick now must not end the next pause
+	s.kickExpiry()             // no pause on: sends nothing
+	s.expiryKick <- struct{}{} // a kick left over from an earlier pause
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	done := make(chan bool)
+	done := make(chan pauseEnd)
 	go func() { done <- s.pauseExpiry(timer) }()
 	waitFor(t, "the pause to begin", s.expiryPausing.Load)
 	select {
-	case <-done:
-		t.Fatal("the pause ended before any client was served")
+	case end := <-done:
+		t.Fatalf("the pause ended (%d) before any client was served", end)
 	case <-time.After(20 * time.Millisecond):
 	}
 	s.kickExpiry()
 	select {
-	case ok := <-done:
-		if !ok {
-			t.Fatal("pauseExpiry reported the server closing")
+	case end := <-done:
+		if end != pauseKicked {
+			t.Fatalf("pause ended with %d, want pauseKicked", end)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a kick did not end the pause")
@@ -85,10 +86,67 @@ func TestPauseExpiry_EndsWhenAClientIsServed(t *testing.T) {
 	if s.expiryPausing.Load() {
 		t.Fatal("still pausing after the pause ended")
 	}
+
+	expiryPauseMax = time.Millisecond
+	if end := s.pauseExpiry(timer); end != pauseTimedOut {
+		t.Fatalf("an unkicked pause ended with %d, want pauseTimedOut", end)
+	}
+
+	expiryPauseMax = time.Hour
 	go func() { done <- s.pauseExpiry(timer) }()
-	waitFor(t, "the second pause to begin", s.expiryPausing.Load)
+	waitFor(t, "the last pause to begin", s.expiryPausing.Load)
 	close(s.done)
-	if ok := <-done; ok {
-		t.Fatal("a pause ended by Close must report it")
+	if end := <-done; end != pauseClosing {
+		t.Fatalf("a pause ended by Close reported %d", end)
+	}
+}
+
+// The wiring in serveConn: every connection's socket is in the probe, and
+// a connection that writes its replies ends a pause.
+func TestServeConn_ProbedAndKicks(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe is Linux-only")
+	}
+	srv := RunT(t)
+	if srv.probe == nil {
+		t.Skip("no epoll")
+	}
+	c := dial(t, srv.Addr())
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	waitFor(t, "no input waiting", func() bool { return !srv.probe.ready() })
+
+	// Hold the connection's goroutine in a command, so that its next
+	// input stays in the socket, where only the probe can see it.
+	srv.Pause(time.Hour)
+	c.send(encode("PING"))
+	if err := srv.WaitHeld(1, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.send(encode("PING"))
+	waitFor(t, "the probe to see the held connection's input", srv.probe.ready)
+
+	// While a pause of the expiry is on, the connection's replies end it.
+	defer func(d time.Duration) { expiryPauseMax = d }(expiryPauseMax)
+	expiryPauseMax = time.Hour
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	done := make(chan pauseEnd)
+	go func() { done <- srv.pauseExpiry(timer) }()
+	waitFor(t, "the pause to begin", srv.expiryPausing.Load)
+	srv.Unpause()
+	for i := 0; i < 2; i++ {
+		if got := c.read(); got != "+PONG\r\n" {
+			t.Fatalf("held PING %d: %q", i, got)
+		}
+	}
+	select {
+	case end := <-done:
+		if end != pauseKicked {
+			t.Fatalf("pause ended with %d, want pauseKicked", end)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serving a connection did not end the expiry's pause")
 	}
 }

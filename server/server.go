@@ -213,16 +213,16 @@ func (s *Server) Start() error {
 	if s.started {
 		return ErrStarted
 	}
-	s.probe = newInputProbe() // before any accept loop starts
-	ln, err := s.listen()     // plain, extra bind and TLS listeners (tls.go)
+	if s.probe == nil {
+		s.probe = newInputProbe() // once, before any accept loop starts; Close closes it
+	}
+	ln, err := s.listen() // plain, extra bind and TLS listeners (tls.go)
 	if err != nil {
-		s.probe.close()
 		return err
 	}
 	if err := s.startObserve(); err != nil { // obs: ops/sec sampler, metrics listener (server/observe.go)
 		_ = ln.Close()
 		s.closeListeners()
-		s.probe.close()
 		return err
 	}
 	s.ln = ln
@@ -271,6 +271,7 @@ func (s *Server) Close() error {
 	s.vm.Close()
 	close(s.done)
 	if !started {
+		s.probe.close() // a failed Start made it
 		return nil
 	}
 	err := ln.Close()
@@ -288,8 +289,15 @@ func (s *Server) Close() error {
 // if a client's input is waiting, the loop pauses until a client has been
 // served (or expiryPauseMax passed): in a 1M-lock expiry a GET then waits
 // about 0.3 ms at the median, and the reclaim runs flat out while no
-// client waits (bench/RESULTS.md).
-const expirySlice = 250 * time.Microsecond
+// client waits (bench/RESULTS.md). While pauses end by their timeout
+// instead (a client that sends without reading its replies keeps its
+// socket ready without being served; or there is no probe, off Linux),
+// slices double up to expirySliceMax, so the reclaim keeps most of its
+// speed; the first pause a client ends brings them back to expirySlice.
+const (
+	expirySlice    = 250 * time.Microsecond
+	expirySliceMax = 8 * time.Millisecond
+)
 
 // expiryPauseMax bounds a pause (a var for tests).
 var expiryPauseMax = time.Millisecond
@@ -301,6 +309,7 @@ var expiryPauseMax = time.Millisecond
 func (s *Server) expireLoop() {
 	const batch = 256
 	slice := time.Now() // the start of the current slice of reclaiming
+	sliceLen := expirySlice
 	_, manual := s.cfg.Clock.(*expiry.ManualClock)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -310,11 +319,20 @@ func (s *Server) expireLoop() {
 		}
 		n, next, ok := s.eng.ReclaimDue(batch)
 		if n == batch {
-			if time.Since(slice) < expirySlice {
+			if time.Since(slice) < sliceLen {
 				continue
 			}
-			if s.probe.ready() && !s.pauseExpiry(timer) {
-				return
+			if !s.probe.ready() {
+				sliceLen = expirySlice
+			} else {
+				switch s.pauseExpiry(timer) {
+				case pauseClosing:
+					return
+				case pauseTimedOut:
+					sliceLen = min(2*sliceLen, expirySliceMax)
+				default:
+					sliceLen = expirySlice
+				}
 			}
 			slice = time.Now()
 			continue
@@ -347,8 +365,8 @@ func (s *Server) expireLoop() {
 // leaves the scheduler nothing to run, so it polls at once; the first
 // client to write its replies kicks the loop awake (kickExpiry), as a
 // timer shorter than a millisecond would not: the poll's finest wait is
-// a millisecond. It reports false when the server is closing.
-func (s *Server) pauseExpiry(timer *time.Timer) bool {
+// a millisecond. It reports how the pause ended.
+func (s *Server) pauseExpiry(timer *time.Timer) pauseEnd {
 	select {
 	case <-s.expiryKick: // stale
 	default:
@@ -359,17 +377,28 @@ func (s *Server) pauseExpiry(timer *time.Timer) bool {
 		s.expiryPausing.Store(false)
 		timer.Stop()
 	}()
+	end := pauseKicked
 	select {
 	case <-s.done:
-		return false
+		return pauseClosing
 	case <-s.expiryKick:
 	case <-timer.C:
+		end = pauseTimedOut
 	}
 	// A goroutine woken by a channel runs next, ahead of the other
 	// clients the network poll woke: let those run first.
 	runtime.Gosched()
-	return true
+	return end
 }
+
+// pauseEnd is how a pause of the active expiry ended.
+type pauseEnd uint8
+
+const (
+	pauseKicked   pauseEnd = iota // a client was served
+	pauseTimedOut                 // expiryPauseMax passed first
+	pauseClosing                  // the server is closing
+)
 
 // kickExpiry ends a pause of the active expiry (pauseExpiry); a connection
 // calls it after writing a batch's replies.
