@@ -57,7 +57,7 @@ func hashForWrite(c *Ctx, key []byte) (*hash, bool) {
 	if h == nil {
 		h = newHash()
 		k := string(key)
-		c.Eng.keys[k] = &entry{key: k, obj: &object{kind: KindHash, v: h}}
+		c.Eng.keys.put(&entry{key: k, obj: &object{kind: KindHash, v: h}})
 	}
 	return h, true
 }

@@ -209,14 +209,15 @@ func cmdKeys(c *Ctx) {
 	pat := c.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
 	var out []string
-	for k, ent := range c.Eng.keys {
+	c.Eng.keys.each(func(ent *entry) bool {
 		if ent.deadline != 0 && ent.deadline <= c.Now {
-			continue
+			return true
 		}
-		if all || Match(pat, []byte(k), false) {
-			out = append(out, k)
+		if all || Match(pat, []byte(ent.key), false) {
+			out = append(out, ent.key)
 		}
-	}
+		return true
+	})
 	c.W.WriteArray(len(out))
 	for _, k := range out {
 		c.W.WriteBulkString(k)
@@ -284,10 +285,10 @@ func cmdScan(c *Ctx) {
 	// Pass 1: the count-th smallest hash at or after the cursor, with a
 	// bounded max-heap (O(n log count), no copy of the keyspace).
 	var h hashHeap
-	for k := range c.Eng.keys {
-		x := scanHash(k)
+	c.Eng.keys.each(func(ent *entry) bool {
+		x := scanHash(ent.key)
 		if x < cur {
-			continue
+			return true
 		}
 		if int64(len(h)) < count {
 			heap.Push(&h, x)
@@ -295,7 +296,8 @@ func cmdScan(c *Ctx) {
 			h[0] = x
 			heap.Fix(&h, 0)
 		}
-	}
+		return true
+	})
 	bound, next := uint64(math.MaxUint64), uint64(0)
 	if int64(len(h)) == count {
 		bound = h[0]
@@ -308,11 +310,12 @@ func cmdScan(c *Ctx) {
 		k string
 	}
 	batch := make([]hk, 0, len(h))
-	for k := range c.Eng.keys {
-		if x := scanHash(k); x >= cur && x <= bound {
-			batch = append(batch, hk{x, k})
+	c.Eng.keys.each(func(ent *entry) bool {
+		if x := scanHash(ent.key); x >= cur && x <= bound {
+			batch = append(batch, hk{x, ent.key})
 		}
-	}
+		return true
+	})
 	sort.Slice(batch, func(i, j int) bool { return batch[i].h < batch[j].h })
 	var out []string
 	for _, b := range batch {
@@ -375,7 +378,7 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 // DBSIZE
-func cmdDBSize(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.keys))) }
+func cmdDBSize(c *Ctx) { c.W.WriteInt(int64(c.Eng.keys.len())) }
 
 // FLUSHDB [ASYNC|SYNC] / FLUSHALL [ASYNC|SYNC]
 func cmdFlush(c *Ctx) {
@@ -392,12 +395,13 @@ func (e *Engine) flush() {
 	e.beginFlush() // tracking: one invalidation for all keys (tracking.go)
 	defer e.endFlush()
 	old := e.keys
-	e.keys = make(map[string]*entry)
+	e.keys = newKeyTable()
 	e.idx.Clear()
 	e.nextWake = 0
 	if len(e.onModified) > 0 {
-		for k := range old {
-			e.modified(k)
-		}
+		old.each(func(ent *entry) bool {
+			e.modified(ent.key)
+			return true
+		})
 	}
 }

@@ -75,7 +75,7 @@ func (e *Engine) createList(key []byte) (*entry, *list) {
 	l := &list{}
 	k := string(key)
 	ent := &entry{key: k, obj: &object{kind: KindList, v: l}}
-	e.keys[k] = ent
+	e.keys.put(ent)
 	e.signalReady(k)
 	return ent, l
 }

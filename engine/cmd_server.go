@@ -276,7 +276,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 	section("errorstats", "Errorstats", e.infoErrorStats)
 	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
 	section("keyspace", "Keyspace", func(add func(k, v string)) {
-		if n := len(e.keys); n > 0 {
+		if n := e.keys.len(); n > 0 {
 			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl=0")
 		}
 	})

@@ -202,10 +202,10 @@ func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, 
 		}
 		return
 	}
-	e.setStringAt(key, ent, string(val), deadline, flags&objKeepTTL != 0) // setCondition changed nothing
+	e.setStringAt(key, ent, val, deadline, flags&objKeepTTL != 0) // setCondition changed nothing
 	if deadline != 0 && deadline <= c.Now {
 		// an absolute time already in the past: the key is gone at once
-		if ent := e.keys[string(key)]; ent != nil {
+		if ent := e.keys.get(key); ent != nil {
 			e.expireKey(string(key), ent)
 		}
 	}
@@ -244,7 +244,7 @@ func cmdGetSet(c *Ctx) {
 	if !replyGet(c, c.Args[1]) {
 		return
 	}
-	c.Eng.setString(c.Args[1], string(c.Args[2]), 0, false, c.Now)
+	c.Eng.setString(c.Args[1], c.Args[2], 0, false, c.Now)
 }
 
 // GETDEL key
@@ -317,7 +317,7 @@ func cmdMSet(c *Ctx) {
 		return
 	}
 	for i := 1; i < len(c.Args); i += 2 {
-		c.Eng.setString(c.Args[i], string(c.Args[i+1]), 0, false, c.Now)
+		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
 	}
 	c.W.WriteStatus(statusOK)
 }
@@ -335,7 +335,7 @@ func cmdMSetNX(c *Ctx) {
 		}
 	}
 	for i := 1; i < len(c.Args); i += 2 {
-		c.Eng.setString(c.Args[i], string(c.Args[i+1]), 0, false, c.Now)
+		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
 	}
 	c.W.WriteInt(1)
 }
@@ -402,7 +402,7 @@ func cmdAppend(c *Ctx) {
 	key := c.Args[1]
 	ent := c.Eng.lookup(key, c.Now)
 	if ent == nil {
-		c.Eng.setString(key, string(c.Args[2]), 0, false, c.Now)
+		c.Eng.setString(key, c.Args[2], 0, false, c.Now)
 		c.W.WriteInt(int64(len(c.Args[2])))
 		return
 	}
@@ -439,7 +439,8 @@ func incrDecr(c *Ctx, by int64) {
 		return
 	}
 	cur += by
-	c.Eng.setString(key, strconv.FormatInt(cur, 10), 0, true, c.Now)
+	var buf [20]byte
+	c.Eng.setString(key, strconv.AppendInt(buf[:0], cur, 10), 0, true, c.Now)
 	c.W.WriteInt(cur)
 }
 

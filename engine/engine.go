@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tumblerdb/tumbler/expiry"
 )
@@ -87,7 +88,7 @@ type Config struct {
 // Engine is the keyspace plus the command table.
 type Engine struct {
 	mu    sync.Mutex
-	keys  map[string]*entry
+	keys  *keyTable
 	idx   *expiry.Index[entry]
 	due   []expiry.Item[entry] // ReclaimDue's batch
 	clock expiry.Clock
@@ -137,7 +138,7 @@ func New(cfg Config) *Engine {
 		cfg.Clock = expiry.NewSystemClock()
 	}
 	e := &Engine{
-		keys:  make(map[string]*entry),
+		keys:  newKeyTable(),
 		idx:   expiry.NewIndex[entry](),
 		clock: cfg.Clock,
 		cmds:  make(map[string]*Command),
@@ -193,7 +194,7 @@ func (e *Engine) Busy() bool {
 // lookup returns the live entry for key, expiring it lazily if its deadline
 // has passed.
 func (e *Engine) lookup(key []byte, now int64) *entry {
-	ent := e.keys[string(key)]
+	ent := e.keys.get(key)
 	if ent == nil {
 		return nil
 	}
@@ -224,7 +225,7 @@ func (e *Engine) removeKey(key string, ent *entry) {
 	if ent.deadline != 0 {
 		e.idx.Remove(ent, ent.deadline)
 	}
-	delete(e.keys, key)
+	e.keys.delete(key)
 }
 
 // del deletes key if it is live, reporting whether it was.
@@ -241,24 +242,23 @@ func (e *Engine) del(key []byte, now int64) bool {
 
 // setString stores a string value. With keepTTL the deadline of an existing
 // key is kept; otherwise it becomes deadline (0 = none).
-func (e *Engine) setString(key []byte, val string, deadline int64, keepTTL bool, now int64) {
+func (e *Engine) setString(key, val []byte, deadline int64, keepTTL bool, now int64) {
 	e.setStringAt(key, e.lookup(key, now), val, deadline, keepTTL)
 }
 
 // setStringAt is setString for a caller that has just looked key up: ent is
-// what lookup returned, so the key is hashed once less.
-func (e *Engine) setStringAt(key []byte, ent *entry, val string, deadline int64, keepTTL bool) {
+// what lookup returned. val is copied.
+func (e *Engine) setStringAt(key []byte, ent *entry, val []byte, deadline int64, keepTTL bool) {
 	if ent == nil {
-		k := string(key)
-		ent = &entry{key: k, str: val}
-		e.keys[k] = ent
+		ent = newStringEntry(key, val)
+		e.keys.put(ent)
 		if deadline != 0 {
-			e.setDeadlineKey(k, ent, deadline)
+			e.setDeadlineKey(ent.key, ent, deadline)
 		}
-		e.modified(k)
+		e.modified(ent.key)
 		return
 	}
-	ent.str, ent.obj = val, nil
+	ent.str, ent.obj = string(val), nil
 	if !keepTTL {
 		e.setDeadline(key, ent, deadline)
 	}
@@ -327,7 +327,7 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 		// The index holds exactly the entries in the map that have a
 		// deadline (CheckInvariants), so the entry is the key's.
 		ent := it.Ref
-		delete(e.keys, ent.key)
+		e.keys.delete(ent.key)
 		e.Stats.ExpiredKeys.Add(1)
 		e.modified(ent.key)
 		due[i].Ref = nil // do not keep it alive in the buffer
@@ -351,19 +351,24 @@ func (e *Engine) CheckInvariants() string {
 	e.Lock()
 	defer e.mu.Unlock()
 	withDeadline := 0
-	for k, ent := range e.keys {
-		if ent == nil {
-			return "nil entry for key " + k
-		}
-		if ent.key != k {
-			return "entry for key " + k + " says it is " + ent.key
+	bad := ""
+	e.keys.each(func(ent *entry) bool {
+		if e.keys.getString(ent.key) != ent {
+			bad = "entry for key " + ent.key + " is not found under it"
+			return false
 		}
 		if ent.deadline != 0 {
 			withDeadline++
 		}
+		return true
+	})
+	if bad != "" {
+		return bad
+	}
+	if msg := e.keys.check(); msg != "" {
+		return msg
 	}
 	seen := make(map[*entry]bool, e.idx.Len())
-	bad := ""
 	e.idx.Scan(func(it expiry.Item[entry]) bool {
 		ent := it.Ref
 		if seen[ent] {
@@ -371,7 +376,7 @@ func (e *Engine) CheckInvariants() string {
 			return false
 		}
 		seen[ent] = true
-		if e.keys[ent.key] != ent {
+		if e.keys.getString(ent.key) != ent {
 			bad = "expiry index holds an entry not in the keyspace, key " + ent.key
 			return false
 		}
@@ -395,5 +400,61 @@ func (e *Engine) CheckInvariants() string {
 func (e *Engine) KeyCount() (keys, expires int) {
 	e.Lock()
 	defer e.mu.Unlock()
-	return len(e.keys), e.idx.Len()
+	return e.keys.len(), e.idx.Len()
+}
+
+// entryWith is an entry allocated together with the bytes of its key and
+// value (newStringEntry).
+type entryWith[B any] struct {
+	entry
+	b B
+}
+
+// newStringEntry returns an entry for key holding the string val, with
+// both copied into the entry's own allocation when they fit one of Go's
+// small size classes: one object instead of three, and a lookup that finds
+// the entry finds its key and value in the same cache lines. The bytes are
+// never written again (a later SET stores a new string), so the key and
+// str strings stay immutable as Go requires.
+func newStringEntry(key, val []byte) *entry {
+	var ent *entry
+	var b []byte
+	// 48-byte entry + b: the sizes of Go's size classes 64 to 256
+	switch n := len(key) + len(val); {
+	case n <= 16:
+		p := new(entryWith[[16]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 32:
+		p := new(entryWith[[32]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 48:
+		p := new(entryWith[[48]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 64:
+		p := new(entryWith[[64]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 80:
+		p := new(entryWith[[80]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 112:
+		p := new(entryWith[[112]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 144:
+		p := new(entryWith[[144]byte])
+		ent, b = &p.entry, p.b[:]
+	case n <= 208:
+		p := new(entryWith[[208]byte])
+		ent, b = &p.entry, p.b[:]
+	default:
+		return &entry{key: string(key), str: string(val)}
+	}
+	copy(b, key)
+	copy(b[len(key):], val)
+	if len(key) > 0 {
+		ent.key = unsafe.String(&b[0], len(key))
+	}
+	if len(val) > 0 { // never a pointer past b's end
+		ent.str = unsafe.String(&b[len(key)], len(val))
+	}
+	return ent
 }

@@ -361,7 +361,7 @@ func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
 	k := string(key)
 	wk := &watchedKey{key: k, client: cl}
 	// keyIsExpired: present but past its deadline, without deleting it.
-	if ent := e.keys[k]; ent != nil && ent.deadline != 0 && now >= ent.deadline {
+	if ent := e.keys.getString(k); ent != nil && ent.deadline != 0 && now >= ent.deadline {
 		wk.expired = true
 	}
 	list, ok := e.watch.keys[k]
@@ -403,7 +403,7 @@ func (e *Engine) watchedKeyExpired(tx *multiState, now int64) bool {
 		if wk.expired {
 			continue
 		}
-		if ent := e.keys[wk.key]; ent != nil && ent.deadline != 0 && now >= ent.deadline {
+		if ent := e.keys.getString(wk.key); ent != nil && ent.deadline != 0 && now >= ent.deadline {
 			return true
 		}
 	}
@@ -427,7 +427,7 @@ func (e *Engine) touchWatched(key string) {
 	for i := 0; i < len(list); {
 		wk := list[i]
 		if wk.expired {
-			if _, present := e.keys[key]; !present {
+			if e.keys.getString(key) == nil {
 				wk.expired = false
 			}
 			// A write to the still-present expired key cannot happen

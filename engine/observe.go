@@ -394,5 +394,5 @@ func (e *Engine) KeyCountNoWait() (keys, expires int, ok bool) {
 		return 0, 0, false
 	}
 	defer e.mu.Unlock()
-	return len(e.keys), e.idx.Len(), true
+	return e.keys.len(), e.idx.Len(), true
 }

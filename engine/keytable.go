@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
+// keyTable is the keyspace's hash table: key -> *entry. It replaces a Go
+// map for the number of dependent memory loads a lookup costs, which at
+// a million keys is most of a GET's time (bench/RESULTS.md).
+//
+// A Go map holding string keys loads a group's control word, then the
+// slot's string header, then the key's bytes, then the entry, then the
+// value. Here a slot is the key's full 64-bit hash beside the entry
+// pointer, and the entry holds its key and (for a string made by SET) its
+// value in the same allocation (newStringEntry): a hit loads the slot,
+// then one object.
+//
+// The layout is extendible hashing, as Go's own maps: a directory indexed
+// by the top bits of the hash points to small open-addressing tables
+// (linear probing, backward-shift deletion, so no tombstones). A table
+// that fills doubles up to ktMaxSlots and then splits in two on its next
+// hash bit, so growth never rehashes more than one small table at a time
+// and the server never stalls on a resize of the whole keyspace.
+//
+// Within a table a key's home slot is taken from the hash bits just below
+// the ones the directory uses, so the slots of all tables in directory
+// order follow the hash order (apart from probe displacement).
+//
+// It is not safe for concurrent use; the engine's lock guards it. No
+// method may be called from inside each's callback except get*.
+type keyTable struct {
+	seed  maphash.Seed
+	dir   []*ktable // len(dir) == 1<<depth
+	depth uint8     // global depth: hash bits the directory uses
+	n     int
+}
+
+type ktable struct {
+	slots []kslot // power-of-two length
+	n     int
+	depth uint8 // local depth: the top bits all its keys' hashes share
+	shift uint8 // 64 - log2(len(slots))
+}
+
+// kslot is empty when ent is nil.
+type kslot struct {
+	h   uint64
+	ent *entry
+}
+
+const (
+	ktMinSlots = 8
+	ktMaxSlots = 4096 // a split moves at most ktMaxSlots*3/4 entries
+)
+
+func newKeyTable() *keyTable {
+	t := &keyTable{seed: maphash.MakeSeed()}
+	t.reset()
+	return t
+}
+
+// reset empties the table.
+func (t *keyTable) reset() {
+	t.dir = []*ktable{newKtable(ktMinSlots, 0)}
+	t.depth = 0
+	t.n = 0
+}
+
+func newKtable(slots int, depth uint8) *ktable {
+	return &ktable{
+		slots: make([]kslot, slots),
+		depth: depth,
+		shift: uint8(64 - bits.TrailingZeros(uint(slots))),
+	}
+}
+
+func (t *keyTable) len() int { return t.n }
+
+// table returns the table for hash h. A shift by 64 yields 0 in Go, so a
+// directory of depth 0 needs no special case.
+func (t *keyTable) table(h uint64) *ktable { return t.dir[h>>(64-t.depth)] }
+
+// home is h's first slot in tb: the hash bits below tb's local depth.
+func (tb *ktable) home(h uint64) int { return int((h << tb.depth) >> tb.shift) }
+
+// find returns the index of key's slot in tb, or -1.
+func (tb *ktable) find(h uint64, key string) int {
+	mask := len(tb.slots) - 1
+	for i := tb.home(h); ; i = (i + 1) & mask {
+		s := &tb.slots[i]
+		if s.ent == nil {
+			return -1
+		}
+		if s.h == h && s.ent.key == key {
+			return i
+		}
+	}
+}
+
+// get returns the entry stored under key, or nil.
+func (t *keyTable) get(key []byte) *entry {
+	h := maphash.Bytes(t.seed, key)
+	tb := t.table(h)
+	// string(key) in a comparison does not allocate.
+	mask := len(tb.slots) - 1
+	for i := tb.home(h); ; i = (i + 1) & mask {
+		s := &tb.slots[i]
+		if s.ent == nil {
+			return nil
+		}
+		if s.h == h && s.ent.key == string(key) {
+			return s.ent
+		}
+	}
+}
+
+// getString is get for a string key.
+func (t *keyTable) getString(key string) *entry {
+	h := maphash.String(t.seed, key)
+	tb := t.table(h)
+	if i := tb.find(h, key); i >= 0 {
+		return tb.slots[i].ent
+	}
+	return nil
+}
+
+// put stores ent under ent.key, replacing any entry already there.
+func (t *keyTable) put(ent *entry) {
+	h := maphash.String(t.seed, ent.key)
+	tb := t.table(h)
+	if i := tb.find(h, ent.key); i >= 0 {
+		tb.slots[i].ent = ent
+		return
+	}
+	// a split can leave (with vanishing odds) one half still full: loop
+	for (tb.n+1)*4 > len(tb.slots)*3 && tb.depth < 48 {
+		t.grow(tb, h)
+		tb = t.table(h)
+	}
+	tb.insert(h, ent)
+	t.n++
+}
+
+// insert places an entry known to be absent; tb has room.
+func (tb *ktable) insert(h uint64, ent *entry) {
+	mask := len(tb.slots) - 1
+	i := tb.home(h)
+	for tb.slots[i].ent != nil {
+		i = (i + 1) & mask
+	}
+	tb.slots[i] = kslot{h, ent}
+	tb.n++
+}
+
+// grow makes room in tb, the table for hash h: it doubles a small table
+// in place, or splits a full-sized one on its next hash bit.
+func (t *keyTable) grow(tb *ktable, h uint64) {
+	if len(tb.slots) < ktMaxSlots {
+		bigger := newKtable(len(tb.slots)*2, tb.depth)
+		tb.moveTo(bigger, bigger)
+		*tb = *bigger
+		return
+	}
+	if tb.depth == t.depth {
+		// double the directory: each table now has two entries
+		dir := make([]*ktable, 2*len(t.dir))
+		for i, x := range t.dir {
+			dir[2*i], dir[2*i+1] = x, x
+		}
+		t.dir = dir
+		t.depth++
+	}
+	lo := newKtable(len(tb.slots), tb.depth+1)
+	hi := newKtable(len(tb.slots), tb.depth+1)
+	tb.moveTo(lo, hi)
+	// tb owns a run of 1<<(t.depth-tb.depth) directory entries, the one
+	// for h among them; the lower half goes to lo, the upper to hi.
+	span := 1 << (t.depth - tb.depth)
+	first := int(h>>(64-t.depth)) &^ (span - 1)
+	for i := 0; i < span; i++ {
+		if i < span/2 {
+			t.dir[first+i] = lo
+		} else {
+			t.dir[first+i] = hi
+		}
+	}
+}
+
+// moveTo inserts tb's entries into lo or hi by the hash bit below tb's
+// local depth (lo == hi to rehash into one table).
+func (tb *ktable) moveTo(lo, hi *ktable) {
+	bit := uint64(1) << (63 - tb.depth)
+	for _, s := range tb.slots {
+		if s.ent == nil {
+			continue
+		}
+		if s.h&bit == 0 {
+			lo.insert(s.h, s.ent)
+		} else {
+			hi.insert(s.h, s.ent)
+		}
+	}
+}
+
+// delete removes key, reporting whether it was there.
+func (t *keyTable) delete(key string) bool {
+	h := maphash.String(t.seed, key)
+	tb := t.table(h)
+	i := tb.find(h, key)
+	if i < 0 {
+		return false
+	}
+	// Backward-shift deletion: pull later entries of the probe run into
+	// the hole when their home slot allows it, so that every entry stays
+	// reachable from its home without tombstones.
+	mask := len(tb.slots) - 1
+	for j := (i + 1) & mask; tb.slots[j].ent != nil; j = (j + 1) & mask {
+		k := tb.home(tb.slots[j].h)
+		// The entry at j may move to i unless its home lies cyclically
+		// in (i, j].
+		var stays bool
+		if i <= j {
+			stays = i < k && k <= j
+		} else {
+			stays = i < k || k <= j
+		}
+		if !stays {
+			tb.slots[i] = tb.slots[j]
+			i = j
+		}
+	}
+	tb.slots[i] = kslot{}
+	tb.n--
+	t.n--
+	return true
+}
+
+// each calls fn for every entry until fn returns false. fn must not
+// change the table.
+func (t *keyTable) each(fn func(*entry) bool) {
+	for i, tb := range t.dir {
+		// a table of local depth d fills 1<<(depth-d) directory entries:
+		// visit it at the first of them only
+		if i&(1<<(t.depth-tb.depth)-1) != 0 {
+			continue
+		}
+		for _, s := range tb.slots {
+			if s.ent != nil && !fn(s.ent) {
+				return
+			}
+		}
+	}
+}
+
+// check verifies the table's structure: every entry is found from its
+// home slot, the counts agree, and the directory is consistent. It returns
+// a description of the first violation, or "".
+func (t *keyTable) check() string {
+	if len(t.dir) != 1<<t.depth {
+		return "keytable: directory size disagrees with its depth"
+	}
+	total := 0
+	for i, tb := range t.dir {
+		if tb.depth > t.depth {
+			return "keytable: a table is deeper than the directory"
+		}
+		span := 1 << (t.depth - tb.depth)
+		first := i &^ (span - 1)
+		if t.dir[first] != tb {
+			return "keytable: a table's directory entries are not one aligned run"
+		}
+		if i != first {
+			continue
+		}
+		n := 0
+		for j, s := range tb.slots {
+			if s.ent == nil {
+				continue
+			}
+			n++
+			if s.h != maphash.String(t.seed, s.ent.key) {
+				return "keytable: stored hash differs for key " + s.ent.key
+			}
+			if int(s.h>>(64-t.depth))&^(span-1) != first {
+				return "keytable: key " + s.ent.key + " is in the wrong table"
+			}
+			if tb.find(s.h, s.ent.key) != j {
+				return "keytable: key " + s.ent.key + " is not reachable from its home slot"
+			}
+		}
+		if n != tb.n {
+			return "keytable: a table's count is wrong"
+		}
+		total += n
+	}
+	if total != t.n {
+		return "keytable: the total count is wrong"
+	}
+	return ""
+}
