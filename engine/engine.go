@@ -234,9 +234,8 @@ func (e *Engine) del(key []byte, now int64) bool {
 	if ent == nil {
 		return false
 	}
-	k := string(key)
-	e.removeKey(k, ent)
-	e.modified(k)
+	e.removeKey(ent.key, ent)
+	e.modified(ent.key)
 	return true
 }
 
@@ -457,4 +456,20 @@ func newStringEntry(key, val []byte) *entry {
 		ent.str = unsafe.String(&b[len(key)], len(val))
 	}
 	return ent
+}
+
+// Prefetch is a hint before a pipelined batch of commands runs: it brings
+// the keyspace's memory for keys into the CPU cache with their loads
+// overlapped (keyTable.prefetch), so that the commands, run one by one,
+// find it there. It has no effect on any reply or key. It never waits for
+// the keyspace lock: when another holder has it, it does nothing.
+func (e *Engine) Prefetch(keys [][]byte) {
+	if len(keys) < 2 || !e.mu.TryLock() {
+		return
+	}
+	defer e.mu.Unlock()
+	if e.busyYield.Load() { // a busy script owns the keyspace (lockOrBusy)
+		return
+	}
+	e.keys.prefetch(keys)
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestKeyTable_AgainstAMap runs random puts, replacements and deletes
@@ -128,4 +129,45 @@ func TestNewStringEntry(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPrefetch_ChangesNothingAndNeverWaits: Prefetch is only a cache hint.
+// It must leave every key as it was, cope with absent, empty and more than
+// 32 keys, and return at once (not wait) while another holds the lock.
+func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
+	e := New(Config{})
+	for i := 0; i < 5000; i++ {
+		e.Lock()
+		e.setString([]byte(fmt.Sprintf("k%d", i)), []byte(fmt.Sprintf("v%d", i)), 0, false, 0)
+		e.Unlock()
+	}
+	var batch [][]byte
+	for i := 0; i < 40; i++ {
+		batch = append(batch, []byte(fmt.Sprintf("k%d", i*97)), []byte(fmt.Sprintf("absent%d", i)))
+	}
+	batch = append(batch, []byte{}, nil)
+	e.Prefetch(batch)
+	e.Prefetch(batch[:1])
+	e.Prefetch(nil)
+	if msg := e.CheckInvariants(); msg != "" {
+		t.Fatal(msg)
+	}
+	if n, _ := e.KeyCount(); n != 5000 {
+		t.Fatalf("%d keys after Prefetch, want 5000", n)
+	}
+	e.Lock()
+	for i := 0; i < 5000; i++ {
+		if ent := e.keys.getString(fmt.Sprintf("k%d", i)); ent == nil || ent.str != fmt.Sprintf("v%d", i) {
+			t.Fatalf("k%d changed", i)
+		}
+	}
+	// held by this goroutine: Prefetch from another must return, not wait
+	done := make(chan struct{})
+	go func() { e.Prefetch(batch); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Prefetch waited for the keyspace lock")
+	}
+	e.Unlock()
 }

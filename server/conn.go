@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 // the connection can receive pushes (see respWriter).
 type client struct {
 	engine.Client
+	prefetch [][]byte // keys of the batch being run (prefetchKeys)
 	mu       sync.Mutex
 	omu      sync.Mutex
 	fmu      sync.Mutex // serialises writes to nc
@@ -82,6 +84,11 @@ func (s *Server) serveConn(nc net.Conn) {
 			return
 		}
 		c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: the last read (once a batch, not a command: a clock read costs)
+		if len(cmds) > 1 {
+			c.prefetch = prefetchKeys(c.prefetch[:0], cmds)
+			s.eng.Prefetch(c.prefetch)
+			clear(c.prefetch) // do not keep the read buffer's slices
+		}
 		for _, cmd := range cmds {
 			s.handle(c, cmd)
 			if c.ctx.Blocked != nil {
@@ -307,4 +314,30 @@ func (c *client) setProto(p int) {
 	c.omu.Lock()
 	c.w.proto = p
 	c.omu.Unlock()
+}
+
+// prefetchKeys appends the key each command of a pipelined batch will most
+// likely look up first, for Engine.Prefetch: the second argument, or the
+// first key of EVAL and EVALSHA. A wrong guess costs a hash and a load,
+// never a wrong reply, so no command table lookup is spent on it. Long
+// arguments (script bodies, values) are skipped.
+func prefetchKeys(dst [][]byte, cmds []redcon.Command) [][]byte {
+	for _, cmd := range cmds {
+		a := cmd.Args
+		if len(a) < 2 {
+			continue
+		}
+		k := a[1]
+		if n := len(a[0]); (n == 4 || n == 7) && (a[0][0]|0x20) == 'e' &&
+			(strings.EqualFold(string(a[0]), "eval") || strings.EqualFold(string(a[0]), "evalsha")) {
+			if len(a) < 4 || len(a[2]) != 1 || a[2][0] < '1' || a[2][0] > '9' {
+				continue // no keys
+			}
+			k = a[3]
+		}
+		if len(k) <= 64 {
+			dst = append(dst, k)
+		}
+	}
+	return dst
 }

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/redcon"
+)
+
+func TestPrefetchKeys(t *testing.T) {
+	cmd := func(args ...string) redcon.Command {
+		var c redcon.Command
+		for _, a := range args {
+			c.Args = append(c.Args, []byte(a))
+		}
+		return c
+	}
+	long := strings.Repeat("x", 65)
+	cmds := []redcon.Command{
+		cmd("GET", "a"),
+		cmd("PING"),
+		cmd("set", "b", "v", "NX", "PX", "30000"),
+		cmd("EVALSHA", "sha", "1", "c", "tok"),
+		cmd("evalsha", "sha", "0"),
+		cmd("eval", "return 1", "0", "x"),
+		cmd("Eval", "script", "2", "d", "e"),
+		cmd("EVALSHA", "sha", "1"), // too short: its key slot is missing
+		cmd("GET", long),
+		cmd("EXPIRE", "f", "10"),
+	}
+	got := prefetchKeys(nil, cmds)
+	want := []string{"a", "b", "c", "d", "f"}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Fatalf("key %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+}
