@@ -328,7 +328,16 @@ func (t *keyTable) prefetch(keys [][]byte) {
 				break
 			}
 			if s.h == h {
-				sink += uint64(len(s.ent.key))
+				// the entry, then the ends of its key and value: in
+				// an entry of newStringEntry they can lie on the next
+				// cache line
+				k, v := s.ent.key, s.ent.str
+				if len(k) > 0 {
+					sink += uint64(k[len(k)-1])
+				}
+				if len(v) > 0 {
+					sink += uint64(v[len(v)-1])
+				}
 				break
 			}
 		}
