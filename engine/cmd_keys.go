@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"container/heap"
-	"hash/maphash"
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -224,30 +223,14 @@ func cmdKeys(c *Ctx) {
 	}
 }
 
-var scanSeed = maphash.MakeSeed()
-
-func scanHash(k string) uint64 { return maphash.String(scanSeed, k) >> 1 }
-
-// hashHeap is a max-heap of scan hashes.
-type hashHeap []uint64
-
-func (h hashHeap) Len() int           { return len(h) }
-func (h hashHeap) Less(i, j int) bool { return h[i] > h[j] }
-func (h hashHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hashHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
-func (h *hashHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 //
-// The cursor is a position in a fixed hash order of the keys: each call
+// The cursor is a position in the keyspace's hash order: each call
 // returns the keys whose hash is at or after the cursor, up to COUNT
 // positions, so every key present for the whole iteration is returned at
-// least once, as Redis guarantees.
+// least once, as Redis guarantees. The keyspace's tables are laid out in
+// hash order (keyTable), so a call reads a table or a few (at most 4096
+// slots each), not every key.
 func cmdScan(c *Ctx) {
 	cur, ok := parseCursor(c.Args[1])
 	if !ok {
@@ -282,54 +265,44 @@ func cmdScan(c *Ctx) {
 			return
 		}
 	}
-	// Pass 1: the count-th smallest hash at or after the cursor, with a
-	// bounded max-heap (O(n log count), no copy of the keyspace).
-	var h hashHeap
-	c.Eng.keys.each(func(ent *entry) bool {
-		x := scanHash(ent.key)
-		if x < cur {
-			return true
-		}
-		if int64(len(h)) < count {
-			heap.Push(&h, x)
-		} else if x < h[0] {
-			h[0] = x
-			heap.Fix(&h, 0)
-		}
-		return true
-	})
-	bound, next := uint64(math.MaxUint64), uint64(0)
-	if int64(len(h)) == count {
-		bound = h[0]
-		next = bound + 1 // hashes are 63-bit: no overflow
+	// The keys whose (63-bit) scan hash is at or after the cursor, from
+	// whole tables of the keyspace in hash order (keyTable.collectFrom):
+	// at least count of them, unless the end comes first.
+	var batch []kslot
+	end := cur > math.MaxUint64>>1 // past every hash
+	if !end {
+		batch, end = c.Eng.keys.collectFrom(cur<<1, int(min(count, 1<<20)), nil)
 	}
-	// Pass 2: every key in [cur, bound], ties at the bound included, in
-	// hash order.
-	type hk struct {
-		h uint64
-		k string
-	}
-	batch := make([]hk, 0, len(h))
-	c.Eng.keys.each(func(ent *entry) bool {
-		if x := scanHash(ent.key); x >= cur && x <= bound {
-			batch = append(batch, hk{x, ent.key})
+	// nearly sorted already (slots follow hash order but for probe
+	// displacement), which pdqsort finishes in about linear time
+	slices.SortFunc(batch, func(a, b kslot) int { return cmp.Compare(a.h, b.h) })
+	var next uint64
+	if int64(len(batch)) > count {
+		// cut after the count-th, ties at the bound included
+		bound := batch[count-1].h >> 1
+		n := int(count)
+		for n < len(batch) && batch[n].h>>1 == bound {
+			n++
 		}
-		return true
-	})
-	sort.Slice(batch, func(i, j int) bool { return batch[i].h < batch[j].h })
+		batch = batch[:n]
+		next = bound + 1
+	} else if !end {
+		next = (batch[len(batch)-1].h >> 1) + 1
+	}
 	var out []string
 	for _, b := range batch {
-		ent := c.Eng.lookup([]byte(b.k), c.Now)
+		k := b.ent.key
+		ent := c.Eng.lookup([]byte(k), c.Now) // expires it lazily if due
 		if ent == nil {
 			continue
 		}
-		if pat != nil && !Match(pat, []byte(b.k), false) {
+		if pat != nil && !Match(pat, []byte(k), false) {
 			continue
 		}
 		if typ != nil && !eqFold(typ, ent.kind().String()) {
 			continue
 		}
-		out = append(out, b.k)
+		out = append(out, k)
 	}
 	c.W.WriteArray(2)
 	c.W.WriteBulkString(strconv.FormatUint(next, 10))

@@ -344,3 +344,53 @@ func (t *keyTable) prefetch(keys [][]byte) {
 	}
 	prefetchSink += sink
 }
+
+// collectFrom appends entries whose hash is at least lo, in slot order,
+// table by table in hash order, until it holds at least min of them or has
+// passed the last table; end reports the latter. Whatever it appends
+// includes every entry whose hash lies between lo and the largest hash it
+// appended. This is SCAN's walk: a cursor is a hash, so it stays valid
+// while tables grow and split, and a call reads about min slots.
+//
+// Within a table, home slots follow hash order and an entry sits at its
+// home or later in the same run of occupied slots (a run may wrap past the
+// table's end to its start). So the walk starts at lo's home and may stop
+// at any empty slot once it holds min entries: every entry with a smaller
+// hash lies before that slot.
+func (t *keyTable) collectFrom(lo uint64, min int, dst []kslot) (out []kslot, end bool) {
+	for {
+		tb := t.table(lo)
+		for i := tb.home(lo); i < len(tb.slots); i++ {
+			s := tb.slots[i]
+			if s.ent == nil {
+				if len(dst) >= min {
+					return dst, false
+				}
+			} else if s.h >= lo && tb.home(s.h) <= i {
+				// neither displaced here from before lo nor wrapped
+				// here from the table's end (taken below)
+				dst = append(dst, s)
+			}
+		}
+		// at the end of the table: a run that wrapped to its start holds
+		// entries whose home is near the end (an entry there with a
+		// smaller home has a hash below lo)
+		for i := 0; i < len(tb.slots) && tb.slots[i].ent != nil; i++ {
+			if s := tb.slots[i]; s.h >= lo && tb.home(s.h) > i {
+				dst = append(dst, s)
+			}
+		}
+		// tb's run of directory entries and so its hash range; a shift
+		// to 1<<64 wraps to 0, making hi the largest hash
+		span := uint64(1) << (t.depth - tb.depth)
+		first := (lo >> (64 - t.depth)) &^ (span - 1)
+		hi := (first+span)<<(64-t.depth) - 1
+		if hi == ^uint64(0) {
+			return dst, true
+		}
+		if len(dst) >= min {
+			return dst, false
+		}
+		lo = hi + 1
+	}
+}

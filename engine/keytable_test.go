@@ -2,10 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine/enginetest"
 )
 
 // TestKeyTable_AgainstAMap runs random puts, replacements and deletes
@@ -170,4 +174,117 @@ func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
 		t.Fatal("Prefetch waited for the keyspace lock")
 	}
 	e.Unlock()
+}
+
+// TestScan_ManyTablesWhileKeysComeAndGo: SCAN over a keyspace of many
+// tables, while keys are added (splitting tables and the directory) and
+// deleted between calls. Every key present for the whole iteration must be
+// returned, each reply must hold about COUNT keys (ties aside), and the
+// iteration must end.
+func TestScan_ManyTablesWhileKeysComeAndGo(t *testing.T) {
+	e := newTestEngine(t)
+	const stable = 20000
+	for i := 0; i < stable; i++ {
+		e.expect("+OK", "SET", "s:"+strconv.Itoa(i), "v")
+	}
+	e.Lock()
+	depth := e.keys.depth
+	e.Unlock()
+	if depth < 2 {
+		t.Fatalf("directory depth %d: the keyspace is not spread over tables", depth)
+	}
+	seen := map[string]bool{}
+	cursor, calls, added := "0", 0, 0
+	for {
+		calls++
+		if calls > 10*stable/100 {
+			t.Fatal("SCAN did not terminate")
+		}
+		w := &enginetest.TextWriter{}
+		e.Exec(&Ctx{Args: [][]byte{[]byte("SCAN"), []byte(cursor), []byte("COUNT"), []byte("100")}, W: w})
+		f := strings.Fields(w.String())
+		cursor = strings.TrimPrefix(f[1], "$")
+		keys := f[3:]
+		if len(keys) > 103 {
+			t.Fatalf("a reply of COUNT 100 held %d keys", len(keys))
+		}
+		for _, tok := range keys {
+			seen[strings.TrimPrefix(tok, "$")] = true
+		}
+		if cursor == "0" {
+			break
+		}
+		if len(keys) < 100 {
+			t.Fatalf("a reply before the end held %d keys, fewer than COUNT", len(keys))
+		}
+		for j := 0; j < 60; j++ { // churn: new keys, some deleted again
+			e.expect("+OK", "SET", "t:"+strconv.Itoa(added), "v")
+			if added%3 == 0 {
+				e.expect(":1", "DEL", "t:"+strconv.Itoa(added))
+			}
+			added++
+		}
+	}
+	for i := 0; i < stable; i++ {
+		if !seen["s:"+strconv.Itoa(i)] {
+			t.Fatalf("s:%d was present throughout and never returned", i)
+		}
+	}
+	if calls < stable/100 {
+		t.Fatalf("%d calls for %d keys at COUNT 100", calls, stable)
+	}
+	e.expect("*2 $0 *0", "SCAN", "18446744073709551615")
+}
+
+// TestKeyTable_CollectFrom checks SCAN's walk against the definition, on
+// tables of every size up to many splits (so probe runs that wrap past a
+// table's end are met): for random lower bounds and minimums, what it
+// returns has no duplicates, holds every entry between lo and the largest
+// hash returned, holds min entries unless it reached the end, and holds
+// every entry at or after lo when it did.
+func TestKeyTable_CollectFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 5, 6, 7, 40, 3000, 3100, 20000} {
+		kt := newKeyTable()
+		var all []kslot
+		for i := 0; i < n; i++ {
+			ent := &entry{key: fmt.Sprintf("c%d-%d", n, i)}
+			kt.put(ent)
+		}
+		kt.each(func(ent *entry) bool {
+			all = append(all, kslot{maphash.String(kt.seed, ent.key), ent})
+			return true
+		})
+		for trial := 0; trial < 300; trial++ {
+			lo := rng.Uint64()
+			if trial%5 == 0 && len(all) > 0 { // exactly at a key's hash
+				lo = all[rng.IntN(len(all))].h
+			}
+			if trial == 0 {
+				lo = 0
+			}
+			min := 1 + rng.IntN(50)
+			got, end := kt.collectFrom(lo, min, nil)
+			seen := map[*entry]bool{}
+			var maxH uint64
+			for _, s := range got {
+				if s.h < lo {
+					t.Fatalf("n=%d: returned a hash below lo", n)
+				}
+				if seen[s.ent] {
+					t.Fatalf("n=%d: %q returned twice", n, s.ent.key)
+				}
+				seen[s.ent] = true
+				maxH = max(maxH, s.h)
+			}
+			if !end && len(got) < min {
+				t.Fatalf("n=%d: %d entries, min %d, and not at the end", n, len(got), min)
+			}
+			for _, s := range all {
+				if s.h >= lo && (end || s.h <= maxH) && !seen[s.ent] {
+					t.Fatalf("n=%d lo=%x min=%d end=%v: %q (hash %x) missing", n, lo, min, end, s.ent.key, s.h)
+				}
+			}
+		}
+	}
 }
