@@ -34,6 +34,7 @@ type keyTable struct {
 	dir   []*ktable // len(dir) == 1<<depth
 	depth uint8     // global depth: hash bits the directory uses
 	n     int
+	sink  uint64 // keeps prefetch's loads from being optimised away
 }
 
 type ktable struct {
@@ -300,10 +301,6 @@ func (t *keyTable) check() string {
 	return ""
 }
 
-// prefetchSink keeps the loads of prefetch from being optimised away.
-// Written only under the engine lock.
-var prefetchSink uint64
-
 // prefetch loads the slots, then the entries, of up to 32 keys into the
 // CPU cache, in two passes of independent loads: the misses of all keys
 // overlap, where looking each key up in turn waits for two misses per key.
@@ -342,7 +339,7 @@ func (t *keyTable) prefetch(keys [][]byte) {
 			}
 		}
 	}
-	prefetchSink += sink
+	t.sink += sink
 }
 
 // collectFrom appends entries whose hash is at least lo, in slot order,

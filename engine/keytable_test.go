@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -287,4 +288,26 @@ func TestKeyTable_CollectFrom(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPrefetch_TwoEnginesAtOnce: engines in one process (a Redlock
+// fixture's nodes) prefetch at the same time under their own locks; under
+// -race this catches state shared between them.
+func TestPrefetch_TwoEnginesAtOnce(t *testing.T) {
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		e := New(Config{})
+		e.Lock()
+		e.setString([]byte("a"), []byte("v"), 0, false, 0)
+		e.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 1000; j++ {
+				e.Prefetch(keys)
+			}
+		}()
+	}
+	wg.Wait()
 }
