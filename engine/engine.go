@@ -30,12 +30,14 @@ var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
 func (k Kind) String() string { return kindNames[k] }
 
 // entry is one key's value: a string in str, any other kind in obj. It is
-// kept to 48 bytes, a lock's whole overhead beside its key and token (the
-// size matters at millions of locks): a plain string has no obj. It holds
-// its key so that the expiry index can hold entries, not keys (expiry.Index:
-// ordering by address costs no key loads).
+// kept to 48 bytes, a lock's whole overhead beside its key's and token's
+// bytes, which SET allocates in the same object (newStringEntry; the size
+// matters at millions of locks): a plain string has no obj. It holds its
+// key for the keyspace table (keyTable compares it) and so that the expiry
+// index can hold entries, not keys (expiry.Index: ordering by address costs
+// no key loads).
 type entry struct {
-	key      string // the key it is stored under (the map's key shares its bytes)
+	key      string // the key it is stored under
 	str      string
 	deadline int64   // monotonic ms; 0 = no deadline
 	obj      *object // nil for a plain string
@@ -323,7 +325,7 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	now := e.clock.Mono()
 	due := e.idx.PopDue(now, max, e.due[:0]) // off the index already
 	for i, it := range due {
-		// The index holds exactly the entries in the map that have a
+		// The index holds exactly the entries in the table that have a
 		// deadline (CheckInvariants), so the entry is the key's.
 		ent := it.Ref
 		e.keys.delete(ent.key)
