@@ -108,7 +108,7 @@ func BenchmarkReclaimDue_MassExpiry(b *testing.B) {
 
 // BenchmarkLockCycle is one granted acquire (SET NX PX on a free key) and
 // its release (DEL): the keyspace work of a lock. A grant stores the key,
-// the token and the entry in one object (newStringEntry), so it allocates
+// the token and the entry in one object (newEntry), so it allocates
 // once; the release, the refused acquire (BenchmarkSetNXPX) and GET
 // allocate nothing.
 func BenchmarkLockCycle(b *testing.B) {

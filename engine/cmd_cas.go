@@ -86,7 +86,7 @@ func setCondition(c *Ctx, flags int, key, match []byte, found bool) int {
 		c.W.WriteError(ErrWrongType)
 		return condReplied
 	}
-	if condHolds(flags&objIfConds, ent.str, match) {
+	if condHolds(flags&objIfConds, ent.str(), match) {
 		return condOK
 	}
 	return condFailed
@@ -137,7 +137,7 @@ func cmdDelex(c *Ctx) {
 		if !validCondValue(c, c.Args[2], match) {
 			return
 		}
-		if !condHolds(cond, ent.str, match) {
+		if !condHolds(cond, ent.str(), match) {
 			c.W.WriteInt(0)
 			return
 		}
@@ -156,5 +156,5 @@ func cmdDigest(c *Ctx) {
 		c.W.WriteNull()
 		return
 	}
-	c.W.WriteBulkString(digest(ent.str))
+	c.W.WriteBulkString(digest(ent.str()))
 }

@@ -56,8 +56,7 @@ func hashForWrite(c *Ctx, key []byte) (*hash, bool) {
 	}
 	if h == nil {
 		h = newHash()
-		k := string(key)
-		c.Eng.keys.put(&entry{key: k, obj: &object{kind: KindHash, v: h}})
+		c.Eng.keys.put(newObjEntry(key, &object{kind: KindHash, v: h}))
 	}
 	return h, true
 }

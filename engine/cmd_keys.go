@@ -212,8 +212,8 @@ func cmdKeys(c *Ctx) {
 		if ent.deadline != 0 && ent.deadline <= c.Now {
 			return true
 		}
-		if all || Match(pat, []byte(ent.key), false) {
-			out = append(out, ent.key)
+		if all || Match(pat, []byte(ent.key()), false) {
+			out = append(out, ent.key())
 		}
 		return true
 	})
@@ -291,7 +291,7 @@ func cmdScan(c *Ctx) {
 	}
 	var out []string
 	for _, b := range batch {
-		k := b.ent.key
+		k := b.ent.key()
 		ent := c.Eng.lookup([]byte(k), c.Now) // expires it lazily if due
 		if ent == nil {
 			continue
@@ -373,7 +373,7 @@ func (e *Engine) flush() {
 	e.nextWake = 0
 	if len(e.onModified) > 0 {
 		old.each(func(ent *entry) bool {
-			e.modified(ent.key)
+			e.modified(ent.key())
 			return true
 		})
 	}

@@ -73,10 +73,9 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 // calls modified. Requires e.mu.
 func (e *Engine) createList(key []byte) (*entry, *list) {
 	l := &list{}
-	k := string(key)
-	ent := &entry{key: k, obj: &object{kind: KindList, v: l}}
+	ent := newObjEntry(key, &object{kind: KindList, v: l})
 	e.keys.put(ent)
-	e.signalReady(k)
+	e.signalReady(ent.key())
 	return ent, l
 }
 

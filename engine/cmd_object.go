@@ -29,7 +29,7 @@ func stringEncoding(ent *entry) (enc string, shared bool) {
 	if _, raw := ent.objValue().(rawString); raw {
 		return "raw", false
 	}
-	s := ent.str
+	s := ent.str()
 	if len(s) <= 20 {
 		if n, ok := parseInt([]byte(s)); ok {
 			return "int", n >= 0 && n < sharedIntegers

@@ -164,7 +164,7 @@ func replyGet(c *Ctx, key []byte) bool {
 	if ent == nil {
 		c.W.WriteNull()
 	} else {
-		c.W.WriteBulkString(ent.str)
+		c.W.WriteBulkString(ent.str())
 	}
 	return true
 }
@@ -257,7 +257,7 @@ func cmdGetDel(c *Ctx) {
 		c.W.WriteNull()
 		return
 	}
-	c.W.WriteBulkString(ent.str)
+	c.W.WriteBulkString(ent.str())
 	c.Eng.del(c.Args[1], c.Now)
 }
 
@@ -284,7 +284,7 @@ func cmdGetEx(c *Ctx) {
 			return
 		}
 	}
-	c.W.WriteBulkString(ent.str)
+	c.W.WriteBulkString(ent.str())
 	switch {
 	case expire != nil && deadline <= c.Now:
 		c.Eng.del(key, c.Now)
@@ -305,7 +305,7 @@ func cmdMGet(c *Ctx) {
 		if ent == nil || ent.kind() != KindString {
 			c.W.WriteNull()
 		} else {
-			c.W.WriteBulkString(ent.str)
+			c.W.WriteBulkString(ent.str())
 		}
 	}
 }
@@ -356,7 +356,7 @@ func cmdGetRange(c *Ctx) {
 		c.W.WriteBulkString("")
 		return
 	}
-	s := ent.str
+	s := ent.str()
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
 		c.W.WriteBulkString("")
@@ -394,7 +394,7 @@ func cmdStrlen(c *Ctx) {
 		c.W.WriteInt(0)
 		return
 	}
-	c.W.WriteInt(int64(len(ent.str)))
+	c.W.WriteInt(int64(len(ent.str())))
 }
 
 // APPEND key value
@@ -410,10 +410,11 @@ func cmdAppend(c *Ctx) {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
-	ent.str += string(c.Args[2])
-	ent.obj = &object{kind: KindString, v: rawString{}} // cmd_object.go: APPEND leaves a "raw" string
-	c.Eng.modified(string(key))
-	c.W.WriteInt(int64(len(ent.str)))
+	nu := newEntry(key, append([]byte(ent.str()), c.Args[2]...))
+	nu.obj = &object{kind: KindString, v: rawString{}} // cmd_object.go: APPEND leaves a "raw" string
+	c.Eng.replaceEntry(ent, nu, ent.deadline)
+	c.Eng.modified(nu.key())
+	c.W.WriteInt(int64(nu.vlen))
 }
 
 // incrDecr is Redis's incrDecrCommand: the value must hold an integer;
@@ -427,7 +428,7 @@ func incrDecr(c *Ctx, by int64) {
 			c.W.WriteError(ErrWrongType)
 			return
 		}
-		v, ok := parseInt([]byte(ent.str))
+		v, ok := parseInt([]byte(ent.str()))
 		if !ok {
 			c.W.WriteError(ErrNotInteger)
 			return

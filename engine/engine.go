@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"math"
+	"math/bits"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,18 +32,40 @@ var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
 
 func (k Kind) String() string { return kindNames[k] }
 
-// entry is one key's value: a string in str, any other kind in obj. It is
-// kept to 48 bytes, a lock's whole overhead beside its key's and token's
-// bytes, which SET allocates in the same object (newStringEntry; the size
-// matters at millions of locks): a plain string has no obj. It holds its
-// key for the keyspace table (keyTable compares it) and so that the expiry
-// index can hold entries, not keys (expiry.Index: ordering by address costs
-// no key loads).
+// entry is one key's value. The bytes of its key, and of a string value,
+// follow this 24-byte header in the same allocation (allocEntry): a held
+// lock with a 12-byte key and a 32-byte token is one 80-byte object, and a
+// lookup that finds the entry finds its key and value on the same cache
+// lines. The bytes are never written after the entry is made (key and str
+// hand them out as strings): a new value makes a new entry (replaceEntry).
+// Any other kind of value is in obj. The entry holds its key for the
+// keyspace table (keyTable compares it) and so that the expiry index can
+// hold entries, not keys (expiry.Index: ordering by address costs no key
+// loads).
 type entry struct {
-	key      string // the key it is stored under
-	str      string
 	deadline int64   // monotonic ms; 0 = no deadline
 	obj      *object // nil for a plain string
+	klen     uint32  // key bytes after the header
+	vlen     uint32  // string value bytes after the key
+}
+
+// entryHeader is the size of entry, where its bytes begin.
+const entryHeader = unsafe.Sizeof(entry{})
+
+// key returns the key the entry is stored under.
+func (ent *entry) key() string {
+	if ent.klen == 0 {
+		return "" // never a pointer past the allocation
+	}
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader)), ent.klen)
+}
+
+// str returns a string value's bytes ("" for another kind).
+func (ent *entry) str() string {
+	if ent.vlen == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader+uintptr(ent.klen))), ent.vlen)
 }
 
 // object is the value of a key that is not a plain string: a hash, a list,
@@ -236,8 +261,8 @@ func (e *Engine) del(key []byte, now int64) bool {
 	if ent == nil {
 		return false
 	}
-	e.removeKey(ent.key, ent)
-	e.modified(ent.key)
+	e.removeKey(ent.key(), ent)
+	e.modified(ent.key())
 	return true
 }
 
@@ -250,20 +275,31 @@ func (e *Engine) setString(key, val []byte, deadline int64, keepTTL bool, now in
 // setStringAt is setString for a caller that has just looked key up: ent is
 // what lookup returned. val is copied.
 func (e *Engine) setStringAt(key []byte, ent *entry, val []byte, deadline int64, keepTTL bool) {
+	nu := newEntry(key, val)
 	if ent == nil {
-		ent = newStringEntry(key, val)
-		e.keys.put(ent)
+		e.keys.put(nu)
 		if deadline != 0 {
-			e.setDeadlineKey(ent.key, ent, deadline)
+			e.setDeadlineKey(nu.key(), nu, deadline)
 		}
-		e.modified(ent.key)
-		return
+	} else {
+		if keepTTL {
+			deadline = ent.deadline
+		}
+		e.replaceEntry(ent, nu, deadline)
 	}
-	ent.str, ent.obj = string(val), nil
-	if !keepTTL {
-		e.setDeadline(key, ent, deadline)
+	e.modified(nu.key())
+}
+
+// replaceEntry puts nu in old's place, with deadline (0 = none): an
+// entry's bytes never change, so a new value is a new entry.
+func (e *Engine) replaceEntry(old, nu *entry, deadline int64) {
+	if old.deadline != 0 {
+		e.idx.Remove(old, old.deadline)
 	}
-	e.modified(string(key))
+	e.keys.put(nu)
+	if deadline != 0 {
+		e.setDeadlineKey(nu.key(), nu, deadline)
+	}
 }
 
 // setDeadline changes ent's deadline, keeping the index in step.
@@ -276,7 +312,7 @@ func (e *Engine) setDeadline(key []byte, ent *entry, deadline int64) {
 	}
 	ent.deadline = 0
 	if deadline != 0 {
-		e.setDeadlineKey(ent.key, ent, deadline)
+		e.setDeadlineKey(ent.key(), ent, deadline)
 	}
 }
 
@@ -328,9 +364,9 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 		// The index holds exactly the entries in the table that have a
 		// deadline (CheckInvariants), so the entry is the key's.
 		ent := it.Ref
-		e.keys.delete(ent.key)
+		e.keys.delete(ent.key())
 		e.Stats.ExpiredKeys.Add(1)
-		e.modified(ent.key)
+		e.modified(ent.key())
 		due[i].Ref = nil // do not keep it alive in the buffer
 	}
 	e.due = due[:0]
@@ -354,8 +390,8 @@ func (e *Engine) CheckInvariants() string {
 	withDeadline := 0
 	bad := ""
 	e.keys.each(func(ent *entry) bool {
-		if e.keys.getString(ent.key) != ent {
-			bad = "entry for key " + ent.key + " is not found under it"
+		if e.keys.getString(ent.key()) != ent {
+			bad = "entry for key " + ent.key() + " is not found under it"
 			return false
 		}
 		if ent.deadline != 0 {
@@ -373,16 +409,16 @@ func (e *Engine) CheckInvariants() string {
 	e.idx.Scan(func(it expiry.Item[entry]) bool {
 		ent := it.Ref
 		if seen[ent] {
-			bad = "key " + ent.key + " is in the expiry index twice"
+			bad = "key " + ent.key() + " is in the expiry index twice"
 			return false
 		}
 		seen[ent] = true
-		if e.keys.getString(ent.key) != ent {
-			bad = "expiry index holds an entry not in the keyspace, key " + ent.key
+		if e.keys.getString(ent.key()) != ent {
+			bad = "expiry index holds an entry not in the keyspace, key " + ent.key()
 			return false
 		}
 		if ent.deadline != it.Deadline {
-			bad = "expiry index deadline differs for key " + ent.key
+			bad = "expiry index deadline differs for key " + ent.key()
 			return false
 		}
 		return true
@@ -404,59 +440,87 @@ func (e *Engine) KeyCount() (keys, expires int) {
 	return e.keys.len(), e.idx.Len()
 }
 
-// entryWith is an entry allocated together with the bytes of its key and
-// value (newStringEntry).
+// entryWith is an entry allocated together with room for its bytes.
 type entryWith[B any] struct {
 	entry
 	b B
 }
 
-// newStringEntry returns an entry for key holding the string val, with
-// both copied into the entry's own allocation when they fit one of Go's
-// small size classes: one object instead of three, and a lookup that finds
-// the entry finds its key and value in the same cache lines. The bytes are
-// never written again (a later SET stores a new string), so the key and
-// str strings stay immutable as Go requires.
-func newStringEntry(key, val []byte) *entry {
-	var ent *entry
-	var b []byte
-	// 48-byte entry + b: the sizes of Go's size classes 64 to 256
-	switch n := len(key) + len(val); {
-	case n <= 16:
-		p := new(entryWith[[16]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 32:
-		p := new(entryWith[[32]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 48:
-		p := new(entryWith[[48]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 64:
-		p := new(entryWith[[64]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 80:
-		p := new(entryWith[[80]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 112:
-		p := new(entryWith[[112]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 144:
-		p := new(entryWith[[144]byte])
-		ent, b = &p.entry, p.b[:]
-	case n <= 208:
-		p := new(entryWith[[208]byte])
-		ent, b = &p.entry, p.b[:]
-	default:
-		return &entry{key: string(key), str: string(val)}
+// allocEntry returns a zero entry followed, in the same allocation, by at
+// least n bytes. Up to 232 bytes it picks a fixed type per Go size class
+// (24-byte header + b: 32 to 256 bytes); beyond, a struct type made once
+// per size step by reflect (sizes round up by an eighth at most).
+func allocEntry(n int) *entry {
+	switch {
+	case n <= 8:
+		return &new(entryWith[[8]byte]).entry
+	case n <= 24:
+		return &new(entryWith[[24]byte]).entry
+	case n <= 40:
+		return &new(entryWith[[40]byte]).entry
+	case n <= 56:
+		return &new(entryWith[[56]byte]).entry
+	case n <= 72:
+		return &new(entryWith[[72]byte]).entry
+	case n <= 88:
+		return &new(entryWith[[88]byte]).entry
+	case n <= 104:
+		return &new(entryWith[[104]byte]).entry
+	case n <= 136:
+		return &new(entryWith[[136]byte]).entry
+	case n <= 168:
+		return &new(entryWith[[168]byte]).entry
+	case n <= 232:
+		return &new(entryWith[[232]byte]).entry
 	}
+	return (*entry)(reflect.New(bigEntryType(n)).UnsafePointer())
+}
+
+var bigEntryTypes sync.Map // rounded byte count -> reflect.Type
+
+// bigEntryType returns struct{ H entry; B [m]byte } for the smallest
+// step m >= n: steps are 1/8 of the power of two below n, so at most 64
+// types exist per doubling and none wastes more than an eighth.
+func bigEntryType(n int) reflect.Type {
+	step := 1 << (bits.Len(uint(n)) - 4) // n >= 233: step >= 16
+	m := (n + step - 1) &^ (step - 1)
+	if t, ok := bigEntryTypes.Load(m); ok {
+		return t.(reflect.Type)
+	}
+	t := reflect.StructOf([]reflect.StructField{
+		{Name: "H", Type: reflect.TypeOf(entry{})},
+		{Name: "B", Type: reflect.ArrayOf(m, reflect.TypeOf(byte(0)))},
+	})
+	bigEntryTypes.Store(m, t)
+	return t
+}
+
+// bytes returns the n bytes after ent's header, for filling a new entry.
+func (ent *entry) bytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader)), n)
+}
+
+// newEntry returns an entry for key holding the string val (obj nil) or,
+// with val empty, ready for obj. key and val are copied.
+func newEntry(key, val []byte) *entry {
+	if uint64(len(key)) > math.MaxUint32 || uint64(len(val)) > math.MaxUint32 {
+		panic("string exceeds maximum allowed size") // the server replies it as an error
+	}
+	ent := allocEntry(len(key) + len(val))
+	b := ent.bytes(len(key) + len(val))
 	copy(b, key)
 	copy(b[len(key):], val)
-	if len(key) > 0 {
-		ent.key = unsafe.String(&b[0], len(key))
-	}
-	if len(val) > 0 { // never a pointer past b's end
-		ent.str = unsafe.String(&b[len(key)], len(val))
-	}
+	ent.klen, ent.vlen = uint32(len(key)), uint32(len(val))
+	return ent
+}
+
+// newObjEntry returns an entry for key holding obj.
+func newObjEntry(key []byte, obj *object) *entry {
+	ent := newEntry(key, nil)
+	ent.obj = obj
 	return ent
 }
 

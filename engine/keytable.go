@@ -13,7 +13,7 @@ import (
 // slot's string header, then the key's bytes, then the entry, then the
 // value. Here a slot is the key's full 64-bit hash beside the entry
 // pointer, and the entry holds its key and (for a string made by SET) its
-// value in the same allocation (newStringEntry): a hit loads the slot,
+// value in the same allocation (newEntry): a hit loads the slot,
 // then one object.
 //
 // The layout is extendible hashing, as Go's own maps: a directory indexed
@@ -93,7 +93,7 @@ func (tb *ktable) find(h uint64, key string) int {
 		if s.ent == nil {
 			return -1
 		}
-		if s.h == h && s.ent.key == key {
+		if s.h == h && s.ent.key() == key {
 			return i
 		}
 	}
@@ -110,7 +110,7 @@ func (t *keyTable) get(key []byte) *entry {
 		if s.ent == nil {
 			return nil
 		}
-		if s.h == h && s.ent.key == string(key) {
+		if s.h == h && s.ent.key() == string(key) {
 			return s.ent
 		}
 	}
@@ -126,11 +126,11 @@ func (t *keyTable) getString(key string) *entry {
 	return nil
 }
 
-// put stores ent under ent.key, replacing any entry already there.
+// put stores ent under ent.key(), replacing any entry already there.
 func (t *keyTable) put(ent *entry) {
-	h := maphash.String(t.seed, ent.key)
+	h := maphash.String(t.seed, ent.key())
 	tb := t.table(h)
-	if i := tb.find(h, ent.key); i >= 0 {
+	if i := tb.find(h, ent.key()); i >= 0 {
 		tb.slots[i].ent = ent
 		return
 	}
@@ -280,14 +280,14 @@ func (t *keyTable) check() string {
 				continue
 			}
 			n++
-			if s.h != maphash.String(t.seed, s.ent.key) {
-				return "keytable: stored hash differs for key " + s.ent.key
+			if s.h != maphash.String(t.seed, s.ent.key()) {
+				return "keytable: stored hash differs for key " + s.ent.key()
 			}
 			if int(s.h>>(64-t.depth))&^(span-1) != first {
-				return "keytable: key " + s.ent.key + " is in the wrong table"
+				return "keytable: key " + s.ent.key() + " is in the wrong table"
 			}
-			if tb.find(s.h, s.ent.key) != j {
-				return "keytable: key " + s.ent.key + " is not reachable from its home slot"
+			if tb.find(s.h, s.ent.key()) != j {
+				return "keytable: key " + s.ent.key() + " is not reachable from its home slot"
 			}
 		}
 		if n != tb.n {
@@ -325,10 +325,9 @@ func (t *keyTable) prefetch(keys [][]byte) {
 				break
 			}
 			if s.h == h {
-				// the entry, then the ends of its key and value: in
-				// an entry of newStringEntry they can lie on the next
-				// cache line
-				k, v := s.ent.key, s.ent.str
+				// the entry, then the ends of its key and value,
+				// which can lie on the next cache line
+				k, v := s.ent.key(), s.ent.str()
 				if len(k) > 0 {
 					sink += uint64(k[len(k)-1])
 				}

@@ -32,8 +32,8 @@ func TestKeyTable_AgainstAMap(t *testing.T) {
 		seen := 0
 		kt.each(func(ent *entry) bool {
 			seen++
-			if model[ent.key] != ent {
-				t.Fatalf("step %d: each gave %q, not the model's entry", step, ent.key)
+			if model[ent.key()] != ent {
+				t.Fatalf("step %d: each gave %q, not the model's entry", step, ent.key())
 			}
 			return true
 		})
@@ -45,7 +45,7 @@ func TestKeyTable_AgainstAMap(t *testing.T) {
 		k := fmt.Sprintf("k%d", rng.IntN(space))
 		switch op := rng.IntN(10); {
 		case op < 6: // put (a new entry, replacing any)
-			ent := &entry{key: k}
+			ent := newEntry([]byte(k), nil)
 			kt.put(ent)
 			model[k] = ent
 		case op < 9:
@@ -87,7 +87,7 @@ func TestKeyTable_DeleteKeepsProbeRuns(t *testing.T) {
 		var keys []string
 		for i := 0; i < 6; i++ { // 6 of 8 slots: the table stays at 8
 			k := fmt.Sprintf("t%d-%d", trial, i)
-			kt.put(&entry{key: k})
+			kt.put(newEntry([]byte(k), nil))
 			keys = append(keys, k)
 		}
 		if len(kt.dir) != 1 || len(kt.dir[0].slots) != ktMinSlots {
@@ -111,16 +111,16 @@ func TestKeyTable_DeleteKeepsProbeRuns(t *testing.T) {
 	}
 }
 
-// TestNewStringEntry covers every size class boundary, empty keys and
-// values, and the fallback above the largest class.
-func TestNewStringEntry(t *testing.T) {
-	for _, n := range []int{0, 1, 15, 16, 17, 32, 33, 48, 64, 80, 81, 112, 144, 145, 208, 209, 5000} {
+// TestNewEntry covers every size class boundary, empty keys and values,
+// and the sizes above the largest class (types made by reflect).
+func TestNewEntry(t *testing.T) {
+	for _, n := range []int{0, 1, 8, 9, 24, 25, 40, 41, 56, 72, 88, 104, 105, 136, 168, 232, 233, 300, 1000, 5000, 70000} {
 		for _, klen := range []int{0, n / 3, n} {
 			key := []byte(strings.Repeat("k", klen))
 			val := []byte(strings.Repeat("v", n-klen))
-			ent := newStringEntry(key, val)
-			if ent.key != string(key) || ent.str != string(val) || ent.obj != nil || ent.deadline != 0 {
-				t.Fatalf("n=%d klen=%d: got key %q val %q", n, klen, ent.key, ent.str)
+			ent := newEntry(key, val)
+			if ent.key() != string(key) || ent.str() != string(val) || ent.obj != nil || ent.deadline != 0 {
+				t.Fatalf("n=%d klen=%d: got key %q val %q", n, klen, ent.key(), ent.str())
 			}
 			// the caller's buffers are reused by the next command
 			for i := range key {
@@ -129,10 +129,22 @@ func TestNewStringEntry(t *testing.T) {
 			for i := range val {
 				val[i] = 'y'
 			}
-			if strings.Contains(ent.key, "x") || strings.Contains(ent.str, "y") {
+			if strings.Contains(ent.key(), "x") || strings.Contains(ent.str(), "y") {
 				t.Fatalf("n=%d klen=%d: the entry shares the caller's bytes", n, klen)
 			}
 		}
+	}
+	for _, n := range []int{233, 240, 255, 256, 257, 1000, 4097, 1 << 20} {
+		m := bigEntryType(n).Field(1).Type.Len()
+		if m < n || m > n+n/8 {
+			t.Fatalf("bigEntryType(%d) holds %d bytes: want %d to %d", n, m, n, n+n/8)
+		}
+		if bigEntryType(n) != bigEntryType(n) {
+			t.Fatalf("bigEntryType(%d) makes a new type each time", n)
+		}
+	}
+	if entryHeader != 24 {
+		t.Fatalf("entry header is %d bytes, want 24 (the size classes assume it)", entryHeader)
 	}
 }
 
@@ -162,7 +174,7 @@ func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
 	}
 	e.Lock()
 	for i := 0; i < 5000; i++ {
-		if ent := e.keys.getString(fmt.Sprintf("k%d", i)); ent == nil || ent.str != fmt.Sprintf("v%d", i) {
+		if ent := e.keys.getString(fmt.Sprintf("k%d", i)); ent == nil || ent.str() != fmt.Sprintf("v%d", i) {
 			t.Fatalf("k%d changed", i)
 		}
 	}
@@ -249,11 +261,11 @@ func TestKeyTable_CollectFrom(t *testing.T) {
 		kt := newKeyTable()
 		var all []kslot
 		for i := 0; i < n; i++ {
-			ent := &entry{key: fmt.Sprintf("c%d-%d", n, i)}
+			ent := newEntry([]byte(fmt.Sprintf("c%d-%d", n, i)), nil)
 			kt.put(ent)
 		}
 		kt.each(func(ent *entry) bool {
-			all = append(all, kslot{maphash.String(kt.seed, ent.key), ent})
+			all = append(all, kslot{maphash.String(kt.seed, ent.key()), ent})
 			return true
 		})
 		for trial := 0; trial < 300; trial++ {
@@ -273,7 +285,7 @@ func TestKeyTable_CollectFrom(t *testing.T) {
 					t.Fatalf("n=%d: returned a hash below lo", n)
 				}
 				if seen[s.ent] {
-					t.Fatalf("n=%d: %q returned twice", n, s.ent.key)
+					t.Fatalf("n=%d: %q returned twice", n, s.ent.key())
 				}
 				seen[s.ent] = true
 				maxH = max(maxH, s.h)
@@ -283,7 +295,7 @@ func TestKeyTable_CollectFrom(t *testing.T) {
 			}
 			for _, s := range all {
 				if s.h >= lo && (end || s.h <= maxH) && !seen[s.ent] {
-					t.Fatalf("n=%d lo=%x min=%d end=%v: %q (hash %x) missing", n, lo, min, end, s.ent.key, s.h)
+					t.Fatalf("n=%d lo=%x min=%d end=%v: %q (hash %x) missing", n, lo, min, end, s.ent.key(), s.h)
 				}
 			}
 		}
