@@ -73,7 +73,7 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 // calls modified. Requires e.mu.
 func (e *Engine) createList(key []byte) (*entry, *list) {
 	l := &list{}
-	ent := newObjEntry(key, &object{kind: KindList, v: l})
+	ent := newObjEntry(key, nil, &object{kind: KindList, v: l})
 	e.keys.put(ent)
 	e.signalReady(ent.key())
 	return ent, l

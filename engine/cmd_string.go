@@ -410,8 +410,8 @@ func cmdAppend(c *Ctx) {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
-	nu := newEntry(key, append([]byte(ent.str()), c.Args[2]...))
-	nu.obj = &object{kind: KindString, v: rawString{}} // cmd_object.go: APPEND leaves a "raw" string
+	// cmd_object.go: APPEND leaves a "raw" string
+	nu := newObjEntry(key, append([]byte(ent.str()), c.Args[2]...), &object{kind: KindString, v: rawString{}})
 	c.Eng.replaceEntry(ent, nu, ent.deadline)
 	c.Eng.modified(nu.key())
 	c.W.WriteInt(int64(nu.vlen))

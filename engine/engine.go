@@ -44,7 +44,7 @@ func (k Kind) String() string { return kindNames[k] }
 // loads).
 type entry struct {
 	deadline int64   // monotonic ms; 0 = no deadline
-	obj      *object // nil for a plain string
+	obj      *object // nil for a plain string; set only by newObjEntry (see newEntry)
 	klen     uint32  // key bytes after the header
 	vlen     uint32  // string value bytes after the key
 }
@@ -503,25 +503,42 @@ func (ent *entry) bytes(n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader)), n)
 }
 
-// newEntry returns an entry for key holding the string val (obj nil) or,
-// with val empty, ready for obj. key and val are copied.
+// newEntry returns an entry for key holding the string val; both are
+// copied. A plain string's entry holds no pointer (obj is nil and stays
+// nil: a new value is a new entry), so it is allocated as pointer-free
+// memory, which the GC never scans: at a million locks that is a million
+// objects less to mark each cycle. Every entry that has an obj is made by
+// newObjEntry instead.
 func newEntry(key, val []byte) *entry {
+	checkEntrySize(key, val)
+	n := int(entryHeader) + len(key) + len(val)
+	b := make([]byte, n) // a multiple of 8 bytes from 24 on: aligned for the header
+	ent := (*entry)(unsafe.Pointer(unsafe.SliceData(b)))
+	fillEntry(ent, key, val)
+	return ent
+}
+
+// newObjEntry returns an entry for key holding obj (and, for a string with
+// an encoding marker, val), allocated with its pointer visible to the GC.
+func newObjEntry(key, val []byte, obj *object) *entry {
+	checkEntrySize(key, val)
+	ent := allocEntry(len(key) + len(val))
+	fillEntry(ent, key, val)
+	ent.obj = obj
+	return ent
+}
+
+func checkEntrySize(key, val []byte) {
 	if uint64(len(key)) > math.MaxUint32 || uint64(len(val)) > math.MaxUint32 {
 		panic("string exceeds maximum allowed size") // the server replies it as an error
 	}
-	ent := allocEntry(len(key) + len(val))
+}
+
+func fillEntry(ent *entry, key, val []byte) {
 	b := ent.bytes(len(key) + len(val))
 	copy(b, key)
 	copy(b[len(key):], val)
 	ent.klen, ent.vlen = uint32(len(key)), uint32(len(val))
-	return ent
-}
-
-// newObjEntry returns an entry for key holding obj.
-func newObjEntry(key []byte, obj *object) *entry {
-	ent := newEntry(key, nil)
-	ent.obj = obj
-	return ent
 }
 
 // Prefetch is a hint before a pipelined batch of commands runs: it brings

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,6 +143,13 @@ func TestNewEntry(t *testing.T) {
 		}
 		if bigEntryType(n) != bigEntryType(n) {
 			t.Fatalf("bigEntryType(%d) makes a new type each time", n)
+		}
+	}
+	for _, n := range []int{0, 7, 100, 300, 5000} {
+		val := []byte(strings.Repeat("v", n))
+		ent := newObjEntry([]byte("key"), val, &object{kind: KindString, v: rawString{}})
+		if ent.key() != "key" || ent.str() != string(val) || ent.kind() != KindString {
+			t.Fatalf("newObjEntry n=%d: key %q, %d value bytes, kind %v", n, ent.key(), len(ent.str()), ent.kind())
 		}
 	}
 	if entryHeader != 24 {
@@ -322,4 +331,33 @@ func TestPrefetch_TwoEnginesAtOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestObjEntry_SurvivesGC: an entry with an obj must be memory the GC
+// scans (newEntry's pointer-free allocation would let the obj be freed and
+// its memory reused while the entry still points to it).
+func TestObjEntry_SurvivesGC(t *testing.T) {
+	ents := make([]*entry, 2000)
+	for i := range ents {
+		h := newHash()
+		h.Set("f", strconv.Itoa(i))
+		ents[i] = newObjEntry([]byte("h"+strconv.Itoa(i)), nil, &object{kind: KindHash, v: h})
+	}
+	var junk [][]byte
+	for round := 0; round < 3; round++ {
+		runtime.GC()
+		for i := 0; i < 20000; i++ { // reuse whatever the GC freed
+			junk = append(junk, bytes.Repeat([]byte{0xff}, 64))
+		}
+		junk = junk[:0]
+	}
+	for i, ent := range ents {
+		h, ok := ent.obj.v.(*hash)
+		if ent.obj.kind != KindHash || !ok {
+			t.Fatalf("entry %d: its obj was freed and reused", i)
+		}
+		if v, _ := h.Get("f"); v != strconv.Itoa(i) {
+			t.Fatalf("entry %d: hash field is %q", i, v)
+		}
+	}
 }
