@@ -21,7 +21,9 @@ import (
 // (linear probing, backward-shift deletion, so no tombstones). A table
 // that fills doubles up to ktMaxSlots and then splits in two on its next
 // hash bit, so growth never rehashes more than one small table at a time
-// and the server never stalls on a resize of the whole keyspace.
+// and the server never stalls on a resize of the whole keyspace. A table
+// under 1/8 full halves; tables are never merged again, so the directory
+// keeps its size (8 bytes an entry) after the keys are gone.
 //
 // Within a table a key's home slot is taken from the hash bits just below
 // the ones the directory uses, so the slots of all tables in directory
@@ -234,6 +236,14 @@ func (t *keyTable) delete(key string) bool {
 	tb.slots[i] = kslot{}
 	tb.n--
 	t.n--
+	if tb.n*8 < len(tb.slots) && len(tb.slots) > ktMinSlots {
+		// Under 1/8 full: halve it (to under 1/4 full, so it does not
+		// grow again soon), as Redis shrinks a dict, so that a burst of
+		// keys does not keep its memory once they are gone.
+		smaller := newKtable(len(tb.slots)/2, tb.depth)
+		tb.moveTo(smaller, smaller)
+		*tb = *smaller
+	}
 	return true
 }
 

@@ -361,3 +361,46 @@ func TestObjEntry_SurvivesGC(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyTable_ShrinksAfterABurst: once a burst of keys is deleted the
+// tables halve down to a few slots each, and what is left stays intact.
+func TestKeyTable_ShrinksAfterABurst(t *testing.T) {
+	kt := newKeyTable()
+	for i := 0; i < 50000; i++ {
+		kt.put(newEntry([]byte("k"+strconv.Itoa(i)), nil))
+	}
+	slots := func() (n int) {
+		for i, tb := range kt.dir {
+			if i&(1<<(kt.depth-tb.depth)-1) == 0 {
+				n += len(tb.slots)
+			}
+		}
+		return n
+	}
+	full := slots()
+	for i := 0; i < 50000; i++ {
+		if i%100 != 0 && !kt.delete("k"+strconv.Itoa(i)) {
+			t.Fatalf("k%d not deleted", i)
+		}
+	}
+	if msg := kt.check(); msg != "" {
+		t.Fatal(msg)
+	}
+	if kt.len() != 500 {
+		t.Fatalf("%d keys left, want 500", kt.len())
+	}
+	for i := 0; i < 50000; i += 100 {
+		if kt.getString("k"+strconv.Itoa(i)) == nil {
+			t.Fatalf("k%d lost in the shrinking", i)
+		}
+	}
+	// 500 keys over the tables: none may be under 1/8 full unless minimal
+	for i, tb := range kt.dir {
+		if i&(1<<(kt.depth-tb.depth)-1) == 0 && tb.n*8 < len(tb.slots) && len(tb.slots) > ktMinSlots {
+			t.Fatalf("a table of %d slots holds %d keys", len(tb.slots), tb.n)
+		}
+	}
+	if after := slots(); after*10 > full {
+		t.Fatalf("%d slots before the deletes, %d after: the tables did not shrink", full, after)
+	}
+}
