@@ -479,7 +479,7 @@ func allocEntry(n int) *entry {
 var bigEntryTypes sync.Map // rounded byte count -> reflect.Type
 
 // bigEntryType returns struct{ H entry; B [m]byte } for the smallest
-// step m >= n: steps are 1/8 of the power of two below n, so at most 64
+// step m >= n: steps are 1/8 of the power of two below n, so at most 8
 // types exist per doubling and none wastes more than an eighth.
 func bigEntryType(n int) reflect.Type {
 	step := 1 << (bits.Len(uint(n)) - 4) // n >= 233: step >= 16

@@ -130,14 +130,19 @@ func (t *keyTable) getString(key string) *entry {
 
 // put stores ent under ent.key(), replacing any entry already there.
 func (t *keyTable) put(ent *entry) {
-	h := maphash.String(t.seed, ent.key())
+	t.putHashed(maphash.String(t.seed, ent.key()), ent)
+}
+
+// putHashed is put for an entry whose key hashes to h.
+func (t *keyTable) putHashed(h uint64, ent *entry) {
 	tb := t.table(h)
 	if i := tb.find(h, ent.key()); i >= 0 {
 		tb.slots[i].ent = ent
 		return
 	}
-	// a split can leave (with vanishing odds) one half still full: loop
-	for (tb.n+1)*4 > len(tb.slots)*3 && tb.depth < 48 {
+	// a split can leave one half still full: loop (grow doubles a table
+	// whose entries a split would not separate, so this ends)
+	for (tb.n+1)*4 > len(tb.slots)*3 {
 		t.grow(tb, h)
 		tb = t.table(h)
 	}
@@ -159,7 +164,7 @@ func (tb *ktable) insert(h uint64, ent *entry) {
 // grow makes room in tb, the table for hash h: it doubles a small table
 // in place, or splits a full-sized one on its next hash bit.
 func (t *keyTable) grow(tb *ktable, h uint64) {
-	if len(tb.slots) < ktMaxSlots {
+	if len(tb.slots) < ktMaxSlots || !tb.splits() {
 		bigger := newKtable(len(tb.slots)*2, tb.depth)
 		tb.moveTo(bigger, bigger)
 		*tb = *bigger
@@ -188,6 +193,28 @@ func (t *keyTable) grow(tb *ktable, h uint64) {
 			t.dir[first+i] = hi
 		}
 	}
+}
+
+// splits reports whether tb should split rather than double: whether
+// its entries' hashes differ within the 16 bits below its local depth, so
+// that splitting (perhaps a few times) separates them. Hashes that agree
+// on all of them (a collision no random seed makes) would double the
+// directory without end; their table grows past ktMaxSlots instead.
+func (tb *ktable) splits() bool {
+	if tb.depth >= 48 {
+		return false
+	}
+	mask := uint64(0xffff) << (48 - tb.depth) // the 16 bits below the depth
+	first, have, diff := uint64(0), false, uint64(0)
+	for _, s := range tb.slots {
+		if s.ent != nil {
+			if !have {
+				first, have = s.h, true
+			}
+			diff |= s.h ^ first
+		}
+	}
+	return diff&mask != 0
 }
 
 // moveTo inserts tb's entries into lo or hi by the hash bit below tb's

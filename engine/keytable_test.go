@@ -315,6 +315,9 @@ func TestKeyTable_CollectFrom(t *testing.T) {
 // fixture's nodes) prefetch at the same time under their own locks; under
 // -race this catches state shared between them.
 func TestPrefetch_TwoEnginesAtOnce(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("checks nothing without the race detector")
+	}
 	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
@@ -403,4 +406,104 @@ func TestKeyTable_ShrinksAfterABurst(t *testing.T) {
 	if after := slots(); after*10 > full {
 		t.Fatalf("%d slots before the deletes, %d after: the tables did not shrink", full, after)
 	}
+}
+
+// TestKeyTable_UnseparableHashesGrowTheTable: keys whose hashes agree on
+// every bit a split could use must make their table grow, not double the
+// directory without end (which never finishes, then the insert spins on a
+// full table). Hashes are given directly: no real key set collides so.
+func TestKeyTable_UnseparableHashesGrowTheTable(t *testing.T) {
+	kt := newKeyTable()
+	const n = 10000 // over 3/4 of ktMaxSlots, all on one hash
+	h := uint64(0x9e3779b97f4a7c15)
+	var ents []*entry
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < n; i++ {
+			ent := newEntry([]byte("same"+strconv.Itoa(i)), nil)
+			kt.putHashed(h, ent)
+			ents = append(ents, ent)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("inserting colliding hashes did not finish")
+	}
+	if kt.depth > 1 {
+		t.Fatalf("directory depth %d for keys no split can separate", kt.depth)
+	}
+	tb := kt.table(h)
+	if len(tb.slots) <= ktMaxSlots || tb.n != n {
+		t.Fatalf("the table has %d slots and %d keys", len(tb.slots), tb.n)
+	}
+	for _, ent := range ents {
+		if tb.find(h, ent.key()) < 0 {
+			t.Fatalf("%q unreachable", ent.key())
+		}
+	}
+}
+
+// TestKeyTable_MixedDepths: keys chosen so that one hash prefix holds far
+// more than the rest make its tables split several levels deeper than the
+// others, so that splits of a table shallower than the directory by two
+// or more, and each's skipping of repeated directory entries, are run.
+func TestKeyTable_MixedDepths(t *testing.T) {
+	kt := newKeyTable()
+	model := map[string]bool{}
+	add := func(prefix uint64, n int) {
+		for i := 0; n > 0; i++ {
+			k := "m" + strconv.FormatUint(prefix, 10) + "-" + strconv.Itoa(i)
+			if maphash.String(kt.seed, k)>>62 == prefix {
+				kt.put(newEntry([]byte(k), nil))
+				model[k] = true
+				n--
+			}
+		}
+	}
+	// first a quarter of the hash space, densely: its tables and the
+	// directory split deep while the rest stay one shallow table each
+	add(0, 30000)
+	minD, maxD := kt.depth, uint8(0)
+	for _, tb := range kt.dir {
+		minD, maxD = min(minD, tb.depth), max(maxD, tb.depth)
+	}
+	if maxD-minD < 2 {
+		t.Fatalf("table depths %d to %d: not mixed enough to test", minD, maxD)
+	}
+	// then another quarter: its shallow table now splits while it fills
+	// four or more directory entries
+	add(3, 20000)
+	if msg := kt.check(); msg != "" {
+		t.Fatal(msg)
+	}
+	seen := map[string]int{}
+	kt.each(func(ent *entry) bool { seen[ent.key()]++; return true })
+	if len(seen) != len(model) {
+		t.Fatalf("each visited %d distinct keys of %d", len(seen), len(model))
+	}
+	for k, c := range seen {
+		if c != 1 || !model[k] {
+			t.Fatalf("each visited %q %d times", k, c)
+		}
+	}
+	for k := range model {
+		if !kt.delete(k) {
+			t.Fatalf("%q lost", k)
+		}
+	}
+	if msg := kt.check(); msg != "" || kt.len() != 0 {
+		t.Fatalf("after deleting all: %s, %d left", msg, kt.len())
+	}
+}
+
+// TestPrefetch_SkipsWhileABusyScriptOwnsTheKeyspace: while a busy script
+// has yielded the lock (busyYield), Prefetch must not read the keyspace
+// (the script may be writing it). A nil directory makes any read panic.
+func TestPrefetch_SkipsWhileABusyScriptOwnsTheKeyspace(t *testing.T) {
+	e := New(Config{})
+	e.busyYield.Store(true)
+	e.keys.dir = nil
+	e.Prefetch([][]byte{[]byte("a"), []byte("b")})
 }
