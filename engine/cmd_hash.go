@@ -44,7 +44,7 @@ func getHash(c *Ctx, key []byte, read bool) (ent *entry, h *hash, ok bool) {
 		c.W.WriteError(ErrWrongType)
 		return nil, nil, false
 	}
-	return ent, ent.obj.v.(*hash), true
+	return ent, ent.obj().v.(*hash), true
 }
 
 // hashForWrite is Redis's hashTypeLookupWriteOrCreate: the hash under key,

@@ -65,7 +65,7 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 		c.W.WriteError(ErrWrongType)
 		return nil, nil, false
 	}
-	return ent, ent.obj.v.(*list), true
+	return ent, ent.obj().v.(*list), true
 }
 
 // createList adds an empty list under key and wakes clients waiting for
@@ -491,7 +491,7 @@ func cmdLPos(c *Ctx) {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
-	l := ent.obj.v.(*list)
+	l := ent.obj().v.(*list)
 	elem := string(c.Args[2])
 	n := int64(l.Len())
 	var matches int64

@@ -63,7 +63,7 @@ func cmdObjectEncoding(c *Ctx) {
 		enc, _ := stringEncoding(ent)
 		c.W.WriteBulkString(enc)
 	case KindHash:
-		c.W.WriteBulkString(ent.obj.v.(*hash).Encoding())
+		c.W.WriteBulkString(ent.obj().v.(*hash).Encoding())
 	case KindList:
 		c.W.WriteBulkString("quicklist")
 	default:

@@ -33,31 +33,46 @@ var kindNames = [...]string{"string", "hash", "list", "set", "zset"}
 func (k Kind) String() string { return kindNames[k] }
 
 // entry is one key's value. The bytes of its key, and of a string value,
-// follow this 24-byte header in the same allocation (allocEntry): a held
-// lock with a 12-byte key and a 32-byte token is one 80-byte object, and a
-// lookup that finds the entry finds its key and value on the same cache
-// lines. The bytes are never written after the entry is made (key and str
-// hand them out as strings): a new value makes a new entry (replaceEntry).
-// Any other kind of value is in obj. The entry holds its key for the
-// keyspace table (keyTable compares it) and so that the expiry index can
-// hold entries, not keys (expiry.Index: ordering by address costs no key
-// loads).
+// follow this 16-byte header in the same allocation: a held lock with a
+// 12-byte key and a 32-byte token is one 64-byte object, and a lookup that
+// finds the entry finds its key and value on the same cache lines. The
+// bytes are never written after the entry is made (key and str hand them
+// out as strings): a new value makes a new entry (replaceEntry). Any other
+// kind of value is an *object stored right after the header, before the
+// bytes, and only there (entryHasObj in klen; newObjEntry): a plain string
+// pays nothing for it. The entry holds its key for the keyspace table
+// (keyTable compares it) and so that the expiry index can hold entries,
+// not keys (expiry.Index: ordering by address costs no key loads).
 type entry struct {
-	deadline int64   // monotonic ms; 0 = no deadline
-	obj      *object // nil for a plain string; set only by newObjEntry (see newEntry)
-	klen     uint32  // key bytes after the header
-	vlen     uint32  // string value bytes after the key
+	deadline int64  // monotonic ms; 0 = no deadline
+	klen     uint32 // key bytes; entryHasObj set if an *object follows the header
+	vlen     uint32 // string value bytes after the key
 }
 
-// entryHeader is the size of entry, where its bytes begin.
-const entryHeader = unsafe.Sizeof(entry{})
+// entryHeader is the size of entry; entryHasObj marks (in klen) an entry
+// whose header is followed by an *object, its bytes beginning after that.
+const (
+	entryHeader = unsafe.Sizeof(entry{})
+	entryHasObj = 1 << 31
+	objSize     = unsafe.Sizeof((*object)(nil))
+)
+
+// data is where the entry's bytes begin: after the header, and after the
+// obj pointer if there is one (computed without a branch: key is on every
+// lookup's path).
+func (ent *entry) data() unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(ent), entryHeader+uintptr(ent.klen>>31)*objSize)
+}
+
+func (ent *entry) keyLen() uint32 { return ent.klen &^ entryHasObj }
 
 // key returns the key the entry is stored under.
 func (ent *entry) key() string {
-	if ent.klen == 0 {
+	n := ent.keyLen()
+	if n == 0 {
 		return "" // never a pointer past the allocation
 	}
-	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader)), ent.klen)
+	return unsafe.String((*byte)(ent.data()), n)
 }
 
 // str returns a string value's bytes ("" for another kind).
@@ -65,7 +80,7 @@ func (ent *entry) str() string {
 	if ent.vlen == 0 {
 		return ""
 	}
-	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader+uintptr(ent.klen))), ent.vlen)
+	return unsafe.String((*byte)(unsafe.Add(ent.data(), ent.keyLen())), ent.vlen)
 }
 
 // object is the value of a key that is not a plain string: a hash, a list,
@@ -75,19 +90,29 @@ type object struct {
 	v    any
 }
 
+// obj returns the entry's object, nil for a plain string.
+func (ent *entry) obj() *object {
+	if ent.klen&entryHasObj == 0 {
+		return nil
+	}
+	return *(**object)(unsafe.Add(unsafe.Pointer(ent), entryHeader))
+}
+
 func (ent *entry) kind() Kind {
-	if ent.obj == nil {
+	o := ent.obj()
+	if o == nil {
 		return KindString
 	}
-	return ent.obj.kind
+	return o.kind
 }
 
 // objValue returns obj's value, nil for a plain string.
 func (ent *entry) objValue() any {
-	if ent.obj == nil {
+	o := ent.obj()
+	if o == nil {
 		return nil
 	}
-	return ent.obj.v
+	return o.v
 }
 
 // Stats are counters exported through INFO.
@@ -440,47 +465,50 @@ func (e *Engine) KeyCount() (keys, expires int) {
 	return e.keys.len(), e.idx.Len()
 }
 
-// entryWith is an entry allocated together with room for its bytes.
-type entryWith[B any] struct {
+// objEntryWith is an entry with an object, allocated together with room
+// for its bytes; the GC sees its obj pointer.
+type objEntryWith[B any] struct {
 	entry
-	b B
+	obj *object
+	b   B
 }
 
-// allocEntry returns a zero entry followed, in the same allocation, by at
-// least n bytes. Up to 232 bytes it picks a fixed type per Go size class
-// (24-byte header + b: 32 to 256 bytes); beyond, a struct type made once
-// per size step by reflect (sizes round up by an eighth at most).
-func allocEntry(n int) *entry {
+// allocObjEntry returns a zero entry with room for an obj pointer followed,
+// in the same allocation, by at least n bytes. Up to 232 bytes it picks a
+// fixed type per Go size class (24 bytes of header and obj + b: 32 to 256
+// bytes); beyond, a struct type made once per size step by reflect (sizes
+// round up by an eighth at most).
+func allocObjEntry(n int) *entry {
 	switch {
 	case n <= 8:
-		return &new(entryWith[[8]byte]).entry
+		return &new(objEntryWith[[8]byte]).entry
 	case n <= 24:
-		return &new(entryWith[[24]byte]).entry
+		return &new(objEntryWith[[24]byte]).entry
 	case n <= 40:
-		return &new(entryWith[[40]byte]).entry
+		return &new(objEntryWith[[40]byte]).entry
 	case n <= 56:
-		return &new(entryWith[[56]byte]).entry
+		return &new(objEntryWith[[56]byte]).entry
 	case n <= 72:
-		return &new(entryWith[[72]byte]).entry
+		return &new(objEntryWith[[72]byte]).entry
 	case n <= 88:
-		return &new(entryWith[[88]byte]).entry
+		return &new(objEntryWith[[88]byte]).entry
 	case n <= 104:
-		return &new(entryWith[[104]byte]).entry
+		return &new(objEntryWith[[104]byte]).entry
 	case n <= 136:
-		return &new(entryWith[[136]byte]).entry
+		return &new(objEntryWith[[136]byte]).entry
 	case n <= 168:
-		return &new(entryWith[[168]byte]).entry
+		return &new(objEntryWith[[168]byte]).entry
 	case n <= 232:
-		return &new(entryWith[[232]byte]).entry
+		return &new(objEntryWith[[232]byte]).entry
 	}
 	return (*entry)(reflect.New(bigEntryType(n)).UnsafePointer())
 }
 
 var bigEntryTypes sync.Map // rounded byte count -> reflect.Type
 
-// bigEntryType returns struct{ H entry; B [m]byte } for the smallest
-// step m >= n: steps are 1/8 of the power of two below n, so at most 8
-// types exist per doubling and none wastes more than an eighth.
+// bigEntryType returns struct{ H entry; O *object; B [m]byte } for the
+// smallest step m >= n: steps are 1/8 of the power of two below n, so at
+// most 8 types exist per doubling and none wastes more than an eighth.
 func bigEntryType(n int) reflect.Type {
 	step := 1 << (bits.Len(uint(n)) - 4) // n >= 233: step >= 16
 	m := (n + step - 1) &^ (step - 1)
@@ -489,32 +517,25 @@ func bigEntryType(n int) reflect.Type {
 	}
 	t := reflect.StructOf([]reflect.StructField{
 		{Name: "H", Type: reflect.TypeOf(entry{})},
+		{Name: "O", Type: reflect.TypeOf((*object)(nil))},
 		{Name: "B", Type: reflect.ArrayOf(m, reflect.TypeOf(byte(0)))},
 	})
 	bigEntryTypes.Store(m, t)
 	return t
 }
 
-// bytes returns the n bytes after ent's header, for filling a new entry.
-func (ent *entry) bytes(n int) []byte {
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(ent), entryHeader)), n)
-}
-
 // newEntry returns an entry for key holding the string val; both are
-// copied. A plain string's entry holds no pointer (obj is nil and stays
-// nil: a new value is a new entry), so it is allocated as pointer-free
-// memory, which the GC never scans: at a million locks that is a million
-// objects less to mark each cycle. Every entry that has an obj is made by
-// newObjEntry instead.
+// copied. A plain string's entry holds no pointer (it has no obj, and never
+// gets one: a new value is a new entry), so it is allocated as
+// pointer-free memory, which the GC never scans: at a million locks that
+// is a million objects less to mark each cycle. Every entry that has an
+// obj is made by newObjEntry instead.
 func newEntry(key, val []byte) *entry {
 	checkEntrySize(key, val)
 	n := int(entryHeader) + len(key) + len(val)
-	b := make([]byte, n) // a multiple of 8 bytes from 24 on: aligned for the header
+	b := make([]byte, n) // from 16 bytes on, a size class of 8-byte multiples: aligned for the header
 	ent := (*entry)(unsafe.Pointer(unsafe.SliceData(b)))
-	fillEntry(ent, key, val)
+	fillEntry(ent, 0, key, val)
 	return ent
 }
 
@@ -522,23 +543,27 @@ func newEntry(key, val []byte) *entry {
 // an encoding marker, val), allocated with its pointer visible to the GC.
 func newObjEntry(key, val []byte, obj *object) *entry {
 	checkEntrySize(key, val)
-	ent := allocEntry(len(key) + len(val))
-	fillEntry(ent, key, val)
-	ent.obj = obj
+	ent := allocObjEntry(len(key) + len(val))
+	*(**object)(unsafe.Add(unsafe.Pointer(ent), entryHeader)) = obj
+	fillEntry(ent, entryHasObj, key, val)
 	return ent
 }
 
 func checkEntrySize(key, val []byte) {
-	if uint64(len(key)) > math.MaxUint32 || uint64(len(val)) > math.MaxUint32 {
+	if uint64(len(key)) >= entryHasObj || uint64(len(val)) > math.MaxUint32 {
 		panic("string exceeds maximum allowed size") // the server replies it as an error
 	}
 }
 
-func fillEntry(ent *entry, key, val []byte) {
-	b := ent.bytes(len(key) + len(val))
-	copy(b, key)
-	copy(b[len(key):], val)
-	ent.klen, ent.vlen = uint32(len(key)), uint32(len(val))
+// fillEntry copies key and val into ent's bytes; flag is entryHasObj for
+// an entry whose obj is already stored.
+func fillEntry(ent *entry, flag uint32, key, val []byte) {
+	ent.klen, ent.vlen = uint32(len(key))|flag, uint32(len(val))
+	if n := len(key) + len(val); n > 0 {
+		b := unsafe.Slice((*byte)(ent.data()), n)
+		copy(b, key)
+		copy(b[len(key):], val)
+	}
 }
 
 // Prefetch is a hint before a pipelined batch of commands runs: it brings

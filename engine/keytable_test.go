@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tumblerdb/tumbler/engine/enginetest"
 )
@@ -121,7 +122,7 @@ func TestNewEntry(t *testing.T) {
 			key := []byte(strings.Repeat("k", klen))
 			val := []byte(strings.Repeat("v", n-klen))
 			ent := newEntry(key, val)
-			if ent.key() != string(key) || ent.str() != string(val) || ent.obj != nil || ent.deadline != 0 {
+			if ent.key() != string(key) || ent.str() != string(val) || ent.obj() != nil || ent.kind() != KindString || ent.deadline != 0 {
 				t.Fatalf("n=%d klen=%d: got key %q val %q", n, klen, ent.key(), ent.str())
 			}
 			// the caller's buffers are reused by the next command
@@ -137,7 +138,7 @@ func TestNewEntry(t *testing.T) {
 		}
 	}
 	for _, n := range []int{233, 240, 255, 256, 257, 1000, 4097, 1 << 20} {
-		m := bigEntryType(n).Field(1).Type.Len()
+		m := bigEntryType(n).Field(2).Type.Len()
 		if m < n || m > n+n/8 {
 			t.Fatalf("bigEntryType(%d) holds %d bytes: want %d to %d", n, m, n, n+n/8)
 		}
@@ -145,15 +146,23 @@ func TestNewEntry(t *testing.T) {
 			t.Fatalf("bigEntryType(%d) makes a new type each time", n)
 		}
 	}
-	for _, n := range []int{0, 7, 100, 300, 5000} {
-		val := []byte(strings.Repeat("v", n))
-		ent := newObjEntry([]byte("key"), val, &object{kind: KindString, v: rawString{}})
-		if ent.key() != "key" || ent.str() != string(val) || ent.kind() != KindString {
-			t.Fatalf("newObjEntry n=%d: key %q, %d value bytes, kind %v", n, ent.key(), len(ent.str()), ent.kind())
+	for _, n := range []int{0, 1, 7, 8, 9, 24, 25, 40, 41, 56, 72, 88, 104, 105, 136, 168, 232, 233, 300, 5000} {
+		for _, klen := range []int{0, n / 3, n} {
+			key := []byte(strings.Repeat("k", klen))
+			val := []byte(strings.Repeat("v", n-klen))
+			obj := &object{kind: KindString, v: rawString{}}
+			ent := newObjEntry(key, val, obj)
+			if ent.key() != string(key) || ent.str() != string(val) || ent.obj() != obj || ent.kind() != KindString {
+				t.Fatalf("newObjEntry n=%d klen=%d: key %q, %d value bytes, kind %v", n, klen, ent.key(), len(ent.str()), ent.kind())
+			}
 		}
 	}
-	if entryHeader != 24 {
-		t.Fatalf("entry header is %d bytes, want 24 (the size classes assume it)", entryHeader)
+	// A lock (12-byte key, 32-byte token) must fit Go's 64-byte size class.
+	if entryHeader != 16 || entryHeader+12+32 > 64 {
+		t.Fatalf("entry header is %d bytes, want 16 (a lock's entry is then 64 bytes)", entryHeader)
+	}
+	if off := unsafe.Offsetof(objEntryWith[[8]byte]{}.obj); off != entryHeader {
+		t.Fatalf("obj is at offset %d, want %d (entry.obj reads it there)", off, entryHeader)
 	}
 }
 
@@ -355,8 +364,8 @@ func TestObjEntry_SurvivesGC(t *testing.T) {
 		junk = junk[:0]
 	}
 	for i, ent := range ents {
-		h, ok := ent.obj.v.(*hash)
-		if ent.obj.kind != KindHash || !ok {
+		h, ok := ent.objValue().(*hash)
+		if ent.kind() != KindHash || !ok {
 			t.Fatalf("entry %d: its obj was freed and reused", i)
 		}
 		if v, _ := h.Get("f"); v != strconv.Itoa(i) {
