@@ -78,13 +78,14 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 		body = c.Args[1]
 	}
 	run := &e.scriptRun
-	*run = ScriptRun{ReadOnly: readOnly}
+	*run = ScriptRun{ReadOnly: readOnly, native: true}
 	c.Script = run
 	if nr, ok := e.scripter.(NativeRunner); ok && nr.RunNative(c, sha, body, keys, argv) {
 		e.Stats.ScriptRuns.Add(1)
 		c.Script = nil
 		return
 	}
+	run.native = false
 	e.scriptBegin()
 	// deferred: scriptEnd may have to take back the keyspace lock, and must
 	// do so before Exec releases it, even if Run panics

@@ -92,6 +92,7 @@ type Ctx struct {
 	Script *ScriptRun // non-nil while running inside a script
 
 	tap errTap // obs: counts the handler's error replies (engine/observe.go)
+	clk int64  // obs: the last clock read (nowNs) timing this command, for chaining (callAt)
 	// Blocking commands (blocking.go): the caller sets CanBlock when it
 	// can wait for a blocked client; a command that blocks sets Blocked,
 	// and the caller then waits and calls Engine.FinishWait.
@@ -103,6 +104,7 @@ type Ctx struct {
 type ScriptRun struct {
 	ReadOnly bool
 	Wrote    bool
+	native   bool // run by the NativeRunner: no code runs between its calls (Ctx.Call)
 	sub      Ctx
 }
 
@@ -338,7 +340,14 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	e.Stats.Commands.Add(1)
 	sub := &c.Script.sub
 	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script}
-	e.call(sub, cmd)      // obs: cmd.Fn(sub), timed for commandstats and the slow log (engine/observe.go)
+	// A native script runs no code between its calls: the clock read that
+	// ended the last one (or started the script) starts this one.
+	start := c.clk
+	if !c.Script.native || start == 0 {
+		start = e.nowNs()
+	}
+	e.callAt(sub, cmd, start) // obs: cmd.Fn(sub), timed for commandstats and the slow log (engine/observe.go)
+	c.clk = sub.clk
 	e.trackRead(sub, cmd) // tracking: keys read inside scripts count for the caller (tracking.go)
 	sub.Args, sub.W = nil, nil
 }

@@ -86,8 +86,11 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	w := c.W
 	c.tap.Writer, c.tap.e, c.tap.failed = w, e, false
 	c.W = &c.tap
+	c.clk = start
 	cmd.Fn(c)
-	d := time.Duration(e.nowNs() - start)
+	end := e.nowNs()
+	c.clk = end
+	d := time.Duration(end - start)
 	c.W = w // the tap keeps forwarding to w, should a handler have kept it
 	st := &cmd.stats
 	st.calls.Add(1)
