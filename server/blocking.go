@@ -172,5 +172,8 @@ func (c *framedConn) readConn(p []byte) (int, error) {
 	if c.aheadErr != nil {
 		return 0, c.aheadErr
 	}
+	if c.raw != nil {
+		return c.raw.read(p) // inside the raw read loop (rawread.go)
+	}
 	return c.Conn.Read(p)
 }

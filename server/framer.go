@@ -131,6 +131,10 @@ type framedConn struct {
 	aheadStop atomic.Bool
 	aheadDone chan struct{}
 
+	// raw, if set, reads the socket instead of Conn.Read: the connection
+	// is served by the raw read loop (rawread.go, serveRaw).
+	raw *rawReader
+
 	rerr error  // the connection's error, returned once pending data is out
 	err  error  // the protocol error, returned by every Read from now on
 	sent bool   // whether err's reply has been written
@@ -222,6 +226,9 @@ func (c *framedConn) read(p []byte) (int, error) {
 				c.armIdle() // the idle timeout (limits.go)
 			}
 			m, err := c.readConn(p[n:]) // blocking.go: read-ahead bytes first
+			if err == errWouldBlock {
+				return 0, err // nothing taken: pending bytes stay for the next call
+			}
 			if err != nil {
 				c.rerr = err
 			}
@@ -248,6 +255,15 @@ func (c *framedConn) read(p []byte) (int, error) {
 			return out, nil
 		}
 	}
+}
+
+// settled reports that Read has nothing left that it could hand on, or
+// fail with, without reading the connection: no bytes to scan again, no
+// protocol error or connection error to report, no read-ahead bytes. Held
+// bytes waiting for the rest of their line need input anyway.
+func (c *framedConn) settled() bool {
+	return c.err == nil && c.rerr == nil && c.smallOff >= c.smallN &&
+		(c.pendOff >= c.pendEnd || c.pendHold) && len(c.ahead) == 0 && c.aheadErr == nil
 }
 
 // keep makes t, the last bytes of the buffer just scanned, the first input

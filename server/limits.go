@@ -133,7 +133,7 @@ func (c *client) writeOut(b []byte) error {
 		l = c.prod.srv.live().OutputBufferLimits.Normal
 	}
 	if l.Soft == 0 || uint64(len(b)) < l.Soft {
-		_, err := c.nc.Write(b)
+		_, err := c.write(b)
 		return err
 	}
 	deadline := time.Now().Add(time.Duration(l.SoftSeconds) * time.Second)
@@ -153,7 +153,7 @@ func (c *client) writeOut(b []byte) error {
 			}
 			armed = over
 		}
-		n, err := c.nc.Write(b)
+		n, err := c.write(b)
 		b = b[n:]
 		if err == nil {
 			continue
@@ -169,6 +169,22 @@ func (c *client) writeOut(b []byte) error {
 		return err
 	}
 	return nil
+}
+
+// write writes b to the connection: first without waiting when the raw
+// read loop serves it (rawread.go), then, for what the socket did not
+// take, with net.Conn.Write, which waits for room and honours deadlines.
+func (c *client) write(b []byte) (int, error) {
+	r := c.fc.raw
+	if r == nil {
+		return c.nc.Write(b)
+	}
+	n, err := r.write(b)
+	if err != nil || n == len(b) {
+		return n, err
+	}
+	m, err := c.nc.Write(b[n:])
+	return n + m, err
 }
 
 // protoLimits are the limits every connection's framer reads; the server
