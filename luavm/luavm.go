@@ -79,9 +79,15 @@ func parseShebang(body []byte) (n int, noWrites bool, errMsg string) {
 // VM is the script runner. Create it with New and install it with
 // engine.SetScripter.
 type VM struct {
-	mu     sync.RWMutex
-	bySHA  map[string]*script
-	byBody map[string]*script
+	mu      sync.RWMutex
+	bySHA   map[string]*script
+	byBody  map[string]*script
+	flushes atomic.Uint64 // SCRIPT FLUSHes: recent's entries from before one are void
+
+	// recent holds the last scripts found by SHA (lookupRecent), for the
+	// callers that hold the keyspace lock: one at a time.
+	recent     [4]recentScript
+	recentNext int
 
 	L       *lua.LState
 	globals *lua.LTable // the real globals, behind the read-only proxy
@@ -203,6 +209,38 @@ func (vm *VM) lookup(sha []byte) *script {
 	return s
 }
 
+// recentScript is a script lookupRecent found, under the SHA bytes as a
+// client sent them.
+type recentScript struct {
+	sha     [40]byte
+	flushes uint64
+	s       *script
+}
+
+// lookupRecent is lookup for callers holding the keyspace lock (EVALSHA):
+// a lock client sends the same few scripts over and over, so the last
+// four found are compared first, byte for byte, before the cache's hash
+// and lock.
+func (vm *VM) lookupRecent(sha []byte) *script {
+	if len(sha) != 40 {
+		return vm.lookup(sha)
+	}
+	fl := vm.flushes.Load()
+	for i := range vm.recent {
+		if r := &vm.recent[i]; r.s != nil && r.flushes == fl && string(r.sha[:]) == string(sha) {
+			return r.s
+		}
+	}
+	s := vm.lookup(sha)
+	if s != nil {
+		r := &vm.recent[vm.recentNext]
+		vm.recentNext = (vm.recentNext + 1) % len(vm.recent)
+		copy(r.sha[:], sha)
+		r.flushes, r.s = fl, s
+	}
+	return s
+}
+
 // load returns the cached script for body, compiling it on first sight.
 func (vm *VM) load(body []byte) (*script, string) {
 	vm.mu.RLock()
@@ -260,6 +298,7 @@ func (vm *VM) Flush() {
 	vm.bySHA = make(map[string]*script)
 	vm.byBody = make(map[string]*script)
 	vm.mu.Unlock()
+	vm.flushes.Add(1) // after: a lookupRecent that saw the old count found the old map
 }
 
 // Close stops the running script, if any, and makes every later run fail

@@ -30,7 +30,7 @@ func (vm *VM) RunNative(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bo
 			return false // Run replies the compile error
 		}
 	} else {
-		s = vm.lookup(sha)
+		s = vm.lookupRecent(sha)
 	}
 	if s == nil || s.native == nil {
 		return false // not cached (Run replies NOSCRIPT), or no program

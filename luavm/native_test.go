@@ -154,3 +154,33 @@ func TestNative_RunsWithoutLua(t *testing.T) {
 		t.Fatalf("native runs %d with SetLuaOnly(true), want still 1", got)
 	}
 }
+
+// TestNative_RecentScriptsAndFlush: EVALSHA finds its script among the
+// recently run ones (lookupRecent) in any case of the SHA, through more
+// scripts than the recent list holds, and never after SCRIPT FLUSH.
+func TestNative_RecentScriptsAndFlush(t *testing.T) {
+	f := newFixture(t)
+	var shas []string
+	for i := 0; i < 6; i++ { // more than len(vm.recent)
+		body := fmt.Sprintf(`if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return %d end`, i)
+		shas = append(shas, SHA1Hex([]byte(body)))
+		f.expect("$"+shas[i], "SCRIPT", "LOAD", body)
+	}
+	for round := 0; round < 3; round++ {
+		for i, sha := range shas {
+			if round == 1 {
+				sha = strings.ToUpper(sha)
+			}
+			f.expect("+OK", "SET", "lock", "tok")
+			f.expect(":1", "EVALSHA", sha, "1", "lock", "tok")
+			f.expect(fmt.Sprintf(":%d", i), "EVALSHA", sha, "1", "lock", "tok")
+		}
+	}
+	if got := f.vm.NativeRuns(); got != 36 {
+		t.Fatalf("native runs %d, want 36", got)
+	}
+	f.expect("+OK", "SCRIPT", "FLUSH")
+	for _, sha := range shas {
+		f.expect("-NOSCRIPT No matching script. Please use EVAL.", "EVALSHA", sha, "1", "lock", "tok")
+	}
+}
