@@ -3,6 +3,7 @@ package expiry
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func names(items []Item[lock]) []string {
 	return s
 }
 
-func TestIndex_OrdersByDeadlineThenAddress(t *testing.T) {
+func TestIndex_OrdersByDeadline(t *testing.T) {
 	r := refs("a", "b", "c")
 	x := NewIndex[lock]()
 	x.Add(r["b"], 20)
@@ -40,13 +41,10 @@ func TestIndex_OrdersByDeadlineThenAddress(t *testing.T) {
 	if len(got) != 3 || got[0] != (Item[lock]{10, r["c"]}) {
 		t.Fatalf("got %v, want c first", names(got))
 	}
-	// The tie at 20 is ordered by address, whatever the order of the adds.
-	lo, hi := r["a"], r["b"]
-	if uintptr(unsafe.Pointer(hi)) < uintptr(unsafe.Pointer(lo)) {
-		lo, hi = hi, lo
-	}
-	if got[1] != (Item[lock]{20, lo}) || got[2] != (Item[lock]{20, hi}) {
-		t.Fatalf("a tie must be ordered by address; got %v", names(got))
+	// The tie at 20 is in no particular order, but both are there, once.
+	tie := map[Item[lock]]bool{got[1]: true, got[2]: true}
+	if !tie[Item[lock]{20, r["a"]}] || !tie[Item[lock]{20, r["b"]}] {
+		t.Fatalf("the tie at 20 must hold a and b; got %v", names(got))
 	}
 	if d, ok := x.Next(); !ok || d != 10 {
 		t.Fatalf("Next = %d,%v; want 10,true", d, ok)
@@ -74,12 +72,20 @@ func TestIndex_TiesAreDistinct(t *testing.T) {
 	if len(got) != len(all)/2 {
 		t.Fatalf("popped %d, want %d", len(got), len(all)/2)
 	}
+	popped := map[*lock]bool{}
 	for _, it := range got {
 		for i, l := range all {
 			if l == it.Ref && i%2 == 0 {
 				t.Fatalf("removed tie %d was popped", i)
 			}
 		}
+		if popped[it.Ref] || it.Deadline != 7 {
+			t.Fatalf("popped %p (deadline %d) twice, or with a wrong deadline", it.Ref, it.Deadline)
+		}
+		popped[it.Ref] = true
+	}
+	if x.Len() != 0 {
+		t.Fatalf("Len = %d after popping every tie", x.Len())
 	}
 }
 
@@ -274,4 +280,490 @@ func TestIndex_AgainstAModel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkIndex verifies the index's structure against the rules of group and
+// refSet: groups in increasing deadline order, each holding at least one
+// ref; a set's table a power of two no smaller than setMin, at most 3/4
+// full and, when larger than setMin, at least 1/8 full (it shrinks as it
+// drains); its count the refs in its table, each reachable from its home
+// slot without crossing a free one (what backward-shift deletion keeps); a
+// set of one ref only for a ref at an odd address (an even one stands
+// alone); and Len the refs of all groups.
+func checkIndex[T any](t *testing.T, x *Index[T]) {
+	t.Helper()
+	refs, first, last := 0, true, int64(0)
+	bad := ""
+	x.tr.Scan(func(g group) bool {
+		if !first && g.dl <= last {
+			bad = "groups out of deadline order at " + strconv.FormatInt(g.dl, 10)
+			return false
+		}
+		first, last = false, g.dl
+		if g.p == nil {
+			bad = "a group without refs"
+			return false
+		}
+		if !isSet(g.p) {
+			refs++
+			return true
+		}
+		s := setOf[T](g.p)
+		size, mask, held := len(s.slots), len(s.slots)-1, 0
+		if size < setMin || size&mask != 0 {
+			bad = "a set's table has " + strconv.Itoa(size) + " slots"
+			return false
+		}
+		for i, r := range s.slots {
+			if r == nil {
+				continue
+			}
+			held++
+			for j := s.home(r); j != i; j = (j + 1) & mask {
+				if s.slots[j] == nil {
+					bad = "a ref is past a free slot from its home"
+					return false
+				}
+			}
+		}
+		switch {
+		case held != int(s.n) || held == 0:
+			bad = "a set holds " + strconv.Itoa(held) + " refs, counts " + strconv.Itoa(int(s.n))
+		case 4*held > 3*size:
+			bad = "a set is over 3/4 full"
+		case size > setMin && 8*held < size:
+			bad = "a set under 1/8 full was not shrunk"
+		case held == 1 && !isSet(unsafe.Pointer(s.any())):
+			bad = "a set holds one ref at an even address"
+		}
+		refs += held
+		return bad == ""
+	})
+	if bad != "" {
+		t.Fatal(bad)
+	}
+	if refs != x.Len() {
+		t.Fatalf("the groups hold %d refs, Len is %d", refs, x.Len())
+	}
+}
+
+// contents returns what Scan visits as ref -> deadline, failing if a ref
+// comes twice or deadlines go backwards.
+func contents[T any](t *testing.T, x *Index[T]) map[*T]int64 {
+	t.Helper()
+	m := map[*T]int64{}
+	first, last := true, int64(0)
+	x.Scan(func(it Item[T]) bool {
+		if _, dup := m[it.Ref]; dup || (!first && it.Deadline < last) {
+			t.Fatalf("Scan gave %p twice, or deadline %d after %d", it.Ref, it.Deadline, last)
+		}
+		m[it.Ref] = it.Deadline
+		first, last = false, it.Deadline
+		return true
+	})
+	return m
+}
+
+// runModel drives x through rounds of bursts of adds to a few nearby
+// deadlines (thousands of refs each, growing sets), reschedules, removes
+// (present with the right deadline, present with a wrong one, absent from a
+// deadline that has a group), and PopDue batches of various sizes (which
+// pop sets in part), against a plain map of ref -> deadline. After each
+// round it checks the structure, Scan against the model, Next, and Scan's
+// early stop; every 40 rounds it clears the index.
+func runModel[T any](t *testing.T, seed uint64, pool []*T, rounds int, spread int64) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	x := NewIndex[T]()
+	model := map[*T]int64{}
+	now := int64(1000)
+	pick := func() *T { return pool[rng.IntN(len(pool))] }
+	for round := 0; round < rounds; round++ {
+		for n := rng.IntN(len(pool)); n > 0; n-- { // a burst
+			r, d := pick(), now+1+rng.Int64N(spread)
+			if old, ok := model[r]; ok {
+				if rng.IntN(8) == 0 {
+					x.Add(r, old) // again, with its deadline: no change
+					continue
+				}
+				if !x.Remove(r, old) {
+					t.Fatalf("round %d: Remove of a present ref missed", round)
+				}
+			}
+			x.Add(r, d)
+			model[r] = d
+		}
+		if x.Len() != len(model) {
+			t.Fatalf("round %d: Len %d after adds, model %d", round, x.Len(), len(model))
+		}
+		for n := rng.IntN(len(pool) / 2); n > 0; n-- {
+			r := pick()
+			old, ok := model[r]
+			switch {
+			case rng.IntN(3) == 0: // a wrong deadline, likely some group's
+				wrong := now + 1 + rng.Int64N(spread)
+				if ok && wrong == old {
+					wrong++
+				}
+				if x.Remove(r, wrong) {
+					t.Fatalf("round %d: Remove with a wrong deadline succeeded", round)
+				}
+			case !ok: // absent, from a deadline that likely has a group
+				if x.Remove(r, now+1+rng.Int64N(spread)) {
+					t.Fatalf("round %d: Remove of an absent ref succeeded", round)
+				}
+			default:
+				if !x.Remove(r, old) {
+					t.Fatalf("round %d: Remove of a present ref missed", round)
+				}
+				delete(model, r)
+			}
+		}
+		if x.Len() != len(model) {
+			t.Fatalf("round %d: Len %d after removes, model %d", round, x.Len(), len(model))
+		}
+		now += rng.Int64N(spread)
+		for n := rng.IntN(4); n > 0; n-- {
+			max := []int{1, 3, 64, 256, 1000, 5000}[rng.IntN(6)]
+			got := x.PopDue(now, max, nil)
+			if len(got) > max {
+				t.Fatalf("round %d: popped %d, max %d", round, len(got), max)
+			}
+			last := int64(0)
+			for i, it := range got {
+				d, ok := model[it.Ref]
+				if !ok || d != it.Deadline || !Expired(d, now) || (i > 0 && d < last) {
+					t.Fatalf("round %d: popped deadline %d at %d (model %d, %v), after %d", round, it.Deadline, now, d, ok, last)
+				}
+				last = d
+				delete(model, it.Ref)
+			}
+			if len(got) < max {
+				for _, d := range model {
+					if Expired(d, now) {
+						t.Fatalf("round %d: a due ref was left behind", round)
+					}
+				}
+			}
+		}
+		checkIndex(t, x)
+		got := contents(t, x)
+		if len(got) != len(model) {
+			t.Fatalf("round %d: Scan gave %d refs, model %d", round, len(got), len(model))
+		}
+		least, any := int64(0), false
+		for r, d := range model {
+			if got[r] != d {
+				t.Fatalf("round %d: Scan gave deadline %d, model %d", round, got[r], d)
+			}
+			if !any || d < least {
+				least, any = d, true
+			}
+		}
+		if d, ok := x.Next(); ok != any || d != least {
+			t.Fatalf("round %d: Next = %d,%v; want %d,%v", round, d, ok, least, any)
+		}
+		if x.Len() > 0 {
+			stop, calls := 1+rng.IntN(x.Len()), 0
+			x.Scan(func(Item[T]) bool { calls++; return calls < stop })
+			if calls != stop {
+				t.Fatalf("round %d: Scan made %d calls, fn returned false at %d", round, calls, stop)
+			}
+		}
+		if round%40 == 39 {
+			x.Clear()
+			clear(model)
+			if _, ok := x.Next(); ok || x.Len() != 0 || len(contents(t, x)) != 0 {
+				t.Fatalf("round %d: Clear left refs", round)
+			}
+		}
+	}
+}
+
+// TestIndex_ManyRefsPerDeadlineAgainstAModel is the model test with
+// thousands of refs per deadline, as at 1M locks a second.
+func TestIndex_ManyRefsPerDeadlineAgainstAModel(t *testing.T) {
+	pool := make([]*lock, 12000)
+	for i := range pool {
+		pool[i] = &lock{strconv.Itoa(i)}
+	}
+	runModel(t, 1, pool, 120, 4)
+	runModel(t, 2, pool, 60, 60) // sparser: singles and small sets
+}
+
+// TestIndex_OddAddressesAgainstAModel runs the model with refs at odd
+// addresses (a T of 1-byte alignment), which are kept in sets even alone.
+func TestIndex_OddAddressesAgainstAModel(t *testing.T) {
+	buf := make([]byte, 8000)
+	pool := make([]*byte, len(buf))
+	odd := 0
+	for i := range buf {
+		pool[i] = &buf[i]
+		if uintptr(unsafe.Pointer(pool[i]))&1 != 0 {
+			odd++
+		}
+	}
+	if odd != len(buf)/2 {
+		t.Fatalf("%d of %d refs at odd addresses", odd, len(buf))
+	}
+	runModel(t, 3, pool, 80, 3)
+	runModel(t, 4, pool, 40, 3000) // mostly one ref per deadline
+
+	x := NewIndex[byte]()
+	x.Add(pool[1], 5) // alone, but odd: a set of one
+	if g, _ := x.tr.Min(); !isSet(g.p) || x.Len() != 1 {
+		t.Fatal("a ref at an odd address must be kept in a set")
+	}
+	if x.Remove(pool[3], 5) || !x.Remove(pool[1], 5) || x.tr.Len() != 0 || x.Len() != 0 {
+		t.Fatal("Remove of the odd ref must remove its group")
+	}
+}
+
+// TestIndex_GroupGrowsShrinksAndTurnsSingle follows one deadline's group
+// from one ref to a set of 5000 and back, by removes and partial pops.
+func TestIndex_GroupGrowsShrinksAndTurnsSingle(t *testing.T) {
+	x := NewIndex[lock]()
+	all := make([]*lock, 5000)
+	for i := range all {
+		all[i] = &lock{strconv.Itoa(i)}
+	}
+	slots := func() int {
+		g, ok := x.tr.Get(group{dl: 9})
+		if !ok || !isSet(g.p) {
+			t.Fatalf("deadline 9 holds no set (%v)", ok)
+		}
+		return len(setOf[lock](g.p).slots)
+	}
+	single := func(want *lock) {
+		t.Helper()
+		if g, ok := x.tr.Get(group{dl: 9}); !ok || g.p != unsafe.Pointer(want) {
+			t.Fatal("deadline 9 must hold its one ref alone")
+		}
+	}
+	x.Add(all[0], 9)
+	single(all[0])
+	x.Add(all[1], 9)
+	if n := slots(); n != setMin {
+		t.Fatalf("a set of two has %d slots, want %d", n, setMin)
+	}
+	for _, r := range all[2:] {
+		x.Add(r, 9)
+	}
+	checkIndex(t, x)
+	if n := slots(); n != 8192 || x.Len() != 5000 || x.tr.Len() != 1 {
+		t.Fatalf("5000 refs: %d slots (want 8192), Len %d, %d groups", n, x.Len(), x.tr.Len())
+	}
+	for _, r := range all[1000:] {
+		if !x.Remove(r, 9) {
+			t.Fatal("Remove missed")
+		}
+	}
+	checkIndex(t, x)
+	if n := slots(); n != 2048 {
+		t.Fatalf("1000 refs left: %d slots, want 2048", n)
+	}
+	got := x.PopDue(10, 990, nil) // in part
+	checkIndex(t, x)
+	if n := slots(); len(got) != 990 || n != 32 || x.Len() != 10 {
+		t.Fatalf("10 refs left: popped %d, %d slots (want 32), Len %d", len(got), n, x.Len())
+	}
+	left := contents(t, x)
+	for r := range left {
+		if len(left) > 1 {
+			x.Remove(r, 9)
+			delete(left, r)
+		}
+	}
+	for r := range left {
+		single(r)
+		x.Add(all[4999], 9)
+		slots()
+		if got = x.PopDue(10, 1, got[:0]); len(got) != 1 {
+			t.Fatal("PopDue(1) must pop one")
+		}
+		if got[0].Ref == r {
+			r = all[4999]
+		}
+		single(r) // a partial pop to one ref turns the set back too
+		checkIndex(t, x)
+		if got = x.PopDue(10, 5, got[:0]); len(got) != 1 || got[0].Ref != r {
+			t.Fatal("the last ref must pop")
+		}
+	}
+	if _, ok := x.Next(); ok || x.Len() != 0 {
+		t.Fatal("the index must be empty")
+	}
+}
+
+// TestIndex_RemoveAbsentChangesNothing removes, from a deadline holding one
+// ref, a small set and a big one, a ref that is not there: Remove must
+// report false and leave every slot as it was.
+func TestIndex_RemoveAbsentChangesNothing(t *testing.T) {
+	for _, n := range []int{1, 2, 1000} {
+		x := NewIndex[lock]()
+		held := make([]*lock, n)
+		for i := range held {
+			held[i] = &lock{}
+			x.Add(held[i], 5)
+		}
+		other := &lock{}
+		x.Add(other, 6)
+		g, _ := x.tr.Get(group{dl: 5})
+		var before []*lock
+		if isSet(g.p) {
+			before = append(before, setOf[lock](g.p).slots...)
+		}
+		for _, try := range []struct {
+			r  *lock
+			dl int64
+		}{{&lock{}, 5}, {&lock{}, 4}, {other, 5}, {held[0], 6}, {held[n-1], 7}} {
+			if x.Remove(try.r, try.dl) {
+				t.Fatalf("%d held: Remove of an absent pair at %d reported true", n, try.dl)
+			}
+		}
+		if x.Len() != n+1 || x.tr.Len() != 2 {
+			t.Fatalf("%d held: Len %d, %d groups after absent removes", n, x.Len(), x.tr.Len())
+		}
+		g2, _ := x.tr.Get(group{dl: 5})
+		if g2 != g {
+			t.Fatalf("%d held: the group changed", n)
+		}
+		if isSet(g.p) {
+			s := setOf[lock](g.p)
+			if int(s.n) != n || len(s.slots) != len(before) {
+				t.Fatalf("%d held: the set changed size", n)
+			}
+			for i := range before {
+				if s.slots[i] != before[i] {
+					t.Fatalf("%d held: slot %d changed", n, i)
+				}
+			}
+		}
+		checkIndex(t, x)
+		for _, r := range held {
+			if !x.Remove(r, 5) {
+				t.Fatalf("%d held: a held ref was lost", n)
+			}
+		}
+	}
+}
+
+// TestIndex_AddIsIdempotent: adding a ref again with the deadline it has
+// (alone, or in a set) changes nothing.
+func TestIndex_AddIsIdempotent(t *testing.T) {
+	x := NewIndex[lock]()
+	a, b := &lock{"a"}, &lock{"b"}
+	x.Add(a, 3)
+	x.Add(a, 3)
+	if x.Len() != 1 || len(contents(t, x)) != 1 {
+		t.Fatalf("a ref added twice alone: Len %d", x.Len())
+	}
+	x.Add(b, 3)
+	x.Add(b, 3)
+	x.Add(a, 3)
+	if x.Len() != 2 || len(contents(t, x)) != 2 {
+		t.Fatalf("refs added twice to a set: Len %d", x.Len())
+	}
+	checkIndex(t, x)
+}
+
+// TestIndex_AnyInt64Deadline: deadlines are any int64 but 0 (PX near
+// MaxInt64 minus now; PXAT in the past after a wall-clock jump gives a
+// negative one), including those with bit 62 set, alone and in sets.
+func TestIndex_AnyInt64Deadline(t *testing.T) {
+	dls := []int64{math.MinInt64, -1<<62 - 1, -1 << 62, -5, -1, 1, 1<<62 - 1, 1 << 62, 1<<62 + 1, math.MaxInt64 - 1, math.MaxInt64}
+	x := NewIndex[lock]()
+	want := map[*lock]int64{}
+	for i, d := range dls {
+		for j := 0; j <= i%3; j++ { // one, two or three refs
+			r := &lock{}
+			x.Add(r, d)
+			want[r] = d
+		}
+	}
+	checkIndex(t, x)
+	got := contents(t, x)
+	for r, d := range want {
+		if got[r] != d {
+			t.Fatalf("deadline %d came back as %d", d, got[r])
+		}
+	}
+	if d, _ := x.Next(); d != math.MinInt64 {
+		t.Fatalf("Next = %d", d)
+	}
+	removed, never := 0, 0
+	for r, d := range want {
+		if d == 1<<62 {
+			if x.Remove(r, d^1<<62) || !x.Remove(r, d) || x.Remove(r, d) {
+				t.Fatal("Remove at 1<<62 must find exactly that deadline")
+			}
+			removed++
+		}
+		if d == math.MaxInt64 {
+			never++
+		}
+	}
+	due := x.PopDue(math.MaxInt64, 100, nil)
+	for i, it := range due {
+		if it.Deadline == math.MaxInt64 || want[it.Ref] != it.Deadline || (i > 0 && it.Deadline < due[i-1].Deadline) {
+			t.Fatalf("popped deadline %d (ref's %d) after %d", it.Deadline, want[it.Ref], due[max(i-1, 0)].Deadline)
+		}
+	}
+	if len(due) != len(want)-removed-never || x.Len() != never || removed == 0 || never == 0 {
+		t.Fatalf("popped %d of %d (%d removed), Len %d, want %d never due", len(due), len(want), removed, x.Len(), never)
+	}
+}
+
+// gcRef is a ref with contents a collected and reused object would lose.
+type gcRef struct {
+	id   int
+	sum  [6]int64
+	name string
+}
+
+// TestIndex_KeepsRefsAlive: refs reachable only through the index, alone
+// and in sets, survive collections while other objects of their size are
+// allocated, with their contents intact.
+func TestIndex_KeepsRefsAlive(t *testing.T) {
+	const n = 30000
+	x := NewIndex[gcRef]()
+	for i := 0; i < n; i++ {
+		r := &gcRef{id: i, name: "ref" + strconv.Itoa(i)}
+		for j := range r.sum {
+			r.sum[j] = int64(i*7 + j)
+		}
+		d := int64(1 + i) // the first 1000 alone
+		if i >= 1000 {
+			d = int64(2000 + i%7) // the rest in 7 sets
+		}
+		x.Add(r, d)
+	}
+	var junk [][]*gcRef
+	for round := 0; round < 5; round++ {
+		runtime.GC()
+		js := make([]*gcRef, n)
+		for i := range js {
+			js[i] = &gcRef{id: -1, sum: [6]int64{-1, -1, -1, -1, -1, -1}, name: "junk"}
+		}
+		junk = append(junk, js)
+	}
+	seen := make([]bool, n)
+	x.Scan(func(it Item[gcRef]) bool {
+		r := it.Ref
+		if r.id < 0 || r.id >= n || seen[r.id] || r.name != "ref"+strconv.Itoa(r.id) {
+			t.Fatalf("a ref came back as id %d, name %q", r.id, r.name)
+		}
+		for j, v := range r.sum {
+			if v != int64(r.id*7+j) {
+				t.Fatalf("ref %d lost its contents", r.id)
+			}
+		}
+		seen[r.id] = true
+		return true
+	})
+	for i, ok := range seen {
+		if !ok {
+			t.Fatalf("ref %d is gone", i)
+		}
+	}
+	runtime.KeepAlive(junk)
 }

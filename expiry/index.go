@@ -1,6 +1,7 @@
 package expiry
 
 import (
+	"math/bits"
 	"unsafe"
 
 	"github.com/tidwall/btree"
@@ -13,72 +14,353 @@ type Item[T any] struct {
 	Ref      *T
 }
 
-// less orders items by deadline, and ties by Ref's address. Go's heap
-// objects never move, so the order of live refs is fixed; and comparing
-// addresses never loads what Ref points to. (Ordering ties by the key's
-// bytes did: with thousands of locks taken in one millisecond, every
-// comparison in a b-tree node was a cache miss on a key, a fifth of the CPU
-// of a pipelined lock release at 1M keys.)
-func less[T any](a, b Item[T]) bool {
-	if a.Deadline != b.Deadline {
-		return a.Deadline < b.Deadline
-	}
-	return uintptr(unsafe.Pointer(a.Ref)) < uintptr(unsafe.Pointer(b.Ref))
+// group is the b-tree's item: the refs due at one deadline. With locks
+// taken at a fixed TTL, thousands may share a millisecond's deadline; one
+// 16-byte item per ref (as the index once held) cost about 32 bytes a ref,
+// since a b-tree fed in increasing order leaves each leaf half full. A
+// group costs the tree one item per distinct deadline, and a ref costs
+// only its slot in the group's set.
+//
+// p is one of:
+//   - the group's only ref, a *T: the sparse case costs no more than an item
+//     per ref did, and allocates nothing;
+//   - a *refSet[T] plus one byte, when the group holds a set. The low bit
+//     tells the two apart: a ref with the low bit set (a T of 1-byte
+//     alignment) is always kept in a set, never alone. The tag is in the
+//     pointer, not in dl, because a deadline may be any int64 (PX up to
+//     MaxInt64 minus now; PXAT in the past, after a wall-clock jump, is
+//     negative), so dl has no spare bit. A pointer one byte into a
+//     refSet is an interior pointer: the GC keeps the set alive by it as
+//     by any pointer to a field.
+type group struct {
+	dl int64
+	p  unsafe.Pointer
 }
 
-// Index orders refs by (deadline, address) so that the ones due first are
-// found in O(log n). A ref is in the index at most once; the index keeps
-// it alive. It is not safe for concurrent use.
+// less orders groups by deadline alone. The index once held an item per
+// ref and ordered ties by Ref's address, which never loads what Ref points
+// to (ordering ties by the key's bytes did: with thousands of locks taken
+// in one millisecond, every comparison in a b-tree node was a cache miss on
+// a key, a fifth of the CPU of a pipelined lock release at 1M keys). Refs
+// sharing a deadline now share a group, so there is no tie to order: the
+// tree compares integers only, and the refs of a group are in no order.
+func less(a, b group) bool { return a.dl < b.dl }
+
+// isSet reports whether a group's p is a tagged *refSet.
+func isSet(p unsafe.Pointer) bool { return uintptr(p)&1 != 0 }
+
+// setOf returns the set p points one byte into (isSet(p) must hold).
+func setOf[T any](p unsafe.Pointer) *refSet[T] { return (*refSet[T])(unsafe.Add(p, -1)) }
+
+// Index orders refs by deadline so that the ones due first are found in
+// O(log n), where n is the number of distinct deadlines: the refs due at
+// one deadline are one group (see group). A ref is in the index at most
+// once; the index keeps it alive. It is not safe for concurrent use.
 type Index[T any] struct {
-	tr *btree.BTreeG[Item[T]]
+	tr      *btree.BTreeG[group]
+	n       int            // refs held, in all groups
+	addHint btree.PathHint // Add's path: new deadlines mostly arrive at the right end
+	rmHint  btree.PathHint // Remove's path
 }
 
 // NewIndex returns an empty index.
 func NewIndex[T any]() *Index[T] {
-	return &Index[T]{tr: btree.NewBTreeGOptions(less[T], btree.Options{NoLocks: true, Degree: 64})}
+	return &Index[T]{tr: btree.NewBTreeGOptions(less, btree.Options{NoLocks: true, Degree: 64})}
 }
 
 // Add records that ref expires at deadline. The caller must remove any
-// previous deadline of the same ref first.
-func (x *Index[T]) Add(ref *T, deadline int64) { x.tr.Set(Item[T]{deadline, ref}) }
+// previous deadline of the same ref first; adding a ref again with the
+// deadline it has changes nothing.
+func (x *Index[T]) Add(ref *T, deadline int64) {
+	p := unsafe.Pointer(ref)
+	g, ok := x.tr.GetHint(group{dl: deadline}, &x.addHint)
+	switch {
+	case !ok:
+		if isSet(p) { // an odd address cannot stand alone (see group)
+			s := newRefSet[T](setMin)
+			s.add(ref)
+			p = s.tagged()
+		}
+		x.tr.SetHint(group{deadline, p}, &x.addHint)
+	case isSet(g.p):
+		if !setOf[T](g.p).add(ref) {
+			return
+		}
+	case g.p == p:
+		return
+	default: // a second ref at this deadline: the group becomes a set
+		s := newRefSet[T](setMin)
+		s.add((*T)(g.p))
+		s.add(ref)
+		x.tr.SetHint(group{deadline, s.tagged()}, &x.addHint)
+	}
+	x.n++
+}
 
 // Remove forgets the (ref, deadline) pair; it reports whether it was present.
 func (x *Index[T]) Remove(ref *T, deadline int64) bool {
-	_, ok := x.tr.Delete(Item[T]{deadline, ref})
-	return ok
+	g, ok := x.tr.GetHint(group{dl: deadline}, &x.rmHint)
+	if !ok {
+		return false
+	}
+	if isSet(g.p) {
+		s := setOf[T](g.p)
+		if !s.remove(ref) {
+			return false
+		}
+		x.n--
+		x.settle(s, deadline, &x.rmHint)
+		return true
+	}
+	if g.p != unsafe.Pointer(ref) {
+		return false
+	}
+	x.tr.DeleteHint(group{dl: deadline}, &x.rmHint)
+	x.n--
+	return true
 }
 
-// Len returns the number of keys in the index.
-func (x *Index[T]) Len() int { return x.tr.Len() }
+// settle tidies the group of deadline after its set s lost refs: an empty
+// group leaves the tree, a set down to one ref (at an even address) gives
+// way to that ref, and a set far emptier than its table shrinks, so a
+// group that drains gives its memory back.
+func (x *Index[T]) settle(s *refSet[T], deadline int64, hint *btree.PathHint) {
+	switch {
+	case s.n == 0:
+		x.tr.DeleteHint(group{dl: deadline}, hint)
+		return
+	case s.n == 1:
+		if r := unsafe.Pointer(s.any()); !isSet(r) {
+			x.tr.SetHint(group{deadline, r}, hint)
+			return
+		}
+	}
+	s.shrinkIfSparse()
+}
+
+// Len returns the number of refs in the index.
+func (x *Index[T]) Len() int { return x.n }
 
 // Next returns the earliest deadline, or ok=false when the index is empty.
 func (x *Index[T]) Next() (deadline int64, ok bool) {
-	it, ok := x.tr.Min()
-	return it.Deadline, ok
+	g, ok := x.tr.Min()
+	return g.dl, ok
 }
 
 // PopDue removes from the index, and appends to dst in deadline order, up
 // to max refs whose deadline is past at now (the one expiry rule, Expired:
-// a key is gone when now > deadline). Taking the earliest items off the
-// front of the tree costs far less than finding them and deleting each by
-// key (a mass expiry reclaims at the speed of this loop).
+// a key is gone when now > deadline); refs sharing a deadline come in no
+// particular order. Taking the earliest groups off the front of the tree
+// costs far less than finding them and deleting each by key (a mass expiry
+// reclaims at the speed of this loop); a group that does not fit in max is
+// popped in part, and the rest of it stays in the index.
 func (x *Index[T]) PopDue(now int64, max int, dst []Item[T]) []Item[T] {
-	for n := 0; n < max; n++ {
-		it, ok := x.tr.Min()
-		if !ok || !Expired(it.Deadline, now) {
+	for max > 0 {
+		g, ok := x.tr.Min()
+		if !ok || !Expired(g.dl, now) {
 			break
 		}
-		x.tr.PopMin()
-		dst = append(dst, it)
+		if !isSet(g.p) {
+			x.tr.PopMin()
+			dst = append(dst, Item[T]{g.dl, (*T)(g.p)})
+			x.n--
+			max--
+			continue
+		}
+		s := setOf[T](g.p)
+		if int(s.n) <= max {
+			x.tr.PopMin()
+			dst = s.appendAll(dst, g.dl)
+			x.n -= int(s.n)
+			max -= int(s.n)
+			continue
+		}
+		dst = s.pop(dst, g.dl, max)
+		x.n -= max
+		x.settle(s, g.dl, nil)
+		break
 	}
 	return dst
 }
 
-// Scan calls fn for every item in deadline order until fn returns false.
-func (x *Index[T]) Scan(fn func(Item[T]) bool) { x.tr.Scan(fn) }
+// Scan calls fn for every item in deadline order (refs sharing a deadline
+// in no particular order) until fn returns false. fn must not change the
+// index.
+func (x *Index[T]) Scan(fn func(Item[T]) bool) {
+	x.tr.Scan(func(g group) bool {
+		if !isSet(g.p) {
+			return fn(Item[T]{g.dl, (*T)(g.p)})
+		}
+		for _, r := range setOf[T](g.p).slots {
+			if r != nil && !fn(Item[T]{g.dl, r}) {
+				return false
+			}
+		}
+		return true
+	})
+}
 
 // Clear removes every item.
-func (x *Index[T]) Clear() { x.tr.Clear() }
+func (x *Index[T]) Clear() {
+	x.tr.Clear()
+	x.n = 0
+	x.addHint, x.rmHint = btree.PathHint{}, btree.PathHint{}
+}
+
+// refSet is the set of refs of a group that has more than one (or one at
+// an odd address): open addressing keyed by the ref's address, with linear
+// probing and backward-shift deletion (no tombstones: a removal moves the
+// refs after it that may move back toward their home slot), in a
+// power-of-two table kept between 1/8 and 3/4 full. A growing set is 3/8
+// to 3/4 full, 11 to 21 bytes a ref (and 1/8 more when its table is over
+// 512 bytes: the allocator's header pushes it into the next size class);
+// a lookup never loads a ref. The header is 32 bytes: n is a uint32 (a
+// group holds fewer than 2^32 refs).
+type refSet[T any] struct {
+	slots []*T   // nil: free
+	n     uint32 // refs held
+	cur   uint32 // where pop's scan resumes
+}
+
+// setMin is the smallest table: two refs, half full.
+const setMin = 4
+
+func newRefSet[T any](size int) *refSet[T] {
+	return &refSet[T]{slots: make([]*T, size), cur: uint32(size - 1)}
+}
+
+// tagged returns s as a group's p.
+func (s *refSet[T]) tagged() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(s), 1) }
+
+// home returns r's first slot: the top bits of its address times 2^64/φ
+// (Go's allocator spaces objects of one size evenly, and the multiply
+// spreads those addresses over the top bits).
+func (s *refSet[T]) home(r *T) int {
+	shift := 64 - bits.TrailingZeros(uint(len(s.slots)))
+	return int(uint64(uintptr(unsafe.Pointer(r))) * 0x9E3779B97F4A7C15 >> uint(shift))
+}
+
+// add inserts r, growing the table past 3/4 full; it reports false, and
+// changes nothing, if r was there.
+func (s *refSet[T]) add(r *T) bool {
+	if 4*(int(s.n)+1) > 3*len(s.slots) {
+		s.resize(2 * len(s.slots))
+	}
+	mask := len(s.slots) - 1
+	for i := s.home(r); ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case nil:
+			s.slots[i] = r
+			s.n++
+			return true
+		case r:
+			return false
+		}
+	}
+}
+
+// remove deletes r, reporting whether it was there. It never shrinks the
+// table (shrinkIfSparse does).
+func (s *refSet[T]) remove(r *T) bool {
+	mask := len(s.slots) - 1
+	for i := s.home(r); ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case nil:
+			return false
+		case r:
+			s.deleteAt(i)
+			return true
+		}
+	}
+}
+
+// deleteAt empties slot i, then moves back each ref of the run after it
+// whose home is not between the hole and the ref (cyclically), so every
+// ref stays reachable from its home without crossing a free slot.
+func (s *refSet[T]) deleteAt(i int) {
+	mask := len(s.slots) - 1
+	for j := (i + 1) & mask; s.slots[j] != nil; j = (j + 1) & mask {
+		if (j-s.home(s.slots[j]))&mask >= (j-i)&mask {
+			s.slots[i] = s.slots[j]
+			i = j
+		}
+	}
+	s.slots[i] = nil
+	s.n--
+}
+
+// pop removes k refs (k < s.n), appending them to dst with deadline dl.
+// It scans down from where the last pop stopped, circularly, so popping a
+// big set in batches does not rescan the slots it emptied: the slots it has
+// passed stay free (a deletion only moves refs from the run after the hole,
+// which is behind the scan, except at its first slot, which it checks
+// again), so one turn finds every ref.
+func (s *refSet[T]) pop(dst []Item[T], dl int64, k int) []Item[T] {
+	mask := len(s.slots) - 1
+	i := int(s.cur) & mask
+	for k > 0 && s.n > 0 {
+		if r := s.slots[i]; r != nil {
+			dst = append(dst, Item[T]{dl, r})
+			s.deleteAt(i) // a ref may move into slot i: look again
+			k--
+			continue
+		}
+		i = (i - 1) & mask
+	}
+	s.cur = uint32(i)
+	return dst
+}
+
+// appendAll appends every ref to dst with deadline dl (and leaves s as it
+// is: the caller drops it).
+func (s *refSet[T]) appendAll(dst []Item[T], dl int64) []Item[T] {
+	for _, r := range s.slots {
+		if r != nil {
+			dst = append(dst, Item[T]{dl, r})
+		}
+	}
+	return dst
+}
+
+// any returns a ref of s, or nil if it is empty.
+func (s *refSet[T]) any() *T {
+	for _, r := range s.slots {
+		if r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// shrinkIfSparse halves the table (or more) once it is under 1/8 full,
+// leaving it between 1/4 and 1/2 full.
+func (s *refSet[T]) shrinkIfSparse() {
+	if len(s.slots) > setMin && 8*int(s.n) < len(s.slots) {
+		size := setMin
+		if s.n > 1 {
+			size = max(setMin, 1<<bits.Len(uint(2*s.n-1)))
+		}
+		s.resize(size)
+	}
+}
+
+// resize moves the refs to a table of size slots (a power of two).
+func (s *refSet[T]) resize(size int) {
+	old := s.slots
+	s.slots = make([]*T, size)
+	mask := size - 1
+	for _, r := range old {
+		if r == nil {
+			continue
+		}
+		i := s.home(r)
+		for s.slots[i] != nil {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = r
+	}
+	s.cur = uint32(size - 1)
+}
 
 // Expired reports the one expiry rule used everywhere: a deadline of 0 means
 // none; otherwise the key is gone once now > deadline. Like Redis
