@@ -284,9 +284,9 @@ func TestIndex_AgainstAModel(t *testing.T) {
 
 // checkIndex verifies the index's structure against the rules of group and
 // refSet: groups in increasing deadline order, each holding at least one
-// ref; a set's table a power of two no smaller than setMin, at most 3/4
-// full and, when larger than setMin, at least 1/8 full (it shrinks as it
-// drains); its count the refs in its table, each reachable from its home
+// ref; a set's table no smaller than setMin and as long as its allocation
+// allows, at most 3/4 full and, when larger than setMin, at least 1/8 full
+// (it shrinks as it drains); its count the refs in its table, each reachable from its home
 // slot without crossing a free one (what backward-shift deletion keeps); a
 // set of one ref only for a ref at an odd address (an even one stands
 // alone); and Len the refs of all groups.
@@ -309,8 +309,8 @@ func checkIndex[T any](t *testing.T, x *Index[T]) {
 			return true
 		}
 		s := setOf[T](g.p)
-		size, mask, held := len(s.slots), len(s.slots)-1, 0
-		if size < setMin || size&mask != 0 {
+		size, held := len(s.slots), 0
+		if size < setMin || size != cap(s.slots) {
 			bad = "a set's table has " + strconv.Itoa(size) + " slots"
 			return false
 		}
@@ -319,7 +319,7 @@ func checkIndex[T any](t *testing.T, x *Index[T]) {
 				continue
 			}
 			held++
-			for j := s.home(r); j != i; j = (j + 1) & mask {
+			for j := s.home(r); j != i; j = s.next(j) {
 				if s.slots[j] == nil {
 					bad = "a ref is past a free slot from its home"
 					return false
@@ -365,7 +365,8 @@ func contents[T any](t *testing.T, x *Index[T]) map[*T]int64 {
 }
 
 // runModel drives x through rounds of bursts of adds to a few nearby
-// deadlines (thousands of refs each, growing sets), reschedules, removes
+// deadlines (thousands of refs each, growing sets; some due already, to
+// groups a pop may have taken part of), reschedules, removes
 // (present with the right deadline, present with a wrong one, absent from a
 // deadline that has a group), and PopDue batches of various sizes (which
 // pop sets in part), against a plain map of ref -> deadline. After each
@@ -380,6 +381,9 @@ func runModel[T any](t *testing.T, seed uint64, pool []*T, rounds int, spread in
 	for round := 0; round < rounds; round++ {
 		for n := rng.IntN(len(pool)); n > 0; n-- { // a burst
 			r, d := pick(), now+1+rng.Int64N(spread)
+			if rng.IntN(4) == 0 { // due already (SET PXAT in the past), maybe to a group popped in part
+				d = now - rng.Int64N(2)
+			}
 			if old, ok := model[r]; ok {
 				if rng.IntN(8) == 0 {
 					x.Add(r, old) // again, with its deadline: no change
@@ -519,7 +523,9 @@ func TestIndex_OddAddressesAgainstAModel(t *testing.T) {
 }
 
 // TestIndex_GroupGrowsShrinksAndTurnsSingle follows one deadline's group
-// from one ref to a set of 5000 and back, by removes and partial pops.
+// from one ref to a set of 5000 and back, by removes and partial pops: its
+// table grows and shrinks (checkIndex checks the load each time), and one
+// ref left stands alone again.
 func TestIndex_GroupGrowsShrinksAndTurnsSingle(t *testing.T) {
 	x := NewIndex[lock]()
 	all := make([]*lock, 5000)
@@ -527,6 +533,7 @@ func TestIndex_GroupGrowsShrinksAndTurnsSingle(t *testing.T) {
 		all[i] = &lock{strconv.Itoa(i)}
 	}
 	slots := func() int {
+		t.Helper()
 		g, ok := x.tr.Get(group{dl: 9})
 		if !ok || !isSet(g.p) {
 			t.Fatalf("deadline 9 holds no set (%v)", ok)
@@ -545,26 +552,34 @@ func TestIndex_GroupGrowsShrinksAndTurnsSingle(t *testing.T) {
 	if n := slots(); n != setMin {
 		t.Fatalf("a set of two has %d slots, want %d", n, setMin)
 	}
+	grown := setMin
 	for _, r := range all[2:] {
 		x.Add(r, 9)
+		if n := slots(); n != grown {
+			if n < grown {
+				t.Fatal("an add shrank the table")
+			}
+			grown = n
+			checkIndex(t, x)
+		}
 	}
 	checkIndex(t, x)
-	if n := slots(); n != 8192 || x.Len() != 5000 || x.tr.Len() != 1 {
-		t.Fatalf("5000 refs: %d slots (want 8192), Len %d, %d groups", n, x.Len(), x.tr.Len())
+	if x.Len() != 5000 || x.tr.Len() != 1 || grown < 5000*4/3 {
+		t.Fatalf("5000 refs: %d slots, Len %d, %d groups", grown, x.Len(), x.tr.Len())
 	}
 	for _, r := range all[1000:] {
 		if !x.Remove(r, 9) {
 			t.Fatal("Remove missed")
 		}
 	}
-	checkIndex(t, x)
-	if n := slots(); n != 2048 {
-		t.Fatalf("1000 refs left: %d slots, want 2048", n)
+	checkIndex(t, x) // at least 1/8 full: it shrank
+	if n := slots(); n >= grown {
+		t.Fatalf("1000 refs left: %d slots, as many as for 5000", n)
 	}
 	got := x.PopDue(10, 990, nil) // in part
 	checkIndex(t, x)
-	if n := slots(); len(got) != 990 || n != 32 || x.Len() != 10 {
-		t.Fatalf("10 refs left: popped %d, %d slots (want 32), Len %d", len(got), n, x.Len())
+	if n := slots(); len(got) != 990 || n > 80 || x.Len() != 10 {
+		t.Fatalf("10 refs left: popped %d, %d slots, Len %d", len(got), n, x.Len())
 	}
 	left := contents(t, x)
 	for r := range left {

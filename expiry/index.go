@@ -2,6 +2,7 @@ package expiry
 
 import (
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/tidwall/btree"
@@ -19,7 +20,8 @@ type Item[T any] struct {
 // 16-byte item per ref (as the index once held) cost about 32 bytes a ref,
 // since a b-tree fed in increasing order leaves each leaf half full. A
 // group costs the tree one item per distinct deadline, and a ref costs
-// only its slot in the group's set.
+// only its slot in the group's set (13.6 bytes a ref at 1000 a millisecond:
+// BenchmarkIndex_Memory).
 //
 // p is one of:
 //   - the group's only ref, a *T: the sparse case costs no more than an item
@@ -77,7 +79,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 	switch {
 	case !ok:
 		if isSet(p) { // an odd address cannot stand alone (see group)
-			s := newRefSet[T](setMin)
+			s := newRefSet[T]()
 			s.add(ref)
 			p = s.tagged()
 		}
@@ -89,7 +91,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 	case g.p == p:
 		return
 	default: // a second ref at this deadline: the group becomes a set
-		s := newRefSet[T](setMin)
+		s := newRefSet[T]()
 		s.add((*T)(g.p))
 		s.add(ref)
 		x.tr.SetHint(group{deadline, s.tagged()}, &x.addHint)
@@ -210,44 +212,68 @@ func (x *Index[T]) Clear() {
 // refSet is the set of refs of a group that has more than one (or one at
 // an odd address): open addressing keyed by the ref's address, with linear
 // probing and backward-shift deletion (no tombstones: a removal moves the
-// refs after it that may move back toward their home slot), in a
-// power-of-two table kept between 1/8 and 3/4 full. A growing set is 3/8
-// to 3/4 full, 11 to 21 bytes a ref (and 1/8 more when its table is over
-// 512 bytes: the allocator's header pushes it into the next size class);
-// a lookup never loads a ref. The header is 32 bytes: n is a uint32 (a
-// group holds fewer than 2^32 refs).
+// refs after it that may move back toward their home slot), in a table
+// kept between 1/8 and 3/4 full; a lookup never loads a ref. A table grows
+// (or shrinks) to twice the refs it holds (rounded up to its size class),
+// so a growing set is about 1/2 to 3/4 full: 11 to 18 bytes a ref. The
+// header is 32 bytes: n is a uint32 (a group holds fewer than 2^32 refs).
+//
+// Tables are not powers of two: a table takes every slot of its
+// allocation's size class (see table), and a ref's home is reduced to the
+// table's length by a multiply, not a mask. A table of 2^k pointers over
+// 512 bytes would not fit its class: the allocator adds an 8-byte header
+// to such objects, so 16 KB would take 18 KB (and 32 KB, 40 KB), and with
+// the load a doubling table has at 1000 refs (1000 in 2048 slots) a ref
+// cost 18.5 bytes instead of about 13.
 type refSet[T any] struct {
 	slots []*T   // nil: free
 	n     uint32 // refs held
 	cur   uint32 // where pop's scan resumes
 }
 
-// setMin is the smallest table: two refs, half full.
+// setMin is the smallest table: two refs, half full (32 bytes).
 const setMin = 4
 
-func newRefSet[T any](size int) *refSet[T] {
-	return &refSet[T]{slots: make([]*T, size), cur: uint32(size - 1)}
+// table returns a table of at least want slots: as many as fill the size
+// class the allocator rounds it up to (slices.Grow gives that capacity,
+// net of any allocation header).
+func table[T any](want int) []*T {
+	t := slices.Grow([]*T(nil), want)
+	return t[:cap(t)]
+}
+
+func newRefSet[T any]() *refSet[T] {
+	t := table[T](setMin)
+	return &refSet[T]{slots: t, cur: uint32(len(t) - 1)}
 }
 
 // tagged returns s as a group's p.
 func (s *refSet[T]) tagged() unsafe.Pointer { return unsafe.Add(unsafe.Pointer(s), 1) }
 
-// home returns r's first slot: the top bits of its address times 2^64/φ
-// (Go's allocator spaces objects of one size evenly, and the multiply
-// spreads those addresses over the top bits).
+// home returns r's first slot: its address times 2^64/φ (Go's allocator
+// spaces objects of one size evenly; the multiply spreads those addresses
+// over the top bits), scaled to the table's length by the high word of a
+// multiply (Lemire's reduction).
 func (s *refSet[T]) home(r *T) int {
-	shift := 64 - bits.TrailingZeros(uint(len(s.slots)))
-	return int(uint64(uintptr(unsafe.Pointer(r))) * 0x9E3779B97F4A7C15 >> uint(shift))
+	hi, _ := bits.Mul64(uint64(uintptr(unsafe.Pointer(r)))*0x9E3779B97F4A7C15, uint64(len(s.slots)))
+	return int(hi)
+}
+
+// next returns the slot after i, wrapping around.
+func (s *refSet[T]) next(i int) int {
+	if i++; i == len(s.slots) {
+		return 0
+	}
+	return i
 }
 
 // add inserts r, growing the table past 3/4 full; it reports false, and
 // changes nothing, if r was there.
 func (s *refSet[T]) add(r *T) bool {
 	if 4*(int(s.n)+1) > 3*len(s.slots) {
-		s.resize(2 * len(s.slots))
+		s.resize(2 * (int(s.n) + 1))
 	}
-	mask := len(s.slots) - 1
-	for i := s.home(r); ; i = (i + 1) & mask {
+	for i := s.home(r); ; i = s.next(i) {
 		switch s.slots[i] {
 		case nil:
 			s.slots[i] = r
@@ -262,8 +288,7 @@ func (s *refSet[T]) add(r *T) bool {
 // remove deletes r, reporting whether it was there. It never shrinks the
 // table (shrinkIfSparse does).
 func (s *refSet[T]) remove(r *T) bool {
-	mask := len(s.slots) - 1
-	for i := s.home(r); ; i = (i + 1) & mask {
+	for i := s.home(r); ; i = s.next(i) {
 		switch s.slots[i] {
 		case nil:
 			return false
@@ -278,9 +303,16 @@ func (s *refSet[T]) remove(r *T) bool {
 // whose home is not between the hole and the ref (cyclically), so every
 // ref stays reachable from its home without crossing a free slot.
 func (s *refSet[T]) deleteAt(i int) {
-	mask := len(s.slots) - 1
-	for j := (i + 1) & mask; s.slots[j] != nil; j = (j + 1) & mask {
-		if (j-s.home(s.slots[j]))&mask >= (j-i)&mask {
+	size := len(s.slots)
+	for j := s.next(i); s.slots[j] != nil; j = s.next(j) {
+		fromHome, fromHole := j-s.home(s.slots[j]), j-i
+		if fromHome < 0 {
+			fromHome += size
+		}
+		if fromHole < 0 {
+			fromHole += size
+		}
+		if fromHome >= fromHole {
 			s.slots[i] = s.slots[j]
 			i = j
 		}
@@ -296,8 +328,7 @@ func (s *refSet[T]) deleteAt(i int) {
 // which is behind the scan, except at its first slot, which it checks
 // again), so one turn finds every ref.
 func (s *refSet[T]) pop(dst []Item[T], dl int64, k int) []Item[T] {
-	mask := len(s.slots) - 1
-	i := int(s.cur) & mask
+	i := min(int(s.cur), len(s.slots)-1)
 	for k > 0 && s.n > 0 {
 		if r := s.slots[i]; r != nil {
 			dst = append(dst, Item[T]{dl, r})
@@ -305,7 +336,10 @@ func (s *refSet[T]) pop(dst []Item[T], dl int64, k int) []Item[T] {
 			k--
 			continue
 		}
-		i = (i - 1) & mask
+		if i == 0 {
+			i = len(s.slots)
+		}
+		i--
 	}
 	s.cur = uint32(i)
 	return dst
@@ -332,34 +366,29 @@ func (s *refSet[T]) any() *T {
 	return nil
 }
 
-// shrinkIfSparse halves the table (or more) once it is under 1/8 full,
-// leaving it between 1/4 and 1/2 full.
+// shrinkIfSparse moves the refs to a table of about twice their number
+// once the table is under 1/8 full.
 func (s *refSet[T]) shrinkIfSparse() {
 	if len(s.slots) > setMin && 8*int(s.n) < len(s.slots) {
-		size := setMin
-		if s.n > 1 {
-			size = max(setMin, 1<<bits.Len(uint(2*s.n-1)))
-		}
-		s.resize(size)
+		s.resize(max(setMin, 2*int(s.n)))
 	}
 }
 
-// resize moves the refs to a table of size slots (a power of two).
-func (s *refSet[T]) resize(size int) {
+// resize moves the refs to a table of at least want slots.
+func (s *refSet[T]) resize(want int) {
 	old := s.slots
-	s.slots = make([]*T, size)
-	mask := size - 1
+	s.slots = table[T](want)
 	for _, r := range old {
 		if r == nil {
 			continue
 		}
 		i := s.home(r)
 		for s.slots[i] != nil {
-			i = (i + 1) & mask
+			i = s.next(i)
 		}
 		s.slots[i] = r
 	}
-	s.cur = uint32(size - 1)
+	s.cur = uint32(len(s.slots) - 1)
 }
 
 // Expired reports the one expiry rule used everywhere: a deadline of 0 means
