@@ -61,7 +61,7 @@ func setOf[T any](p unsafe.Pointer) *refSet[T] { return (*refSet[T])(unsafe.Add(
 type Index[T any] struct {
 	tr      *btree.BTreeG[group]
 	n       int            // refs held, in all groups
-	addHint btree.PathHint // Add's path: new deadlines mostly arrive at the right end
+	addHint btree.PathHint // Add's path, to deadlines before the last
 	rmHint  btree.PathHint // Remove's path
 }
 
@@ -73,17 +73,28 @@ func NewIndex[T any]() *Index[T] {
 // Add records that ref expires at deadline. The caller must remove any
 // previous deadline of the same ref first; adding a ref again with the
 // deadline it has changes nothing.
+//
+// Locks taken with one TTL have the latest deadline: they join the tree's
+// last group, or start a new one after it, found without a comparison
+// (and a new group costs one descent). Any other deadline is looked up,
+// on the path Add took last time.
 func (x *Index[T]) Add(ref *T, deadline int64) {
 	p := unsafe.Pointer(ref)
-	g, ok := x.tr.GetHint(group{dl: deadline}, &x.addHint)
-	switch {
-	case !ok:
-		if isSet(p) { // an odd address cannot stand alone (see group)
-			s := newRefSet[T]()
-			s.add(ref)
-			p = s.tagged()
+	last, ok := x.tr.Max()
+	if !ok || last.dl < deadline {
+		x.insert(ref, deadline)
+		x.n++
+		return
+	}
+	g := last
+	if last.dl != deadline {
+		if g, ok = x.tr.GetHint(group{dl: deadline}, &x.addHint); !ok {
+			x.insert(ref, deadline)
+			x.n++
+			return
 		}
-		x.tr.SetHint(group{deadline, p}, &x.addHint)
+	}
+	switch {
 	case isSet(g.p):
 		if !setOf[T](g.p).add(ref) {
 			return
@@ -97,6 +108,17 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 		x.tr.SetHint(group{deadline, s.tagged()}, &x.addHint)
 	}
 	x.n++
+}
+
+// insert adds the group of deadline, which is not in the tree, with ref.
+func (x *Index[T]) insert(ref *T, deadline int64) {
+	p := unsafe.Pointer(ref)
+	if isSet(p) { // an odd address cannot stand alone (see group)
+		s := newRefSet[T]()
+		s.add(ref)
+		p = s.tagged()
+	}
+	x.tr.SetHint(group{deadline, p}, &x.addHint)
 }
 
 // Remove forgets the (ref, deadline) pair; it reports whether it was present.
