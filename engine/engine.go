@@ -42,7 +42,7 @@ func (k Kind) String() string { return kindNames[k] }
 // bytes, and only there (entryHasObj in klen; newObjEntry): a plain string
 // pays nothing for it. The entry holds its key for the keyspace table
 // (keyTable compares it) and so that the expiry index can hold entries,
-// not keys (expiry.Index: ordering by address costs no key loads).
+// not keys (expiry.Index groups entries by deadline and never loads a key).
 type entry struct {
 	deadline int64  // monotonic ms; 0 = no deadline
 	klen     uint32 // key bytes; entryHasObj set if an *object follows the header
