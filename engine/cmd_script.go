@@ -83,6 +83,7 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 	if nr, ok := e.scripter.(NativeRunner); ok && nr.RunNative(c, sha, body, keys, argv) {
 		e.Stats.ScriptRuns.Add(1)
 		c.Script = nil
+		c.clkEnd = true // the script's time ends with its last call's (observe.go)
 		return
 	}
 	run.native = false

@@ -91,8 +91,9 @@ type Ctx struct {
 	Cmd    *Command
 	Script *ScriptRun // non-nil while running inside a script
 
-	tap errTap // obs: counts the handler's error replies (engine/observe.go)
-	clk int64  // obs: the last clock read (nowNs) timing this command, for chaining (callAt)
+	tap    errTap // obs: counts the handler's error replies (engine/observe.go)
+	clk    int64  // obs: the last clock read (nowNs) timing this command, for chaining (callAt)
+	clkEnd bool   // obs: clk also ends the command (a native script: nothing but its reply after its last call)
 	// Blocking commands (blocking.go): the caller sets CanBlock when it
 	// can wait for a blocked client; a command that blocks sets Blocked,
 	// and the caller then waits and calls Engine.FinishWait.
@@ -110,6 +111,7 @@ type ScriptRun struct {
 
 // Register adds commands to the table, replacing any of the same name.
 func (e *Engine) Register(cmds ...*Command) {
+	e.callCache = [len(e.callCache)]callCacheEntry{}
 	for _, cmd := range cmds {
 		name := strings.ToLower(cmd.Name)
 		cmd.Name = name
@@ -138,7 +140,7 @@ func (e *Engine) Commands() []*Command { return e.cmdList }
 
 // Lookup finds a command by name, case-insensitively, without allocating.
 func (e *Engine) Lookup(name []byte) *Command {
-	if cmd, ok := e.cmds[string(name)]; ok {
+	if cmd, ok := e.cmds[string(name)]; ok { // lower case, or upper (Register adds both)
 		return cmd
 	}
 	var buf [32]byte
@@ -152,6 +154,34 @@ func (e *Engine) Lookup(name []byte) *Command {
 		buf[i] = c
 	}
 	return e.cmds[string(buf[:len(name)])]
+}
+
+// callCacheEntry is a name a script called, as it spelled it, and its
+// command (lookupCall).
+type callCacheEntry struct {
+	name [15]byte
+	n    uint8 // 0: free
+	cmd  *Command
+}
+
+// lookupCall is Lookup for Ctx.Call, under the keyspace lock: a lock
+// script calls the same two or three commands on every run, so the last
+// four names found are compared first, as spelled, before the map. Register
+// empties the list.
+func (e *Engine) lookupCall(name []byte) *Command {
+	for i := range e.callCache {
+		if ce := &e.callCache[i]; ce.n != 0 && int(ce.n) == len(name) && string(ce.name[:ce.n]) == string(name) {
+			return ce.cmd
+		}
+	}
+	cmd := e.Lookup(name)
+	if cmd != nil && len(name) > 0 && len(name) <= len(e.callCache[0].name) {
+		ce := &e.callCache[e.callNext%uint8(len(e.callCache))]
+		e.callNext++
+		ce.n = uint8(copy(ce.name[:], name))
+		ce.cmd = cmd
+	}
+	return cmd
 }
 
 func lookupSub(cmd *Command, name []byte) *Command {
@@ -298,7 +328,7 @@ func (e *Engine) scriptDoneChan() chan struct{} {
 // keyspace lock already held and c's frozen time. The reply goes to w.
 func (c *Ctx) Call(args [][]byte, w Writer) {
 	e := c.Eng
-	cmd := e.Lookup(args[0])
+	cmd := e.lookupCall(args[0])
 	if cmd == nil {
 		w.WriteError(ErrScriptUnknownCmd)
 		return

@@ -146,12 +146,16 @@ type Engine struct {
 	clock expiry.Clock
 	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
 
-	cmds     map[string]*Command
-	cmdList  []*Command
-	scripter Scripter
-	info     InfoProvider
-	params   configState // CONFIG GET/SET parameters (cmd_config.go)
-	mem      memLimit    // maxmemory (memory.go)
+	cmds map[string]*Command
+	// callCache and callNext: the names scripts called last (lookupCall),
+	// guarded by the keyspace lock.
+	callCache [4]callCacheEntry
+	callNext  uint8
+	cmdList   []*Command
+	scripter  Scripter
+	info      InfoProvider
+	params    configState // CONFIG GET/SET parameters (cmd_config.go)
+	mem       memLimit    // maxmemory (memory.go)
 
 	busyThreshold atomic.Int64  // ns
 	scriptStart   atomic.Int64  // unix ns of the running script's start; 0 = none

@@ -58,3 +58,99 @@ func TestCommandStats_NativeScriptTimesChain(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandStats_NativeScriptEndDoesNotLeak: a native script's time
+// ends with its last call's clock read (no read of its own); the next
+// command on the same connection must still be timed in full.
+func TestCommandStats_NativeScriptEndDoesNotLeak(t *testing.T) {
+	te := newTestEngine(t)
+	te.SetScripter(chainScripter{})
+	const nap = 50 * time.Millisecond
+	te.Register(&Command{Name: "napx", Arity: 1, Flags: FlagNoKeys, Group: "server", Fn: func(c *Ctx) {
+		time.Sleep(nap)
+		c.W.WriteInt(1)
+	}})
+	c := &Ctx{} // one connection's context, reused as the server does
+	run := func(args ...string) {
+		c.Args = nil
+		for _, a := range args {
+			c.Args = append(c.Args, []byte(a))
+		}
+		c.W = &enginetest.TextWriter{}
+		te.Exec(c)
+	}
+	run("EVALSHA", "0123456789012345678901234567890123456789", "0")
+	napx := te.Lookup([]byte("napx"))
+	before := napx.stats.nanos.Load()
+	run("NAPX")
+	if d := time.Duration(napx.stats.nanos.Load() - before); d < nap {
+		t.Fatalf("NAPX after a native script was timed %v, less than its %v nap", d, nap)
+	}
+	if script := te.Lookup([]byte("evalsha")).stats.nanos.Load(); script < 2*int64(nap) {
+		t.Fatalf("the script was timed %v, less than its calls' %v", time.Duration(script), 2*nap)
+	}
+}
+
+// TestLookup_AnyCase: command names match in any case; names no command
+// has, and names longer than any, match nothing.
+func TestLookup_AnyCase(t *testing.T) {
+	te := newTestEngine(t)
+	get := te.Lookup([]byte("get"))
+	if get == nil || get.Name != "get" {
+		t.Fatal("get not found")
+	}
+	for _, n := range []string{"GET", "Get", "gEt"} {
+		if te.Lookup([]byte(n)) != get {
+			t.Fatalf("Lookup(%q) is not GET", n)
+		}
+	}
+	if c := te.Lookup([]byte("EVALSHA")); c == nil || c.Name != "evalsha" {
+		t.Fatal("EVALSHA not found")
+	}
+	for _, n := range []string{"", "ge", "GETX", "g\xc3\xa9t", "GET" + string(make([]byte, 40))} {
+		if te.Lookup([]byte(n)) != nil {
+			t.Fatalf("Lookup(%q) found a command", n)
+		}
+	}
+}
+
+// TestLookupCall_SeesRegister: a script's calls find their command
+// through the list of names called last (lookupCall), in the case they
+// are spelled, and a command registered again under a listed name is the
+// one called after.
+func TestLookupCall_SeesRegister(t *testing.T) {
+	te := newTestEngine(t)
+	te.SetScripter(chainScripter{})
+	version := 0
+	reg := func(v int) {
+		te.Register(&Command{Name: "napx", Arity: 1, Flags: FlagNoKeys, Group: "server", Fn: func(c *Ctx) {
+			version = v
+			c.W.WriteInt(int64(v))
+		}})
+	}
+	reg(1)
+	for i := 0; i < 3; i++ {
+		te.do("EVALSHA", "0123456789012345678901234567890123456789", "0")
+		if version != 1 {
+			t.Fatalf("run %d called version %d", i, version)
+		}
+	}
+	reg(2)
+	te.do("EVALSHA", "0123456789012345678901234567890123456789", "0")
+	if version != 2 {
+		t.Fatalf("after Register, a script called version %d", version)
+	}
+	// other names and cases, more than the list holds, then napx again
+	w := &enginetest.TextWriter{}
+	c := &Ctx{Eng: te.Engine, Script: &ScriptRun{}, W: w}
+	te.Lock()
+	for _, name := range []string{"GET", "get", "Get", "EXISTS", "exists", "STRLEN", "strlen"} {
+		c.Call([][]byte{[]byte(name), []byte("k")}, w)
+	}
+	c.Call([][]byte{[]byte("NAPX")}, w)
+	c.Call([][]byte{[]byte("nosuchcmd")}, w)
+	te.Unlock()
+	if got := w.String(); got != "(nil) (nil) (nil) :0 :0 :0 :0 :2 -ERR Unknown Redis command called from script" {
+		t.Fatalf("calls replied %q", got)
+	}
+}

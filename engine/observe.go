@@ -88,8 +88,11 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	c.W = &c.tap
 	c.clk = start
 	cmd.Fn(c)
-	end := e.nowNs()
-	c.clk = end
+	end := c.clk
+	if !c.clkEnd {
+		end = e.nowNs()
+	}
+	c.clk, c.clkEnd = end, false
 	d := time.Duration(end - start)
 	c.W = w // the tap keeps forwarding to w, should a handler have kept it
 	st := &cmd.stats
