@@ -583,5 +583,16 @@ func (e *Engine) Prefetch(keys [][]byte) {
 	if e.busyYield.Load() { // a busy script owns the keyspace (lockOrBusy)
 		return
 	}
-	e.keys.prefetch(keys)
+	var found [32]*entry
+	n := e.keys.prefetch(keys, &found)
+	// then where a DEL or a new deadline would remove each from the
+	// expiry index (a release's cache miss among the locks of its
+	// millisecond)
+	var sink uintptr
+	for _, ent := range found[:n] {
+		if ent.deadline != 0 {
+			sink += e.idx.Prefetch(ent, ent.deadline)
+		}
+	}
+	e.keys.sink += uint64(sink)
 }

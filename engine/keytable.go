@@ -342,7 +342,7 @@ func (t *keyTable) check() string {
 // CPU cache, in two passes of independent loads: the misses of all keys
 // overlap, where looking each key up in turn waits for two misses per key.
 // It changes nothing.
-func (t *keyTable) prefetch(keys [][]byte) {
+func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) int {
 	var hs [32]uint64
 	n := min(len(keys), len(hs))
 	for i := 0; i < n; i++ {
@@ -353,6 +353,7 @@ func (t *keyTable) prefetch(keys [][]byte) {
 		tb := t.table(h)
 		sink += tb.slots[tb.home(h)].h
 	}
+	nf := 0
 	for _, h := range hs[:n] {
 		tb := t.table(h)
 		mask := len(tb.slots) - 1
@@ -371,11 +372,14 @@ func (t *keyTable) prefetch(keys [][]byte) {
 				if len(v) > 0 {
 					sink += uint64(v[len(v)-1])
 				}
+				found[nf] = s.ent
+				nf++
 				break
 			}
 		}
 	}
 	t.sink += sink
+	return nf
 }
 
 // collectFrom appends entries whose hash is at least lo, in slot order,

@@ -173,7 +173,8 @@ func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
 	e := New(Config{})
 	for i := 0; i < 5000; i++ {
 		e.Lock()
-		e.setString([]byte(fmt.Sprintf("k%d", i)), []byte(fmt.Sprintf("v%d", i)), 0, false, 0)
+		// half of them with a deadline: Prefetch reads the expiry index too
+		e.setString([]byte(fmt.Sprintf("k%d", i)), []byte(fmt.Sprintf("v%d", i)), int64(i%2)*(1<<40+int64(i%7)), false, 0)
 		e.Unlock()
 	}
 	var batch [][]byte
@@ -187,8 +188,8 @@ func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
 	if msg := e.CheckInvariants(); msg != "" {
 		t.Fatal(msg)
 	}
-	if n, _ := e.KeyCount(); n != 5000 {
-		t.Fatalf("%d keys after Prefetch, want 5000", n)
+	if n, ttls := e.KeyCount(); n != 5000 || ttls != 2500 {
+		t.Fatalf("%d keys, %d with a deadline after Prefetch, want 5000 and 2500", n, ttls)
 	}
 	e.Lock()
 	for i := 0; i < 5000; i++ {

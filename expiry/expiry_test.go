@@ -782,3 +782,54 @@ func TestIndex_KeepsRefsAlive(t *testing.T) {
 	}
 	runtime.KeepAlive(junk)
 }
+
+// TestIndex_PrefetchChangesNothing: Prefetch, for refs present and absent,
+// at deadlines with one ref, a set, or none, leaves every group and slot
+// as it was, and every ref removable.
+func TestIndex_PrefetchChangesNothing(t *testing.T) {
+	for _, n := range []int{1, 2, 1000} {
+		x := NewIndex[lock]()
+		held := make([]*lock, n)
+		for i := range held {
+			held[i] = &lock{}
+			x.Add(held[i], 5)
+		}
+		other := &lock{}
+		x.Add(other, 6)
+		g, _ := x.tr.Get(group{dl: 5})
+		var before []*lock
+		if isSet(g.p) {
+			before = append(before, setOf[lock](g.p).slots...)
+		}
+		for _, r := range held {
+			x.Prefetch(r, 5)
+			x.Prefetch(r, 4)
+		}
+		x.Prefetch(&lock{}, 5)
+		x.Prefetch(other, 6)
+		x.Prefetch(other, 7)
+		if x.Len() != n+1 || x.tr.Len() != 2 {
+			t.Fatalf("%d held: Len %d, %d groups after Prefetch", n, x.Len(), x.tr.Len())
+		}
+		if g2, _ := x.tr.Get(group{dl: 5}); g2 != g {
+			t.Fatalf("%d held: the group changed", n)
+		}
+		if isSet(g.p) {
+			s := setOf[lock](g.p)
+			for i := range before {
+				if s.slots[i] != before[i] {
+					t.Fatalf("%d held: slot %d changed", n, i)
+				}
+			}
+		}
+		checkIndex(t, x)
+		for _, r := range held {
+			if !x.Remove(r, 5) {
+				t.Fatalf("%d held: a held ref was lost", n)
+			}
+		}
+		if !x.Remove(other, 6) || x.Len() != 0 {
+			t.Fatal("the index must be empty")
+		}
+	}
+}
