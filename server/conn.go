@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -422,6 +421,20 @@ func (c *client) setProto(p int) {
 	c.omu.Unlock()
 }
 
+// isEval reports whether name is EVAL or EVALSHA, in any case.
+func isEval(name []byte) bool {
+	if len(name) != 4 && len(name) != 7 {
+		return false
+	}
+	const lower = "evalsha"
+	for i, c := range name { // ASCII letters only: |0x20 lowers them and nothing else matches
+		if c|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // prefetchKeys appends the key each command of a pipelined batch will most
 // likely look up first, for Engine.Prefetch: the second argument, or the
 // first key of EVAL and EVALSHA. A wrong guess costs a hash and a load,
@@ -434,8 +447,7 @@ func prefetchKeys(dst [][]byte, cmds []redcon.Command) [][]byte {
 			continue
 		}
 		k := a[1]
-		if n := len(a[0]); (n == 4 || n == 7) && (a[0][0]|0x20) == 'e' &&
-			(strings.EqualFold(string(a[0]), "eval") || strings.EqualFold(string(a[0]), "evalsha")) {
+		if isEval(a[0]) {
 			if len(a) < 4 || len(a[2]) != 1 || a[2][0] < '1' || a[2][0] > '9' {
 				continue // no keys
 			}

@@ -39,3 +39,16 @@ func TestPrefetchKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestIsEval_AnyCaseOnly(t *testing.T) {
+	for _, n := range []string{"eval", "EVAL", "Eval", "evalsha", "EVALSHA", "EvalSha"} {
+		if !isEval([]byte(n)) {
+			t.Errorf("isEval(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"", "eva", "evals", "evalsh", "evalshaa", "eval_ro", "fval", "EVAl\x00", "evalsh\x01", "get", "\x45\x56\x41\x4c\x13\x08\x01"} {
+		if isEval([]byte(n)) {
+			t.Errorf("isEval(%q) = true", n)
+		}
+	}
+}
