@@ -173,7 +173,7 @@ func (c *framedConn) readConn(p []byte) (int, error) {
 		return 0, c.aheadErr
 	}
 	if c.raw != nil {
-		return c.raw.read(p) // inside the raw read loop (rawread.go)
+		return c.raw.read(p) // (rawread.go)
 	}
 	return c.Conn.Read(p)
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -76,134 +75,41 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 
-	rd := newCmdReader(fc) // in-place parsing, no allocation per command (reader.go)
-	if raw := newRawReader(nc); raw != nil {
-		fc.raw = raw
-		s.serveRaw(c, rd)
-		return
-	}
-	var b batch
+	rd := newCmdReader(fc)    // in-place parsing, no allocation per command (reader.go)
+	fc.raw = newRawReader(nc) // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
 		cmds, err := rd.ReadCommands()
 		if err != nil {
 			s.readFailed(c, err)
 			return
 		}
-		s.startBatch(c, &b, cmds)
-		if s.serveBatch(c, &b, true) == batchClose {
+		if !s.serveBatch(c, cmds) {
 			return
 		}
 	}
 }
 
-// serveRaw is serveConn's loop for a plain TCP or Unix connection: the
-// same, run inside RawConn.Read so that a drained socket is waited on
-// without a failed read first (rawread.go). A command that blocks is
-// waited for outside it: the read-ahead reads the connection meanwhile.
-func (s *Server) serveRaw(c *client, rd *cmdReader) {
-	sc, _ := c.nc.(syscall.Conn)
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		s.readFailed(c, err)
-		return
-	}
-	var (
-		b    batch
-		end  batchEnd
-		rerr error
-	)
-	serve := func(uintptr) bool {
-		for {
-			cmds, err := rd.ReadCommands()
-			if err == errWouldBlock {
-				return false // wait for input, then read
-			}
-			if err != nil {
-				rerr = err
-				return true
-			}
-			s.startBatch(c, &b, cmds)
-			if end = s.serveBatch(c, &b, false); end != batchServed {
-				return true
-			}
-			if c.fc.raw.drained && !rd.buffered() && c.fc.settled() {
-				if c.fc.lim != nil {
-					c.fc.armIdle() // as a read would (limits.go): the batch may have made it exempt
-				}
-				return false // drained: wait for input without trying a read
-			}
-		}
-	}
-	for {
-		if err := rc.Read(serve); err != nil {
-			s.readFailed(c, err) // the idle timeout, or closed
-			return
-		}
-		if rerr != nil {
-			s.readFailed(c, rerr)
-			return
-		}
-		if end == batchBlocked && s.serveBatch(c, &b, true) == batchServed {
-			continue
-		}
-		return
-	}
-}
-
-// batch is the state of a batch of commands read together.
-type batch struct {
-	cmds    []redcon.Command
-	next    int  // the next command to run
-	waiting bool // cmds[next-1] blocked: wait for it (waitBlocked) before going on
-}
-
-type batchEnd uint8
-
-const (
-	batchServed  batchEnd = iota // every command ran and the replies are written
-	batchBlocked                 // a command blocked and the caller cannot wait here
-	batchClose                   // the connection ends
-)
-
-// startBatch begins a batch just read.
-func (s *Server) startBatch(c *client, b *batch, cmds []redcon.Command) {
-	*b = batch{cmds: cmds}
+// serveBatch runs a batch of commands read together, in order, then
+// flushes their replies once (redcon's model, with the loop in our hands
+// so that other goroutines can push to the connection). It reports false
+// when the connection ends.
+func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 	c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: the last read (once a batch, not a command: a clock read costs)
 	if len(cmds) > 1 {
 		c.prefetch = prefetchKeys(c.prefetch[:0], cmds)
 		s.eng.Prefetch(c.prefetch)
 		clear(c.prefetch) // do not keep the read buffer's slices
 	}
-}
-
-// serveBatch runs a batch's commands in order, then flushes their replies
-// once (redcon's model, with the loop in our hands so that other
-// goroutines can push to the connection). When a command blocks and
-// canWait is false it returns batchBlocked; called again with canWait it
-// waits and goes on.
-func (s *Server) serveBatch(c *client, b *batch, canWait bool) batchEnd {
-	for {
-		if b.waiting {
-			if !canWait {
-				return batchBlocked
-			}
-			b.waiting = false
+	for _, cmd := range cmds {
+		s.handle(c, cmd)
+		if c.ctx.Blocked != nil {
 			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
-		} else if b.next < len(b.cmds) {
-			b.next++
-			s.handle(c, b.cmds[b.next-1])
-			if c.ctx.Blocked != nil {
-				b.waiting = true
-				continue
-			}
-		} else {
-			break
 		}
 		if c.closeNow {
 			break
 		}
 		if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go)
-			return batchClose
+			return false
 		}
 	}
 	s.afterBatch(c)                   // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
@@ -218,12 +124,12 @@ func (s *Server) serveBatch(c *client, b *batch, canWait bool) batchEnd {
 		runtime.Gosched()
 	}
 	if err := c.flush(); err != nil || c.closeNow {
-		return batchClose
+		return false
 	}
 	// Served: a paused mass expiry may go on (expireLoop).
 	s.kickExpiry()
 	c.fx.last.Store(s.eng.Now()) // and a reply written, as Redis's writeToClient (after a wait: BLPOP, pauses)
-	return batchServed
+	return true
 }
 
 // register admits a new connection, or refuses it past maxclients.
@@ -387,7 +293,7 @@ func (s *Server) enablePush(c *client) {
 				return
 			case <-c.kick:
 				if err := c.flushShared(); err != nil {
-					closeConn(c.nc) // (rawread.go: its goroutine may be in its read loop)
+					_ = c.nc.Close()
 					return
 				}
 			}

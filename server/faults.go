@@ -344,7 +344,7 @@ func (s *Server) DropConnections() int { return s.closeConnections() }
 func (s *Server) closeConnections() int {
 	n := 0
 	s.fx.counted.Range(func(k, _ any) bool {
-		closeConn(k.(net.Conn)) // (rawread.go: without waiting for its goroutine)
+		_ = k.(net.Conn).Close()
 		n++
 		return true
 	})

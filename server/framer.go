@@ -131,8 +131,7 @@ type framedConn struct {
 	aheadStop atomic.Bool
 	aheadDone chan struct{}
 
-	// raw, if set, reads the socket instead of Conn.Read: the connection
-	// is served by the raw read loop (rawread.go, serveRaw).
+	// raw, if set, reads the socket instead of Conn.Read (rawread.go).
 	raw *rawReader
 
 	rerr error  // the connection's error, returned once pending data is out
@@ -226,9 +225,6 @@ func (c *framedConn) read(p []byte) (int, error) {
 				c.armIdle() // the idle timeout (limits.go)
 			}
 			m, err := c.readConn(p[n:]) // blocking.go: read-ahead bytes first
-			if err == errWouldBlock {
-				return 0, err // nothing taken: pending bytes stay for the next call
-			}
 			if err != nil {
 				c.rerr = err
 			}
@@ -255,15 +251,6 @@ func (c *framedConn) read(p []byte) (int, error) {
 			return out, nil
 		}
 	}
-}
-
-// settled reports that Read has nothing left that it could hand on, or
-// fail with, without reading the connection: no bytes to scan again, no
-// protocol error or connection error to report, no read-ahead bytes. Held
-// bytes waiting for the rest of their line need input anyway.
-func (c *framedConn) settled() bool {
-	return c.err == nil && c.rerr == nil && c.smallOff >= c.smallN &&
-		(c.pendOff >= c.pendEnd || c.pendHold) && len(c.ahead) == 0 && c.aheadErr == nil
 }
 
 // keep makes t, the last bytes of the buffer just scanned, the first input

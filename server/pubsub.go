@@ -319,7 +319,7 @@ func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	c.omu.Unlock()
 	if kill {
 		s.log.Warn("closing pub/sub client over the output buffer limit", "id", c.ID, "addr", c.addr)
-		closeConn(c.nc) // (rawread.go: its goroutine may be in its read loop)
+		_ = c.nc.Close()
 		return
 	}
 	if !own {

@@ -1,5 +1,5 @@
 package server
 
-// rawReadSupported: the raw read loop needs edge-triggered readiness
-// (Go's poller uses epoll with EPOLLET on Linux).
+// rawReadSupported: raw reads and writes are used on Linux, where they are
+// tested; other systems keep net.Conn's calls.
 const rawReadSupported = true

@@ -3,35 +3,79 @@
 package server
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestRawRead_OneReadARequest: a client that sends a request and waits for
-// its reply costs one read a request. After a read that drained the socket
-// the loop waits for input without first trying a read that finds none
-// (rawread.go); net.Conn.Read would try one after every reply.
-func TestRawRead_OneReadARequest(t *testing.T) {
+// TestRawRead_TCPConnectionsReadRaw: a TCP client's requests are read by
+// rawReader (rawread.go), one at a time and pipelined.
+func TestRawRead_TCPConnectionsReadRaw(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())
-	if got := c.do("PING"); got != "+PONG\r\n" {
-		t.Fatal(got)
-	}
-	reads, empty := rawReads.Load(), rawReadsEmpty.Load()
-	const n = 300
+	reads := rawReads.Load()
+	const n = 100
 	for i := 0; i < n; i++ {
 		if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
 			t.Fatal(got)
 		}
 	}
 	if got := rawReads.Load() - reads; got < n {
-		t.Fatalf("%d requests made %d raw reads: the connection is not served by the raw read loop", n, got)
+		t.Fatalf("%d requests made %d raw reads: the connection is not read by rawReader", n, got)
 	}
-	// A wakeup may be stale now and then (the readiness of input already
-	// read); one a request means the loop reads before it waits.
-	if failed := rawReadsEmpty.Load() - empty; failed > n/10 {
-		t.Fatalf("%d requests, one at a time, cost %d reads that found no input", n, failed)
+}
+
+// TestRawRead_HalfClose: a client that sends its last request and then
+// shuts down its side (`printf 'PING\r\n' | nc -N`) gets its reply and
+// then EOF, whether the request and the FIN arrive together or while the
+// server is busy. (A loop that waited for the next readiness event after
+// a short read, without reading again, never saw the FIN.)
+func TestRawRead_HalfClose(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		srv := RunT(t)
+		c := dial(t, srv.Addr())
+		if busy {
+			c.send(encode("DEBUG", "SLEEP", "0.3")) // busy while the request and the FIN arrive
+			time.Sleep(50 * time.Millisecond)
+		}
+		c.send(encode("PING"))
+		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		if busy {
+			if got := c.read(); got != "+OK\r\n" {
+				t.Fatal(got)
+			}
+		}
+		if got := c.read(); got != "+PONG\r\n" {
+			t.Fatal(got)
+		}
+		if b := waitClosed(t, c); len(b) != 0 {
+			t.Fatalf("busy=%v: %q after the reply", busy, b)
+		}
+	}
+}
+
+// TestRawRead_AfterABlockedCommand: input the read-ahead took while BLPOP
+// waited, and input that arrives while its reply is held, are all served
+// in order once it is woken.
+func TestRawRead_AfterABlockedCommand(t *testing.T) {
+	srv := RunT(t)
+	c, other := dial(t, srv.Addr()), dial(t, srv.Addr())
+	c.send(encode("BLPOP", "q", "0"))
+	time.Sleep(100 * time.Millisecond)
+	c.send(encode("PING")) // the read-ahead takes it
+	time.Sleep(100 * time.Millisecond)
+	srv.SetLatency(300 * time.Millisecond)
+	defer srv.SetLatency(0)
+	other.send(encode("LPUSH", "q", "x"))
+	time.Sleep(100 * time.Millisecond)
+	c.send(encode("ECHO", "after")) // arrives while BLPOP's reply is held
+	for _, want := range []string{"*2\r\n$1\r\nq\r\n$1\r\nx\r\n", "+PONG\r\n", "$5\r\nafter\r\n"} {
+		if got := c.read(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
 	}
 }
 
@@ -67,12 +111,11 @@ func TestRawRead_PipelinesInPieces(t *testing.T) {
 	}
 }
 
-// TestRawRead_DropConnectionsDoesNotWaitForALoop: closing a connection
-// whose goroutine is inside its raw read loop (here holding its reply for
-// SetLatency) must not wait for that goroutine: net.Conn.Close would,
-// and DropConnections closes every socket before it releases held
-// replies. And the killed client's input sent meanwhile never runs.
-func TestRawRead_DropConnectionsDoesNotWaitForALoop(t *testing.T) {
+// TestRawRead_DropConnectionsWhileAReplyIsHeld: DropConnections returns
+// while a connection's goroutine holds its reply (SetLatency), and the
+// dropped client's input sent meanwhile never runs: a raw read of a
+// closed connection fails, as net.Conn.Read does.
+func TestRawRead_DropConnectionsWhileAReplyIsHeld(t *testing.T) {
 	srv := RunT(t)
 	victim := dial(t, srv.Addr())
 	if got := victim.do("PING"); got != "+PONG\r\n" {

@@ -70,10 +70,6 @@ func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 	}
 }
 
-// buffered reports whether input is held that has not been parsed: part
-// of a request, or a request ReadCommands stopped at to report its error.
-func (r *cmdReader) buffered() bool { return r.start < r.end }
-
 // fill reads more input, making room for it first: the unparsed bytes move
 // to the front, and the buffer grows when they fill it.
 func (r *cmdReader) fill() error {

@@ -277,7 +277,7 @@ func (s *Server) Close() error {
 	err := ln.Close()
 	s.closeListeners() // the other listeners (tls.go)
 	s.clients.Range(func(k, _ any) bool {
-		closeConn(k.(*client).nc) // (rawread.go: without waiting for its goroutine)
+		_ = k.(*client).nc.Close()
 		return true
 	})
 	s.wg.Wait()
