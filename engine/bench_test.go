@@ -160,7 +160,7 @@ func BenchmarkGetBatch16_1MKeys(b *testing.B) {
 					ctxs[j].Args[1] = batch[j]
 				}
 				if prefetch {
-					e.Prefetch(batch)
+					e.Prefetch(batch, 0)
 				}
 				for j := range ctxs {
 					e.Exec(&ctxs[j])

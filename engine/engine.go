@@ -573,9 +573,13 @@ func fillEntry(ent *entry, flag uint32, key, val []byte) {
 // Prefetch is a hint before a pipelined batch of commands runs: it brings
 // the keyspace's memory for keys into the CPU cache with their loads
 // overlapped (keyTable.prefetch), so that the commands, run one by one,
-// find it there. It has no effect on any reply or key. It never waits for
-// the keyspace lock: when another holder has it, it does nothing.
-func (e *Engine) Prefetch(keys [][]byte) {
+// find it there. Bit i of leaving says that keys[i]'s command will likely
+// remove or change its deadline (a release, DEL, an extend): for those it
+// also loads the key's place in the expiry index (a search there is wasted
+// on the many commands that only read a key, or are refused, as a lock
+// acquire on a held key). It has no effect on any reply or key. It never
+// waits for the keyspace lock: when another holder has it, it does nothing.
+func (e *Engine) Prefetch(keys [][]byte, leaving uint32) {
 	if len(keys) < 2 || !e.mu.TryLock() {
 		return
 	}
@@ -584,13 +588,15 @@ func (e *Engine) Prefetch(keys [][]byte) {
 		return
 	}
 	var found [32]*entry
-	n := e.keys.prefetch(keys, &found)
-	// then where a DEL or a new deadline would remove each from the
-	// expiry index (a release's cache miss among the locks of its
-	// millisecond)
+	e.keys.prefetch(keys, &found)
+	if leaving == 0 {
+		return
+	}
+	// where the release's DEL, say, will remove the deadline: its cache
+	// miss among the locks of its millisecond
 	var sink uintptr
-	for _, ent := range found[:n] {
-		if ent.deadline != 0 {
+	for i, ent := range found[:min(len(keys), len(found))] {
+		if leaving&(1<<i) != 0 && ent != nil && ent.deadline != 0 {
 			sink += e.idx.Prefetch(ent, ent.deadline)
 		}
 	}

@@ -341,8 +341,8 @@ func (t *keyTable) check() string {
 // prefetch loads the slots, then the entries, of up to 32 keys into the
 // CPU cache, in two passes of independent loads: the misses of all keys
 // overlap, where looking each key up in turn waits for two misses per key.
-// It changes nothing.
-func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) int {
+// found[i] is set to keys[i]'s entry, if it has one. It changes nothing.
+func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) {
 	var hs [32]uint64
 	n := min(len(keys), len(hs))
 	for i := 0; i < n; i++ {
@@ -353,8 +353,7 @@ func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) int {
 		tb := t.table(h)
 		sink += tb.slots[tb.home(h)].h
 	}
-	nf := 0
-	for _, h := range hs[:n] {
+	for j, h := range hs[:n] {
 		tb := t.table(h)
 		mask := len(tb.slots) - 1
 		for i := tb.home(h); ; i = (i + 1) & mask {
@@ -372,14 +371,12 @@ func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) int {
 				if len(v) > 0 {
 					sink += uint64(v[len(v)-1])
 				}
-				found[nf] = s.ent
-				nf++
+				found[j] = s.ent
 				break
 			}
 		}
 	}
 	t.sink += sink
-	return nf
 }
 
 // collectFrom appends entries whose hash is at least lo, in slot order,

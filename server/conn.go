@@ -96,8 +96,9 @@ func (s *Server) serveConn(nc net.Conn) {
 func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 	c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: the last read (once a batch, not a command: a clock read costs)
 	if len(cmds) > 1 {
-		c.prefetch = prefetchKeys(c.prefetch[:0], cmds)
-		s.eng.Prefetch(c.prefetch)
+		var leaving uint32
+		c.prefetch, leaving = prefetchKeys(c.prefetch[:0], cmds)
+		s.eng.Prefetch(c.prefetch, leaving)
 		clear(c.prefetch) // do not keep the read buffer's slices
 	}
 	for _, cmd := range cmds {
@@ -329,39 +330,64 @@ func (c *client) setProto(p int) {
 
 // isEval reports whether name is EVAL or EVALSHA, in any case.
 func isEval(name []byte) bool {
-	if len(name) != 4 && len(name) != 7 {
-		return false
-	}
-	const lower = "evalsha"
-	for i, c := range name { // ASCII letters only: |0x20 lowers them and nothing else matches
-		if c|0x20 != lower[i] {
-			return false
-		}
-	}
-	return true
+	return (len(name) == 4 || len(name) == 7) && eqLower(name, "evalsha"[:len(name)])
 }
 
 // prefetchKeys appends the key each command of a pipelined batch will most
 // likely look up first, for Engine.Prefetch: the second argument, or the
 // first key of EVAL and EVALSHA. A wrong guess costs a hash and a load,
 // never a wrong reply, so no command table lookup is spent on it. Long
-// arguments (script bodies, values) are skipped.
-func prefetchKeys(dst [][]byte, cmds []redcon.Command) [][]byte {
+// arguments (script bodies, values) are skipped. Bit i of the mask it
+// returns marks dst[i] as the key of a command that will likely remove or
+// change its deadline (a lock script, DEL, an expire: Engine.Prefetch).
+func prefetchKeys(dst [][]byte, cmds []redcon.Command) ([][]byte, uint32) {
+	var leaving uint32
 	for _, cmd := range cmds {
 		a := cmd.Args
 		if len(a) < 2 {
 			continue
 		}
-		k := a[1]
+		k, leaves := a[1], false
 		if isEval(a[0]) {
 			if len(a) < 4 || len(a[2]) != 1 || a[2][0] < '1' || a[2][0] > '9' {
 				continue // no keys
 			}
-			k = a[3]
+			k, leaves = a[3], true // a lock script: a release or an extend
+		} else {
+			leaves = changesDeadline(a[0])
 		}
 		if len(k) <= 64 {
+			if leaves && len(dst) < 32 {
+				leaving |= 1 << len(dst)
+			}
 			dst = append(dst, k)
 		}
 	}
-	return dst
+	return dst, leaving
+}
+
+// changesDeadline reports whether name, in any case, is a command that
+// removes or changes its key's deadline when the key has one: DEL, UNLINK,
+// GETDEL, EXPIRE, PEXPIRE, PERSIST.
+func changesDeadline(name []byte) bool {
+	switch len(name) {
+	case 3:
+		return eqLower(name, "del")
+	case 6:
+		return eqLower(name, "unlink") || eqLower(name, "getdel") || eqLower(name, "expire")
+	case 7:
+		return eqLower(name, "pexpire") || eqLower(name, "persist")
+	}
+	return false
+}
+
+// eqLower reports whether b is lower, a lower-case ASCII word of b's
+// length, in any case (|0x20 lowers letters and matches nothing else).
+func eqLower(b []byte, lower string) bool {
+	for i, c := range b {
+		if c|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -27,9 +27,15 @@ func TestPrefetchKeys(t *testing.T) {
 		cmd("EVALSHA", "sha", "1"), // too short: its key slot is missing
 		cmd("GET", long),
 		cmd("EXPIRE", "f", "10"),
+		cmd("Del", "g"),
+		cmd("DELX", "h"),
 	}
-	got := prefetchKeys(nil, cmds)
-	want := []string{"a", "b", "c", "d", "f"}
+	got, leaving := prefetchKeys(nil, cmds)
+	want := []string{"a", "b", "c", "d", "f", "g", "h"}
+	// the scripts' keys, EXPIRE's and DEL's: c, d, f, g
+	if wantMask := uint32(1<<2 | 1<<3 | 1<<4 | 1<<5); leaving != wantMask {
+		t.Fatalf("leaving mask %b, want %b", leaving, wantMask)
+	}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -49,6 +55,19 @@ func TestIsEval_AnyCaseOnly(t *testing.T) {
 	for _, n := range []string{"", "eva", "evals", "evalsh", "evalshaa", "eval_ro", "fval", "EVAl\x00", "evalsh\x01", "get", "\x45\x56\x41\x4c\x13\x08\x01"} {
 		if isEval([]byte(n)) {
 			t.Errorf("isEval(%q) = true", n)
+		}
+	}
+}
+
+func TestChangesDeadline(t *testing.T) {
+	for _, n := range []string{"del", "DEL", "Unlink", "GETDEL", "expire", "PEXPIRE", "persist"} {
+		if !changesDeadline([]byte(n)) {
+			t.Errorf("changesDeadline(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"", "de", "dex", "get", "set", "expireat", "pexpireat", "unlin", "ttl", "DEl\x00", "persis"} {
+		if changesDeadline([]byte(n)) {
+			t.Errorf("changesDeadline(%q) = true", n)
 		}
 	}
 }
