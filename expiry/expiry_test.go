@@ -1,6 +1,7 @@
 package expiry
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -250,22 +251,7 @@ func TestIndex_AgainstAModel(t *testing.T) {
 		default: // pop a batch
 			max := 1 + rng.IntN(50)
 			got := x.PopDue(now, max, nil)
-			last := int64(0)
-			for _, it := range got {
-				d, ok := model[it.Ref]
-				if !ok || d != it.Deadline || !Expired(d, now) || d < last {
-					t.Fatalf("step %d: popped %v at %d (model %d, %v), after %d", step, it.Deadline, now, d, ok, last)
-				}
-				last = d
-				delete(model, it.Ref)
-			}
-			if len(got) < max {
-				for _, d := range model {
-					if Expired(d, now) {
-						t.Fatalf("step %d: a due ref was left behind", step)
-					}
-				}
-			}
+			checkPopped(t, fmt.Sprintf("step %d", step), model, got, now, max)
 		}
 		if x.Len() != len(model) {
 			t.Fatalf("step %d: Len %d, model %d", step, x.Len(), len(model))
@@ -432,22 +418,7 @@ func runModel[T any](t *testing.T, seed uint64, pool []*T, rounds int, spread in
 			if len(got) > max {
 				t.Fatalf("round %d: popped %d, max %d", round, len(got), max)
 			}
-			last := int64(0)
-			for i, it := range got {
-				d, ok := model[it.Ref]
-				if !ok || d != it.Deadline || !Expired(d, now) || (i > 0 && d < last) {
-					t.Fatalf("round %d: popped deadline %d at %d (model %d, %v), after %d", round, it.Deadline, now, d, ok, last)
-				}
-				last = d
-				delete(model, it.Ref)
-			}
-			if len(got) < max {
-				for _, d := range model {
-					if Expired(d, now) {
-						t.Fatalf("round %d: a due ref was left behind", round)
-					}
-				}
-			}
+			checkPopped(t, fmt.Sprintf("round %d", round), model, got, now, max)
 		}
 		checkIndex(t, x)
 		got := contents(t, x)
@@ -611,7 +582,8 @@ func TestIndex_GroupGrowsShrinksAndTurnsSingle(t *testing.T) {
 
 // TestIndex_RemoveAbsentChangesNothing removes, from a deadline holding one
 // ref, a small set and a big one, a ref that is not there: Remove must
-// report false and leave every slot as it was.
+// report false and leave every slot as it was. Prefetch, of refs present
+// and absent, must change nothing either.
 func TestIndex_RemoveAbsentChangesNothing(t *testing.T) {
 	for _, n := range []int{1, 2, 1000} {
 		x := NewIndex[lock]()
@@ -631,9 +603,13 @@ func TestIndex_RemoveAbsentChangesNothing(t *testing.T) {
 			r  *lock
 			dl int64
 		}{{&lock{}, 5}, {&lock{}, 4}, {other, 5}, {held[0], 6}, {held[n-1], 7}} {
+			x.Prefetch(try.r, try.dl)
 			if x.Remove(try.r, try.dl) {
 				t.Fatalf("%d held: Remove of an absent pair at %d reported true", n, try.dl)
 			}
+		}
+		for _, r := range held {
+			x.Prefetch(r, 5)
 		}
 		if x.Len() != n+1 || x.tr.Len() != 2 {
 			t.Fatalf("%d held: Len %d, %d groups after absent removes", n, x.Len(), x.tr.Len())
@@ -783,53 +759,24 @@ func TestIndex_KeepsRefsAlive(t *testing.T) {
 	runtime.KeepAlive(junk)
 }
 
-// TestIndex_PrefetchChangesNothing: Prefetch, for refs present and absent,
-// at deadlines with one ref, a set, or none, leaves every group and slot
-// as it was, and every ref removable.
-func TestIndex_PrefetchChangesNothing(t *testing.T) {
-	for _, n := range []int{1, 2, 1000} {
-		x := NewIndex[lock]()
-		held := make([]*lock, n)
-		for i := range held {
-			held[i] = &lock{}
-			x.Add(held[i], 5)
+// checkPopped checks a PopDue batch against the model (ref -> deadline)
+// and removes the popped refs from it: each popped ref was there with
+// that deadline, due, in deadline order; and a batch short of max left no
+// due ref behind.
+func checkPopped[T any](t *testing.T, where string, model map[*T]int64, got []Item[T], now int64, max int) {
+	t.Helper()
+	for i, it := range got {
+		d, ok := model[it.Ref]
+		if !ok || d != it.Deadline || !Expired(d, now) || (i > 0 && d < got[i-1].Deadline) {
+			t.Fatalf("%s: popped deadline %d at %d (model %d, %v)", where, it.Deadline, now, d, ok)
 		}
-		other := &lock{}
-		x.Add(other, 6)
-		g, _ := x.tr.Get(group{dl: 5})
-		var before []*lock
-		if isSet(g.p) {
-			before = append(before, setOf[lock](g.p).slots...)
-		}
-		for _, r := range held {
-			x.Prefetch(r, 5)
-			x.Prefetch(r, 4)
-		}
-		x.Prefetch(&lock{}, 5)
-		x.Prefetch(other, 6)
-		x.Prefetch(other, 7)
-		if x.Len() != n+1 || x.tr.Len() != 2 {
-			t.Fatalf("%d held: Len %d, %d groups after Prefetch", n, x.Len(), x.tr.Len())
-		}
-		if g2, _ := x.tr.Get(group{dl: 5}); g2 != g {
-			t.Fatalf("%d held: the group changed", n)
-		}
-		if isSet(g.p) {
-			s := setOf[lock](g.p)
-			for i := range before {
-				if s.slots[i] != before[i] {
-					t.Fatalf("%d held: slot %d changed", n, i)
-				}
+		delete(model, it.Ref)
+	}
+	if len(got) < max {
+		for _, d := range model {
+			if Expired(d, now) {
+				t.Fatalf("%s: a due ref was left behind", where)
 			}
-		}
-		checkIndex(t, x)
-		for _, r := range held {
-			if !x.Remove(r, 5) {
-				t.Fatalf("%d held: a held ref was lost", n)
-			}
-		}
-		if !x.Remove(other, 6) || x.Len() != 0 {
-			t.Fatal("the index must be empty")
 		}
 	}
 }
