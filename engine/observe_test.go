@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +217,28 @@ func TestScriptLatency_HistogramCountsEvalRuns(t *testing.T) {
 	n, sum, b := te.ScriptLatency()
 	if n != 1 || sum < 0.003 || b[0.0025] != 0 || b[0.005] != 1 || b[10] != 1 {
 		t.Errorf("n=%d sum=%v buckets=%v", n, sum, b)
+	}
+}
+
+// The integer bucket search files every duration where the float search of
+// ScriptBuckets does: on each bound, and a nanosecond either side.
+func TestScriptLatency_BucketsMatchTheFloatBounds(t *testing.T) {
+	for _, b := range ScriptBuckets {
+		ns := int64(math.Round(b * 1e9))
+		for _, d := range []time.Duration{time.Duration(ns - 1), time.Duration(ns), time.Duration(ns + 1)} {
+			var h histogram
+			h.observe(d)
+			want := sort.SearchFloat64s(ScriptBuckets, d.Seconds())
+			for i := range h.counts {
+				if got := h.counts[i].Load(); (i == want) != (got == 1) {
+					t.Fatalf("observe(%d ns): bucket %d counted %d, want the run in bucket %d", int64(d), i, got, want)
+				}
+			}
+		}
+	}
+	var h histogram
+	h.observe(time.Minute)
+	if h.counts[len(ScriptBuckets)].Load() != 1 {
+		t.Error("a minute is not in the +Inf bucket")
 	}
 }
