@@ -331,6 +331,14 @@ func checkIndex[T any](t *testing.T, x *Index[T]) {
 	if refs != x.Len() {
 		t.Fatalf("the groups hold %d refs, Len is %d", refs, x.Len())
 	}
+	for i, c := range x.cache {
+		if c.p == nil {
+			continue
+		}
+		if g, ok := x.tr.Get(group{dl: c.dl}); uint64(c.dl)%cacheSlots != uint64(i) || !ok || g.p != c.p {
+			t.Fatalf("cache slot %d holds deadline %d's group %p; the tree has %p (present %v)", i, c.dl, c.p, g.p, ok)
+		}
+	}
 }
 
 // contents returns what Scan visits as ref -> deadline, failing if a ref
@@ -463,6 +471,8 @@ func TestIndex_ManyRefsPerDeadlineAgainstAModel(t *testing.T) {
 	}
 	runModel(t, 1, pool, 120, 4)
 	runModel(t, 2, pool, 60, 60) // sparser: singles and small sets
+	// Deadlines over 25 times the group cache: many share a cache slot.
+	runModel(t, 5, pool, 40, 25*cacheSlots)
 }
 
 // TestIndex_OddAddressesAgainstAModel runs the model with refs at odd
