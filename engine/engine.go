@@ -151,6 +151,7 @@ type Engine struct {
 	// guarded by the keyspace lock.
 	callCache [4]callCacheEntry
 	callNext  uint8
+	cmdGen    uint32 // bumped by Register (resolve)
 	cmdList   []*Command
 	scripter  Scripter
 	info      InfoProvider

@@ -154,3 +154,54 @@ func TestLookupCall_SeesRegister(t *testing.T) {
 		t.Fatalf("calls replied %q", got)
 	}
 }
+
+// TestResolve_LastCommandSeesRegister: a client's Ctx finds the command it
+// sent last by its spelling (resolve), and a command registered again
+// under that name is the one run after. Other names, other spellings, a
+// name too long to keep, and unknown names all still resolve as Lookup.
+func TestResolve_LastCommandSeesRegister(t *testing.T) {
+	te := newTestEngine(t)
+	version := 0
+	reg := func(v int) {
+		te.Register(&Command{Name: "napx", Arity: 1, Flags: FlagNoKeys, Group: "server", Fn: func(c *Ctx) {
+			version = v
+			c.W.WriteInt(int64(v))
+		}})
+	}
+	w := &enginetest.TextWriter{}
+	c := &Ctx{W: w}
+	run := func(args ...string) {
+		c.Args = c.Args[:0]
+		for _, a := range args {
+			c.Args = append(c.Args, []byte(a))
+		}
+		te.Exec(c)
+	}
+	reg(1)
+	run("napx")
+	run("napx")
+	reg(2)
+	run("napx")
+	run("NAPX")
+	run("SET", "k", "v")
+	run("SET", "k", "w")
+	run("set", "k", "x")
+	run("GET", "k")
+	run("GETX", "k")
+	run("GETX", "k")
+	long := "averylongcommandname" // longer than the kept spelling
+	run(long)
+	run(long)
+	run("napx")
+	if version != 2 {
+		t.Fatalf("after Register, version %d ran", version)
+	}
+	want := ":1 :1 :2 :2 +OK +OK +OK $x " +
+		"-ERR unknown command 'GETX', with args beginning with: 'k'  " +
+		"-ERR unknown command 'GETX', with args beginning with: 'k'  " +
+		"-ERR unknown command '" + long + "', with args beginning with:  " +
+		"-ERR unknown command '" + long + "', with args beginning with:  :2"
+	if got := w.String(); got != want {
+		t.Fatalf("replied\n%q\nwant\n%q", got, want)
+	}
+}
