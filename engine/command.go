@@ -159,6 +159,25 @@ func (e *Engine) Lookup(name []byte) *Command {
 	return e.cmds[string(buf[:len(name)])]
 }
 
+// LookupFor is Lookup of the name of c's command (c.Args[0], which must
+// exist) for a client that sends it again and again: a client mostly
+// sends the command it sent last (a pipeline of acquires, or of
+// releases), so c keeps that name as spelled, and its command, and a
+// name equal to it is not hashed for the map (2% of a pipelined
+// release). Register voids what every Ctx keeps.
+func (e *Engine) LookupFor(c *Ctx) *Command {
+	name := c.Args[0]
+	l := &c.last
+	if l.n != 0 && l.gen == e.cmdGen && int(l.n) == len(name) && string(l.name[:l.n]) == string(name) {
+		return l.cmd
+	}
+	cmd := e.Lookup(name)
+	if cmd != nil && len(name) <= len(l.name) {
+		l.n, l.cmd, l.gen = uint8(copy(l.name[:], name)), cmd, e.cmdGen
+	}
+	return cmd
+}
+
 // callCacheEntry is a name a script called, as it spelled it, and its
 // command (lookupCall).
 type callCacheEntry struct {
@@ -212,15 +231,7 @@ func lookupSub(cmd *Command, name []byte) *Command {
 // failure it returns nil and the error text to reply.
 func (e *Engine) resolve(c *Ctx) (*Command, string) {
 	args := c.Args
-	var cmd *Command
-	// A client mostly sends the command it sent last (a pipeline of
-	// acquires, or of releases): compare the name as spelled before
-	// hashing it for the map (2% of a pipelined release).
-	if l := &c.last; l.n != 0 && l.gen == e.cmdGen && int(l.n) == len(args[0]) && string(l.name[:l.n]) == string(args[0]) {
-		cmd = l.cmd
-	} else if cmd = e.Lookup(args[0]); cmd != nil && len(args[0]) <= len(l.name) {
-		l.n, l.cmd, l.gen = uint8(copy(l.name[:], args[0])), cmd, e.cmdGen
-	}
+	cmd := e.LookupFor(c)
 	if cmd == nil {
 		return nil, ErrUnknownCommand(args)
 	}

@@ -140,7 +140,7 @@ func (s *Server) kill(c *client) {
 func (s *Server) fixtureBefore(c *client) bool {
 	args := c.ctx.Args
 	s.fx.log.add(s, c, args)
-	cmd := s.lookupCmd(args)
+	cmd := s.lookupCmd(c)
 	c.fx.lastCmd.Store(cmd)
 
 	// Only commands Redis would get to run can be paused or shown to
@@ -210,12 +210,13 @@ func (s *Server) holdOutput(c *client) {
 	}
 }
 
-// lookupCmd resolves args to a command or subcommand, or nil.
-func (s *Server) lookupCmd(args [][]byte) *engine.Command {
+// lookupCmd resolves c's command to a command or subcommand, or nil.
+func (s *Server) lookupCmd(c *client) *engine.Command {
+	args := c.ctx.Args
 	if len(args) == 0 {
 		return nil
 	}
-	cmd := s.eng.Lookup(args[0])
+	cmd := s.eng.LookupFor(&c.ctx)
 	if cmd == nil || cmd.Subs == nil || len(args) < 2 {
 		return cmd
 	}
