@@ -226,7 +226,6 @@ var ScriptBuckets = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0
 
 type histogram struct {
 	counts [18]atomic.Uint64 // one per bucket, then +Inf
-	count  atomic.Uint64
 	sumNs  atomic.Int64
 }
 
@@ -247,7 +246,6 @@ func (h *histogram) observe(d time.Duration) {
 		i++
 	}
 	h.counts[i].Add(1)
-	h.count.Add(1)
 	h.sumNs.Add(int64(d))
 }
 
