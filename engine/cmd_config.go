@@ -15,7 +15,7 @@ func registerConfig(e *Engine) {
 	e.Register(&Command{Name: "config", Arity: -2, Group: "server", Subs: map[string]*Command{
 		"get":       {Arity: -3, Flags: f, Fn: cmdConfigGet},
 		"set":       {Arity: -4, Flags: f | FlagAdmin, Fn: cmdConfigSet},
-		"resetstat": {Arity: 2, Flags: f, Fn: cmdConfigResetStat},
+		"resetstat": {Arity: 2, Flags: f | flagStats, Fn: cmdConfigResetStat},
 		"rewrite":   {Arity: 2, Flags: f | FlagAdmin, Fn: cmdConfigRewrite},
 	}})
 }

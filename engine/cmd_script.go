@@ -81,7 +81,7 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 	*run = ScriptRun{ReadOnly: readOnly, native: true}
 	c.Script = run
 	if nr, ok := e.scripter.(NativeRunner); ok && nr.RunNative(c, sha, body, keys, argv) {
-		e.Stats.ScriptRuns.Add(1)
+		e.countScript(c)
 		c.Script = nil
 		c.clkEnd = true // the script's time ends with its last call's (observe.go)
 		return

@@ -29,7 +29,7 @@ func registerServer(e *Engine) {
 		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagStale, Group: "connection", Fn: func(c *Ctx) { c.W.WriteBulk(c.Args[1]) }},
 		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: cmdSelect},
 		&Command{Name: "time", Arity: 1, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdTime},
-		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Fn: cmdInfo},
+		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale | flagStats, Group: "server", Fn: cmdInfo},
 		&Command{Name: "cluster", Arity: -2, Flags: FlagNoKeys, Group: "cluster", Subs: clusterSubs()},
 		&Command{Name: "command", Arity: -1, Flags: FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdCommandAll, Subs: map[string]*Command{
 			"count": {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.cmdList))) }},

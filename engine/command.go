@@ -25,6 +25,11 @@ const (
 	FlagStale
 	FlagPubSub
 	FlagBlocking
+
+	// flagStats: the command reads or resets the counters a Ctx's
+	// PendingStats holds (INFO, CONFIG RESETSTAT), which are flushed
+	// before it runs. Not shown by COMMAND.
+	flagStats
 )
 
 var flagNames = []struct {
@@ -90,6 +95,10 @@ type Ctx struct {
 	Client *Client
 	Cmd    *Command
 	Script *ScriptRun // non-nil while running inside a script
+
+	// Pending, when set, collects the counters of the commands run with
+	// this Ctx (and the calls of its scripts) until FlushStats.
+	Pending *PendingStats
 
 	last   cmdCacheEntry // the command this Ctx ran last, as spelled (resolve)
 	tap    errTap        // obs: counts the handler's error replies (engine/observe.go)
@@ -283,6 +292,9 @@ func (e *Engine) Exec(c *Ctx) {
 	if e.queue(c, cmd) { // inside MULTI: queued for EXEC, not run (multi.go)
 		return
 	}
+	if cmd.Flags&flagStats != 0 {
+		e.FlushStats(c) // INFO sees, and CONFIG RESETSTAT clears, this client's commands so far
+	}
 	if cmd.Flags&FlagNoKeys != 0 {
 		e.Stats.Commands.Add(1)
 		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
@@ -295,7 +307,7 @@ func (e *Engine) Exec(c *Ctx) {
 	defer e.mu.Unlock()
 	defer e.endCommand() // tracking: the command's client (tracking.go)
 	e.beginCommand(c)
-	e.Stats.Commands.Add(1)
+	e.countCommand(c)
 	e.blk.top = cmd     // blocking.go: only a top-level command may block
 	e.callNow(c, cmd)   // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
@@ -397,9 +409,12 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 			c.Script.Wrote = true
 		}
 	}
-	e.Stats.Commands.Add(1)
+	if cmd.Flags&flagStats != 0 {
+		e.FlushStats(c) // as Exec
+	}
+	e.countCommand(c)
 	sub := &c.Script.sub
-	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script}
+	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script, Pending: c.Pending}
 	// A native script runs no code between its calls: the clock read that
 	// ended the last one (or started the script) starts this one.
 	start := c.clk

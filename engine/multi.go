@@ -280,6 +280,7 @@ func cmdExec(c *Ctx) {
 		tx.sub = Ctx{}
 		e.discardTransaction(cl)
 	}()
+	e.FlushStats(c) // a queued INFO sees the client's commands before EXEC; queued ones count at once (no Pending)
 	c.W.WriteArray(len(q))
 	sub := &tx.sub
 	for i := range q {

@@ -26,6 +26,97 @@ type cmdStats struct {
 	script   bool // EVAL and friends: feeds the script latency histogram
 }
 
+// PendingStats holds counters a client's commands added since the last
+// FlushStats, for a caller that runs one client's commands in batches
+// (the server: a connection's pipelined batch). An atomic add is a locked
+// instruction, a full barrier on amd64: a pipelined release made about a
+// dozen (its calls and time for EVALSHA, GET and DEL, the histogram,
+// total_commands_processed, total_eval_calls), a tenth of its CPU in
+// luavm's BenchmarkEvalSHA_ReleaseMissing. With a PendingStats in its
+// Ctx, a command adds to plain fields, and FlushStats adds them to the
+// engine's counters, once a batch. The caller must flush before anything
+// it did can be seen by anyone, that is before its replies go out; Exec
+// flushes before a command that reads or resets them (flagStats: INFO,
+// CONFIG) runs.
+type PendingStats struct {
+	cmds     [6]pendingCmd
+	n        int
+	commands int64 // total_commands_processed
+	scripts  int64 // total_eval_calls
+	hist0    int64 // script runs in the latency histogram's first bucket
+	histNs   int64 // and their time
+}
+
+type pendingCmd struct {
+	st           *cmdStats
+	calls, nanos int64
+}
+
+// addCall counts a call of st that took d.
+func (p *PendingStats) addCall(e *Engine, st *cmdStats, d time.Duration) {
+	for i := 0; i < p.n; i++ {
+		if pc := &p.cmds[i]; pc.st == st {
+			pc.calls++
+			pc.nanos += int64(d)
+			return
+		}
+	}
+	if p.n == len(p.cmds) {
+		e.flushPending(p)
+	}
+	p.cmds[p.n] = pendingCmd{st, 1, int64(d)}
+	p.n++
+}
+
+// FlushStats adds what c's PendingStats hold to the engine's counters.
+func (e *Engine) FlushStats(c *Ctx) {
+	if p := c.Pending; p != nil {
+		e.flushPending(p)
+	}
+}
+
+func (e *Engine) flushPending(p *PendingStats) {
+	for i := 0; i < p.n; i++ {
+		pc := &p.cmds[i]
+		pc.st.calls.Add(pc.calls)
+		pc.st.nanos.Add(pc.nanos)
+		*pc = pendingCmd{}
+	}
+	p.n = 0
+	if p.commands != 0 {
+		e.Stats.Commands.Add(p.commands)
+		p.commands = 0
+	}
+	if p.scripts != 0 {
+		e.Stats.ScriptRuns.Add(p.scripts)
+		p.scripts = 0
+	}
+	if p.hist0 != 0 {
+		h := &e.obs.scriptHist
+		h.counts[0].Add(uint64(p.hist0))
+		h.sumNs.Add(p.histNs)
+		p.hist0, p.histNs = 0, 0
+	}
+}
+
+// countCommand counts one command in total_commands_processed.
+func (e *Engine) countCommand(c *Ctx) {
+	if p := c.Pending; p != nil {
+		p.commands++
+		return
+	}
+	e.Stats.Commands.Add(1)
+}
+
+// countScript counts one script run in total_eval_calls.
+func (e *Engine) countScript(c *Ctx) {
+	if p := c.Pending; p != nil {
+		p.scripts++
+		return
+	}
+	e.Stats.ScriptRuns.Add(1)
+}
+
 // CommandStat is a snapshot of one command's counters.
 type CommandStat struct {
 	Name                    string // "get", "client|id"
@@ -97,13 +188,23 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	d := time.Duration(end - start)
 	c.W = w // the tap keeps forwarding to w, should a handler have kept it
 	st := &cmd.stats
-	st.calls.Add(1)
-	st.nanos.Add(int64(d))
+	p := c.Pending
+	if p != nil {
+		p.addCall(e, st, d)
+	} else {
+		st.calls.Add(1)
+		st.nanos.Add(int64(d))
+	}
 	if c.tap.failed {
 		st.failed.Add(1)
 	}
 	if st.script {
-		e.obs.scriptHist.observe(d)
+		if p != nil && int64(d) <= scriptBoundsNs[0] {
+			p.hist0++
+			p.histNs += int64(d)
+		} else {
+			e.obs.scriptHist.observe(d)
+		}
 	}
 	if us := int64(d / time.Microsecond); e.obs.slowlog.wants(us) {
 		e.obs.slowlog.add(c, us)

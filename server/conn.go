@@ -20,7 +20,8 @@ import (
 // the connection can receive pushes (see respWriter).
 type client struct {
 	engine.Client
-	prefetch [][]byte // keys of the batch being run (prefetchKeys)
+	prefetch [][]byte            // keys of the batch being run (prefetchKeys)
+	pending  engine.PendingStats // the batch's command counters, until FlushStats
 	mu       sync.Mutex
 	omu      sync.Mutex
 	fmu      sync.Mutex // serialises writes to nc
@@ -59,8 +60,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	fc.lim, fc.idleExempt = &s.prod.limits, func() bool { return c.w.shared } // (limits.go)
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
-	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client}
-	c.ctx.CanBlock = true // blocking.go: this goroutine waits for blocked commands
+	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client, Pending: &c.pending}
+	defer s.eng.FlushStats(&c.ctx) // what a batch cut short counted
+	c.ctx.CanBlock = true          // blocking.go: this goroutine waits for blocked commands
 	fc.needsAuth = func() bool { return c.NeedsAuth }
 	s.fixtureConnStart(c)     // fixture: CLIENT LIST age/idle/cmd, kill signal (server/fixture.go)
 	defer s.fixtureConnEnd(c) // fixture: leaves MONITOR, counted for Restart
@@ -104,6 +106,7 @@ func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 	for _, cmd := range cmds {
 		s.handle(c, cmd)
 		if c.ctx.Blocked != nil {
+			s.eng.FlushStats(&c.ctx)
 			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
 		}
 		if c.closeNow {
@@ -113,6 +116,7 @@ func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 			return false
 		}
 	}
+	s.eng.FlushStats(&c.ctx)          // before any reply goes out: whoever sees one sees its command counted
 	s.afterBatch(c)                   // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
 	s.replyLatency(c)                 // fixture: SetLatency (server/fixture.go)
 	if c.w.shared || len(c.w.b) > 0 { // (a shared buffer is not read unlocked)

@@ -256,3 +256,111 @@ func TestMetrics_AddressTakenFailsStart(t *testing.T) {
 	}
 	b.Close()
 }
+
+// cmdstatCalls returns the calls of one command in an INFO commandstats
+// reply, or -1 when it is not listed.
+func cmdstatCalls(t *testing.T, info, name string) int {
+	t.Helper()
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "cmdstat_"+name+":calls="); ok {
+			n, err := strconv.Atoi(v[:strings.IndexByte(v, ',')])
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// A connection's commands count in batches (engine.PendingStats): an INFO
+// later in the same pipeline, an INFO inside EXEC, and any client that has
+// seen a batch's replies all see its commands counted, however many
+// distinct commands the batch ran.
+func TestCommandStats_CountedBeforeTheirRepliesGoOut(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	d := dial(t, srv.Addr())
+	sha := strings.TrimSpace(strings.Split(c.do("SCRIPT", "LOAD",
+		`if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`), "\r\n")[1])
+
+	// one pipeline: its own INFO sees what ran before it
+	c.send(encode("SET", "a", "1") + encode("GET", "a") + encode("EVALSHA", sha, "1", "a", "1") +
+		encode("GET", "a") + encode("INFO", "commandstats"))
+	for i := 0; i < 4; i++ {
+		c.read()
+	}
+	info := c.read()
+	for name, want := range map[string]int{"set": 1, "get": 3, "evalsha": 1, "del": 1} {
+		if got := cmdstatCalls(t, info, name); got != want {
+			t.Errorf("in the pipeline, %s calls=%d, want %d", name, got, want)
+		}
+	}
+	if got := infoField(t, c, "stats", "total_eval_calls"); got != "1" {
+		t.Errorf("total_eval_calls = %q", got)
+	}
+
+	// more distinct commands in one batch than PendingStats holds
+	names := []string{"strlen", "exists", "type", "pttl", "ttl", "persist", "getdel", "incr"}
+	var batch strings.Builder
+	for i := 0; i < 20; i++ {
+		batch.WriteString(encode("GET", "a"))
+	}
+	for _, n := range names {
+		batch.WriteString(encode(n, "b"))
+	}
+	c.send(batch.String())
+	for i := 0; i < 20+len(names); i++ {
+		c.read()
+	}
+	// another client, after those replies came
+	info = d.do("INFO", "commandstats")
+	if got := cmdstatCalls(t, info, "get"); got != 23 {
+		t.Errorf("after the batch's replies, get calls=%d, want 23", got)
+	}
+	for _, n := range names {
+		if got := cmdstatCalls(t, info, n); got != 1 {
+			t.Errorf("after the batch's replies, %s calls=%d, want 1", n, got)
+		}
+	}
+
+	// inside EXEC: the queued SET counts before the queued INFO runs
+	c.send(encode("SET", "x", "1") + encode("MULTI") + encode("SET", "b", "1") + encode("INFO", "commandstats") + encode("EXEC"))
+	for i := 0; i < 4; i++ {
+		c.read()
+	}
+	exec := c.read()
+	if got := cmdstatCalls(t, exec, "set"); got != 3 {
+		t.Errorf("inside EXEC, set calls=%d, want 3", got)
+	}
+	if got := cmdstatCalls(t, exec, "multi"); got != 1 {
+		t.Errorf("inside EXEC, multi calls=%d, want 1", got)
+	}
+
+	// CONFIG RESETSTAT clears what its own pipeline ran before it
+	c.send(encode("GET", "a") + encode("CONFIG", "RESETSTAT") + encode("GET", "a") + encode("INFO", "commandstats"))
+	for i := 0; i < 3; i++ {
+		c.read()
+	}
+	if got := cmdstatCalls(t, c.read(), "get"); got != 1 {
+		t.Errorf("after RESETSTAT in the pipeline, get calls=%d, want 1", got)
+	}
+
+	// a command blocked in a batch: what ran before it counts meanwhile
+	c.send(encode("GET", "a") + encode("BLPOP", "q", "10"))
+	for deadline := time.Now().Add(2 * time.Second); cmdstatCalls(t, d.do("INFO", "commandstats"), "get") != 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("a GET before a blocked BLPOP was not counted while it waited")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	d.do("LPUSH", "q", "x")
+	c.read()
+	c.read()
+
+	// a script's INFO sees the script's calls before it
+	got := c.do("EVAL", `redis.call("get", "a") redis.call("get", "a") return redis.call("info", "commandstats")`, "0")
+	if n := cmdstatCalls(t, got, "get"); n != 4 {
+		t.Errorf("INFO in a script: get calls=%d, want 3 (%q)", n, got)
+	}
+}
