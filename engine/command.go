@@ -104,6 +104,7 @@ type Ctx struct {
 	tap    errTap        // obs: counts the handler's error replies (engine/observe.go)
 	clk    int64         // obs: the last clock read (nowNs) timing this command, for chaining (callAt)
 	clkEnd bool          // obs: clk also ends the command (a native script: nothing but its reply after its last call)
+	chain  bool          // obs: in a batch, clk (the last command's end) starts the next command (StartBatch)
 	// Blocking commands (blocking.go): the caller sets CanBlock when it
 	// can wait for a blocked client; a command that blocks sets Blocked,
 	// and the caller then waits and calls Engine.FinishWait.
@@ -300,9 +301,16 @@ func (e *Engine) Exec(c *Ctx) {
 		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 		return
 	}
-	if !e.lockOrBusy(allowBusy) {
-		e.reject(c, cmd, ErrBusy)
-		return
+	if !e.mu.TryLock() {
+		c.Unchain() // a wait for another client's command is not this one's time
+		e.mu.Lock()
+	}
+	if e.busyYield.Load() {
+		e.mu.Unlock()
+		if !e.lockOrBusy(allowBusy) {
+			e.reject(c, cmd, ErrBusy)
+			return
+		}
 	}
 	defer e.mu.Unlock()
 	defer e.endCommand() // tracking: the command's client (tracking.go)
@@ -311,7 +319,10 @@ func (e *Engine) Exec(c *Ctx) {
 	e.blk.top = cmd     // blocking.go: only a top-level command may block
 	e.callNow(c, cmd)   // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
-	e.serveBlocked()    // blocking.go: serve clients waiting on keys the command made ready
+	if len(e.blk.ready) > 0 {
+		c.Unchain() // serving other clients is not the next command's time
+	}
+	e.serveBlocked() // blocking.go: serve clients waiting on keys the command made ready
 }
 
 // lockOrBusy takes the keyspace lock, or reports false (the caller replies

@@ -205,3 +205,66 @@ func TestResolve_LastCommandSeesRegister(t *testing.T) {
 		t.Fatalf("replied\n%q\nwant\n%q", got, want)
 	}
 }
+
+// usecOf returns a command's total time in commandstats.
+func usecOf(t *testing.T, e *Engine, name string) int64 {
+	t.Helper()
+	us := int64(-1)
+	e.CommandStats(func(st CommandStat) {
+		if st.Name == name {
+			us = st.Usec
+		}
+	})
+	if us < 0 {
+		t.Fatalf("%s not in commandstats", name)
+	}
+	return us
+}
+
+// In a batch (StartBatch) a command's timing starts where the previous
+// one's ended, but never across a wait: one the caller marks (Unchain),
+// or one for the keyspace lock another client held.
+func TestStartBatch_WaitsAreNotACommandsTime(t *testing.T) {
+	for _, clock := range []string{"system", "manual"} {
+		t.Run(clock, func(t *testing.T) {
+			var e *Engine
+			if clock == "system" {
+				e = New(Config{})
+			} else {
+				e = newTestEngine(t).Engine
+			}
+			w := &enginetest.TextWriter{}
+			c := &Ctx{W: w}
+			run := func(args ...string) {
+				c.Args = c.Args[:0]
+				for _, a := range args {
+					c.Args = append(c.Args, []byte(a))
+				}
+				e.Exec(c)
+			}
+			const pause = 30 * time.Millisecond
+			e.StartBatch(c)
+			run("GET", "a")
+			time.Sleep(pause)
+			c.Unchain()
+			run("GET", "a")
+			// the keyspace lock held by another client meanwhile
+			e.Lock()
+			go func() {
+				time.Sleep(pause)
+				e.Unlock()
+			}()
+			run("STRLEN", "a")
+			e.EndBatch(c)
+			if us := usecOf(t, e, "get") + usecOf(t, e, "strlen"); us >= pause.Microseconds() {
+				t.Fatalf("GET and STRLEN took %d µs in commandstats: a wait was counted", us)
+			}
+			// outside a batch a stale end is never a start
+			time.Sleep(pause)
+			run("EXISTS", "a")
+			if us := usecOf(t, e, "exists"); us >= pause.Microseconds() {
+				t.Fatalf("EXISTS took %d µs after a batch ended", us)
+			}
+		})
+	}
+}

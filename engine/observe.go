@@ -157,18 +157,46 @@ func (e *Engine) nowNs() int64 {
 }
 
 // callNow sets the command's time (c.Now) and runs it with call. On the
-// system clock one clock read serves both: a read costs ~50-100 ns on a
-// VM, a third of a GET's dispatch.
+// system clock one clock read serves both: a read costs ~25 ns here, 3% of
+// a pipelined release. In a batch (StartBatch) the read that ended the
+// previous command, or started the batch, starts this one, unless
+// something waited since (Unchain).
 func (e *Engine) callNow(c *Ctx, cmd *Command) {
-	if e.sys != nil {
-		start := e.sys.Elapsed()
-		c.Now = e.sys.MonoAt(start)
-		e.callAt(c, cmd, int64(start))
-		return
+	start := c.clk
+	if !c.chain || start == 0 {
+		start = e.nowNs()
 	}
-	c.Now = e.clock.Mono()
-	e.callAt(c, cmd, e.nowNs())
+	if e.sys != nil {
+		c.Now = e.sys.MonoAt(time.Duration(start))
+	} else {
+		c.Now = e.clock.Mono()
+	}
+	e.callAt(c, cmd, start)
 }
+
+// StartBatch begins a batch of commands c runs back to back, the
+// server's pipelined batch: one clock read starts the batch, and each
+// command's timing starts with the read that ended the command before it,
+// as a native script's calls do. The time between two commands (the
+// dispatch) then counts in the second; a wait between them must not:
+// the caller calls Unchain after one, and Exec does when the keyspace
+// lock was held by another client or a command served blocked ones. It
+// returns the engine's time (Now) of the read.
+func (e *Engine) StartBatch(c *Ctx) int64 {
+	c.chain = true
+	c.clk = e.nowNs()
+	if e.sys != nil {
+		return e.sys.MonoAt(time.Duration(c.clk))
+	}
+	return e.clock.Mono()
+}
+
+// EndBatch ends what StartBatch began.
+func (e *Engine) EndBatch(c *Ctx) { c.chain = false }
+
+// Unchain makes c's next command read the clock at its start: something
+// waited since the last one ended.
+func (c *Ctx) Unchain() { c.clk = 0 }
 
 // call runs cmd's handler, timing it for commandstats and the slow log.
 func (e *Engine) call(c *Ctx, cmd *Command) { e.callAt(c, cmd, e.nowNs()) }

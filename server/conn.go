@@ -96,7 +96,9 @@ func (s *Server) serveConn(nc net.Conn) {
 // so that other goroutines can push to the connection). It reports false
 // when the connection ends.
 func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
-	c.fx.last.Store(s.eng.Now()) // CLIENT LIST idle: the last read (once a batch, not a command: a clock read costs)
+	// CLIENT LIST idle: the last read (once a batch, not a command: a clock
+	// read costs); the same read starts the first command's timing.
+	c.fx.last.Store(s.eng.StartBatch(&c.ctx))
 	if len(cmds) > 1 {
 		var leaving uint32
 		c.prefetch, leaving = prefetchKeys(c.prefetch[:0], cmds)
@@ -108,6 +110,7 @@ func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 		if c.ctx.Blocked != nil {
 			s.eng.FlushStats(&c.ctx)
 			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
+			c.ctx.Unchain()
 		}
 		if c.closeNow {
 			break
@@ -116,6 +119,7 @@ func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 			return false
 		}
 	}
+	s.eng.EndBatch(&c.ctx)
 	s.eng.FlushStats(&c.ctx)          // before any reply goes out: whoever sees one sees its command counted
 	s.afterBatch(c)                   // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
 	s.replyLatency(c)                 // fixture: SetLatency (server/fixture.go)

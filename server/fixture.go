@@ -147,9 +147,13 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// MONITOR: unknown commands, arity errors and unauthenticated calls
 	// are answered at once.
 	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
-	if s.fx.anyPause.Load() && !s.waitTurn(c, s.pauseClassOf(c, cmd, valid)) {
-		c.closeNow = true
-		return false
+	if s.fx.anyPause.Load() {
+		ok := s.waitTurn(c, s.pauseClassOf(c, cmd, valid))
+		c.ctx.Unchain() // a pause is not the command's time
+		if !ok {
+			c.closeNow = true
+			return false
+		}
 	}
 	if valid && c.fx.monitor.Load() && touchesKeyspace(cmd) {
 		c.w.WriteError("ERR Replica can't interact with the keyspace")

@@ -364,3 +364,28 @@ func TestCommandStats_CountedBeforeTheirRepliesGoOut(t *testing.T) {
 		t.Errorf("INFO in a script: get calls=%d, want 3 (%q)", n, got)
 	}
 }
+
+// A command after a blocked one in the same pipeline is timed from its own
+// start, not from the end of the command before it (engine.StartBatch):
+// the BLPOP's wait is not the GET's time.
+func TestCommandStats_AWaitInABatchIsNotTheNextCommandsTime(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.send(encode("GET", "a") + encode("BLPOP", "q", "0.05") + encode("GET", "a"))
+	for i := 0; i < 3; i++ {
+		c.read()
+	}
+	info := c.do("INFO", "commandstats")
+	for _, line := range strings.Split(info, "\r\n") {
+		v, ok := strings.CutPrefix(line, "cmdstat_get:calls=2,usec=")
+		if !ok {
+			continue
+		}
+		us, err := strconv.Atoi(v[:strings.IndexByte(v, ',')])
+		if err != nil || us >= 50000 {
+			t.Fatalf("two GETs took %q µs: the BLPOP's wait was counted", v)
+		}
+		return
+	}
+	t.Fatalf("no cmdstat_get with 2 calls in %q", info)
+}
