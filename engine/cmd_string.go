@@ -410,6 +410,10 @@ func cmdAppend(c *Ctx) {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
+	if !c.Eng.stringFits(int(ent.vlen), len(c.Args[2])) {
+		c.W.WriteError(ErrStringTooLong)
+		return
+	}
 	// cmd_object.go: APPEND leaves a "raw" string
 	nu := newObjEntry(key, append([]byte(ent.str()), c.Args[2]...), &object{kind: KindString, v: rawString{}})
 	c.Eng.replaceEntry(ent, nu, ent.deadline)

@@ -159,6 +159,7 @@ type Engine struct {
 	mem       memLimit    // maxmemory (memory.go)
 
 	busyThreshold atomic.Int64  // ns
+	maxString     atomic.Int64  // proto-max-bulk-len: APPEND's limit; 0 = 512 MB
 	scriptStart   atomic.Int64  // unix ns of the running script's start; 0 = none
 	gate          sync.Mutex    // guards scriptDone and the clearing of scriptStart
 	scriptDone    chan struct{} // created by the first waiter, closed at script end
@@ -219,6 +220,20 @@ func (e *Engine) Clock() expiry.Clock { return e.clock }
 
 // SetBusyThreshold changes the busy-script threshold.
 func (e *Engine) SetBusyThreshold(d time.Duration) { e.busyThreshold.Store(int64(d)) }
+
+// SetProtoMaxBulkLen sets proto-max-bulk-len, the longest string APPEND
+// may make (n <= 0: Redis's default, 512 MB).
+func (e *Engine) SetProtoMaxBulkLen(n int64) { e.maxString.Store(n) }
+
+// stringFits reports whether a string of size plus add bytes is within
+// proto-max-bulk-len (Redis's checkStringLength).
+func (e *Engine) stringFits(size, add int) bool {
+	limit := e.maxString.Load()
+	if limit <= 0 {
+		limit = 512 << 20
+	}
+	return int64(size)+int64(add) <= limit
+}
 
 // BusyThreshold returns the busy-script threshold.
 func (e *Engine) BusyThreshold() time.Duration { return time.Duration(e.busyThreshold.Load()) }

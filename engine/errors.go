@@ -28,6 +28,7 @@ const (
 	ErrScriptKilled    = "ERR Script killed by user with SCRIPT KILL..."
 	ErrClusterDisabled = "ERR This instance has cluster support disabled"
 	ErrClientName      = "ERR Client names cannot contain spaces, newlines or special characters."
+	ErrStringTooLong   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 	// Errors raised inside scripts by redis.call (src/script_lua.c, src/script.c).
 	ErrScriptNoArgs     = "ERR Please specify at least one argument for this redis lib call"

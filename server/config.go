@@ -94,6 +94,7 @@ func (s *Server) applyLive(c *Config) {
 	s.prod.users.Store(&users)
 	l := &s.prod.limits
 	l.maxBulk.Store(c.ProtoMaxBulkLen)
+	s.eng.SetProtoMaxBulkLen(c.ProtoMaxBulkLen)
 	l.maxMultibulk.Store(int64(c.MaxMultibulkLen))
 	l.maxQueryBuf.Store(c.ClientQueryBufferLimit)
 	l.idle.Store(int64(c.Timeout))
