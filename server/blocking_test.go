@@ -353,3 +353,56 @@ func TestBLPOP_TimeoutRacingPushNeverLosesElements(t *testing.T) {
 		t.Fatalf("%d delivered + %d left in the list != 200 pushed", delivered, left)
 	}
 }
+
+// A blocked client's input is read ahead (to notice a disconnect) only up
+// to readAheadMax: past it the server stops reading, so a client that
+// floods while blocked fills the socket buffers and its writes stall,
+// instead of the server buffering all it sends. Once the wait ends, every
+// command sent is served, in order.
+func TestBLPOP_ReadAheadWhileBlockedIsBounded(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+
+	// 64 MB of commands: far more than readAheadMax plus what loopback's
+	// socket buffers hold.
+	var cmds strings.Builder
+	n := 0
+	for ; cmds.Len() < 64<<20; n++ {
+		cmds.WriteString(encode("SET", "k", strconv.Itoa(n)+strings.Repeat("v", 4096)))
+	}
+	flood := []byte(cmds.String())
+	a.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	sent, err := a.conn.Write(flood)
+	if err == nil {
+		t.Fatalf("wrote all %d bytes while blocked: the read-ahead is not bounded", sent)
+	}
+	if sent < readAheadMax {
+		t.Fatalf("only %d bytes went out while blocked (%v)", sent, err)
+	}
+	// the rest, and everything gets served after the wait
+	done := make(chan error, 1)
+	go func() {
+		a.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		_, err := a.conn.Write(flood[sent:])
+		done <- err
+	}()
+	if got := b.do("LPUSH", "q", "x"); got != ":1\r\n" {
+		t.Fatalf("LPUSH = %q", got)
+	}
+	if got := a.read(); got != bulkPair("q", "x") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+	for i := 0; i < n; i++ {
+		if got := a.read(); got != "+OK\r\n" {
+			t.Fatalf("SET %d = %q", i, got)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("writing the rest: %v", err)
+	}
+	if got := a.do("STRLEN", "k"); got != ":"+strconv.Itoa(len(strconv.Itoa(n-1))+4096)+"\r\n" {
+		t.Fatalf("STRLEN k = %q: the last SET was not the last run", got)
+	}
+}
