@@ -131,8 +131,13 @@ func expireDeadline(c *Ctx, expire []byte, flags int, name string) (int64, bool)
 }
 
 // wallToMono converts an absolute Unix time in ms to a monotonic deadline.
+// It reads the clock afresh rather than pairing c.Now with the wall: c.Now
+// can be older than the command (a batch's commands start where the one
+// before ended, StartBatch), and a deadline converted from it would come
+// that much early, a PXAT lock gone before its time.
 func (c *Ctx) wallToMono(unixMs int64) int64 {
-	d := expiry.WallToMono(unixMs, c.Now, c.Eng.clock.Wall().UnixMilli())
+	mono, wall := expiry.Read(c.Eng.clock)
+	d := expiry.WallToMono(unixMs, mono, wall)
 	if d == 0 {
 		d = -1 // 0 means "no deadline"; any past instant will do
 	}
@@ -140,8 +145,10 @@ func (c *Ctx) wallToMono(unixMs int64) int64 {
 }
 
 // monoToWall converts a monotonic deadline to Unix ms.
+// Like wallToMono, it reads the clock afresh.
 func (c *Ctx) monoToWall(deadline int64) int64 {
-	return expiry.MonoToWall(deadline, c.Now, c.Eng.clock.Wall().UnixMilli())
+	mono, wall := expiry.Read(c.Eng.clock)
+	return expiry.MonoToWall(deadline, mono, wall)
 }
 
 // getString looks key up for reading. It replies WRONGTYPE and returns

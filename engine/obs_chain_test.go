@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -266,5 +267,46 @@ func TestStartBatch_WaitsAreNotACommandsTime(t *testing.T) {
 				t.Fatalf("EXISTS took %d µs after a batch ended", us)
 			}
 		})
+	}
+}
+
+// TestStartBatch_AbsoluteDeadlinesAreExact: in a batch a command's c.Now
+// can be older than the command itself (its start is where the command
+// before ended; a goroutine preempted between the two is not told). A
+// PXAT or PEXPIREAT converted with that c.Now against a fresh wall reading
+// came early by the pause: a lock set to expire at t was gone before t.
+// The deadline must read back exactly (to the ms the clocks' roundings
+// allow) from outside the batch, whatever happened in it.
+func TestStartBatch_AbsoluteDeadlinesAreExact(t *testing.T) {
+	e := New(Config{}) // the system clock: only it has real pauses
+	w := &enginetest.TextWriter{}
+	c := &Ctx{W: w}
+	run := func(args ...string) string {
+		w.Reset()
+		c.Args = c.Args[:0]
+		for _, a := range args {
+			c.Args = append(c.Args, []byte(a))
+		}
+		e.Exec(c)
+		return w.String()
+	}
+	const pause = 40 * time.Millisecond
+	at := time.Now().Add(time.Hour).UnixMilli()
+	e.StartBatch(c)
+	run("GET", "a")
+	time.Sleep(pause) // no Unchain: a preemption between two commands
+	if got := run("SET", "lock", "tok", "PXAT", strconv.FormatInt(at, 10)); got != "+OK" {
+		t.Fatalf("SET PXAT: %q", got)
+	}
+	run("SET", "lock2", "tok")
+	time.Sleep(pause)
+	run("PEXPIREAT", "lock2", strconv.FormatInt(at, 10))
+	e.EndBatch(c)
+	for _, k := range []string{"lock", "lock2"} {
+		got := run("PEXPIRETIME", k)
+		want := ":" + strconv.FormatInt(at, 10)
+		if got != want {
+			t.Errorf("PEXPIRETIME %s = %q, want %q: the deadline moved by a pause in the batch", k, got, want)
+		}
 	}
 }

@@ -28,18 +28,32 @@ type Clock interface {
 	Wall() time.Time
 }
 
+// Read returns c's monotonic and wall readings (Unix ms) taken at one
+// instant, for converting between them (WallToMono, MonoToWall). Readings
+// taken at different instants convert with an error of the time between
+// them: a PXAT deadline converted with a monotonic reading from before a
+// wait expires early by the wait. SystemClock and ManualClock give one
+// instant; any other Clock is read twice, Mono first.
+func Read(c Clock) (mono, wallMs int64) {
+	if p, ok := c.(interface{ read() (int64, int64) }); ok {
+		return p.read()
+	}
+	mono = c.Mono()
+	return mono, c.Wall().UnixMilli()
+}
+
 // SystemClock is the real clock: Go's monotonic reading for Mono and
 // time.Now for Wall.
 type SystemClock struct {
-	base   time.Time
-	origin int64
+	base     time.Time
+	originNs int64 // base's wall time, Unix ns
 }
 
 // NewSystemClock returns a clock whose monotonic origin is the current wall
-// time in milliseconds.
+// time.
 func NewSystemClock() *SystemClock {
 	now := time.Now()
-	return &SystemClock{base: now, origin: now.UnixMilli()}
+	return &SystemClock{base: now, originNs: now.UnixNano()}
 }
 
 // Mono implements Clock.
@@ -49,13 +63,32 @@ func (c *SystemClock) Mono() int64 { return c.MonoAt(c.Elapsed()) }
 // lets a caller that also times work read the clock once.
 func (c *SystemClock) Elapsed() time.Duration { return time.Since(c.base) }
 
-// MonoAt is Mono at the moment Elapsed returned elapsed.
+// MonoAt is Mono at the moment Elapsed returned elapsed: the origin plus
+// elapsed, in whole ms. The origin keeps its sub-millisecond part, so that
+// until the wall clock is stepped Mono and Wall's Unix ms tick together (an
+// origin rounded to a ms put them up to 1 ms apart, and a PXAT deadline
+// that much early).
 func (c *SystemClock) MonoAt(elapsed time.Duration) int64 {
-	return c.origin + int64(elapsed/time.Millisecond)
+	return floorDiv(c.originNs+int64(elapsed), int64(time.Millisecond))
 }
 
 // Wall implements Clock.
 func (c *SystemClock) Wall() time.Time { return time.Now() }
+
+// read is Read's: one time.Now gives both readings.
+func (c *SystemClock) read() (int64, int64) {
+	now := time.Now()
+	return c.MonoAt(now.Sub(c.base)), now.UnixMilli()
+}
+
+// floorDiv is a/b rounded down (b > 0), as UnixMilli rounds times before 1970.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
 
 // ManualClock is a clock that moves only when told to. Tests use it to make
 // expiry deterministic.
@@ -83,6 +116,13 @@ func (c *ManualClock) Wall() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.wall
+}
+
+// read is Read's: both readings under one lock.
+func (c *ManualClock) read() (int64, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono, c.wall.UnixMilli()
 }
 
 // Advance moves both the monotonic and the wall clock forward by d.

@@ -195,6 +195,38 @@ func TestSystemClock_MonotonicAndNearWall(t *testing.T) {
 	}
 }
 
+// TestSystemClock_MonoTicksWithWall: the monotonic ms and the wall's Unix ms
+// tick together (an origin rounded to a whole ms put Mono up to 1 ms behind
+// the wall, and a converted PXAT deadline that much early). The origin here
+// is 0.9 ms into a millisecond: 0.2 ms later the wall is in the next one.
+func TestSystemClock_MonoTicksWithWall(t *testing.T) {
+	base := time.Unix(1_700_000_000, 900_000) // .0009 s: 0.9 ms into a ms
+	c := &SystemClock{base: base, originNs: base.UnixNano()}
+	for _, e := range []time.Duration{0, 99 * time.Microsecond, 100 * time.Microsecond, 200 * time.Microsecond, 1100 * time.Microsecond, 3 * time.Second} {
+		if got, want := c.MonoAt(e), base.Add(e).UnixMilli(); got != want {
+			t.Errorf("MonoAt(%v) = %d, want the wall's %d", e, got, want)
+		}
+	}
+	before := time.Unix(-1, 900_000) // before 1970: UnixMilli rounds down
+	c = &SystemClock{base: before, originNs: before.UnixNano()}
+	if got, want := c.MonoAt(0), before.UnixMilli(); got != want {
+		t.Errorf("MonoAt(0) before 1970 = %d, want %d", got, want)
+	}
+	// Read takes both at one instant: equal but for a ms boundary between
+	// time.Now's two clock reads.
+	c = NewSystemClock()
+	for i := 0; i < 1000; i++ {
+		if m, w := Read(c); m != w && m != w-1 && m != w+1 {
+			t.Fatalf("Read = %d, %d", m, w)
+		}
+	}
+	m := NewManualClock(time.UnixMilli(5_000))
+	m.JumpWall(time.Second)
+	if mono, wall := Read(m); mono != 5_000 || wall != 6_000 {
+		t.Errorf("Read(manual) = %d, %d, want 5000, 6000", mono, wall)
+	}
+}
+
 func TestWallMonoConversion(t *testing.T) {
 	if got := WallToMono(2_000, 500, 1_000); got != 1_500 {
 		t.Fatalf("WallToMono = %d, want 1500", got)
