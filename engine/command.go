@@ -307,6 +307,7 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	if e.busyYield.Load() {
 		e.mu.Unlock()
+		c.Unchain() // a wait for a busy script, or the BUSY reply, is not this command's time
 		if !e.lockOrBusy(allowBusy) {
 			e.reject(c, cmd, ErrBusy)
 			return

@@ -310,3 +310,54 @@ func TestStartBatch_AbsoluteDeadlinesAreExact(t *testing.T) {
 		}
 	}
 }
+
+// TestStartBatch_BusyWaitIsNotACommandsTime: a command that may run while
+// a script is busy (WATCH, MULTI: FlagAllowBusy) and finds the keyspace
+// lock handed over by that script waits for the script to end. The wait
+// is not the command's time (commandstats, the slow log), and the
+// command's time (c.Now) is read after it, not carried over from the
+// command before in the batch.
+func TestStartBatch_BusyWaitIsNotACommandsTime(t *testing.T) {
+	e := New(Config{}) // the system clock: the wait is real
+	e.SetScripter(&stubScripter{})
+	e.SetBusyThreshold(time.Millisecond)
+	w := &enginetest.TextWriter{}
+	c := &Ctx{W: w, Client: &Client{}}
+	run := func(args ...string) string {
+		w.Reset()
+		c.Args = c.Args[:0]
+		for _, a := range args {
+			c.Args = append(c.Args, []byte(a))
+		}
+		e.Exec(c)
+		return w.String()
+	}
+	const pause = 60 * time.Millisecond
+	e.StartBatch(c)
+	run("GET", "a")
+	// a script takes the lock and runs past the busy threshold
+	e.Lock()
+	e.scriptBegin()
+	e.scriptStart.Store(time.Now().Add(-time.Second).UnixNano())
+	e.YieldIfBusy()
+	if !e.busyYield.Load() {
+		t.Fatal("the script did not yield the lock")
+	}
+	ended := make(chan int64, 1)
+	go func() {
+		time.Sleep(pause)
+		ended <- e.Now()
+		e.scriptEnd()
+		e.Unlock()
+	}()
+	if got := run("WATCH", "x"); got != "+OK" {
+		t.Fatalf("WATCH: %q", got)
+	}
+	e.EndBatch(c)
+	if end := <-ended; c.Now < end {
+		t.Errorf("WATCH ran at %d, before the script it waited for ended (%d): its time was stale", c.Now, end)
+	}
+	if us := usecOf(t, e, "watch"); us >= pause.Microseconds() {
+		t.Errorf("WATCH took %d µs in commandstats: the wait for the busy script was counted", us)
+	}
+}
