@@ -148,6 +148,9 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// are answered at once.
 	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
 	if s.fx.anyPause.Load() {
+		// what ran before this command counts while it waits, as in
+		// Redis (INFO sees it; CONFIG RESETSTAT clears it)
+		s.eng.FlushStats(&c.ctx)
 		ok := s.waitTurn(c, s.pauseClassOf(c, cmd, valid))
 		c.ctx.Unchain() // a pause is not the command's time
 		if !ok {

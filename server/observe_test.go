@@ -361,7 +361,30 @@ func TestCommandStats_CountedBeforeTheirRepliesGoOut(t *testing.T) {
 	// a script's INFO sees the script's calls before it
 	got := c.do("EVAL", `redis.call("get", "a") redis.call("get", "a") return redis.call("info", "commandstats")`, "0")
 	if n := cmdstatCalls(t, got, "get"); n != 4 {
-		t.Errorf("INFO in a script: get calls=%d, want 3 (%q)", n, got)
+		t.Errorf("INFO in a script: get calls=%d, want 4 (%q)", n, got)
+	}
+
+	// a command held by CLIENT PAUSE: what ran before it in its pipeline
+	// counts meanwhile, and a CONFIG RESETSTAT meanwhile clears it
+	d.do("CONFIG", "RESETSTAT")
+	d.do("CLIENT", "PAUSE", "60000", "WRITE")
+	c.send(encode("GET", "a") + encode("SET", "a", "2"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := cmdstatCalls(t, d.do("INFO", "commandstats"), "get"); n != 1 {
+		t.Errorf("during a pause, get calls=%d, want 1: the GET before the held SET", n)
+	}
+	d.do("CONFIG", "RESETSTAT")
+	d.do("CLIENT", "UNPAUSE")
+	c.read()
+	c.read()
+	info = d.do("INFO", "commandstats")
+	if n := cmdstatCalls(t, info, "get"); n > 0 {
+		t.Errorf("after a RESETSTAT during the pause, get calls=%d, want none", n)
+	}
+	if n := cmdstatCalls(t, info, "set"); n != 1 {
+		t.Errorf("after the pause, set calls=%d, want 1", n)
 	}
 }
 
