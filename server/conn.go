@@ -61,8 +61,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client, Pending: &c.pending}
-	defer s.eng.FlushStats(&c.ctx) // what a batch cut short counted
-	c.ctx.CanBlock = true          // blocking.go: this goroutine waits for blocked commands
+	c.ctx.CanBlock = true // blocking.go: this goroutine waits for blocked commands
 	fc.needsAuth = func() bool { return c.NeedsAuth }
 	s.fixtureConnStart(c)     // fixture: CLIENT LIST age/idle/cmd, kill signal (server/fixture.go)
 	defer s.fixtureConnEnd(c) // fixture: leaves MONITOR, counted for Restart
@@ -71,6 +70,10 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	defer s.unregister(c)
+	// What a batch cut short counted (an output limit broken, a failed
+	// read): counted before the connection is seen to end, deferred last
+	// so that it runs first.
+	defer s.eng.FlushStats(&c.ctx)
 	// Its input pauses a mass expiry (expireLoop).
 	s.probe.add(nc)
 	if !s.admit(c) { // TLS handshake, protected mode (auth.go)
@@ -288,6 +291,11 @@ func (s *Server) enablePush(c *client) {
 	if c.w.shared {
 		return
 	}
+	// The flusher may write this connection's replies while a batch of
+	// its commands still runs, so each command counts as it ends rather
+	// than once a batch (engine.PendingStats).
+	s.eng.FlushStats(&c.ctx)
+	c.ctx.Pending = nil
 	c.omu.Lock()
 	c.w.shared = true
 	c.inCmd = true // enabled from inside a command: see beginCmd

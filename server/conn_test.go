@@ -97,3 +97,51 @@ func TestClose_EndsIdleConnections(t *testing.T) {
 		t.Fatal("connection still open after Close")
 	}
 }
+
+// On a push-capable connection the flusher goroutine can write a batch's
+// replies while the batch still runs (a push arrived): the commands whose
+// replies went out are counted by then, as the batch's own flush counts
+// them before it writes (engine.PendingStats).
+func TestPush_RepliesFlushedMidBatchAreCounted(t *testing.T) {
+	srv := RunT(t)
+	var (
+		mu     sync.Mutex
+		target *client
+	)
+	srv.eng.Register(&engine.Command{Name: "testpush", Arity: 1, Flags: engine.FlagNoKeys | engine.FlagNoScript, Fn: func(c *engine.Ctx) {
+		me := cl(c)
+		srv.enablePush(me)
+		mu.Lock()
+		target = me
+		mu.Unlock()
+		c.W.WriteStatus("OK")
+	}})
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv.eng.Register(&engine.Command{Name: "testwait", Arity: 1, Flags: engine.FlagNoKeys | engine.FlagNoScript, Fn: func(c *engine.Ctx) {
+		close(entered)
+		<-release
+		c.W.WriteStatus("OK")
+	}})
+	c, d := dial(t, srv.Addr()), dial(t, srv.Addr())
+	if got := c.do("TESTPUSH"); got != "+OK\r\n" {
+		t.Fatalf("TESTPUSH: %q", got)
+	}
+	d.do("CONFIG", "RESETSTAT")
+	c.send(encode("GET", "a") + encode("TESTWAIT"))
+	<-entered
+	mu.Lock()
+	me := target
+	mu.Unlock()
+	me.push(func(w *respWriter) { w.WriteStatus("pushed") }) // wakes the flusher: the GET's reply goes out
+	if got := c.read(); got != "$-1\r\n" {
+		close(release)
+		t.Fatalf("GET: %q", got)
+	}
+	n := cmdstatCalls(t, d.do("INFO", "commandstats"), "get")
+	close(release)
+	if n != 1 {
+		t.Errorf("a GET whose reply went out: get calls=%d, want 1", n)
+	}
+	c.read()
+	c.read()
+}
