@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/tumblerdb/tumbler/expiry"
 )
 
 func registerKeys(e *Engine) {
@@ -209,7 +211,7 @@ func cmdKeys(c *Ctx) {
 	all := len(pat) == 1 && pat[0] == '*'
 	var out []string
 	c.Eng.keys.each(func(ent *entry) bool {
-		if ent.deadline != 0 && ent.deadline <= c.Now {
+		if expiry.Expired(ent.deadline, c.Now) { // keyIsExpired
 			return true
 		}
 		if all || Match(pat, []byte(ent.key()), false) {

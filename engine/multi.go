@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tumblerdb/tumbler/expiry"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, following Redis
@@ -362,7 +364,7 @@ func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
 	k := string(key)
 	wk := &watchedKey{key: k, client: cl}
 	// keyIsExpired: present but past its deadline, without deleting it.
-	if ent := e.keys.getString(k); ent != nil && ent.deadline != 0 && now >= ent.deadline {
+	if ent := e.keys.getString(k); ent != nil && expiry.Expired(ent.deadline, now) {
 		wk.expired = true
 	}
 	list, ok := e.watch.keys[k]
@@ -404,7 +406,7 @@ func (e *Engine) watchedKeyExpired(tx *multiState, now int64) bool {
 		if wk.expired {
 			continue
 		}
-		if ent := e.keys.getString(wk.key); ent != nil && ent.deadline != 0 && now >= ent.deadline {
+		if ent := e.keys.getString(wk.key); ent != nil && expiry.Expired(ent.deadline, now) {
 			return true
 		}
 	}

@@ -512,6 +512,30 @@ func TestWatch_KeyNotYetExpiredAtExecRuns(t *testing.T) {
 	c.expect("*1 $v", "EXEC")
 }
 
+// At its deadline's millisecond a key still lives (keyIsExpired: now >
+// when), for WATCH and EXEC as for GET: EXEC then runs, and a key watched
+// then expiring a millisecond later aborts it.
+func TestWatch_KeyLivesThroughItsDeadlineMillisecond(t *testing.T) {
+	e := newTestEngine(t)
+	c := e.client()
+	c.expect("+OK", "SET", "k", "v", "PX", "100")
+	c.expect("+OK", "WATCH", "k")
+	e.clock.Advance(100 * time.Millisecond) // now == deadline
+	c.expect("$v", "GET", "k")
+	c.expect("+OK", "MULTI")
+	c.expect("+QUEUED", "GET", "k")
+	c.expect("*1 $v", "EXEC")
+
+	c.expect("+OK", "SET", "k", "v", "PX", "100")
+	e.clock.Advance(100 * time.Millisecond)
+	c.expect("+OK", "WATCH", "k") // live: watched without the expired flag
+	c.expect("*1 $k", "KEYS", "*")
+	e.clock.Advance(time.Millisecond)
+	c.expect("+OK", "MULTI")
+	c.expect("+QUEUED", "GET", "k")
+	c.expect("(nilarray)", "EXEC")
+}
+
 func TestWatch_KeyAlreadyExpiredAtWatch(t *testing.T) {
 	// A key present but already past its deadline when WATCH runs is
 	// watched with the "expired" flag: its deletion is no logical change.
