@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -121,3 +122,21 @@ func io_ReadFull(rd *bufio.Reader, buf []byte) (int, error) {
 }
 
 func dialErr(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) }
+
+// expectNotListening checks that srv, closed, no longer accepts
+// connections at addr. The freed port may already be another listener's
+// (other packages' tests run beside these), so a dial that connects is
+// checked against srv's own listener.
+func expectNotListening(t *testing.T, srv *Server, addr string) {
+	t.Helper()
+	nc, err := dialErr(addr)
+	if err != nil {
+		return
+	}
+	nc.Close()
+	ln := srv.ln.(*net.TCPListener)
+	_ = ln.SetDeadline(time.Now().Add(time.Second)) // an open one times out, a closed one fails at once
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("closed server still accepts connections at %s (Accept: %v)", addr, err)
+	}
+}
