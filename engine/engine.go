@@ -254,8 +254,14 @@ func (e *Engine) AddOnModified(fn func(key string)) { e.onModified = append(e.on
 func (e *Engine) Lock()   { e.lockOrBusy(true) }
 func (e *Engine) Unlock() { e.mu.Unlock() }
 
+// ScriptRunning reports whether a script is running in Lua now, busy or
+// not (a native run of a lock script does not count): a command may then
+// wait for it.
+func (e *Engine) ScriptRunning() bool { return e.scriptStart.Load() != 0 }
+
 // Busy reports whether a script has been running for longer than the busy
 // threshold.
+
 func (e *Engine) Busy() bool {
 	s := e.scriptStart.Load()
 	return s != 0 && time.Now().UnixNano()-s >= e.busyThreshold.Load()

@@ -289,6 +289,23 @@ func (vm *VM) Load(body []byte) (string, string) {
 	return s.sha, ""
 }
 
+// IsLockScript reports whether the script, given by body or (body nil)
+// by SHA, is cached and matches one of the well-known lock scripts
+// (native.go). Such a script is short in either path, native or Lua: it
+// never loops and is never busy. It neither compiles nor caches
+// anything, and is safe to call from any goroutine.
+func (vm *VM) IsLockScript(sha, body []byte) bool {
+	var s *script
+	if body != nil {
+		vm.mu.RLock()
+		s = vm.byBody[string(body)]
+		vm.mu.RUnlock()
+	} else if len(sha) == 40 {
+		s = vm.lookup(sha)
+	}
+	return s != nil && s.native != nil
+}
+
 // Exists implements engine.Scripter.
 func (vm *VM) Exists(sha []byte) bool { return len(sha) == 40 && vm.lookup(sha) != nil }
 

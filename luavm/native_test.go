@@ -184,3 +184,36 @@ func TestNative_RecentScriptsAndFlush(t *testing.T) {
 		f.expect("-NOSCRIPT No matching script. Please use EVAL.", "EVALSHA", sha, "1", "lock", "tok")
 	}
 }
+
+// IsLockScript (the event loop's test of what may run on it): true only
+// for a cached script with a native program, by body or by SHA in either
+// case; nothing is compiled or cached by asking, and a SHA of the wrong
+// length is simply not found.
+func TestIsLockScript(t *testing.T) {
+	vm := New()
+	for _, cs := range clientScripts {
+		body := []byte(cs.body)
+		sha := SHA1Hex(body)
+		if vm.IsLockScript(nil, body) || vm.IsLockScript([]byte(sha), nil) {
+			t.Fatalf("%s: a lock script before it is cached", cs.from)
+		}
+		if vm.Exists([]byte(sha)) {
+			t.Fatalf("%s: IsLockScript cached the script", cs.from)
+		}
+		if _, msg := vm.Load(body); msg != "" {
+			t.Fatalf("%s: %s", cs.from, msg)
+		}
+		want := cs.native != ""
+		if got := vm.IsLockScript(nil, body); got != want {
+			t.Errorf("%s: IsLockScript by body %v, want %v", cs.from, got, want)
+		}
+		if got := vm.IsLockScript([]byte(strings.ToUpper(sha)), nil); got != want {
+			t.Errorf("%s: IsLockScript by SHA %v, want %v", cs.from, got, want)
+		}
+	}
+	for _, sha := range []string{"", "abc", strings.Repeat("a", 41), strings.Repeat("f", 400)} {
+		if vm.IsLockScript([]byte(sha), nil) {
+			t.Errorf("IsLockScript(%q) is true", sha)
+		}
+	}
+}

@@ -98,6 +98,9 @@ func (s *Server) applyLive(c *Config) {
 	l.maxMultibulk.Store(int64(c.MaxMultibulkLen))
 	l.maxQueryBuf.Store(c.ClientQueryBufferLimit)
 	l.idle.Store(int64(c.Timeout))
+	if c.Timeout > 0 {
+		s.loopsLeave() // the event loops keep no idle timers (eventloop_linux.go)
+	}
 	s.eng.SetBusyThreshold(c.LuaTimeLimit)
 	s.vm.SetMemoryLimit(luaMemoryLimit(c))
 	s.eng.SetMaxMemory(c.MaxMemory)
@@ -630,6 +633,9 @@ func init() {
 		},
 		func(c *Config, v string) string { c.LogLevel = v; return "" }))
 	addDirective(stringDirective("logfile", func(c *Config) *string { return &c.LogFile }, nil))
+	addDirective(boolDirective("event-loop", false,
+		func(c *Config) bool { return !c.NoEventLoop },
+		func(c *Config, v bool) { c.NoEventLoop = !v }))
 	addDirective(stringDirective("metrics-addr", func(c *Config) *string { return &c.MetricsAddr }, nil))
 	addDirective(&directive{
 		name: "restart-delay",

@@ -106,6 +106,7 @@ loglevel warning
 logfile /tmp/t.log
 metrics-addr 127.0.0.1:9121
 restart-delay 1500
+event-loop no
 daemonize no
 cluster-enabled no
 `)
@@ -135,7 +136,7 @@ cluster-enabled no
 		TLSAddr:      ":7443", TLSCertFile: "/c.pem", TLSKeyFile: "/k.pem", TLSCACertFile: "/ca.pem",
 		TLSCACertDir: "/cadir", TLSAuthClients: "optional", TLSProtocols: "TLSv1.2 TLSv1.3",
 		LogLevel: "warning", LogFile: "/tmp/t.log", MetricsAddr: "127.0.0.1:9121",
-		RestartDelay: 1500 * time.Millisecond, ConfigFile: path,
+		RestartDelay: 1500 * time.Millisecond, NoEventLoop: true, ConfigFile: path,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("config\n got %+v\nwant %+v", cfg, want)

@@ -44,7 +44,8 @@ type client struct {
 	// then wait in deferred, so they never land inside a multi-part reply.
 	inCmd    bool
 	deferred []byte
-	ps       psConn // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
+	ps       psConn   // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
+	lp       loopConn // event-loop state (eventloop_linux.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -83,6 +84,14 @@ func (s *Server) serveConn(nc net.Conn) {
 	rd := newCmdReader(fc)    // in-place parsing, no allocation per command (reader.go)
 	fc.raw = newRawReader(nc) // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
+		// Served by the event loop, while it can (eventloop_linux.go):
+		// this goroutine waits until the loop hands the connection back.
+		if s.loopMayServe(c, rd) {
+			if !s.loopServe(c, rd) {
+				return
+			}
+			continue
+		}
 		cmds, err := rd.ReadCommands()
 		if err != nil {
 			s.readFailed(c, err)
@@ -99,6 +108,13 @@ func (s *Server) serveConn(nc net.Conn) {
 // so that other goroutines can push to the connection). It reports false
 // when the connection ends.
 func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
+	s.beginBatch(c, cmds)
+	return s.runBatch(c, cmds, 0)
+}
+
+// beginBatch starts a batch: its clock reading, and the prefetch of its
+// keys.
+func (s *Server) beginBatch(c *client, cmds []redcon.Command) {
 	// CLIENT LIST idle: the last read (once a batch, not a command: a clock
 	// read costs); the same read starts the first command's timing.
 	c.fx.last.Store(s.eng.StartBatch(&c.ctx))
@@ -108,8 +124,17 @@ func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 		s.eng.Prefetch(c.prefetch, leaving)
 		clear(c.prefetch) // do not keep the read buffer's slices
 	}
-	for _, cmd := range cmds {
-		s.handle(c, cmd)
+}
+
+// runBatch runs cmds[i:] and ends the batch. When the event loop hands a
+// connection back in the middle of a batch, cmds[i] may have run already
+// and left its client blocked (c.ctx.Blocked): then it waits, and the
+// batch goes on after it.
+func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
+	for ; i < len(cmds); i++ {
+		if c.ctx.Blocked == nil {
+			s.handle(c, cmds[i])
+		}
 		if c.ctx.Blocked != nil {
 			s.eng.FlushStats(&c.ctx)
 			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
@@ -122,9 +147,20 @@ func (s *Server) serveBatch(c *client, cmds []redcon.Command) bool {
 			return false
 		}
 	}
+	s.endBatch(c)
+	return s.sendBatch(c)
+}
+
+// endBatch counts a batch's commands and queues what is due after it.
+func (s *Server) endBatch(c *client) {
 	s.eng.EndBatch(&c.ctx)
-	s.eng.FlushStats(&c.ctx)          // before any reply goes out: whoever sees one sees its command counted
-	s.afterBatch(c)                   // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
+	s.eng.FlushStats(&c.ctx) // before any reply goes out: whoever sees one sees its command counted
+	s.afterBatch(c)          // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
+}
+
+// sendBatch writes a batch's replies. It reports false when the
+// connection ends.
+func (s *Server) sendBatch(c *client) bool {
 	s.replyLatency(c)                 // fixture: SetLatency (server/fixture.go)
 	if c.w.shared || len(c.w.b) > 0 { // (a shared buffer is not read unlocked)
 		// Let the other connections that have input run their batches
@@ -171,6 +207,15 @@ func (s *Server) unregister(c *client) {
 		s.nconns.Add(-1)
 	}
 	s.connClosed(c) // pub/sub and tracking state (pubsub.go)
+}
+
+// closeConn closes a connection from any goroutine. A TCP socket is shut
+// down first: an event loop reading its own descriptor of the socket
+// (eventloop_linux.go) then reads the end of input, and the peer sees
+// the connection end even while that descriptor is open.
+func closeConn(nc net.Conn) error {
+	shutdownConn(nc)
+	return nc.Close()
 }
 
 // readFailed handles the end of a connection's input. framedConn has
@@ -310,7 +355,7 @@ func (s *Server) enablePush(c *client) {
 				return
 			case <-c.kick:
 				if err := c.flushShared(); err != nil {
-					_ = c.nc.Close()
+					c.closeNC()
 					return
 				}
 			}

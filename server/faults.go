@@ -344,7 +344,7 @@ func (s *Server) DropConnections() int { return s.closeConnections() }
 func (s *Server) closeConnections() int {
 	n := 0
 	s.fx.counted.Range(func(k, _ any) bool {
-		_ = k.(net.Conn).Close()
+		_ = closeConn(k.(net.Conn))
 		n++
 		return true
 	})

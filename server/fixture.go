@@ -126,7 +126,7 @@ func (s *Server) fixtureConnEnd(c *client) {
 // goroutine winds down (unregister then finds it gone).
 func (s *Server) kill(c *client) {
 	c.fx.killOnce.Do(func() { close(c.fx.killed) })
-	_ = c.nc.Close()
+	c.closeNC()
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
 		s.nconns.Add(-1)
 	}

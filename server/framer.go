@@ -225,6 +225,9 @@ func (c *framedConn) read(p []byte) (int, error) {
 				c.armIdle() // the idle timeout (limits.go)
 			}
 			m, err := c.readConn(p[n:]) // blocking.go: read-ahead bytes first
+			if err == errWouldBlock {
+				return 0, err // the event loop's read found no input: not the end
+			}
 			if err != nil {
 				c.rerr = err
 			}
@@ -253,6 +256,14 @@ func (c *framedConn) read(p []byte) (int, error) {
 	}
 }
 
+// hasPending reports whether Read has something to return, or an error
+// to report, without reading the connection: the event loop, woken only
+// by input, must call it again without waiting (eventloop_linux.go).
+func (c *framedConn) hasPending() bool {
+	return c.err != nil || c.rerr != nil || c.smallOff < c.smallN ||
+		(c.pendOff < c.pendEnd && !c.pendHold) || len(c.ahead) > 0 || c.aheadErr != nil
+}
+
 // keep makes t, the last bytes of the buffer just scanned, the first input
 // of the next scan. If that buffer came from the pending bytes, t is still
 // in pendBuf, right before pendOff.
@@ -275,6 +286,11 @@ func (c *framedConn) keep(t []byte, fromPend, hold bool) {
 
 // fail writes the error reply once and returns the error.
 func (c *framedConn) fail() error {
+	if !c.sent && len(c.line) > 0 && c.raw.inLoop() {
+		// The event loop never waits for a socket: the connection's own
+		// goroutine writes the reply (eventloop_linux.go).
+		return errLeaveLoop
+	}
 	if !c.sent && len(c.line) > 0 {
 		c.sent = true
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(framerErrWriteTimeout))

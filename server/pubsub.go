@@ -319,7 +319,7 @@ func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	c.omu.Unlock()
 	if kill {
 		s.log.Warn("closing pub/sub client over the output buffer limit", "id", c.ID, "addr", c.addr)
-		_ = c.nc.Close()
+		c.closeNC()
 		return
 	}
 	if !own {

@@ -3,6 +3,7 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -39,7 +40,23 @@ type rawReader struct {
 	n      int
 	errno  syscall.Errno
 	readFn func(fd uintptr) bool
+
+	// lfd is the event loop's own descriptor of the socket while the
+	// connection is served there (eventloop_linux.go), else -1: reads
+	// and writes then use it, and never wait.
+	lfd int
 }
+
+// The errors of reads that must not wait: the event loop's read found no
+// input (errWouldBlock), or the next step needs the connection's own
+// goroutine (errLeaveLoop). Neither ends the connection.
+var (
+	errWouldBlock = errors.New("no input yet")
+	errLeaveLoop  = errors.New("leave the event loop")
+)
+
+// inLoop reports whether the event loop serves the connection.
+func (r *rawReader) inLoop() bool { return r != nil && r.lfd >= 0 }
 
 // Raw reads made, by every connection (tests: rawread_test.go).
 var rawReads atomic.Int64
@@ -58,7 +75,7 @@ func newRawReader(nc net.Conn) *rawReader {
 	if err != nil {
 		return nil
 	}
-	r := &rawReader{nc: nc, rc: rc}
+	r := &rawReader{nc: nc, rc: rc, lfd: -1}
 	r.readFn = r.readOnce
 	return r
 }
@@ -78,6 +95,9 @@ func (r *rawReader) read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if r.lfd >= 0 {
+		return r.loopRead(p)
+	}
 	r.buf = p
 	err := r.rc.Read(r.readFn)
 	r.buf = nil
@@ -91,6 +111,44 @@ func (r *rawReader) read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return r.n, nil
+}
+
+// loopRead is read for the event loop: one read(2) of its descriptor,
+// errWouldBlock when there is no input.
+func (r *rawReader) loopRead(p []byte) (int, error) {
+	for {
+		n, errno := rawSyscallIO(syscall.SYS_READ, uintptr(r.lfd), p)
+		rawReads.Add(1)
+		switch errno {
+		case 0:
+			if n <= 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, errWouldBlock
+		}
+		return 0, r.opError("read", errno)
+	}
+}
+
+// loopWrite is write for the event loop: as much of b as the socket takes
+// now, through the loop's descriptor.
+func (r *rawReader) loopWrite(b []byte) (int, error) {
+	for {
+		n, errno := rawSyscallIO(syscall.SYS_WRITE, uintptr(r.lfd), b)
+		switch errno {
+		case 0:
+			return n, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, nil
+		}
+		return 0, r.opError("write", errno)
+	}
 }
 
 // write writes as much of b as the socket takes now, without waiting: the

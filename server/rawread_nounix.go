@@ -3,6 +3,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"sync/atomic"
 )
@@ -14,6 +15,13 @@ type rawReader struct{}
 var rawReads atomic.Int64
 
 func newRawReader(net.Conn) *rawReader { return nil }
+
+func (r *rawReader) inLoop() bool { return false }
+
+var (
+	errWouldBlock = errors.New("no input yet")
+	errLeaveLoop  = errors.New("leave the event loop")
+)
 
 func (r *rawReader) read([]byte) (int, error) { return 0, net.ErrClosed }
 

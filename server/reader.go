@@ -28,6 +28,11 @@ type cmdReader struct {
 	start, end int // unparsed input: buf[start:end]
 	cmds       []redcon.Command
 	args       [][]byte // backing array of every Args of the last batch
+
+	// errNext: the last batch stopped before a bad request, whose error
+	// the next call returns without reading (the event loop must make
+	// that call without waiting for input: eventloop_linux.go).
+	errNext bool
 }
 
 // The protocol errors the reader itself reports, worded as redcon's: the
@@ -50,12 +55,14 @@ func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd} }
 func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 	r.cmds = r.cmds[:0]
 	r.args = r.args[:0]
+	r.errNext = false
 	for {
 		if r.start < r.end {
 			if err := r.parse(); err != nil {
 				if len(r.cmds) > 0 {
 					// Run the requests before the bad one first; the next
 					// call stops at it again and returns the error.
+					r.errNext = true
 					return r.cmds, nil
 				}
 				return nil, err

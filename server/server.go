@@ -13,10 +13,15 @@
 //
 // # Concurrency
 //
-// Each connection is served by its own goroutine (redcon's model): every
-// complete command of one read is handled in order, then the replies are
-// flushed once. Commands reach the engine, which serialises keyspace
-// access. All Server methods are safe for concurrent use.
+// On Linux, plain TCP connections are served by event loops, as Redis
+// serves them: one goroutine per loop reads every ready socket, runs the
+// complete commands of each read in order, then writes the replies
+// (eventloop_linux.go). A connection moves to its own goroutine for
+// anything that may wait (a blocked command, a long script, a pause,
+// pushes); TLS connections, and all of them elsewhere or with Config
+// NoEventLoop, always have one (redcon's model). Commands reach the
+// engine, which serialises keyspace access. All Server methods are safe
+// for concurrent use.
 package server
 
 import (
@@ -122,6 +127,13 @@ type Config struct {
 	// MetricsAddr, if set, serves Prometheus metrics at
 	// http://MetricsAddr/metrics (metrics-addr; server/metrics.go).
 	MetricsAddr string
+	// NoEventLoop serves every connection with a goroutine of its own
+	// (event-loop no). By default plain TCP connections on Linux are
+	// served by event loops, as Redis serves them (eventloop_linux.go).
+	NoEventLoop bool
+	// EventLoops is how many event loops serve connections; 0 means
+	// GOMAXPROCS.
+	EventLoops int
 	// LuaMemoryLimit is how much the heap may grow while one Lua script
 	// runs before the script is stopped; 0 means 256 MB, negative no
 	// limit (lua-memory-limit; luavm/memory.go).
@@ -163,6 +175,9 @@ type Server struct {
 	probe         *inputProbe
 	expiryPausing atomic.Bool
 	expiryKick    chan struct{}
+
+	loops     []*ioLoop // the event loops, started by Start (eventloop_linux.go)
+	loopStats loopStats
 
 	shutdown    atomic.Bool  // obs: SHUTDOWN closed the server (server/observe.go)
 	metricsAddr atomic.Value // obs: string, the metrics listener's address (server/metrics.go)
@@ -229,6 +244,11 @@ func (s *Server) Start() error {
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
 		s.port = ta.Port
 	}
+	if n := loopCount(&s.cfg); !s.cfg.NoEventLoop && n > 0 {
+		if err := s.startLoops(n); err != nil {
+			s.log.Warn("event loop unavailable, a goroutine per connection", "err", err)
+		}
+	}
 	s.started = true
 	s.wg.Add(2)
 	go func() {
@@ -277,9 +297,10 @@ func (s *Server) Close() error {
 	err := ln.Close()
 	s.closeListeners() // the other listeners (tls.go)
 	s.clients.Range(func(k, _ any) bool {
-		_ = k.(*client).nc.Close()
+		k.(*client).closeNC()
 		return true
 	})
+	s.stopLoops()
 	s.wg.Wait()
 	s.probe.close()
 	return err

@@ -1,0 +1,322 @@
+//go:build linux
+
+package server
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The event loop (eventloop_linux.go): it serves plain connections, and
+// hands a connection back to its goroutine before anything that may wait,
+// so that no connection on the loop ever waits for another. Most tests
+// here use one loop, so that every connection shares it: a wait on the
+// loop would stall the others, and their replies time out (rawClient
+// reads with a deadline).
+
+func runOneLoop(t *testing.T, opts ...func(*Config)) *Server {
+	t.Helper()
+	return RunT(t, WithConfig(func(c *Config) {
+		c.EventLoops = 1
+		for _, o := range opts {
+			o(c)
+		}
+	}))
+}
+
+// inLoop waits until the loop has run a batch of c's (a PING), proving c
+// is served there.
+func inLoop(t *testing.T, srv *Server, c *rawClient) {
+	t.Helper()
+	before := srv.loopStats.batches.Load()
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	if srv.loopStats.batches.Load() == before {
+		t.Fatalf("PING was not served by the event loop (hand-backs %d %d %d %d)", srv.loopStats.leaves[0].Load(), srv.loopStats.leaves[1].Load(), srv.loopStats.leaves[2].Load(), srv.loopStats.leaves[3].Load())
+	}
+}
+
+func TestEventLoop_ServesPlainConnections(t *testing.T) {
+	srv := runOneLoop(t)
+	c := dial(t, srv.Addr())
+	inLoop(t, srv, c)
+	if got := c.do("SET", "k", "v", "NX", "PX", "30000"); got != "+OK\r\n" {
+		t.Fatalf("SET: %q", got)
+	}
+	// A pipeline is one batch, its replies in order.
+	c.send(encode("GET", "k") + encode("DEL", "k") + encode("GET", "k"))
+	for _, want := range []string{"$1\r\nv\r\n", ":1\r\n", "$-1\r\n"} {
+		if got := c.read(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}
+
+func TestEventLoop_Off(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.NoEventLoop = true }))
+	c := dial(t, srv.Addr())
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	if n := srv.loopStats.batches.Load(); n != 0 {
+		t.Fatalf("event-loop no, yet %d batches ran in a loop", n)
+	}
+	if got := c.do("CONFIG", "GET", "event-loop"); got != "*2\r\n$10\r\nevent-loop\r\n$2\r\nno\r\n" {
+		t.Fatalf("CONFIG GET event-loop: %q", got)
+	}
+}
+
+// A blocked command waits on its connection's goroutine: the loop goes on
+// serving the others, and the rest of the blocked client's pipeline runs
+// after the wait.
+func TestEventLoop_BlockedCommandWaitsOffTheLoop(t *testing.T) {
+	srv := runOneLoop(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, a)
+	inLoop(t, srv, b)
+	a.send(encode("PING", "first") + encode("BLPOP", "q", "0") + encode("PING", "after"))
+	if got := a.read(); got != "$5\r\nfirst\r\n" {
+		t.Fatalf("before BLPOP: %q", got)
+	}
+	waitFor(t, "BLPOP handed back", func() bool { return srv.loopStats.leaves[exitBatch].Load() > 0 })
+	for i := 0; i < 3; i++ {
+		if got := b.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("another client while one is blocked: %q", got)
+		}
+	}
+	if got := b.do("RPUSH", "q", "x"); got != ":1\r\n" {
+		t.Fatalf("RPUSH: %q", got)
+	}
+	if got := a.read(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" {
+		t.Fatalf("BLPOP: %q", got)
+	}
+	if got := a.read(); got != "$5\r\nafter\r\n" {
+		t.Fatalf("after BLPOP: %q", got)
+	}
+}
+
+// A script that is not one of the lock scripts runs off the loop: while it
+// is busy the loop's other clients get BUSY at once, and SCRIPT KILL, sent
+// on the loop too, stops it.
+func TestEventLoop_BusyScriptRunsOffTheLoop(t *testing.T) {
+	srv := runOneLoop(t, func(c *Config) { c.LuaTimeLimit = 50 * time.Millisecond })
+	a, b, k := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, a)
+	inLoop(t, srv, b)
+	inLoop(t, srv, k)
+	a.send(encode("EVAL", "while true do end", "0"))
+	waitFor(t, "a busy script", srv.eng.Busy)
+	if got := b.do("GET", "x"); !strings.HasPrefix(got, "-BUSY") {
+		t.Fatalf("GET during a busy script: %q", got)
+	}
+	if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	if got := a.read(); !strings.HasPrefix(got, "-ERR Script killed by user") {
+		t.Fatalf("the killed script: %q", got)
+	}
+	// After loopReturnAfter batches on its goroutine, a returns.
+	for i := 0; i < loopReturnAfter; i++ {
+		if got := a.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING: %q", got)
+		}
+	}
+	inLoop(t, srv, a)
+}
+
+// A lock script stays on the loop, whether it is sent by body or by SHA.
+func TestEventLoop_LockScriptStaysOnTheLoop(t *testing.T) {
+	srv := runOneLoop(t)
+	c := dial(t, srv.Addr())
+	const release = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	sha := strings.TrimSuffix(strings.SplitN(c.do("SCRIPT", "LOAD", release), "\r\n", 3)[1], "\r\n")
+	inLoop(t, srv, c)
+	left := srv.loopStats.leaves[exitBatch].Load()
+	c.do("SET", "lk", "tok")
+	if got := c.do("EVALSHA", sha, "1", "lk", "tok"); got != ":1\r\n" {
+		t.Fatalf("EVALSHA release: %q", got)
+	}
+	if got := c.do("EVAL", release, "1", "lk", "tok"); got != ":0\r\n" {
+		t.Fatalf("EVAL release: %q", got)
+	}
+	// An unknown SHA, and one too long to be a SHA, are NOSCRIPT; they
+	// leave the loop (nothing is known of them) and must not crash it.
+	for _, s := range []string{strings.Repeat("a", 40), strings.Repeat("b", 42)} {
+		if got := c.do("EVALSHA", s, "0"); !strings.HasPrefix(got, "-NOSCRIPT") {
+			t.Fatalf("EVALSHA %s: %q", s, got)
+		}
+	}
+	if n := srv.loopStats.leaves[exitBatch].Load() - left; n != 1 {
+		t.Fatalf("%d hand-backs before a command, want 1 (the first unknown SHA)", n)
+	}
+}
+
+// CLIENT KILL sent on the loop, of a client on the same loop or of
+// itself, must not wait for the loop (it would wait forever).
+func TestEventLoop_ClientKillOnTheLoop(t *testing.T) {
+	srv := runOneLoop(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, a)
+	inLoop(t, srv, b)
+	id := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
+	if got := a.do("CLIENT", "KILL", "ID", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL ID: %q", got)
+	}
+	expectEOF(t, b)
+	self := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	if got := a.do("CLIENT", "KILL", "ID", self, "SKIPME", "no"); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL of itself: %q", got)
+	}
+	expectEOF(t, a)
+	waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
+	c := dial(t, srv.Addr())
+	inLoop(t, srv, c)
+}
+
+func expectEOF(t *testing.T, c *rawClient) {
+	t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.rd.ReadByte(); err != io.EOF && !isReset(err) {
+		t.Fatalf("read after kill: %v, want EOF", err)
+	}
+}
+
+func isReset(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "connection reset")
+}
+
+// Close ends the connections the loops serve, and returns.
+func TestEventLoop_CloseEndsLoopConnections(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0", EventLoops: 2})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var cs []*rawClient
+	for i := 0; i < 8; i++ {
+		c := dial(t, srv.Addr())
+		inLoop(t, srv, c)
+		cs = append(cs, c)
+	}
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	for _, c := range cs {
+		expectEOF(t, c)
+	}
+}
+
+// An idle timeout set while connections sit in the loop (which keeps no
+// timers) hands them back, and the timeout closes them.
+func TestEventLoop_IdleTimeoutSetLive(t *testing.T) {
+	srv := runOneLoop(t)
+	idle, admin := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, idle)
+	if got := admin.do("CONFIG", "SET", "timeout", "1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET timeout: %q", got)
+	}
+	start := time.Now()
+	expectEOF(t, idle)
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Fatalf("closed after %v, before the 1 s timeout", d)
+	}
+	c := dial(t, srv.Addr()) // (admin is idle too, and closed by now)
+	if got := c.do("CONFIG", "SET", "timeout", "0"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET timeout 0: %q", got)
+	}
+	inLoop(t, srv, c)
+}
+
+// A reply the socket does not take at once is written by the
+// connection's goroutine: the loop goes on serving others meanwhile.
+func TestEventLoop_LargeReplyToASlowReader(t *testing.T) {
+	srv := runOneLoop(t)
+	slow, other := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, slow)
+	inLoop(t, srv, other)
+	val := strings.Repeat("x", 16<<20)
+	other.send(encode("SET", "big", val))
+	if got := other.read(); got != "+OK\r\n" {
+		t.Fatalf("SET big: %q", got)
+	}
+	sent := srv.loopStats.leaves[exitSend].Load()
+	slow.send(encode("GET", "big"))
+	waitFor(t, "GET big handed back", func() bool { return srv.loopStats.leaves[exitSend].Load() > sent })
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING while a large reply is pending: %q", got)
+	}
+	want := "$" + strconv.Itoa(len(val)) + "\r\n" + val + "\r\n"
+	if got := slow.read(); got != want {
+		t.Fatalf("GET big: %d bytes, want %d", len(got), len(want))
+	}
+}
+
+// QUIT, a protocol error and the end of input, on the loop.
+func TestEventLoop_EndsOfAConnection(t *testing.T) {
+	srv := runOneLoop(t)
+	q := dial(t, srv.Addr())
+	inLoop(t, srv, q)
+	q.send(encode("SET", "a", "1") + encode("QUIT") + encode("SET", "a", "2"))
+	if got := q.read() + q.read(); got != "+OK\r\n+OK\r\n" {
+		t.Fatalf("SET, QUIT: %q", got)
+	}
+	expectEOF(t, q)
+
+	p := dial(t, srv.Addr())
+	inLoop(t, srv, p)
+	p.send(encode("GET", "a") + "*1\r\n$x\r\n")
+	if got := p.read(); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET before the bad request: %q", got)
+	}
+	if got := p.read(); got != "-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatalf("protocol error: %q", got)
+	}
+	expectEOF(t, p)
+
+	e := dial(t, srv.Addr())
+	inLoop(t, srv, e)
+	e.conn.Close()
+	waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
+}
+
+// MULTI ... EXEC: EXEC runs on the connection's goroutine.
+func TestEventLoop_Transaction(t *testing.T) {
+	srv := runOneLoop(t)
+	c := dial(t, srv.Addr())
+	inLoop(t, srv, c)
+	c.send(encode("MULTI") + encode("SET", "t", "1") + encode("INCR", "t") + encode("EXEC"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n+OK\r\n:2\r\n"} {
+		if got := c.read(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}
+
+// CLIENT PAUSE: commands of loop clients wait on their goroutines, and
+// the loop serves the unpausing client.
+func TestEventLoop_ClientPause(t *testing.T) {
+	srv := runOneLoop(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, a)
+	inLoop(t, srv, b)
+	if got := a.do("CLIENT", "PAUSE", "10000", "WRITE"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q", got)
+	}
+	b.send(encode("SET", "p", "1"))
+	if err := srv.WaitHeld(1, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.do("CLIENT", "UNPAUSE"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT UNPAUSE: %q", got)
+	}
+	if got := b.read(); got != "+OK\r\n" {
+		t.Fatalf("the paused SET: %q", got)
+	}
+}
