@@ -67,6 +67,7 @@ type ioLoop struct {
 	inbox    []*client
 	stop     bool
 	leaveAll bool // hand every connection back (an idle timeout is set)
+	dead     bool // the loop has ended: nothing is posted any more
 
 	conns []*client // by slot, the epoll event's Fd
 	free  []int32
@@ -82,6 +83,7 @@ type loopConn struct {
 	back   chan loopExit
 	queued bool // in l.out
 	away   int  // batches left before it may return (loopReturnAfter)
+	unrun  bool // fixtureBefore refused to wait on the loop (loopBatch)
 }
 
 // Who serves a connection (loopConn.state).
@@ -97,11 +99,24 @@ const (
 // goroutine closes it as it ends (closing it here would wait for that
 // while it holds the descriptor).
 func (c *client) closeNC() {
-	if c.lp.state.Swap(lpClosed) == lpLoop {
+	if c.lp.state.Swap(lpClosed) != lpOwn {
+		// In a loop, or closed already by someone who may have found it
+		// in one: only its own goroutine may close it.
 		shutdownConn(c.nc)
 		return
 	}
 	_ = closeConn(c.nc)
+}
+
+// loopLeaveFirst is fixtureBefore's question, before it logs or runs
+// anything, when a pause is on: is c served by a loop, which must not
+// wait? Then the command is left unrun for the goroutine (loopBatch).
+func (c *client) loopLeaveFirst() bool {
+	if !c.fc.raw.inLoop() {
+		return false
+	}
+	c.lp.unrun = true
+	return true
 }
 
 // loopExit tells a connection's goroutine where the loop left it.
@@ -124,6 +139,7 @@ func (s *Server) startLoops(n int) error {
 		l, err := newIOLoop(s)
 		if err != nil {
 			s.stopLoops()
+			s.loops = nil
 			return err
 		}
 		s.loops = append(s.loops, l)
@@ -137,14 +153,14 @@ func (s *Server) startLoops(n int) error {
 // loops (Close).
 func (s *Server) stopLoops() {
 	for _, l := range s.loops {
-		l.post(func() { l.stop = true })
+		_ = l.post(func() { l.stop = true })
 	}
 }
 
 // loopsLeave hands every connection back (an idle timeout was set).
 func (s *Server) loopsLeave() {
 	for _, l := range s.loops {
-		l.post(func() { l.leaveAll = true })
+		_ = l.post(func() { l.leaveAll = true })
 	}
 }
 
@@ -198,16 +214,31 @@ func (l *ioLoop) poll(fd uintptr) bool {
 
 func (l *ioLoop) run() {
 	defer l.s.wg.Done()
-	defer l.close()
+	defer l.end()
 	for {
 		if err := l.rc.Read(l.waitFn); err != nil {
-			l.handBackAll()
 			return
 		}
 		if !l.pass() {
 			return
 		}
 	}
+}
+
+// end hands every connection back, refuses any posted later, and closes
+// the loop's descriptors.
+func (l *ioLoop) end() {
+	l.handBackAll()
+	l.mu.Lock()
+	l.dead = true
+	in := l.inbox
+	l.inbox = nil
+	l.mu.Unlock()
+	for _, c := range in {
+		l.leave(c, loopExit{kind: exitRead})
+	}
+	_ = l.file.Close()
+	_ = syscall.Close(l.efd)
 }
 
 // pass serves the ready sockets, then writes the replies. It reports false
@@ -230,13 +261,18 @@ func (l *ioLoop) pass() bool {
 	return true
 }
 
-// post runs fn under the inbox lock and wakes the loop.
-func (l *ioLoop) post(fn func()) {
+// post runs fn under the inbox lock and wakes the loop. It reports false,
+// having done nothing, once the loop has ended.
+func (l *ioLoop) post(fn func()) bool {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return false
+	}
 	fn()
-	l.mu.Unlock()
 	one := uint64(1)
 	_, _ = syscall.Write(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	return true
 }
 
 // mail takes the inbox: new connections, and requests to hand every
@@ -379,11 +415,6 @@ func (l *ioLoop) flushOut() {
 	l.s.kickExpiry() // served: a paused mass expiry may go on (expireLoop)
 }
 
-func (l *ioLoop) close() {
-	_ = l.file.Close()
-	_ = syscall.Close(l.efd)
-}
-
 // loopMayServe reports whether c may be served by its event loop now.
 func (s *Server) loopMayServe(c *client, rd *cmdReader) bool {
 	if len(s.loops) == 0 || c.fc.raw == nil || c.w.shared || c.fx.monitor.Load() ||
@@ -415,7 +446,10 @@ func (s *Server) loopServe(c *client, rd *cmdReader) bool {
 	// connection: the loop never touches a number reused meanwhile.
 	err := c.fc.raw.rc.Control(func(fd uintptr) {
 		c.fc.raw.lfd = int(fd)
-		l.post(func() { l.inbox = append(l.inbox, c) })
+		if !l.post(func() { l.inbox = append(l.inbox, c) }) {
+			c.fc.raw.lfd = -1 // the loop has ended (Close)
+			return
+		}
 		ex = <-c.lp.back
 	})
 	c.lp.state.CompareAndSwap(lpLoop, lpOwn)
@@ -443,6 +477,12 @@ func (s *Server) loopBatch(c *client, cmds []redcon.Command) (loopExit, bool) {
 			return loopExit{kind: exitBatch, cmds: cmds, at: i}, false
 		}
 		s.handle(c, cmd)
+		if c.lp.unrun {
+			// A pause began after mayWait: the command has not run
+			// (fixtureBefore), and waits on the goroutine.
+			c.lp.unrun = false
+			return loopExit{kind: exitBatch, cmds: cmds, at: i}, false
+		}
 		if c.ctx.Blocked != nil {
 			return loopExit{kind: exitBatch, cmds: cmds, at: i}, false
 		}
@@ -475,7 +515,9 @@ func (s *Server) mayWait(args [][]byte) bool {
 		}
 		return eqLower(name, "wait") || eqLower(name, "exec")
 	case 5:
-		return eqLower(name, "debug") || eqLower(name, "fcall")
+		// WATCH waits out a busy script rather than answering BUSY
+		// (allow-busy, as in Redis): SCRIPT KILL must get through.
+		return eqLower(name, "debug") || eqLower(name, "fcall") || eqLower(name, "watch")
 	case 7:
 		if eqLower(name, "evalsha") {
 			return !s.isLockScript(args, true)

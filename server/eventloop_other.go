@@ -29,3 +29,5 @@ type loopStats struct{}
 func shutdownConn(net.Conn) {}
 
 func (c *client) closeNC() { _ = c.nc.Close() }
+
+func (c *client) loopLeaveFirst() bool { return false }

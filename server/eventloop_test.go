@@ -4,8 +4,10 @@ package server
 
 import (
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -318,5 +320,122 @@ func TestEventLoop_ClientPause(t *testing.T) {
 	}
 	if got := b.read(); got != "+OK\r\n" {
 		t.Fatalf("the paused SET: %q", got)
+	}
+}
+
+// WATCH waits out a busy script (allow-busy) rather than answering BUSY,
+// so it never runs on a loop: here a script starts after the loop has
+// looked (EXEC runs 100k queued commands, then the script), and SCRIPT
+// KILL, on the same loop, must still get through.
+func TestEventLoop_WatchBehindAScriptInExec(t *testing.T) {
+	srv := runOneLoop(t, func(c *Config) { c.LuaTimeLimit = 50 * time.Millisecond })
+	a, b, k := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, b)
+	inLoop(t, srv, k)
+	const n = 100000
+	var sb strings.Builder
+	sb.WriteString(encode("MULTI"))
+	for i := 0; i < n; i++ {
+		sb.WriteString(encode("INCR", "n"))
+	}
+	sb.WriteString(encode("EVAL", "while true do end", "0"))
+	go a.conn.Write([]byte(sb.String()))
+	for i := 0; i < n+2; i++ {
+		a.read()
+	}
+	base := srv.eng.Stats.Commands.Load()
+	a.send(encode("EXEC"))
+	waitFor(t, "EXEC running", func() bool { return srv.eng.Stats.Commands.Load() > base+1000 })
+	b.send(encode("WATCH", "w"))
+	waitFor(t, "a busy script", srv.eng.Busy)
+	if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	if got := b.read(); got != "+OK\r\n" {
+		t.Fatalf("WATCH: %q", got)
+	}
+	if got := a.read(); !strings.HasPrefix(got, "*"+strconv.Itoa(n+1)+"\r\n") {
+		t.Fatalf("EXEC: %.40q", got)
+	}
+}
+
+// Closing a connection a loop serves, a second time (Close racing CLIENT
+// KILL), from the loop itself: it must only shut the socket down, never
+// wait for the loop to let go of the descriptor (net.Conn.Close would).
+func TestEventLoop_SecondCloseOnTheLoop(t *testing.T) {
+	srv := runOneLoop(t)
+	victim, killer := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, victim)
+	inLoop(t, srv, killer)
+	id := strings.TrimSuffix(strings.TrimPrefix(victim.do("CLIENT", "ID"), ":"), "\r\n")
+	var target *client
+	srv.clients.Range(func(k, _ any) bool {
+		if c := k.(*client); strconv.FormatInt(c.ID, 10) == id {
+			target = c
+		}
+		return true
+	})
+	// The first closer has marked it and not yet shut it down.
+	if target.lp.state.Swap(lpClosed) != lpLoop {
+		t.Fatal("the victim is not in its loop")
+	}
+	if got := killer.do("CLIENT", "KILL", "ID", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL: %q", got)
+	}
+	expectEOF(t, victim)
+	waitFor(t, "one connection", func() bool { return srv.nconns.Load() == 1 })
+}
+
+// A loop that has ended takes no more connections: post says so, and the
+// connection's goroutine serves it.
+func TestEventLoop_PostAfterTheEnd(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0"})
+	l, err := newIOLoop(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.wg.Add(1)
+	go l.run()
+	if !l.post(func() { l.stop = true }) {
+		t.Fatal("post to a running loop failed")
+	}
+	srv.wg.Wait()
+	ran := false
+	if l.post(func() { ran = true }) || ran {
+		t.Fatal("post to an ended loop ran")
+	}
+}
+
+// Start with fewer descriptors than its loops need serves every
+// connection from its own goroutine.
+func TestEventLoop_StartWithoutLoops(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	srv := New(Config{Addr: "127.0.0.1:0", EventLoops: 64})
+	low := lim
+	low.Cur = uint64(len(fds) + 40) // room for the listener and a few loops, not 64
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skip(err)
+	}
+	err = srv.Start()
+	if rerr := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer srv.Close()
+	if len(srv.loops) != 0 {
+		t.Fatalf("%d loops kept after a failed start", len(srv.loops))
+	}
+	c := dial(t, srv.Addr())
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
 	}
 }

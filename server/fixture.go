@@ -138,6 +138,9 @@ func (s *Server) kill(c *client) {
 // should run; when it should not, the reply is written (or the connection
 // is gone).
 func (s *Server) fixtureBefore(c *client) bool {
+	if s.fx.anyPause.Load() && c.loopLeaveFirst() {
+		return false // an event loop never waits: the goroutine will
+	}
 	args := c.ctx.Args
 	s.fx.log.add(s, c, args)
 	cmd := s.lookupCmd(c)
