@@ -4,6 +4,7 @@ package server
 
 import (
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -241,6 +242,11 @@ func TestEventLoop_IdleTimeoutSetLive(t *testing.T) {
 func TestEventLoop_LargeReplyToASlowReader(t *testing.T) {
 	srv := runOneLoop(t)
 	slow, other := dial(t, srv.Addr()), dial(t, srv.Addr())
+	// A small receive buffer (no autotuning), so that the reply cannot
+	// fit the socket buffers whatever the machine's maxima.
+	if err := slow.conn.(*net.TCPConn).SetReadBuffer(16 << 10); err != nil {
+		t.Fatal(err)
+	}
 	inLoop(t, srv, slow)
 	inLoop(t, srv, other)
 	val := strings.Repeat("x", 16<<20)
