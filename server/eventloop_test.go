@@ -3,6 +3,7 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -444,4 +445,76 @@ func TestEventLoop_StartWithoutLoops(t *testing.T) {
 	if got := c.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING: %q", got)
 	}
+}
+
+// Connections that keep leaving their loop and coming back (a script
+// that is not a lock script, BLPOP, EXEC, WATCH, pauses of their own
+// requests' making) amid pipelines of plain commands: every reply
+// arrives, in order, on every connection, and nothing hangs.
+func TestEventLoop_HandBacksAmidPipelines(t *testing.T) {
+	srv := runOneLoop(t)
+	const conns, rounds = 8, 240
+	errs := make(chan error, conns)
+	for w := 0; w < conns; w++ {
+		c := dial(t, srv.Addr())
+		go func(w int, c *rawClient) {
+			errs <- handBackWorker(w, rounds, c)
+		}(w, c)
+	}
+	for w := 0; w < conns; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if srv.loopStats.leaves[exitBatch].Load() == 0 || srv.loopStats.batches.Load() == 0 {
+		t.Fatalf("no hand-backs (%d) or no loop batches (%d): the test tested nothing",
+			srv.loopStats.leaves[exitBatch].Load(), srv.loopStats.batches.Load())
+	}
+}
+
+// handBackWorker runs one connection's share: each round a pipeline of
+// plain commands with, now and then, one that leaves the loop in it.
+func handBackWorker(w, rounds int, c *rawClient) error {
+	key := "hb:" + strconv.Itoa(w)
+	for r := 0; r < rounds; r++ {
+		var req strings.Builder
+		var want []string
+		add := func(reply string, args ...string) {
+			req.WriteString(encode(args...))
+			want = append(want, reply)
+		}
+		v := strconv.Itoa(r)
+		add("+OK\r\n", "SET", key, v)
+		switch r % 6 {
+		case 1:
+			add(":"+strconv.Itoa(r+1)+"\r\n", "EVAL", "return tonumber(ARGV[1]) + 1", "0", v)
+		case 2:
+			add("*-1\r\n", "BLPOP", key+":q", "0.01")
+		case 3:
+			add("+OK\r\n", "WATCH", key)
+			add("+OK\r\n", "MULTI")
+			add("+QUEUED\r\n", "GET", key)
+			add("*1\r\n$"+strconv.Itoa(len(v))+"\r\n"+v+"\r\n", "EXEC")
+		case 4:
+			add(":1\r\n", "RPUSH", key+":q", v)
+			add("*2\r\n$"+strconv.Itoa(len(key)+2)+"\r\n"+key+":q\r\n$"+strconv.Itoa(len(v))+"\r\n"+v+"\r\n", "BLPOP", key+":q", "1")
+		}
+		add("$"+strconv.Itoa(len(v))+"\r\n"+v+"\r\n", "GET", key)
+		add(":1\r\n", "DEL", key)
+		c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.conn.Write([]byte(req.String())); err != nil {
+			return err
+		}
+		for i, exp := range want {
+			c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var b strings.Builder
+			if err := readReply(c.rd, &b); err != nil {
+				return fmt.Errorf("conn %d round %d reply %d: %v", w, r, i, err)
+			}
+			if b.String() != exp {
+				return fmt.Errorf("conn %d round %d reply %d: %q, want %q", w, r, i, b.String(), exp)
+			}
+		}
+	}
+	return nil
 }
