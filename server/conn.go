@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -215,6 +216,12 @@ func (s *Server) unregister(c *client) {
 // the connection end even while that descriptor is open.
 func closeConn(nc net.Conn) error {
 	shutdownConn(nc)
+	if _, ok := nc.(*tls.Conn); ok {
+		// Its Close sends close_notify, and waits up to 5 s for room
+		// to: an event loop (CLIENT KILL) or a publisher must not.
+		go nc.Close()
+		return nil
+	}
 	return nc.Close()
 }
 

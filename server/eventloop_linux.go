@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // The event loop serves plain TCP connections as Redis does: one goroutine
@@ -51,6 +53,11 @@ const loopReturnAfter = 16
 
 // loopEvents is how many ready sockets a pass takes at most.
 const loopEvents = 256
+
+// loopMaxPartial is the most of an incomplete request a loop reads: a
+// connection sending a larger one goes to its goroutine, which reads and
+// runs it while the loop serves the others.
+const loopMaxPartial = 64 << 10
 
 type ioLoop struct {
 	s    *Server
@@ -358,6 +365,11 @@ func (l *ioLoop) serveInput(c *client) {
 	rd := c.lp.rd
 	cmds, err := rd.ReadCommands()
 	if err == errWouldBlock {
+		if rd.partial() > loopMaxPartial || c.fc.hasPending() {
+			// A large request, or an error or input the framer holds
+			// that no readiness will bring the loop back for.
+			l.leave(c, loopExit{kind: exitRead})
+		}
 		return
 	}
 	if err != nil { // the end of input, an error, or a reply to write
@@ -368,7 +380,7 @@ func (l *ioLoop) serveInput(c *client) {
 		l.leave(c, ex)
 		return
 	}
-	if c.fc.hasPending() || rd.errNext {
+	if c.fc.hasPending() || rd.errNext || rd.partial() > loopMaxPartial {
 		// More to read without waiting for input, which the loop is
 		// woken by: the goroutine's way (exitSend writes the replies).
 		l.leave(c, loopExit{kind: exitSend})
@@ -386,8 +398,15 @@ func (l *ioLoop) flushOut() {
 		return
 	}
 	now := l.s.eng.Now()
+	// A pause or a latency that began during the pass holds replies
+	// back: their goroutines hold them (sendBatch).
+	hold := l.s.fx.anyPause.Load() || l.s.fx.latency.Load() > 0
 	for _, c := range l.out {
 		if !c.lp.queued { // handed back meanwhile
+			continue
+		}
+		if hold {
+			l.leave(c, loopExit{kind: exitSend})
 			continue
 		}
 		c.lp.queued = false
@@ -441,6 +460,8 @@ func (s *Server) loopServe(c *client, rd *cmdReader) bool {
 		c.lp.back = make(chan loopExit, 1)
 	}
 	c.lp.l, c.lp.rd, c.lp.slot = l, rd, -1
+	rd.once = true
+	defer func() { rd.once = false }()
 	var ex loopExit
 	// Inside Control the descriptor stays open, whoever closes the
 	// connection: the loop never touches a number reused meanwhile.
@@ -518,18 +539,21 @@ func (s *Server) mayWait(args [][]byte) bool {
 		// WATCH waits out a busy script rather than answering BUSY
 		// (allow-busy, as in Redis): SCRIPT KILL must get through.
 		return eqLower(name, "debug") || eqLower(name, "fcall") || eqLower(name, "watch")
+	case 6:
+		// SCRIPT KILL waits for a script to become busy.
+		return eqLower(name, "script") && len(args) > 1 && len(args[1]) == 4 && eqLower(args[1], "kill")
 	case 7:
 		if eqLower(name, "evalsha") {
 			return !s.isLockScript(args, true)
 		}
-		if eqLower(name, "eval_ro") {
+		if engine.EqFold(name, "eval_ro") {
 			return !s.isLockScript(args, false)
 		}
 		return eqLower(name, "waitaof")
 	case 8:
-		return eqLower(name, "fcall_ro")
+		return engine.EqFold(name, "fcall_ro")
 	case 10:
-		return eqLower(name, "evalsha_ro") && !s.isLockScript(args, true)
+		return engine.EqFold(name, "evalsha_ro") && !s.isLockScript(args, true)
 	}
 	return false
 }

@@ -518,3 +518,76 @@ func handBackWorker(w, rounds int, c *rawClient) error {
 	}
 	return nil
 }
+
+// A request larger than loopMaxPartial is read and run by its
+// connection's goroutine: the loop hands it back as soon as it holds that
+// much of it, and serves the others meanwhile.
+func TestEventLoop_LargeRequestLeavesTheLoop(t *testing.T) {
+	srv := runOneLoop(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	inLoop(t, srv, a)
+	inLoop(t, srv, b)
+	const n = 8 << 20
+	val := strings.Repeat("v", n)
+	req := encode("SET", "big", val)
+	left := srv.loopStats.leaves[exitRead].Load()
+	a.send(req[:1<<20]) // the request's first megabyte only
+	waitFor(t, "the large request handed back", func() bool { return srv.loopStats.leaves[exitRead].Load() > left })
+	if got := b.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	a.send(req[1<<20:])
+	if got := a.read(); got != "+OK\r\n" {
+		t.Fatalf("SET big: %q", got)
+	}
+	if got := b.do("STRLEN", "big"); got != ":"+strconv.Itoa(n)+"\r\n" {
+		t.Fatalf("STRLEN: %q", got)
+	}
+}
+
+// mayWait: the commands a loop hands back before running them.
+func TestEventLoop_MayWait(t *testing.T) {
+	srv := runOneLoop(t)
+	const release = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	c := dial(t, srv.Addr())
+	sha := strings.TrimSuffix(strings.SplitN(c.do("SCRIPT", "LOAD", release), "\r\n", 3)[1], "\r\n")
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"GET", "k"}, false},
+		{[]string{"set", "k", "v", "NX", "PX", "100"}, false},
+		{[]string{"EVALSHA", sha, "1", "k", "v"}, false},
+		{[]string{"evalsha", strings.ToUpper(sha), "1", "k", "v"}, false},
+		{[]string{"EVAL", release, "1", "k", "v"}, false},
+		{[]string{"EVAL", "return 1", "0"}, true},
+		{[]string{"EVALSHA", strings.Repeat("0", 40), "0"}, true},
+		{[]string{"EVAL_RO", release, "1", "k", "v"}, false},
+		{[]string{"eval_ro", "return 1", "0"}, true},
+		{[]string{"EVALSHA_RO", sha, "1", "k", "v"}, false},
+		{[]string{"evalsha_ro", strings.Repeat("0", 40), "0"}, true},
+		{[]string{"FCALL", "f", "0"}, true},
+		{[]string{"FCALL_RO", "f", "0"}, true},
+		{[]string{"BLPOP", "q", "0"}, false}, // it blocks in the engine: handed back after (Blocked)
+		{[]string{"WAIT", "1", "0"}, true},
+		{[]string{"WAITAOF", "0", "1", "0"}, true},
+		{[]string{"MULTI"}, false},
+		{[]string{"EXEC"}, true},
+		{[]string{"WATCH", "k"}, true},
+		{[]string{"DEBUG", "SLEEP", "0"}, true},
+		{[]string{"SCRIPT", "KILL"}, true},
+		{[]string{"script", "kill"}, true},
+		{[]string{"SCRIPT", "FLUSH"}, false},
+		{[]string{"SCRIPT", "KILLS"}, false},
+		{[]string{"SCRIPT"}, false},
+		{[]string{"CLIENT", "PAUSE", "10"}, false},
+	} {
+		args := make([][]byte, len(tc.args))
+		for i, a := range tc.args {
+			args[i] = []byte(a)
+		}
+		if got := srv.mayWait(args); got != tc.want {
+			t.Errorf("mayWait(%.60q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

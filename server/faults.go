@@ -343,13 +343,23 @@ func (s *Server) DropConnections() int { return s.closeConnections() }
 // (Counting comes first: a closed connection soon leaves both records.)
 func (s *Server) closeConnections() int {
 	n := 0
+	clients := make(map[net.Conn]bool)
 	s.fx.counted.Range(func(k, _ any) bool {
-		_ = closeConn(k.(net.Conn))
 		n++
 		return true
 	})
+	// Clients first: kill only shuts down the socket of one an event
+	// loop serves (closeNC), where Close would wait for the loop.
 	s.clients.Range(func(k, _ any) bool {
-		s.kill(k.(*client))
+		c := k.(*client)
+		clients[c.nc] = true
+		s.kill(c)
+		return true
+	})
+	s.fx.counted.Range(func(k, _ any) bool {
+		if nc := k.(net.Conn); !clients[nc] {
+			_ = closeConn(nc)
+		}
 		return true
 	})
 	return n

@@ -138,7 +138,10 @@ func (s *Server) kill(c *client) {
 // should run; when it should not, the reply is written (or the connection
 // is gone).
 func (s *Server) fixtureBefore(c *client) bool {
-	if s.fx.anyPause.Load() && c.loopLeaveFirst() {
+	// Read once: a pause that begins after this read does not hold the
+	// command (nor may it make an event loop wait).
+	paused := s.fx.anyPause.Load()
+	if paused && c.loopLeaveFirst() {
 		return false // an event loop never waits: the goroutine will
 	}
 	args := c.ctx.Args
@@ -150,7 +153,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// MONITOR: unknown commands, arity errors and unauthenticated calls
 	// are answered at once.
 	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0)
-	if s.fx.anyPause.Load() {
+	if paused {
 		// what ran before this command counts while it waits, as in
 		// Redis (INFO sees it; CONFIG RESETSTAT clears it)
 		s.eng.FlushStats(&c.ctx)

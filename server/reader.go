@@ -33,7 +33,14 @@ type cmdReader struct {
 	// the next call returns without reading (the event loop must make
 	// that call without waiting for input: eventloop_linux.go).
 	errNext bool
+	// once makes a call read at most once, and report errWouldBlock
+	// when that read does not complete a request (the event loop: a
+	// large request must not hold it for the whole of its transfer).
+	once bool
 }
+
+// partial is how many bytes of an incomplete request the reader holds.
+func (r *cmdReader) partial() int { return r.end - r.start }
 
 // The protocol errors the reader itself reports, worded as redcon's: the
 // framer has already refused nearly everything else.
@@ -56,6 +63,7 @@ func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 	r.cmds = r.cmds[:0]
 	r.args = r.args[:0]
 	r.errNext = false
+	reads := 0
 	for {
 		if r.start < r.end {
 			if err := r.parse(); err != nil {
@@ -71,9 +79,13 @@ func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 				return r.cmds, nil
 			}
 		}
+		if r.once && reads > 0 {
+			return nil, errWouldBlock
+		}
 		if err := r.fill(); err != nil {
 			return nil, err
 		}
+		reads++
 	}
 }
 
