@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tumblerdb/tumbler/compat/internal/proc"
 	"github.com/tumblerdb/tumbler/server"
 )
 
@@ -94,6 +95,7 @@ func tryRedis(t *testing.T, bin string) (string, error) {
 		"--save", "", "--appendonly", "no", "--daemonize", "no",
 		"--dir", dir, "--logfile", "")
 	cmd.Stdout, cmd.Stderr = &out, &out
+	proc.DieWithParent(cmd) // even if this test binary crashes
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tumblerdb/tumbler/compat/internal/proc"
 	"github.com/tumblerdb/tumbler/server"
 )
 
@@ -189,6 +190,7 @@ func startRedisWith(t *testing.T, host string, extra ...string) string {
 		var out bytes.Buffer
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = &out, &out
+		proc.DieWithParent(cmd) // even if this test binary crashes
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tumblerdb/tumbler/compat/diff"
+	"github.com/tumblerdb/tumbler/compat/internal/proc"
 	"github.com/tumblerdb/tumbler/server"
 )
 
@@ -156,6 +157,7 @@ func tryRedis(t *testing.T, bin string) (string, error) {
 		"--enable-debug-command", "yes", // as RunT's tumbler: DEBUG SLEEP and SET-ACTIVE-EXPIRE (fixture_wire.replay)
 		"--dir", dir, "--logfile", "")
 	cmd.Stdout, cmd.Stderr = &out, &out
+	proc.DieWithParent(cmd) // even if this test binary crashes
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}

@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tumblerdb/tumbler/compat/internal/proc"
 	"github.com/tumblerdb/tumbler/server"
 )
 
@@ -82,7 +83,8 @@ func run(t *testing.T, timeout time.Duration, dir string, env []string, name str
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	setProcessGroup(cmd) // on timeout, kill node's test-file children too
+	setProcessGroup(cmd)    // on timeout, kill node's test-file children too
+	proc.DieWithParent(cmd) // and the runtime itself if this test binary crashes
 	cmd.WaitDelay = 5 * time.Second
 
 	pr, pw := io.Pipe()
