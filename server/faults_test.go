@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"syscall"
@@ -364,6 +365,37 @@ func TestClientPause_WriteHoldsWritesAndScripts(t *testing.T) {
 	}
 	if got := c.read(); got != ":1\r\n" {
 		t.Fatalf("EXPIRE = %q", got)
+	}
+}
+
+// A pipeline's replies before the command a pause holds go out while it
+// waits, as in Redis 7.0: the GET is answered, the SET after it waits.
+func TestClientPause_RepliesBeforeTheHeldCommandGoOut(t *testing.T) {
+	for _, loops := range []bool{true, false} {
+		t.Run(fmt.Sprintf("eventLoop=%v", loops), func(t *testing.T) {
+			var opts []Option
+			if !loops {
+				opts = append(opts, WithConfig(func(c *Config) { c.NoEventLoop = true }))
+			}
+			srv := RunT(t, append(opts, WithManualClock())...)
+			a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+			a.do("SET", "k", "v")
+			if got := a.do("CLIENT", "PAUSE", "100000", "WRITE"); got != "+OK\r\n" {
+				t.Fatal(got)
+			}
+			b.send(encode("GET", "k") + encode("SET", "k", "w") + encode("GET", "k"))
+			if got := b.read(); got != bulk("v") {
+				t.Fatalf("GET before the held SET = %q", got)
+			}
+			eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
+			b.expectSilent(50 * time.Millisecond)
+			if got := a.do("CLIENT", "UNPAUSE"); got != "+OK\r\n" {
+				t.Fatal(got)
+			}
+			if got := b.read() + b.read(); got != "+OK\r\n"+bulk("w") {
+				t.Fatalf("released replies = %q", got)
+			}
+		})
 	}
 }
 

@@ -157,7 +157,12 @@ func (s *Server) fixtureBefore(c *client) bool {
 		// what ran before this command counts while it waits, as in
 		// Redis (INFO sees it; CONFIG RESETSTAT clears it)
 		s.eng.FlushStats(&c.ctx)
-		ok := s.waitTurn(c, s.pauseClassOf(c, cmd, valid))
+		cls := s.pauseClassOf(c, cmd, valid)
+		if !s.sendBeforeWait(c, cls) {
+			c.closeNow = true
+			return false
+		}
+		ok := s.waitTurn(c, cls)
 		c.ctx.Unchain() // a pause is not the command's time
 		if !ok {
 			c.closeNow = true
@@ -183,6 +188,26 @@ func (s *Server) fixtureBefore(c *client) bool {
 		}
 	}
 	return true
+}
+
+// sendBeforeWait writes the replies of the commands a connection ran
+// before one that a pause holds, as Redis does: a postponed client's
+// output buffer goes out in beforeSleep like any other (a pipelined
+// GET answered before the SET after it waits). It reports false when the
+// connection ends.
+func (s *Server) sendBeforeWait(c *client, cls pauseClass) bool {
+	if !c.w.shared && len(c.w.b) == 0 { // (a shared buffer is not read unlocked)
+		return true
+	}
+	s.fx.pmu.Lock()
+	_, held := s.fx.pausedLocked(s.eng.Now(), cls)
+	s.fx.pmu.Unlock()
+	if !held {
+		return true
+	}
+	s.afterBatch(c)   // tracking: BCAST invalidations first, as in beforeSleep (tracking.go)
+	s.replyLatency(c) // a stall holds them (a stopped process sends nothing), then SetLatency
+	return c.flush() == nil
 }
 
 // fixtureAfter runs after a command that fixtureBefore let through.

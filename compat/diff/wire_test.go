@@ -321,6 +321,22 @@ func TestWire_IdleTimeout(t *testing.T) {
 	})
 }
 
+// A pause holds a command, and what follows it on its connection; the
+// replies of what came before it go out meanwhile. Servers of its own: a
+// pause would hold the other cases' commands.
+func TestWire_ClientPause(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1")
+	tumbler := server.RunT(t).Addr()
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"replies before the held write go out", []wireStep{
+			s("CLIENT PAUSE 5000 WRITE\r\n"),
+			{conn: 1, send: "GET k\r\nSET k 1\r\nGET k\r\n"},
+			s("CLIENT UNPAUSE\r\n"),
+			{conn: 1},
+		}, "$-1\r\n+OK\r\n+OK\r\n"}, // the GET answered before the UNPAUSE
+	})
+}
+
 // Protected mode refuses clients whose address is not a loopback one. To
 // get such a client without any traffic leaving loopback, the test runs
 // itself again in a network namespace of its own (unshare --net, as root)
