@@ -264,6 +264,9 @@ func (l *ioLoop) pass() bool {
 			l.serveInput(c)
 		}
 	}
+	if h := l.s.loopStats.beforeFlush.Load(); h != nil && len(l.out) > 0 {
+		(*h)() // tests: what happens between a pass's commands and its writes
+	}
 	l.flushOut()
 	return true
 }
@@ -592,4 +595,6 @@ func loopCount(cfg *Config) int {
 type loopStats struct {
 	batches atomic.Int64    // batches run in a loop
 	leaves  [4]atomic.Int64 // connections handed back, by loopExit kind
+
+	beforeFlush atomic.Pointer[func()] // run by a pass with replies, before it writes them
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -589,5 +590,50 @@ func TestEventLoop_MayWait(t *testing.T) {
 		if got := srv.mayWait(args); got != tc.want {
 			t.Errorf("mayWait(%.60q) = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// A stall (Pause) or a SetLatency that begins while a pass runs the
+// commands holds the replies of that pass: the loop checks before it
+// writes (flushOut) and leaves them to the connections' goroutines.
+func TestEventLoop_StallBeginningDuringAPassHoldsItsReplies(t *testing.T) {
+	for _, stall := range []string{"Pause", "SetLatency"} {
+		t.Run(stall, func(t *testing.T) {
+			srv := runOneLoop(t, WithManualClock())
+			c := dial(t, srv.Addr())
+			inLoop(t, srv, c)
+			var fired atomic.Bool
+			hook := func() {
+				if fired.CompareAndSwap(false, true) {
+					if stall == "Pause" {
+						srv.Pause(time.Hour)
+					} else {
+						srv.SetLatency(300 * time.Millisecond)
+					}
+				}
+			}
+			srv.loopStats.beforeFlush.Store(&hook)
+			sent := time.Now()
+			c.send(encode("PING"))
+			if stall == "Pause" {
+				c.expectSilent(100 * time.Millisecond)
+				if !fired.Load() {
+					t.Fatal("the hook did not run: PING was not served by the loop")
+				}
+				srv.Unpause()
+			}
+			if got := c.read(); got != "+PONG\r\n" {
+				t.Fatalf("PING: %q", got)
+			}
+			if stall == "SetLatency" {
+				if d := time.Since(sent); d < 300*time.Millisecond {
+					t.Fatalf("reply after %v, before the latency begun during its pass", d)
+				}
+				srv.SetLatency(0)
+			}
+			if srv.loopStats.leaves[exitSend].Load() == 0 {
+				t.Fatal("the loop did not hand the replies back")
+			}
+		})
 	}
 }
