@@ -118,6 +118,10 @@ type VM struct {
 	watchOnce sync.Once
 	watchDone chan struct{}
 
+	// the last lock scripts IsLockScript found, replaced round-robin
+	lockSeen     [8]atomic.Pointer[lockSeen]
+	lockSeenNext atomic.Uint32
+
 	// nat is the state of native runs (native.go); luaOnly turns them off.
 	nat        native
 	luaOnly    bool
@@ -290,11 +294,21 @@ func (vm *VM) Load(body []byte) (string, string) {
 }
 
 // IsLockScript reports whether the script, given by body or (body nil)
-// by SHA, is cached and matches one of the well-known lock scripts
-// (native.go). Such a script is short in either path, native or Lua: it
-// never loops and is never busy. It neither compiles nor caches
-// anything, and is safe to call from any goroutine.
+// by SHA, matches one of the well-known lock scripts (native.go) and was
+// cached when first asked about. Such a script is short in either path,
+// native or Lua: it never loops and is never busy; run after a SCRIPT
+// FLUSH it fails at once (NOSCRIPT) or compiles and runs as short. It
+// neither compiles nor caches anything, and is safe to call from any
+// goroutine.
+//
+// An event loop asks before every EVAL and EVALSHA (server.mayWait), so
+// the last lock scripts found are kept in lockSeen and compared first,
+// without the cache's lock and hash. Whether a script is a lock script
+// depends on its body alone, which its SHA names, so they never go stale.
 func (vm *VM) IsLockScript(sha, body []byte) bool {
+	if vm.lockSeenHas(sha, body) {
+		return true
+	}
 	var s *script
 	if body != nil {
 		vm.mu.RLock()
@@ -303,7 +317,38 @@ func (vm *VM) IsLockScript(sha, body []byte) bool {
 	} else if len(sha) == 40 {
 		s = vm.lookup(sha)
 	}
-	return s != nil && s.native != nil
+	if s == nil || s.native == nil {
+		return false
+	}
+	e := &lockSeen{body: string(body)}
+	if body == nil {
+		e.sha = string(sha)
+	}
+	vm.lockSeen[vm.lockSeenNext.Add(1)%uint32(len(vm.lockSeen))].Store(e)
+	return true
+}
+
+// lockSeen is a lock script IsLockScript found: by the SHA as a client
+// sent it, or by body.
+type lockSeen struct {
+	sha, body string
+}
+
+func (vm *VM) lockSeenHas(sha, body []byte) bool {
+	for i := range vm.lockSeen {
+		e := vm.lockSeen[i].Load()
+		if e == nil {
+			continue
+		}
+		if body != nil {
+			if e.body == string(body) && e.sha == "" {
+				return true
+			}
+		} else if e.sha == string(sha) && e.sha != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Exists implements engine.Scripter.

@@ -217,3 +217,67 @@ func TestIsLockScript(t *testing.T) {
 		}
 	}
 }
+
+// IsLockScript remembers the lock scripts it found (lockSeen): asked
+// again, about more scripts than it remembers, in turn, it answers the
+// same, without allocating once it has seen them; after SCRIPT FLUSH a
+// lock script it found stays one (run, it fails at once or compiles).
+func TestIsLockScript_Remembered(t *testing.T) {
+	vm := New()
+	type ask struct {
+		sha, body []byte
+		want      bool
+	}
+	var asks []ask
+	for _, cs := range clientScripts {
+		body := []byte(cs.body)
+		if _, msg := vm.Load(body); msg != "" {
+			t.Fatalf("%s: %s", cs.from, msg)
+		}
+		sha := []byte(SHA1Hex(body))
+		asks = append(asks, ask{sha, nil, cs.native != ""}, ask{nil, body, cs.native != ""})
+	}
+	if len(asks) <= 2*len(vm.lockSeen) {
+		t.Fatalf("%d questions: too few to replace remembered scripts", len(asks))
+	}
+	for round := 0; round < 3; round++ {
+		for _, a := range asks {
+			if got := vm.IsLockScript(a.sha, a.body); got != a.want {
+				t.Fatalf("round %d: IsLockScript(%.12q, %.30q) = %v, want %v", round, a.sha, a.body, got, a.want)
+			}
+		}
+	}
+	last := asks[len(asks)-1]
+	for _, a := range asks {
+		if a.want {
+			last = a
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { vm.IsLockScript(last.sha, last.body) }); n != 0 {
+		t.Errorf("a remembered lock script: %v allocations", n)
+	}
+	vm.Flush()
+	if !vm.IsLockScript(last.sha, last.body) {
+		t.Error("a remembered lock script is not one after SCRIPT FLUSH")
+	}
+	for _, a := range asks {
+		if !a.want && vm.IsLockScript(a.sha, a.body) {
+			t.Errorf("after SCRIPT FLUSH IsLockScript(%.12q, %.30q) is true", a.sha, a.body)
+		}
+	}
+}
+
+func BenchmarkIsLockScript_SHA(b *testing.B) {
+	vm := New()
+	sha, msg := vm.Load([]byte(release))
+	if msg != "" {
+		b.Fatal(msg)
+	}
+	arg := []byte(sha)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !vm.IsLockScript(arg, nil) {
+			b.Fatal("not a lock script")
+		}
+	}
+}
