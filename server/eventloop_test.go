@@ -603,6 +603,7 @@ func TestEventLoop_StallBeginningDuringAPassHoldsItsReplies(t *testing.T) {
 			c := dial(t, srv.Addr())
 			inLoop(t, srv, c)
 			var fired atomic.Bool
+			ran := make(chan struct{})
 			hook := func() {
 				if fired.CompareAndSwap(false, true) {
 					if stall == "Pause" {
@@ -610,16 +611,19 @@ func TestEventLoop_StallBeginningDuringAPassHoldsItsReplies(t *testing.T) {
 					} else {
 						srv.SetLatency(300 * time.Millisecond)
 					}
+					close(ran)
 				}
 			}
 			srv.loopStats.beforeFlush.Store(&hook)
 			sent := time.Now()
 			c.send(encode("PING"))
+			select {
+			case <-ran:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the hook did not run: PING was not served by the loop")
+			}
 			if stall == "Pause" {
 				c.expectSilent(100 * time.Millisecond)
-				if !fired.Load() {
-					t.Fatal("the hook did not run: PING was not served by the loop")
-				}
 				srv.Unpause()
 			}
 			if got := c.read(); got != "+PONG\r\n" {

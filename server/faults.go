@@ -125,8 +125,10 @@ func (s *Server) waitStalled(c *client) bool {
 }
 
 // waitTurn holds a connection's command while the server is paused for
-// it. It reports false when the connection was killed or the server
-// closed meanwhile.
+// it. Once the command counts as held (Held, WaitHeld), the replies before
+// it go out (sendBeforeWait: a stall holds them too, so it must count
+// first). It reports false when the connection was killed or the server
+// closed meanwhile, or a write failed.
 func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	counted := false
 	defer func() {
@@ -136,14 +138,24 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 			s.fx.pmu.Unlock()
 		}
 	}()
-	return s.waitWhile(func(now int64) (int64, bool) {
+	held := func(now int64) (int64, bool) {
 		until, paused := s.fx.pausedLocked(now, cls)
 		if paused && !counted {
 			s.fx.setWaitingLocked(s.fx.waiting + 1)
 			counted = true
 		}
 		return until, paused
-	}, c.fx.killed, nil)
+	}
+	s.fx.pmu.Lock()
+	_, h := held(s.eng.Now())
+	s.fx.pmu.Unlock()
+	if !h {
+		return true
+	}
+	if !s.sendBeforeWait(c) {
+		return false
+	}
+	return s.waitWhile(held, c.fx.killed, nil)
 }
 
 // waitWhile waits while held, called with pmu held, reports a hold at

@@ -399,6 +399,30 @@ func TestClientPause_RepliesBeforeTheHeldCommandGoOut(t *testing.T) {
 	}
 }
 
+// A command held by a stall that began during its pipeline counts as held
+// at once (Held, WaitHeld), though the replies before it are held too:
+// here a script runs while Pause begins, and the GET after it waits.
+func TestPause_HeldCountsTheCommandAfterRepliesInItsBatch(t *testing.T) {
+	for _, loops := range []bool{true, false} {
+		t.Run(fmt.Sprintf("eventLoop=%v", loops), func(t *testing.T) {
+			srv := RunT(t, WithManualClock(), WithConfig(func(c *Config) { c.NoEventLoop = !loops }))
+			c := dial(t, srv.Addr())
+			c.do("SET", "k", "v")
+			c.send(encode("EVAL", "for i = 1, 5000000 do end return 1", "0") + encode("GET", "k"))
+			eventually(t, "script running", srv.eng.ScriptRunning)
+			srv.Pause(time.Hour)
+			if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			c.expectSilent(50 * time.Millisecond)
+			srv.Unpause()
+			if got := c.read() + c.read(); got != ":1\r\n"+bulk("v") {
+				t.Fatalf("replies = %q", got)
+			}
+		})
+	}
+}
+
 func TestClientPause_AllHoldsEvenUnpauseUntilItEnds(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())

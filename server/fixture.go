@@ -157,12 +157,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 		// what ran before this command counts while it waits, as in
 		// Redis (INFO sees it; CONFIG RESETSTAT clears it)
 		s.eng.FlushStats(&c.ctx)
-		cls := s.pauseClassOf(c, cmd, valid)
-		if !s.sendBeforeWait(c, cls) {
-			c.closeNow = true
-			return false
-		}
-		ok := s.waitTurn(c, cls)
+		ok := s.waitTurn(c, s.pauseClassOf(c, cmd, valid))
 		c.ctx.Unchain() // a pause is not the command's time
 		if !ok {
 			c.closeNow = true
@@ -191,18 +186,12 @@ func (s *Server) fixtureBefore(c *client) bool {
 }
 
 // sendBeforeWait writes the replies of the commands a connection ran
-// before one that a pause holds, as Redis does: a postponed client's
-// output buffer goes out in beforeSleep like any other (a pipelined
-// GET answered before the SET after it waits). It reports false when the
-// connection ends.
-func (s *Server) sendBeforeWait(c *client, cls pauseClass) bool {
+// before one that a pause holds (waitTurn), as Redis does: a postponed
+// client's output buffer goes out in beforeSleep like any other (a
+// pipelined GET answered before the SET after it waits). It reports false
+// when the connection ends.
+func (s *Server) sendBeforeWait(c *client) bool {
 	if !c.w.shared && len(c.w.b) == 0 { // (a shared buffer is not read unlocked)
-		return true
-	}
-	s.fx.pmu.Lock()
-	_, held := s.fx.pausedLocked(s.eng.Now(), cls)
-	s.fx.pmu.Unlock()
-	if !held {
 		return true
 	}
 	s.afterBatch(c)   // tracking: BCAST invalidations first, as in beforeSleep (tracking.go)
