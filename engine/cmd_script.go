@@ -48,6 +48,12 @@ func registerScript(e *Engine) {
 // EVAL script numkeys [key ...] [arg ...] (and EVALSHA, EVAL_RO, EVALSHA_RO)
 func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 	e := c.Eng
+	if bySHA && len(c.Args[1]) != 40 {
+		// Redis's evalShaCommand: no SHA of another length can match, so
+		// NOSCRIPT comes before numkeys is looked at.
+		c.W.WriteError(ErrNoScript)
+		return
+	}
 	numkeys, ok := parseInt(c.Args[2])
 	if !ok {
 		c.W.WriteError(ErrNotInteger)
@@ -70,10 +76,6 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 	var sha, body []byte
 	if bySHA {
 		sha = c.Args[1]
-		if len(sha) != 40 {
-			c.W.WriteError(ErrNoScript)
-			return
-		}
 	} else {
 		body = c.Args[1]
 	}

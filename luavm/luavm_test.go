@@ -66,6 +66,13 @@ func TestEvalSHA_NoScriptAndLoad(t *testing.T) {
 	sha := SHA1Hex([]byte("return 7"))
 	f.expect("-"+engine.ErrNoScript, "EVALSHA", sha, "0")
 	f.expect("-"+engine.ErrNoScript, "EVALSHA", "short", "0")
+	// a SHA of another length is NOSCRIPT before numkeys is parsed
+	f.expect("-"+engine.ErrNoScript, "EVALSHA", "short", "-1")
+	f.expect("-"+engine.ErrNoScript, "EVALSHA", "short", "x")
+	f.expect("-"+engine.ErrNoScript, "EVALSHA", "short", "5", "k")
+	f.expect("-"+engine.ErrNumKeysNeg, "EVALSHA", sha, "-1")
+	f.expect("-"+engine.ErrNotInteger, "EVALSHA", sha, "x")
+	f.expect("-"+engine.ErrNumKeysTooMany, "EVALSHA", sha, "5", "k")
 	f.expect("$"+sha, "SCRIPT", "LOAD", "return 7")
 	f.expect(":7", "EVALSHA", sha, "0")
 	f.expect("*2 :1 :0", "SCRIPT", "EXISTS", strings.ToUpper(sha), SHA1Hex([]byte("x")))

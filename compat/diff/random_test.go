@@ -111,8 +111,8 @@ func TestRandomDiff(t *testing.T) {
 // randomDiffRuns are the default, reproducible runs. Seeds 9, 36 and 37
 // were picked because, within 4000 commands, they hit every bug in
 // knownRandomDiffBugs (9 and 37 the EXPIRETIME overflow, 36 and 37 the Lua
-// tonumber one, all of them the EVALSHA one), so CI shows a fix: the
-// guard stops firing.
+// tonumber one; all of them hit the EVALSHA one, fixed since), so CI
+// shows a fix: the guard stops firing.
 var randomDiffRuns = []randomRun{
 	{seed: 1, steps: 4000},
 	{seed: 9, steps: 4000},
@@ -139,20 +139,6 @@ type knownRandomDiffBug struct {
 // knownRandomDiffBugs lists the tumbler bugs this test has found and that
 // are not fixed yet, each with a minimal reproduction.
 var knownRandomDiffBugs = []knownRandomDiffBug{
-	// EVALSHA whose SHA is not 40 characters long: Redis 7.0's
-	// evalShaCommand replies NOSCRIPT before it looks at numkeys
-	// (a SHA of another length cannot match); tumbler validates numkeys
-	// first. A 40-character unknown SHA with a bad numkeys gets the
-	// numkeys error from both.
-	//   EVALSHA abc -1      redis "-NOSCRIPT No matching script. Please use EVAL.\r\n"
-	//                       tumbler "-ERR Number of keys can't be negative\r\n"
-	//   EVALSHA abc x       tumbler "-ERR value is not an integer or out of range\r\n"
-	//   EVALSHA abc 5 k     tumbler "-ERR Number of keys can't be greater than number of args\r\n"
-	{name: "evalsha-short-sha-numkeys-first", match: func(args []string, want, got []byte) bool {
-		return strings.EqualFold(args[0], "EVALSHA") && len(args) >= 3 && len(args[1]) != 40 &&
-			bytes.HasPrefix(want, []byte("-NOSCRIPT ")) && bytes.HasPrefix(got, []byte("-ERR "))
-	}},
-
 	// EXPIRETIME of a deadline within 500 ms of the int64 maximum:
 	// Redis rounds (ms+500)/1000 without overflowing; tumbler's rounding
 	// overflows and replies a negative time (owner: engine, TTL replies).
