@@ -189,7 +189,9 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 	if ms {
 		c.W.WriteInt(ttl)
 	} else {
-		c.W.WriteInt((ttl + 500) / 1000)
+		// ttl >= 0: unsigned, the rounding cannot overflow near the
+		// int64 maximum (Redis's compiled (ttl+500)/1000 does not either)
+		c.W.WriteInt(int64((uint64(ttl) + 500) / 1000))
 	}
 }
 

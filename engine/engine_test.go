@@ -154,6 +154,17 @@ func TestWallClockJump_DoesNotMoveDeadlines(t *testing.T) {
 	e.expect("$v", "GET", "lock")
 }
 
+// EXPIRETIME rounds to seconds without overflowing for deadlines near
+// the int64 maximum, as Redis does (found by compat TestRandomDiff).
+func TestExpireTime_RoundsNearInt64Max(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "k", "v", "PXAT", "9223372036854775807")
+	e.expect(":9223372036854776", "EXPIRETIME", "k")
+	e.expect(":9223372036854775807", "PEXPIRETIME", "k")
+	e.expect("+OK", "SET", "k", "v", "PXAT", "9223372036854775400")
+	e.expect(":9223372036854775", "EXPIRETIME", "k")
+}
+
 func TestExpire_FlagsAndConflicts(t *testing.T) {
 	e := newTestEngine(t)
 	e.expect(":0", "EXPIRE", "missing", "10")

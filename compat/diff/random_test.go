@@ -110,9 +110,9 @@ func TestRandomDiff(t *testing.T) {
 
 // randomDiffRuns are the default, reproducible runs. Seeds 9, 36 and 37
 // were picked because, within 4000 commands, they hit every bug in
-// knownRandomDiffBugs (9 and 37 the EXPIRETIME overflow, 36 and 37 the Lua
-// tonumber one; all of them hit the EVALSHA one, fixed since), so CI
-// shows a fix: the guard stops firing.
+// knownRandomDiffBugs (36 and 37 the Lua tonumber one; 9 and 37 hit the
+// EXPIRETIME overflow, and all of them the EVALSHA one, both fixed since),
+// so CI shows a fix: the guard stops firing.
 var randomDiffRuns = []randomRun{
 	{seed: 1, steps: 4000},
 	{seed: 9, steps: 4000},
@@ -139,19 +139,6 @@ type knownRandomDiffBug struct {
 // knownRandomDiffBugs lists the tumbler bugs this test has found and that
 // are not fixed yet, each with a minimal reproduction.
 var knownRandomDiffBugs = []knownRandomDiffBug{
-	// EXPIRETIME of a deadline within 500 ms of the int64 maximum:
-	// Redis rounds (ms+500)/1000 without overflowing; tumbler's rounding
-	// overflows and replies a negative time (owner: engine, TTL replies).
-	//   SET k v PXAT 9223372036854775807   both "+OK\r\n"
-	//   EXPIRETIME k    redis ":9223372036854776\r\n"   tumbler ":-9223372036854775\r\n"
-	//   (PXAT 9223372036854775308 .. 9223372036854775806 likewise: redis
-	//   ":9223372036854775\r\n" or ":9223372036854776\r\n", tumbler
-	//   ":-9223372036854775\r\n"; PXAT 9223372036854775307 matches.)
-	{name: "expiretime-rounding-overflow", match: func(args []string, want, got []byte) bool {
-		return strings.EqualFold(args[0], "EXPIRETIME") &&
-			bytes.HasPrefix(want, []byte(":922337203685477")) && string(got) == ":-9223372036854775\r\n"
-	}},
-
 	// Lua tonumber() of a numeral Lua 5.1 reads as a double but that is
 	// not an int64 decimal (beyond the int64 range, or with an exponent)
 	// returns nil in tumbler (owner: luavm). Hit through Redisson's
