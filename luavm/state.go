@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -66,6 +67,7 @@ func (vm *VM) initState() {
 		vm.raise(L, v)
 		return 0
 	}))
+	G.RawSetString("tonumber", L.NewFunction(luaToNumber)) // Lua 5.1's (tonumber.go)
 	origRawset := G.RawGetString("rawset").(*lua.LFunction)
 	G.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
@@ -111,6 +113,11 @@ func (vm *VM) initState() {
 	// real, writable table.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
 		strLib.RawSetString("__index", lua.LNil)
+	}
+	// math.huge is HUGE_VAL, +inf, in Lua 5.1; gopher-lua sets the
+	// largest finite double, so x == math.huge missed tonumber('inf').
+	if mathLib, ok := G.RawGetString(lua.MathLibName).(*lua.LTable); ok {
+		mathLib.RawSetString("huge", lua.LNumber(math.Inf(1)))
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)

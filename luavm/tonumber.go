@@ -1,0 +1,263 @@
+package luavm
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// luaToNumber is Lua 5.1's tonumber (lbaselib.c, luaB_tonumber), which
+// Redis's scripts get. gopher-lua's own parses a string without a '.' as
+// an int64 only, so tonumber('1e5') and tonumber('19223372036854775807')
+// were nil where Redis gives 100000 and 1.9223372036854776e19 (Redisson's
+// unlock script returns tonumber of a stored value).
+//
+// Base 10 converts as the Lua parser does (luaO_str2d: C's strtod, then
+// trailing white space); any other base reads an unsigned integer as C's
+// strtoul does.
+func luaToNumber(L *lua.LState) int {
+	base := L.OptInt(2, 10)
+	if base == 10 {
+		switch v := L.CheckAny(1).(type) {
+		case lua.LNumber:
+			L.Push(v)
+		case lua.LString:
+			if f, ok := str2d(string(v)); ok {
+				L.Push(lua.LNumber(f))
+			} else {
+				L.Push(lua.LNil)
+			}
+		default:
+			L.Push(lua.LNil)
+		}
+		return 1
+	}
+	s := L.CheckString(1)
+	if base < 2 || base > 36 {
+		L.ArgError(2, "base out of range")
+	}
+	if n, ok := strtoulAll(cString(s), base); ok {
+		L.Push(lua.LNumber(float64(n)))
+	} else {
+		L.Push(lua.LNil)
+	}
+	return 1
+}
+
+// cString is s as C sees it: up to its first NUL byte.
+func cString(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// isCSpace is C's isspace in the C locale.
+func isCSpace(c byte) bool {
+	return c == ' ' || (c >= '\t' && c <= '\r')
+}
+
+// str2d is Lua 5.1's luaO_str2d: the whole string (white space around
+// it allowed) must be a number as strtod reads one: decimal with an
+// optional exponent, hexadecimal (with an optional binary exponent), or
+// inf, infinity and nan in any case.
+func str2d(s string) (float64, bool) {
+	s = cString(s)
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	f, n := strtod(s[i:])
+	if n == 0 {
+		return 0, false
+	}
+	for j := i + n; j < len(s); j++ {
+		if !isCSpace(s[j]) {
+			return 0, false
+		}
+	}
+	return f, true
+}
+
+// strtod reads the longest prefix of s (no leading white space) that C's
+// strtod would, and returns its value and length (0: no number).
+func strtod(s string) (float64, int) {
+	i := 0
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	sign := func(f float64) float64 {
+		if neg {
+			return -f
+		}
+		return f
+	}
+	rest := strings.ToLower(s[i:])
+	switch {
+	case strings.HasPrefix(rest, "infinity"):
+		return sign(math.Inf(1)), i + len("infinity")
+	case strings.HasPrefix(rest, "inf"):
+		return sign(math.Inf(1)), i + len("inf")
+	case strings.HasPrefix(rest, "nan"):
+		n := i + len("nan")
+		// "nan(chars)": the parenthesised part belongs to the number
+		if j := n; j < len(s) && s[j] == '(' {
+			for j++; j < len(s) && (isAlnum(s[j]) || s[j] == '_'); j++ {
+			}
+			if j < len(s) && s[j] == ')' {
+				n = j + 1
+			}
+		}
+		return math.NaN(), n
+	}
+	if len(rest) >= 3 && rest[0] == '0' && rest[1] == 'x' && (isHex(rest[2]) || (rest[2] == '.' && len(rest) > 3 && isHex(rest[3]))) {
+		return hexFloat(s, i+2, neg)
+	}
+	start := i
+	digits := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, 0
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && isDigit(s[j]) {
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			i = j
+		}
+	}
+	// The token is plain decimal syntax, which ParseFloat reads as strtod
+	// does (correctly rounded; ±Inf past the range, as HUGE_VAL).
+	f, err := strconv.ParseFloat(s[start:i], 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, 0
+	}
+	return sign(f), i
+}
+
+// hexFloat reads a hexadecimal number whose digits start at s[i]: hex
+// digits, an optional fraction, an optional binary exponent.
+func hexFloat(s string, i int, neg bool) (float64, int) {
+	start := i
+	for i < len(s) && isHex(s[i]) {
+		i++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && isHex(s[i]) {
+			i++
+		}
+	}
+	mant := s[start:i]
+	exp := "p0"
+	if i < len(s) && (s[i] == 'p' || s[i] == 'P') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && isDigit(s[j]) {
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			exp = s[i:j]
+			i = j
+		}
+	}
+	f, err := strconv.ParseFloat("0x"+mant+exp, 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, 0
+	}
+	if neg {
+		f = -f
+	}
+	return f, i
+}
+
+// strtoulAll is C's strtoul(s, &end, base) accepted only when it read a
+// digit and nothing but white space follows, as luaB_tonumber requires:
+// leading white space, an optional sign (a '-' negates in unsigned
+// arithmetic), "0x" before base 16 digits; past the range it gives
+// ULONG_MAX.
+func strtoulAll(s string, base int) (uint64, bool) {
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if base == 16 && i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && digitVal(s[i+2]) < 16 {
+		i += 2
+	}
+	var n uint64
+	over := false
+	start := i
+	for ; i < len(s); i++ {
+		d := digitVal(s[i])
+		if d >= base {
+			break
+		}
+		if n > (math.MaxUint64-uint64(d))/uint64(base) {
+			over = true
+		}
+		n = n*uint64(base) + uint64(d)
+	}
+	if i == start {
+		return 0, false
+	}
+	for ; i < len(s); i++ {
+		if !isCSpace(s[i]) {
+			return 0, false
+		}
+	}
+	if over {
+		return math.MaxUint64, true
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// digitVal is c's value as a digit of a base up to 36, or 36 for none.
+func digitVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'Z':
+		return int(c-'A') + 10
+	}
+	return 36
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isHex(c byte) bool   { return digitVal(c) < 16 }
+func isAlnum(c byte) bool { return digitVal(c) < 36 }
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
