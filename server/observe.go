@@ -19,7 +19,7 @@ func (c *client) PeerAddr() string { return c.addr }
 // registerObserve adds SHUTDOWN.
 func (s *Server) registerObserve() {
 	s.eng.Register(&engine.Command{Name: "shutdown", Arity: -1,
-		Flags: engine.FlagNoKeys | engine.FlagNoScript | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy,
+		Flags: engine.FlagNoKeys | engine.FlagNoScript | engine.FlagNoMulti | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy,
 		Group: "server", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Fn: s.cmdShutdown})
 }
 

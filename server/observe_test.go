@@ -61,6 +61,16 @@ func TestShutdown_RefusalsAsRedis(t *testing.T) {
 	if got := c.do("EVAL", "return redis.call('shutdown')", "0"); !strings.HasPrefix(got, "-ERR This Redis command is not allowed from script") {
 		t.Errorf("SHUTDOWN from a script = %q", got)
 	}
+	// no-multi in Redis: refused when queued, and the transaction aborts
+	for _, step := range [][2]string{
+		{"MULTI", "+OK\r\n"},
+		{"SHUTDOWN", "-ERR Command not allowed inside a transaction\r\n"},
+		{"EXEC", "-EXECABORT Transaction discarded because of previous errors.\r\n"},
+	} {
+		if got := c.do(step[0]); got != step[1] {
+			t.Errorf("%s = %q, want %q", step[0], got, step[1])
+		}
+	}
 	if got := c.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("server went down after refused SHUTDOWNs: %q", got)
 	}
