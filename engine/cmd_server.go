@@ -114,7 +114,9 @@ type ServerInfo struct {
 	TrackingClients int
 	PubSubChannels  int
 	PubSubPatterns  int
-	BlockedClients  int // clients waiting in a blocking command
+	// PausedClients counts the clients whose command CLIENT PAUSE holds:
+	// blocked_clients counts them, as Redis counts its postponed clients.
+	PausedClients int
 }
 
 // InfoProvider supplies the server's part of INFO.
@@ -215,7 +217,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("maxclients", strconv.Itoa(si.MaxClients))
 		add("client_recent_max_input_buffer", "0")
 		add("client_recent_max_output_buffer", "0")
-		add("blocked_clients", strconv.Itoa(e.blk.clients)) // blocking.go
+		add("blocked_clients", strconv.Itoa(e.blk.clients+si.PausedClients)) // blocking.go
 		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")
 	})

@@ -353,6 +353,10 @@ func TestClientPause_WriteHoldsWritesAndScripts(t *testing.T) {
 	c := dial(t, srv.Addr())
 	c.send(encode("EXPIRE", "k", "100"))
 	eventually(t, "EXPIRE held", func() bool { return srv.waitingCommands() == 2 })
+	// INFO counts them in blocked_clients, as Redis counts its postponed clients
+	if got := a.do("INFO", "clients"); !strings.Contains(got, "\r\nblocked_clients:2\r\n") {
+		t.Fatalf("INFO clients while two commands are held:\n%s", got)
+	}
 	if v, _ := srv.Get("k"); v != "v" {
 		t.Fatalf("a write ran during CLIENT PAUSE WRITE: k = %q", v)
 	}
@@ -365,6 +369,9 @@ func TestClientPause_WriteHoldsWritesAndScripts(t *testing.T) {
 	}
 	if got := c.read(); got != ":1\r\n" {
 		t.Fatalf("EXPIRE = %q", got)
+	}
+	if got := a.do("INFO", "clients"); !strings.Contains(got, "\r\nblocked_clients:0\r\n") {
+		t.Fatalf("INFO clients after the pause:\n%s", got)
 	}
 }
 

@@ -473,6 +473,9 @@ func (s *Server) ServerInfo() engine.ServerInfo {
 		ConnectedClients: int(s.nconns.Load()),
 		MaxClients:       s.live().MaxClients,
 		ConfigFile:       s.cfg.ConfigFile,
+		// held by CLIENT PAUSE (faults.go): INFO cannot run while a
+		// fixture Pause or DEBUG SLEEP holds commands
+		PausedClients: s.waitingCommands(),
 	}
 	s.pubsubInfo(&si) // pubsub.go
 	return si
