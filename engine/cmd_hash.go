@@ -56,7 +56,7 @@ func hashForWrite(c *Ctx, key []byte) (*hash, bool) {
 	}
 	if h == nil {
 		h = newHash()
-		c.Eng.keys.put(newObjEntry(key, nil, &object{kind: KindHash, v: h}))
+		c.Eng.putNew(newObjEntry(key, nil, &object{kind: KindHash, v: h}))
 	}
 	return h, true
 }

@@ -74,7 +74,7 @@ func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
 func (e *Engine) createList(key []byte) (*entry, *list) {
 	l := &list{}
 	ent := newObjEntry(key, nil, &object{kind: KindList, v: l})
-	e.keys.put(ent)
+	e.putNew(ent)
 	e.signalReady(ent.key())
 	return ent, l
 }

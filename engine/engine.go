@@ -170,6 +170,10 @@ type Engine struct {
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun
 
+	// lazyHold: until this engine time (monotonic ms; 0: never) lookups
+	// leave an expired key in place (HoldLazyExpiry).
+	lazyHold atomic.Int64
+
 	// wake is signalled when a deadline earlier than nextWake is set, so
 	// the active expiry loop can sleep until the next deadline.
 	wake     chan struct{}
@@ -277,10 +281,33 @@ func (e *Engine) lookup(key []byte, now int64) *entry {
 		return nil
 	}
 	if expiry.Expired(ent.deadline, now) {
+		if now < e.lazyHold.Load() {
+			return nil // CLIENT PAUSE: missing, but left in place (HoldLazyExpiry)
+		}
 		e.expireKey(string(key), ent)
 		return nil
 	}
 	return ent
+}
+
+// HoldLazyExpiry makes lookups before engine time until (monotonic ms; 0
+// ends the hold) report an expired key missing but leave it in place, as
+// Redis's expireIfNeeded does while clients are paused: CLIENT PAUSE keeps
+// the dataset still (the server holds the active expiry then too). A key
+// such a lookup left is reclaimed when a command adds one under its name
+// (putNew), or by the first lookup or active expiry after the hold.
+func (e *Engine) HoldLazyExpiry(until int64) { e.lazyHold.Store(until) }
+
+// putNew adds ent under a key that lookup reported missing. During a
+// HoldLazyExpiry the expired entry lookup left may still be there: it is
+// reclaimed first, so that the expiry index never holds a replaced entry.
+func (e *Engine) putNew(ent *entry) {
+	if e.lazyHold.Load() != 0 {
+		if old := e.keys.getString(ent.key()); old != nil {
+			e.expireKey(old.key(), old)
+		}
+	}
+	e.keys.put(ent)
 }
 
 func (e *Engine) lookupRead(key []byte, now int64) *entry {
@@ -328,7 +355,7 @@ func (e *Engine) setString(key, val []byte, deadline int64, keepTTL bool, now in
 func (e *Engine) setStringAt(key []byte, ent *entry, val []byte, deadline int64, keepTTL bool) {
 	nu := newEntry(key, val)
 	if ent == nil {
-		e.keys.put(nu)
+		e.putNew(nu)
 		if deadline != 0 {
 			e.setDeadlineKey(nu.key(), nu, deadline)
 		}

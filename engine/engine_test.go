@@ -414,3 +414,48 @@ func TestScriptKill_WaitsForThresholdThenKills(t *testing.T) {
 		t.Fatalf("Kill called %d times", st.killed)
 	}
 }
+
+// While HoldLazyExpiry holds (CLIENT PAUSE), a lookup reports an expired
+// key missing but leaves it in place, and expired_keys does not count it;
+// a write under its name reclaims it first, keeping the expiry index in
+// step; after the hold the next lookup reclaims the rest.
+func TestHoldLazyExpiry_LeavesExpiredKeysInPlace(t *testing.T) {
+	e := newTestEngine(t)
+	for _, k := range []string{"s", "l", "h", "r"} {
+		e.expect("+OK", "SET", k, "v", "PX", "100")
+	}
+	e.clock.Advance(200 * time.Millisecond)
+	e.HoldLazyExpiry(e.clock.Mono() + 10_000)
+	for _, k := range []string{"s", "l", "h", "r"} {
+		e.expect("(nil)", "GET", k)
+	}
+	e.expect(":-2", "PTTL", "r")
+	e.expect(":0", "DEL", "r")
+	e.expect(":0", "EXISTS", "r")
+	if n, _ := e.KeyCount(); n != 4 {
+		t.Fatalf("%d keys during the hold, want the 4 expired ones left in place", n)
+	}
+	if n := e.Stats.ExpiredKeys.Load(); n != 0 {
+		t.Fatalf("expired_keys = %d during the hold", n)
+	}
+	// writes under an expired key's name replace it, whatever its kind
+	e.expect("+OK", "SET", "s", "w", "PX", "100000")
+	e.expect(":1", "LPUSH", "l", "x")
+	e.expect(":1", "HSET", "h", "f", "x")
+	e.expect("$w", "GET", "s")
+	e.expect(":1", "LLEN", "l")
+	if n := e.Stats.ExpiredKeys.Load(); n != 3 {
+		t.Fatalf("expired_keys = %d after three writes over expired keys, want 3", n)
+	}
+	if msg := e.CheckInvariants(); msg != "" {
+		t.Fatal(msg)
+	}
+	e.HoldLazyExpiry(0)
+	e.expect("(nil)", "GET", "r")
+	if n, _ := e.KeyCount(); n != 3 {
+		t.Fatalf("%d keys after the hold, want 3", n)
+	}
+	if n := e.Stats.ExpiredKeys.Load(); n != 4 {
+		t.Fatalf("expired_keys = %d after the hold, want 4", n)
+	}
+}

@@ -294,6 +294,7 @@ func (s *Server) cmdClientPause(c *engine.Ctx) {
 	if f.cpUntil != 0 {
 		f.anyPause.Store(true)
 	}
+	s.eng.HoldLazyExpiry(f.cpUntil) // reads leave expired keys in place (Redis's expireIfNeeded)
 	f.notifyLocked()
 	f.pmu.Unlock()
 	s.eng.Kick() // the active expiry loop holds still while clients are paused
@@ -304,6 +305,7 @@ func (s *Server) cmdClientPause(c *engine.Ctx) {
 func (s *Server) cmdClientUnpause(c *engine.Ctx) {
 	s.fx.pmu.Lock()
 	s.fx.cpUntil = 0
+	s.eng.HoldLazyExpiry(0)
 	s.fx.notifyLocked()
 	s.fx.pmu.Unlock()
 	c.W.WriteStatus("OK")
@@ -542,6 +544,7 @@ func (s *Server) Restart(keepData bool) error {
 
 	s.fx.pmu.Lock()
 	s.fx.stallUntil, s.fx.cpUntil = 0, 0
+	s.eng.HoldLazyExpiry(0)
 	s.fx.notifyLocked()
 	s.fx.pmu.Unlock()
 	s.fx.activeExpireOff.Store(false)

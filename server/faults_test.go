@@ -461,9 +461,16 @@ func TestClientPause_HoldsActiveExpiry(t *testing.T) {
 	if n, _ := srv.Engine().KeyCount(); n != 1 {
 		t.Fatalf("active expiry reclaimed during CLIENT PAUSE: %d keys", n)
 	}
-	// Reads see the key gone all the same.
+	// Reads see the key gone all the same, but leave it in place (Redis's
+	// expireIfNeeded while clients are paused): no expiry at all.
 	if got := c.do("PTTL", "k"); got != ":-2\r\n" {
 		t.Fatalf("PTTL = %q", got)
+	}
+	if n, _ := srv.Engine().KeyCount(); n != 1 {
+		t.Fatalf("a read reclaimed an expired key during CLIENT PAUSE: %d keys", n)
+	}
+	if got := c.do("INFO", "stats"); !strings.Contains(got, "\r\nexpired_keys:0\r\n") {
+		t.Fatalf("INFO stats during CLIENT PAUSE:\n%s", got)
 	}
 	c.send(encode("SET", "k2", "v", "PX", "100")) // held: a write
 	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })

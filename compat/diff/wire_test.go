@@ -337,6 +337,23 @@ func TestWire_ClientPause(t *testing.T) {
 	})
 }
 
+// A pause keeps the dataset still: a read sees an expired key missing but
+// leaves it (DBSIZE counts it) until the pause ends. The pause starts at
+// the end of the transaction that set the key. Servers of its own: the
+// cases of TestWire_ClientPause run in parallel, and pauses are global.
+func TestWire_ClientPauseKeepsExpiredKeys(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1")
+	tumbler := server.RunT(t).Addr()
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"expired keys stay in place during a pause", []wireStep{
+			s("MULTI\r\nSET pk v PX 1\r\nCLIENT PAUSE 5000 WRITE\r\nEXEC\r\n"),
+			{send: "PING\r\n", wait: 100 * time.Millisecond},
+			s("GET pk\r\nEXISTS pk\r\nDBSIZE\r\n"),
+			s("CLIENT UNPAUSE\r\nGET pk\r\nDBSIZE\r\n"),
+		}, "$-1\r\n:0\r\n:1\r\n"},
+	})
+}
+
 // Protected mode refuses clients whose address is not a loopback one. To
 // get such a client without any traffic leaving loopback, the test runs
 // itself again in a network namespace of its own (unshare --net, as root)
