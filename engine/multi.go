@@ -460,12 +460,12 @@ func (cl *Client) InMulti() bool { return cl.tx != nil && cl.tx.multi }
 // AnyQueued reports whether some command queued for EXEC satisfies pred
 // (as Redis consults mstate.cmd_flags: CLIENT PAUSE WRITE holds an EXEC
 // whose queue writes). Only the client's own goroutine may call it.
-func (cl *Client) AnyQueued(pred func(*Command) bool) bool {
+func (cl *Client) AnyQueued(pred func(cmd *Command, args [][]byte) bool) bool {
 	if cl.tx == nil || !cl.tx.multi {
 		return false
 	}
 	for _, q := range cl.tx.queue {
-		if pred(q.cmd) {
+		if pred(q.cmd, q.args) {
 			return true
 		}
 	}

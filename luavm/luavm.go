@@ -213,6 +213,33 @@ func (vm *VM) lookup(sha []byte) *script {
 	return s
 }
 
+// MayWrite reports whether Redis flags this EVAL (arg is the body) or
+// EVALSHA (evalsha; arg is the SHA) as a write or may-replicate command
+// (evalGetCommandFlags), which CLIENT PAUSE WRITE holds: a script without
+// a shebang may write; one with a shebang writes unless its flags include
+// no-writes. An unknown SHA, or a shebang in error, keeps the command's
+// own flags: it may write.
+func (vm *VM) MayWrite(evalsha bool, arg []byte) bool {
+	var s *script
+	if evalsha {
+		if len(arg) != 40 {
+			return true
+		}
+		if s = vm.lookup(arg); s == nil {
+			return true
+		}
+	} else {
+		vm.mu.RLock()
+		s = vm.byBody[string(arg)]
+		vm.mu.RUnlock()
+		if s == nil {
+			n, noWrites, errMsg := parseShebang(arg)
+			return errMsg != "" || n == 0 || !noWrites
+		}
+	}
+	return !s.shebang || !s.noWrites
+}
+
 // recentScript is a script lookupRecent found, under the SHA bytes as a
 // client sent them.
 type recentScript struct {

@@ -516,3 +516,30 @@ func TestSandbox_EveryReachableTableIsReadOnly(t *testing.T) {
 		t.Fatalf("walked only %d tables", len(seen))
 	}
 }
+
+// MayWrite is Redis's evalGetCommandFlags as CLIENT PAUSE WRITE reads it.
+func TestMayWrite(t *testing.T) {
+	f := newFixture(t)
+	ro := "#!lua flags=no-writes\nreturn 1"
+	f.expect("$"+SHA1Hex([]byte(ro)), "SCRIPT", "LOAD", ro)
+	vm := f.vm
+	for _, tc := range []struct {
+		evalsha bool
+		arg     string
+		want    bool
+	}{
+		{false, ro, false}, // cached
+		{false, "#!lua flags=no-writes,allow-oom\nreturn 2", false}, // parsed
+		{false, "return 1", true},                                   // no shebang: Redis's compatibility mode
+		{false, "#!lua\nreturn 1", true},                            // shebang without no-writes
+		{false, "#!lua flags=bogus\nreturn 1", true},                // shebang in error
+		{true, SHA1Hex([]byte(ro)), false},
+		{true, strings.ToUpper(SHA1Hex([]byte(ro))), false},
+		{true, SHA1Hex([]byte("unknown")), true},
+		{true, "short", true},
+	} {
+		if got := vm.MayWrite(tc.evalsha, []byte(tc.arg)); got != tc.want {
+			t.Errorf("MayWrite(%v, %q) = %v, want %v", tc.evalsha, tc.arg, got, tc.want)
+		}
+	}
+}

@@ -375,6 +375,43 @@ func TestClientPause_WriteHoldsWritesAndScripts(t *testing.T) {
 	}
 }
 
+// A script whose shebang flags it no-writes is neither a write nor
+// may-replicate (Redis's evalGetCommandFlags): CLIENT PAUSE WRITE lets it
+// run, alone or queued for EXEC. A script without a shebang, or with one
+// that allows writes, waits.
+func TestClientPause_WriteLetsNoWritesScriptsRun(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	ro := "#!lua flags=no-writes\nreturn 12"
+	sha := strings.TrimSuffix(strings.SplitN(a.do("SCRIPT", "LOAD", ro), "\r\n", 3)[1], "\r\n")
+	a.do("CLIENT", "PAUSE", "10000", "WRITE")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"EVAL", ro, "0"}, ":12\r\n"},
+		{[]string{"EVAL", "#!lua flags=no-writes,allow-stale\nreturn 13", "0"}, ":13\r\n"}, // not cached yet
+		{[]string{"EVALSHA", sha, "0"}, ":12\r\n"},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"EVAL", ro, "0"}, "+QUEUED\r\n"},
+		{[]string{"EVALSHA", sha, "0"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*2\r\n:12\r\n:12\r\n"},
+	} {
+		if got := b.do(tc.args...); got != tc.want {
+			t.Fatalf("%q during CLIENT PAUSE WRITE = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	for i, args := range [][]string{
+		{"EVAL", "return 1", "0"},
+		{"EVAL", "#!lua\nreturn 1", "0"},
+		{"EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"},
+	} {
+		c := dial(t, srv.Addr())
+		c.send(encode(args...))
+		eventually(t, fmt.Sprintf("%q held", args), func() bool { return srv.waitingCommands() == i+1 })
+	}
+}
+
 // A pipeline's replies before the command a pause holds go out while it
 // waits, as in Redis 7.0: the GET is answered, the SET after it waits.
 func TestClientPause_RepliesBeforeTheHeldCommandGoOut(t *testing.T) {

@@ -271,14 +271,19 @@ func (s *Server) pauseClassOf(c *client, cmd *engine.Command, valid bool) pauseC
 	switch {
 	case !valid || c.fx.monitor.Load():
 		return pauseExempt
-	case pausedByWrite(cmd), cmd.Name == "exec" && c.AnyQueued(pausedByWrite):
+	case s.pausedByWrite(cmd, c.ctx.Args), cmd.Name == "exec" && c.AnyQueued(s.pausedByWrite):
 		return pauseByWrite
 	}
 	return pauseByAll
 }
 
-// pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd.
-func pausedByWrite(cmd *engine.Command) bool {
+// pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd with args.
+// A script's shebang flags decide for EVAL and EVALSHA, as in Redis: one
+// flagged no-writes is neither a write nor may-replicate.
+func (s *Server) pausedByWrite(cmd *engine.Command, args [][]byte) bool {
+	if (cmd.Name == "eval" || cmd.Name == "evalsha") && len(args) > 1 {
+		return s.vm.MayWrite(cmd.Name == "evalsha", args[1])
+	}
 	return cmd.Flags&engine.FlagWrite != 0 || mayReplicate[cmd.Name]
 }
 

@@ -354,6 +354,21 @@ func TestWire_ClientPauseKeepsExpiredKeys(t *testing.T) {
 	})
 }
 
+// CLIENT PAUSE WRITE lets a script flagged no-writes run, alone or queued
+// for EXEC (Redis's evalGetCommandFlags). Servers of its own, as above.
+func TestWire_ClientPauseNoWritesScripts(t *testing.T) {
+	redis := startRedisWith(t, "127.0.0.1")
+	tumbler := server.RunT(t).Addr()
+	ro := string(Encode([]string{"EVAL", "#!lua flags=no-writes\nreturn 12", "0"}))
+	wireDiff(t, redis, tumbler, []wireCase{
+		{"no-writes scripts run during a write pause", []wireStep{
+			s("CLIENT PAUSE 5000 WRITE\r\n"),
+			{conn: 1, send: ro + "MULTI\r\n" + ro + ro + "EXEC\r\n"},
+			s("CLIENT UNPAUSE\r\n"),
+		}, ":12\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:12\r\n:12\r\n"},
+	})
+}
+
 // Protected mode refuses clients whose address is not a loopback one. To
 // get such a client without any traffic leaving loopback, the test runs
 // itself again in a network namespace of its own (unshare --net, as root)
