@@ -133,18 +133,7 @@ func strtod(s string) (float64, int) {
 	if digits == 0 {
 		return 0, 0
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && isDigit(s[j]) {
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			i = j
-		}
-	}
+	i = exponent(s, i, "eE")
 	// The token is plain decimal syntax, which ParseFloat reads as strtod
 	// does (correctly rounded; ±Inf past the range, as HUGE_VAL).
 	f, err := strconv.ParseFloat(s[start:i], 64)
@@ -169,18 +158,8 @@ func hexFloat(s string, i int, neg bool) (float64, int) {
 	}
 	mant := s[start:i]
 	exp := "p0"
-	if i < len(s) && (s[i] == 'p' || s[i] == 'P') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && isDigit(s[j]) {
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			exp = s[i:j]
-			i = j
-		}
+	if e := exponent(s, i, "pP"); e > i {
+		exp, i = s[i:e], e
 	}
 	f, err := strconv.ParseFloat("0x"+mant+exp, 64)
 	if err != nil && !isRangeErr(err) {
@@ -190,6 +169,26 @@ func hexFloat(s string, i int, neg bool) (float64, int) {
 		f = -f
 	}
 	return f, i
+}
+
+// exponent returns the end of the exponent at s[i] (one of letters, an
+// optional sign, decimal digits), or i when there is none: without a
+// digit the letter is not part of the number.
+func exponent(s string, i int, letters string) int {
+	if i >= len(s) || strings.IndexByte(letters, s[i]) < 0 {
+		return i
+	}
+	j := i + 1
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		j++
+	}
+	if j >= len(s) || !isDigit(s[j]) {
+		return i
+	}
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	return j
 }
 
 // strtoulAll is C's strtoul(s, &end, base) accepted only when it read a
