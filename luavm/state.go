@@ -108,6 +108,7 @@ func (vm *VM) initState() {
 			}))
 		}
 	}
+	coerceIntArgs(L, G)
 	// gopher-lua's string library points __index at itself (for the string
 	// metatable); through the read-only proxy that would hand scripts the
 	// real, writable table.

@@ -260,3 +260,79 @@ func isRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
 }
+
+// intArgs are the library functions that read integer arguments, and
+// which: Lua 5.1 reads those from numeric strings too (luaL_checkinteger
+// converts as tonumber does), gopher-lua's CheckInt does not, so that
+// string.sub(s, ARGV[1]) failed with "number expected, got string".
+// all: every argument (string.char); insertPos: table.insert's position,
+// the second argument only when a third follows (else it is the value).
+var intArgs = []struct {
+	lib, fn   string
+	pos       []int
+	all       bool
+	insertPos bool
+}{
+	{lib: lua.StringLibName, fn: "sub", pos: []int{2, 3}},
+	{lib: lua.StringLibName, fn: "byte", pos: []int{2, 3}},
+	{lib: lua.StringLibName, fn: "rep", pos: []int{2}},
+	{lib: lua.StringLibName, fn: "find", pos: []int{3}},
+	{lib: lua.StringLibName, fn: "match", pos: []int{3}},
+	{lib: lua.StringLibName, fn: "char", all: true},
+	{lib: lua.TabLibName, fn: "concat", pos: []int{3, 4}},
+	{lib: lua.TabLibName, fn: "remove", pos: []int{2}},
+	{lib: lua.TabLibName, fn: "insert", insertPos: true},
+	{lib: lua.MathLibName, fn: "randomseed", pos: []int{1}},
+	{fn: "unpack", pos: []int{2, 3}},
+	{fn: "select", pos: []int{1}}, // "#" is no number: left as it is
+}
+
+// coerceIntArgs wraps the functions of intArgs in G (after any other
+// wrapper, so that those see numbers too) to turn their integer arguments
+// that are numeric strings into numbers first.
+func coerceIntArgs(L *lua.LState, G *lua.LTable) {
+	for _, w := range intArgs {
+		t := G
+		if w.lib != "" {
+			lib, ok := G.RawGetString(w.lib).(*lua.LTable)
+			if !ok {
+				continue
+			}
+			t = lib
+		}
+		orig, ok := t.RawGetString(w.fn).(*lua.LFunction)
+		if !ok || orig.GFunction == nil {
+			continue
+		}
+		w := w
+		t.RawSetString(w.fn, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			switch {
+			case w.all:
+				for i := 1; i <= top; i++ {
+					numberArg(L, i)
+				}
+			case w.insertPos:
+				if top == 3 {
+					numberArg(L, 2)
+				}
+			default:
+				for _, i := range w.pos {
+					if i <= top {
+						numberArg(L, i)
+					}
+				}
+			}
+			return orig.GFunction(L)
+		}))
+	}
+}
+
+// numberArg replaces argument i with its number if it is a numeric string.
+func numberArg(L *lua.LState, i int) {
+	if s, ok := L.Get(i).(lua.LString); ok {
+		if f, ok := str2d(string(s)); ok {
+			L.Replace(i, lua.LNumber(f))
+		}
+	}
+}

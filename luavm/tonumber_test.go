@@ -98,3 +98,21 @@ func TestEval_ToNumberAndMathHuge(t *testing.T) {
 	f.expect(":1", "EVAL", "return tonumber('inf') == math.huge", "0")
 	f.expect(":1", "EVAL", "return math.huge == 1/0", "0")
 }
+
+func TestEval_IntegerArgumentsFromNumericStrings(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return string.sub('hello', ARGV[1])", "$ello"},
+		{"return string.sub('hello', ' 2 ', '3.0')", "$el"},
+		{"return ('hello'):sub('0x2')", "$ello"},
+		{"return string.rep('a', '3')", "$aaa"},
+		{"return string.char('65', '66')", "$AB"},
+		{"return select('2', 'a', 'b')", "$b"},
+		{"return select('#', 'a', 'b')", ":2"},
+		{"return table.concat({1,2,3}, ',', '2')", "$2,3"},
+		{"local t={} table.insert(t, '1', 'x') return t[1]", "$x"},
+		{"local t={} table.insert(t, '1') return type(t[1])", "$string"},
+	} {
+		f.expect(tc.want, "EVAL", tc.script, "0", "2")
+	}
+}
