@@ -104,8 +104,26 @@ func (s *Server) applyLive(c *Config) {
 	s.eng.SetBusyThreshold(c.LuaTimeLimit)
 	s.vm.SetMemoryLimit(luaMemoryLimit(c))
 	s.eng.SetMaxMemory(c.MaxMemory)
+	s.eng.SetSlowlogSlowerThan(slowlogSlowerThan(c))
+	s.eng.SetSlowlogMaxLen(slowlogMaxLen(c))
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
+}
+
+// slowlogSlowerThan and slowlogMaxLen are the slow log settings, with
+// their defaults.
+func slowlogSlowerThan(c *Config) int64 {
+	if c.SlowlogLogSlowerThan == nil {
+		return engine.DefaultSlowlogSlowerThan
+	}
+	return *c.SlowlogLogSlowerThan
+}
+
+func slowlogMaxLen(c *Config) int64 {
+	if c.SlowlogMaxLen == nil {
+		return engine.DefaultSlowlogMaxLen
+	}
+	return *c.SlowlogMaxLen
 }
 
 // luaMemoryLimit is lua-memory-limit in bytes; 0 means no limit. The
@@ -572,6 +590,10 @@ func init() {
 				c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
 			}))
 	}
+	addDirective(numDirective("slowlog-log-slower-than", true, numeric{lo: -1, hi: longMax},
+		slowlogSlowerThan, func(c *Config, v int64) { c.SlowlogLogSlowerThan = &v }))
+	addDirective(numDirective("slowlog-max-len", true, numeric{unsigned: true, lo: 0, hi: longMax},
+		slowlogMaxLen, func(c *Config, v int64) { c.SlowlogMaxLen = &v }))
 	addDirective(numDirective("lua-memory-limit", true, numeric{mem: true, unsigned: true, lo: 0, hi: longMax},
 		func(c *Config) int64 { return max(luaMemoryLimit(c), 0) },
 		func(c *Config, v int64) {
@@ -778,8 +800,8 @@ func init() {
 	list-compress-depth rdb-key-save-delay key-load-delay active-expire-effort hz
 	min-replicas-to-write min-slaves-to-write min-replicas-max-lag min-slaves-max-lag
 	watchdog-period shutdown-timeout repl-diskless-sync-max-replicas socket-mark-id
-	active-defrag-max-scan-fields slowlog-max-len acllog-max-len cluster-node-timeout
-	slowlog-log-slower-than latency-monitor-threshold stream-node-max-entries repl-backlog-size
+	active-defrag-max-scan-fields acllog-max-len cluster-node-timeout
+	latency-monitor-threshold stream-node-max-entries repl-backlog-size
 	cluster-link-sendbuf-limit hash-max-listpack-entries hash-max-ziplist-entries
 	set-max-intset-entries zset-max-listpack-entries zset-max-ziplist-entries
 	active-defrag-ignore-bytes hash-max-listpack-value hash-max-ziplist-value

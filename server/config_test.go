@@ -95,6 +95,8 @@ client-output-buffer-limit normal 1mb 512kb 10
 client-output-buffer-limit pubsub 64mb 16mb 90
 lua-time-limit 100
 busy-reply-threshold 250
+slowlog-log-slower-than 0
+slowlog-max-len 5
 tls-port 7443
 tls-cert-file /c.pem
 tls-key-file /k.pem
@@ -132,8 +134,9 @@ cluster-enabled no
 			Replica: DefaultOutputBufferLimits().Replica,
 			PubSub:  OutputBufferLimit{Hard: 64 << 20, Soft: 16 << 20, SoftSeconds: 90},
 		},
-		LuaTimeLimit: 250 * time.Millisecond,
-		TLSAddr:      ":7443", TLSCertFile: "/c.pem", TLSKeyFile: "/k.pem", TLSCACertFile: "/ca.pem",
+		LuaTimeLimit:         250 * time.Millisecond,
+		SlowlogLogSlowerThan: ptr(int64(0)), SlowlogMaxLen: ptr(int64(5)),
+		TLSAddr: ":7443", TLSCertFile: "/c.pem", TLSKeyFile: "/k.pem", TLSCACertFile: "/ca.pem",
 		TLSCACertDir: "/cadir", TLSAuthClients: "optional", TLSProtocols: "TLSv1.2 TLSv1.3",
 		LogLevel: "warning", LogFile: "/tmp/t.log", MetricsAddr: "127.0.0.1:9121",
 		RestartDelay: 1500 * time.Millisecond, NoEventLoop: true, ConfigFile: path,
@@ -248,6 +251,32 @@ func TestLoadConfigFile_IncludeAndLaterLinesWin(t *testing.T) {
 	os.WriteFile(loop, []byte("include "+loop+"\n"), 0o600)
 	if _, err := LoadConfigFile(loop, &cfg); !errors.As(err, &ce) || !strings.Contains(ce.Reason, "include nesting too deep") {
 		t.Fatalf("include loop: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The slow log's settings from Config take effect, and CONFIG SET
+// changes them.
+func TestConfig_SlowlogSettings(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.SlowlogLogSlowerThan, c.SlowlogMaxLen = ptr(int64(0)), ptr(int64(2))
+	}))
+	c := dial(t, srv.Addr())
+	c.do("SLOWLOG", "RESET")
+	for i := 0; i < 3; i++ {
+		c.do("SET", "k", "v")
+	}
+	if got := c.do("SLOWLOG", "LEN"); got != ":2\r\n" {
+		t.Fatalf("SLOWLOG LEN with every command logged, at most 2 = %q", got)
+	}
+	if got := c.do("CONFIG", "SET", "slowlog-log-slower-than", "-1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	c.do("SLOWLOG", "RESET")
+	c.do("SET", "k", "v")
+	if got := c.do("SLOWLOG", "LEN"); got != ":0\r\n" {
+		t.Fatalf("SLOWLOG LEN with the log off = %q", got)
 	}
 }
 

@@ -138,6 +138,11 @@ type Config struct {
 	// runs before the script is stopped; 0 means 256 MB, negative no
 	// limit (lua-memory-limit; luavm/memory.go).
 	LuaMemoryLimit int64
+	// SlowlogLogSlowerThan is slowlog-log-slower-than in microseconds
+	// (negative: no slow log; 0: every command) and SlowlogMaxLen
+	// slowlog-max-len; nil means Redis's defaults, 10000 and 128.
+	SlowlogLogSlowerThan *int64
+	SlowlogMaxLen        *int64
 }
 
 // Errors returned by Start.
