@@ -116,6 +116,7 @@ type Ctx struct {
 type ScriptRun struct {
 	ReadOnly bool
 	Wrote    bool
+	AllowOOM bool // flagged allow-oom: its writes run over maxmemory
 	native   bool // run by the NativeRunner: no code runs between its calls (Ctx.Call)
 	sub      Ctx
 }
@@ -284,7 +285,7 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, cmd, ErrBusy)
 		return
 	}
-	if cmd.Flags&FlagDenyOOM != 0 && e.OutOfMemory() { // maxmemory (memory.go)
+	if e.denyOOM(cmd, c.Args) && e.OutOfMemory() { // maxmemory (memory.go)
 		e.reject(c, cmd, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
 		return
 	}
@@ -417,7 +418,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 			return
 		}
 		// maxmemory (memory.go): only before a script's first write, as Redis.
-		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && e.OutOfMemory() {
+		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && !c.Script.AllowOOM && e.OutOfMemory() {
 			w.WriteError(ErrOOM)
 			return
 		}

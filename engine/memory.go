@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,28 @@ func (e *Engine) UsedMemory() uint64 {
 		m.sampledAt.Store(time.Now().UnixNano())
 	}
 	return m.used.Load()
+}
+
+// ScriptFlagger is implemented by a Scripter that knows a script's
+// flags: DenyOOM reports whether EVAL (arg is the body) or EVALSHA
+// (evalsha; arg is the SHA) is refused over maxmemory before it runs.
+type ScriptFlagger interface {
+	DenyOOM(evalsha bool, arg []byte) bool
+}
+
+// denyOOM reports whether cmd with args is refused over maxmemory: its
+// flag says so, or, for a script command, the script's own flags do
+// (Redis's evalGetCommandFlags). Scripts are asked only when maxmemory
+// is set.
+func (e *Engine) denyOOM(cmd *Command, args [][]byte) bool {
+	if cmd.Flags&FlagDenyOOM != 0 {
+		return true
+	}
+	if !cmd.stats.script || len(args) < 2 || e.mem.max.Load() == 0 {
+		return false
+	}
+	sf, ok := e.scripter.(ScriptFlagger)
+	return ok && sf.DenyOOM(strings.Contains(cmd.Name, "sha"), args[1])
 }
 
 // OutOfMemory reports whether maxmemory is set and used memory exceeds it.

@@ -26,10 +26,11 @@ type script struct {
 	sha   string
 	proto *lua.FunctionProto
 	fn    *lua.LFunction // bound to the VM's state, created on first run
-	// shebang is set when the script starts with "#!lua"; noWrites when
-	// its flags include no-writes.
+	// shebang is set when the script starts with "#!lua"; noWrites and
+	// allowOOM when its flags include no-writes and allow-oom.
 	shebang  bool
 	noWrites bool
+	allowOOM bool
 	// native is the script's Go program when it is a well-known lock
 	// script (native.go).
 	native *nativeMatch
@@ -38,42 +39,48 @@ type script struct {
 // scriptFlags are the flags a "#!lua flags=..." shebang may carry.
 var scriptFlags = map[string]bool{"no-writes": true, "allow-oom": true, "allow-stale": true, "no-cluster": true, "allow-cross-slot-keys": true}
 
+// shebangFlags are the flags of a shebang tumbler acts on.
+type shebangFlags struct{ noWrites, allowOOM bool }
+
 // parseShebang is Redis's evalExtractShebangFlags. It returns the number of
-// bytes of the shebang line (0 when there is none), whether no-writes was
-// given, and an error text.
-func parseShebang(body []byte) (n int, noWrites bool, errMsg string) {
+// bytes of the shebang line (0 when there is none), its flags, and an
+// error text.
+func parseShebang(body []byte) (n int, fl shebangFlags, errMsg string) {
 	if !strings.HasPrefix(string(body), "#!") {
-		return 0, false, ""
+		return 0, fl, ""
 	}
 	end := strings.IndexByte(string(body), '\n')
 	if end < 0 {
-		return 0, false, "ERR Invalid script shebang"
+		return 0, fl, "ERR Invalid script shebang"
 	}
 	parts := strings.Fields(string(body[:end]))
 	if len(parts) == 0 {
-		return 0, false, "ERR Invalid engine in script shebang"
+		return 0, fl, "ERR Invalid engine in script shebang"
 	}
 	if parts[0] != "#!lua" {
-		return 0, false, "ERR Unexpected engine in script shebang: " + parts[0]
+		return 0, fl, "ERR Unexpected engine in script shebang: " + parts[0]
 	}
 	for _, p := range parts[1:] {
 		flags, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
-			return 0, false, "ERR Unknown lua shebang option: " + p
+			return 0, fl, "ERR Unknown lua shebang option: " + p
 		}
 		for _, f := range strings.Split(flags, ",") {
 			if f == "" {
 				continue
 			}
 			if !scriptFlags[f] {
-				return 0, false, "ERR Unexpected flag in script shebang: " + f
+				return 0, fl, "ERR Unexpected flag in script shebang: " + f
 			}
-			if f == "no-writes" {
-				noWrites = true
+			switch f {
+			case "no-writes":
+				fl.noWrites = true
+			case "allow-oom":
+				fl.allowOOM = true
 			}
 		}
 	}
-	return end, noWrites, ""
+	return end, fl, ""
 }
 
 // VM is the script runner. Create it with New and install it with
@@ -213,31 +220,47 @@ func (vm *VM) lookup(sha []byte) *script {
 	return s
 }
 
-// MayWrite reports whether Redis flags this EVAL (arg is the body) or
-// EVALSHA (evalsha; arg is the SHA) as a write or may-replicate command
-// (evalGetCommandFlags), which CLIENT PAUSE WRITE holds: a script without
-// a shebang may write; one with a shebang writes unless its flags include
-// no-writes. An unknown SHA, or a shebang in error, keeps the command's
-// own flags: it may write.
-func (vm *VM) MayWrite(evalsha bool, arg []byte) bool {
+// flagsOf returns the shebang flags of the script an EVAL (arg is the
+// body) or EVALSHA (evalsha; arg is the SHA) runs, as Redis's
+// evalGetCommandFlags finds them: ok is false when the command keeps its
+// own flags (no shebang, a shebang in error, an unknown SHA).
+func (vm *VM) flagsOf(evalsha bool, arg []byte) (fl shebangFlags, ok bool) {
 	var s *script
 	if evalsha {
 		if len(arg) != 40 {
-			return true
+			return fl, false
 		}
 		if s = vm.lookup(arg); s == nil {
-			return true
+			return fl, false
 		}
 	} else {
 		vm.mu.RLock()
 		s = vm.byBody[string(arg)]
 		vm.mu.RUnlock()
 		if s == nil {
-			n, noWrites, errMsg := parseShebang(arg)
-			return errMsg != "" || n == 0 || !noWrites
+			n, fl, errMsg := parseShebang(arg)
+			return fl, errMsg == "" && n > 0
 		}
 	}
-	return !s.shebang || !s.noWrites
+	return shebangFlags{noWrites: s.noWrites, allowOOM: s.allowOOM}, s.shebang
+}
+
+// MayWrite reports whether Redis flags this EVAL or EVALSHA (see flagsOf)
+// as a write or may-replicate command, which CLIENT PAUSE WRITE holds: a
+// script with a shebang writes unless it is flagged no-writes; without
+// one, the command may replicate.
+func (vm *VM) MayWrite(evalsha bool, arg []byte) bool {
+	fl, ok := vm.flagsOf(evalsha, arg)
+	return !ok || !fl.noWrites
+}
+
+// DenyOOM implements engine.ScriptFlagger: a script with a shebang is
+// refused over maxmemory before it runs unless it is flagged no-writes or
+// allow-oom (Redis's scriptFlagsToCmdFlags); without one, only its first
+// write is checked.
+func (vm *VM) DenyOOM(evalsha bool, arg []byte) bool {
+	fl, ok := vm.flagsOf(evalsha, arg)
+	return ok && !fl.noWrites && !fl.allowOOM
 }
 
 // recentScript is a script lookupRecent found, under the SHA bytes as a
@@ -287,7 +310,7 @@ func (vm *VM) load(body []byte) (*script, string) {
 	if s == nil {
 		// The shebang line is dropped but its newline kept, so line
 		// numbers in errors are the script's own.
-		n, noWrites, errMsg := parseShebang(body)
+		n, fl, errMsg := parseShebang(body)
 		if errMsg != "" {
 			return nil, errMsg
 		}
@@ -295,7 +318,7 @@ func (vm *VM) load(body []byte) (*script, string) {
 		if errMsg != "" {
 			return nil, errMsg
 		}
-		s = &script{sha: sha, proto: proto, shebang: n > 0, noWrites: noWrites}
+		s = &script{sha: sha, proto: proto, shebang: n > 0, noWrites: fl.noWrites, allowOOM: fl.allowOOM}
 		if n == 0 {
 			s.native = matchNative(body)
 		}
@@ -439,6 +462,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		if s.noWrites {
 			c.Script.ReadOnly = true
 		}
+		c.Script.AllowOOM = s.allowOOM
 	}
 	L := vm.L
 	if s.fn == nil {

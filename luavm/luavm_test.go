@@ -543,3 +543,30 @@ func TestMayWrite(t *testing.T) {
 		}
 	}
 }
+
+// DenyOOM: a script with a shebang is refused over maxmemory before it
+// runs unless flagged no-writes or allow-oom.
+func TestDenyOOM(t *testing.T) {
+	f := newFixture(t)
+	w := "#!lua\nreturn 1"
+	f.expect("$"+SHA1Hex([]byte(w)), "SCRIPT", "LOAD", w)
+	for _, tc := range []struct {
+		evalsha bool
+		arg     string
+		want    bool
+	}{
+		{false, w, true},
+		{false, "#!lua flags=allow-stale\nreturn 2", true},
+		{false, "#!lua flags=no-writes\nreturn 1", false},
+		{false, "#!lua flags=allow-oom\nreturn 1", false},
+		{false, "return 1", false},
+		{false, "#!lua flags=bogus\nreturn 1", false},
+		{true, SHA1Hex([]byte(w)), true},
+		{true, SHA1Hex([]byte("unknown")), false},
+		{true, "short", false},
+	} {
+		if got := f.vm.DenyOOM(tc.evalsha, []byte(tc.arg)); got != tc.want {
+			t.Errorf("DenyOOM(%v, %q) = %v, want %v", tc.evalsha, tc.arg, got, tc.want)
+		}
+	}
+}
