@@ -1,0 +1,51 @@
+#!/bin/bash
+# Runs units of Redis's own Tcl test suite against tumbler, as an external
+# server, one fresh tumbler per unit, and counts the results. Not part of
+# `make test`: it needs a Redis source tree (the 7.0 tests), which CI cannot
+# fetch. Failures because tumbler lacks a command ("unknown command") are
+# expected; the rest are worth a look (and a minimal reproduction diffed
+# against redis-server).
+#
+#   git clone -b 7.0.15 --depth 1 https://github.com/redis/redis /tmp/redis-src
+#   compat/tcl/run.sh /tmp/redis-src unit/expire unit/pause unit/scripting
+#
+# BIN=redis runs redis-server instead of tumbler, for comparison; PORT
+# (default 7390) is the port used. Logs: $OUT (default /tmp/tumbler-tcl).
+set -u
+src=${1:?usage: run.sh REDIS_SRC unit/...}
+shift
+root=$(cd "$(dirname "$0")/../.." && pwd)
+port=${PORT:-7390}
+out=${OUT:-/tmp/tumbler-tcl}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$src/tests" "$work/tests"
+# External mode flushes functions before each unit; tumbler has no FUNCTION.
+sed -i 's/^    r function flush$/    catch {r function flush}/' "$work/tests/support/server.tcl"
+bin=${BIN:-}
+if [ -z "$bin" ]; then
+	bin="$work/tumbler"
+	(cd "$root" && go build -o "$bin" ./cmd/tumbler) || exit 1
+fi
+for unit in "$@"; do
+	log="$out/$(echo "$unit" | tr / _).log"
+	if [ "$bin" = redis ]; then
+		redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
+	else
+		"$bin" --port "$port" --bind 127.0.0.1 >"$out/server.log" 2>&1 &
+	fi
+	pid=$!
+	for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+	(cd "$work" && timeout 600 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" \
+		--singledb --durable --single "$unit" \
+		--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:pfdebug \
+		--tags -needs:config-maxmemory --tags -needs:local-process) >"$log" 2>&1
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	sed -i 's/\x1b\[[0-9;]*m//g' "$log"
+	printf '%-24s ok %-4s err %-4s (unknown command %s) exceptions %s  %s\n' "$unit" \
+		"$(grep -c '^\[ok\]' "$log")" "$(grep -c '^\[err\]' "$log")" \
+		"$(grep -A1 '^\[err\]' "$log" | grep -c 'unknown command\|unknown subcommand')" \
+		"$(grep -c '^\[exception\]' "$log")" "$log"
+done
