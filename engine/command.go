@@ -391,35 +391,46 @@ func (e *Engine) scriptDoneChan() chan struct{} {
 // keyspace lock already held and c's frozen time. The reply goes to w.
 func (c *Ctx) Call(args [][]byte, w Writer) {
 	e := c.Eng
+	// A call refused before it runs counts as an error reply, and as a
+	// rejected call of its command, as Redis's scriptCall counts it; the
+	// script's own error reply, should it end with this one, is not
+	// counted again (WriteErrorNoStats).
+	reject := func(cmd *Command, msg string) {
+		e.countError(msg)
+		if cmd != nil {
+			cmd.stats.rejected.Add(1)
+		}
+		w.WriteError(msg)
+	}
 	cmd := e.lookupCall(args[0])
 	if cmd == nil {
-		w.WriteError(ErrScriptUnknownCmd)
+		reject(nil, ErrScriptUnknownCmd)
 		return
 	}
 	if cmd.Subs != nil && len(args) >= 2 {
 		sub := lookupSub(cmd, args[1])
 		if sub == nil {
-			w.WriteError(ErrUnknownSubcommand(args[1], strings.ToUpper(cmd.Name)))
+			reject(nil, ErrUnknownSubcommand(args[1], strings.ToUpper(cmd.Name)))
 			return
 		}
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
-		w.WriteError(ErrScriptArity)
+		reject(cmd, ErrScriptArity)
 		return
 	}
 	if cmd.Flags&FlagNoScript != 0 {
-		w.WriteError(ErrScriptNoScript)
+		reject(cmd, ErrScriptNoScript)
 		return
 	}
 	if cmd.Flags&FlagWrite != 0 {
 		if c.Script.ReadOnly {
-			w.WriteError(ErrScriptWriteRO)
+			reject(cmd, ErrScriptWriteRO)
 			return
 		}
 		// maxmemory (memory.go): only before a script's first write, as Redis.
 		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && !c.Script.AllowOOM && e.OutOfMemory() {
-			w.WriteError(ErrOOM)
+			reject(cmd, ErrOOM)
 			return
 		}
 		if !c.Script.Wrote {

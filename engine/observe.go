@@ -139,6 +139,19 @@ func (t *errTap) WriteError(msg string) {
 	t.Writer.WriteError(msg)
 }
 
+// WriteErrorNoStats writes an error reply that the error statistics have
+// already counted (Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE): a script's
+// error that a command it called replied, or a call refused. The command
+// writing it still counts as failed.
+func WriteErrorNoStats(w Writer, msg string) {
+	if t, ok := w.(*errTap); ok {
+		t.failed = true
+		t.Writer.WriteError(msg)
+		return
+	}
+	w.WriteError(msg)
+}
+
 // obsBase anchors monoNs. time.Since on a time with a monotonic reading
 // reads only the runtime's monotonic clock, half the cost of time.Now.
 var obsBase = time.Now()

@@ -192,7 +192,12 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 		}
 	case *lua.LTable:
 		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			w.WriteError(strings.Trim(string(e), "\r\n"))
+			msg := strings.Trim(string(e), "\r\n")
+			if v.RawGetString(ignoreStatsField) == lua.LTrue {
+				engine.WriteErrorNoStats(w, msg)
+			} else {
+				w.WriteError(msg)
+			}
 			return
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {

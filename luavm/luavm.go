@@ -537,10 +537,18 @@ func (vm *VM) setArgs(keys, argv [][]byte) {
 // "<err> script: <sha>, on @user_script:<line>."
 func (vm *VM) writeRunError(w engine.Writer, sha string, err error) {
 	msg, line := errorInfo(err)
-	if ae, ok := err.(*lua.ApiError); ok && vm.lastErr != nil && ae.Object == vm.lastErr {
+	ae, _ := err.(*lua.ApiError)
+	if ae != nil && vm.lastErr != nil && ae.Object == vm.lastErr {
 		line = vm.lastErrLine
 	}
-	w.WriteError(msg + " script: " + sha + ", on @user_script:" + line + ".")
+	msg += " script: " + sha + ", on @user_script:" + line + "."
+	if ae != nil {
+		if t, ok := ae.Object.(*lua.LTable); ok && t.RawGetString(ignoreStatsField) == lua.LTrue {
+			engine.WriteErrorNoStats(w, msg)
+			return
+		}
+	}
+	w.WriteError(msg)
 }
 
 // errorInfo extracts the error message and line from a script error: a

@@ -570,3 +570,42 @@ func TestDenyOOM(t *testing.T) {
 		}
 	}
 }
+
+// An error a script's call replied, or a call refused, is counted once,
+// when it happens: the script's reply does not count it again, though
+// the script counts as failed (Redis's ignore_error_stats_update).
+func TestScriptErrors_CountedOnce(t *testing.T) {
+	f := newFixture(t)
+	field := func(sec, key string) string {
+		for _, line := range strings.Split(f.do(2, "INFO", sec), "\r\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+	stat := func(cmd string) string { // calls, rejected and failed
+		v := field("commandstats", "cmdstat_"+cmd)
+		if i, j := strings.Index(v, ",usec="), strings.Index(v, ",rejected_calls="); i >= 0 && j > i {
+			v = v[:i] + v[j:]
+		}
+		return v
+	}
+	f.do(2, "SET", "s", "v")
+	f.do(2, "CONFIG", "RESETSTAT")
+	f.do(2, "EVAL", "return redis.call('set','x')", "0")               // refused: arity
+	f.do(2, "EVAL", "return redis.pcall('incr','s')", "0")             // replied, then returned
+	f.do(2, "EVAL", "local t = redis.pcall('incr','s') return 1", "0") // replied, caught
+	if got := field("stats", "total_error_replies"); got != "3" {
+		t.Errorf("total_error_replies = %q, want 3", got)
+	}
+	for cmd, want := range map[string]string{
+		"set":  "calls=0,rejected_calls=1,failed_calls=0",
+		"incr": "calls=2,rejected_calls=0,failed_calls=2",
+		"eval": "calls=3,rejected_calls=0,failed_calls=2",
+	} {
+		if got := stat(cmd); got != want {
+			t.Errorf("cmdstat_%s = %q, want %q", cmd, got, want)
+		}
+	}
+}

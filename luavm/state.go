@@ -360,6 +360,11 @@ func (vm *VM) raise(L *lua.LState, v lua.LValue) {
 	L.Error(v, 0)
 }
 
+// ignoreStatsField marks an error table made from a command's error reply,
+// already counted in the error statistics (Redis's field, visible to
+// scripts under the same name).
+const ignoreStatsField = "ignore_error_stats_update"
+
 // redisCall is redis.call (raise=true) and redis.pcall (raise=false).
 func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	n := L.GetTop()
@@ -390,6 +395,9 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	w := &luaWriter{L: L, resp: vm.resp}
 	vm.ctx.Call(args, w)
 	if t, ok := w.result.(*lua.LTable); ok && w.topErr {
+		// counted when the command replied (or was refused): not again
+		// should the script end with it, as in Redis, which marks it so
+		t.RawSetString(ignoreStatsField, lua.LTrue)
 		return vm.callError(L, raise, t)
 	}
 	L.Push(w.result)
