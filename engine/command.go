@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -78,6 +79,9 @@ type Client struct {
 	Conn      any
 
 	tx *multiState // MULTI/WATCH state, nil until first used (multi.go)
+	// multiLen is 0 outside MULTI, else 1 + the commands queued: CLIENT
+	// LIST reads it from other connections' goroutines (MultiCount).
+	multiLen atomic.Int32
 	// Subscribed is set while the connection has pub/sub subscriptions;
 	// in RESP2 it then runs only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET.
 	Subscribed bool

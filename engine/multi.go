@@ -188,6 +188,7 @@ func (e *Engine) queue(c *Ctx, cmd *Command) bool {
 	// the lock: EXEC drops the queue either way).
 	if !tx.dirtyExec {
 		tx.queue = append(tx.queue, queued{cmd: cmd, args: copyArgs(c.Args)})
+		c.Client.multiLen.Store(int32(len(tx.queue) + 1))
 	}
 	c.W.WriteStatus("QUEUED")
 	return true
@@ -222,6 +223,7 @@ func cmdMulti(c *Ctx) {
 		return
 	}
 	tx.multi = true
+	c.Client.multiLen.Store(1)
 	c.W.WriteStatus(statusOK)
 }
 
@@ -347,6 +349,7 @@ func (e *Engine) discardTransaction(cl *Client) {
 	tx := cl.tx
 	tx.multi, tx.dirtyExec = false, false
 	tx.queue = nil
+	cl.multiLen.Store(0)
 	e.watch.mu.Lock()
 	tx.dirtyCAS = false
 	e.unwatchAllLocked(cl)
@@ -456,6 +459,10 @@ func (e *Engine) WatchedKeys() int { return int(e.watch.n.Load()) }
 // InMulti reports whether the client is inside MULTI (its commands are
 // queued). Only the client's own goroutine may call it.
 func (cl *Client) InMulti() bool { return cl.tx != nil && cl.tx.multi }
+
+// MultiCount is CLIENT LIST's multi field: the commands queued for EXEC,
+// -1 outside MULTI. Any goroutine may call it.
+func (cl *Client) MultiCount() int { return int(cl.multiLen.Load()) - 1 }
 
 // AnyQueued reports whether some command queued for EXEC satisfies pred
 // (as Redis consults mstate.cmd_flags: CLIENT PAUSE WRITE holds an EXEC

@@ -43,6 +43,8 @@ func (s *Server) waitBlocked(c *client) {
 		return
 	}
 	gone := c.fc.startReadAhead()
+	c.fx.blocked.Store(true)
+	defer c.fx.blocked.Store(false)
 	var timeout <-chan time.Time
 	if d := w.Timeout(); d > 0 {
 		t := time.NewTimer(d)

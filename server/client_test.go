@@ -140,3 +140,63 @@ func expectNotListening(t *testing.T, srv *Server, addr string) {
 		t.Errorf("closed server still accepts connections at %s (Accept: %v)", addr, err)
 	}
 }
+
+// CLIENT LIST lists connections in the order they were made, with Redis's
+// 'x' flag and queued-command count inside MULTI, and 'b' for a client
+// waiting in a blocking command or held by CLIENT PAUSE.
+func TestClientList_OrderMultiAndBlockedFlags(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	admin := dial(t, srv.Addr())
+	mx, bl, ps := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	for c, name := range map[*rawClient]string{mx: "mx", bl: "bl", ps: "ps"} {
+		c.do("CLIENT", "SETNAME", name)
+	}
+	mx.do("MULTI")
+	mx.do("SET", "k", "v")
+	mx.do("GET", "k")
+	bl.send(encode("BLPOP", "nosuch", "0"))
+	eventually(t, "BLPOP blocked", func() bool { return srv.Engine().BlockedClients() == 1 })
+	admin.do("CLIENT", "PAUSE", "100000", "WRITE")
+	ps.send(encode("SET", "x", "y"))
+	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
+	var got []string
+	for _, line := range strings.Split(admin.do("CLIENT", "LIST"), "\n") {
+		f := strings.Fields(line)
+		var name, flags, multi string
+		for _, kv := range f {
+			switch k, v, _ := strings.Cut(kv, "="); k {
+			case "name":
+				name = v
+			case "flags":
+				flags = v
+			case "multi":
+				multi = v
+			}
+		}
+		if name != "" {
+			got = append(got, name+" "+flags+" "+multi)
+		}
+	}
+	want := []string{"mx x 2", "bl b -1", "ps b -1"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("CLIENT LIST (named clients) = %q, want %q", got, want)
+	}
+	admin.do("CLIENT", "UNPAUSE")
+	if got := ps.read(); got != "+OK\r\n" {
+		t.Fatalf("SET after the pause = %q", got)
+	}
+	if got := mx.do("EXEC"); !strings.HasPrefix(got, "*2\r\n") {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if line := admin.do("CLIENT", "LIST"); !strings.Contains(line, "name=mx age=") || !strings.Contains(line, "name=ps age=") {
+		t.Fatalf("CLIENT LIST = %q", line)
+	}
+	for _, line := range strings.Split(admin.do("CLIENT", "LIST"), "\n") {
+		if strings.Contains(line, "name=mx ") && (!strings.Contains(line, " flags=N ") || !strings.Contains(line, " multi=-1 ")) {
+			t.Fatalf("after EXEC: %q", line)
+		}
+		if strings.Contains(line, "name=ps ") && !strings.Contains(line, " flags=N ") {
+			t.Fatalf("after the pause: %q", line)
+		}
+	}
+}

@@ -52,11 +52,12 @@ type client struct {
 // serveConn runs one connection: read every complete command available,
 // run them in order, then flush the replies once (redcon's model, with the
 // loop in our hands so that other goroutines can push to the connection).
-func (s *Server) serveConn(nc net.Conn) {
+// id is the connection's CLIENT ID, taken in accept order.
+func (s *Server) serveConn(nc net.Conn, id int64) {
 	s.eng.Stats.ConnsReceived.Add(1)
 	fc := newFramedConn(nc, nil)
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), created: time.Now(), gone: make(chan struct{})}
-	c.ID = s.nextID.Add(1)
+	c.ID = id
 	c.NeedsAuth = s.authRequired() // (auth.go)
 	c.prod.srv = s
 	fc.lim, fc.idleExempt = &s.prod.limits, func() bool { return c.w.shared } // (limits.go)

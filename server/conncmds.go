@@ -226,7 +226,7 @@ func (s *Server) clientLine(me *client) string {
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
 		" db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
-		" multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
+		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
 		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
 }

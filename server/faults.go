@@ -155,6 +155,8 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	if !s.sendBeforeWait(c) {
 		return false
 	}
+	c.fx.blocked.Store(true) // postponed, as Redis's paused clients are blocked
+	defer c.fx.blocked.Store(false)
 	return s.waitWhile(held, c.fx.killed, nil)
 }
 

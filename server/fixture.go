@@ -62,7 +62,8 @@ type connFixture struct {
 	last     atomic.Int64 // last interaction (a read of requests), as Redis's lastinteraction
 	lastCmd  atomic.Pointer[engine.Command]
 	monitor  atomic.Bool
-	feed     bool // show the running command to MONITOR once it has run
+	blocked  atomic.Bool // waiting in a blocking command or held by a pause: CLIENT LIST's 'b'
+	feed     bool        // show the running command to MONITOR once it has run
 }
 
 // initFixture is called by New.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -234,6 +236,18 @@ func (s *Server) clientAgeIdle(c *client) (age, idle int64) {
 	return max(now-c.fx.created, 0) / 1000, max(now-c.fx.last.Load(), 0) / 1000
 }
 
+// clientsByID returns the connections in the order they were made (their
+// IDs), the order of Redis's client list.
+func (s *Server) clientsByID() []*client {
+	var all []*client
+	s.clients.Range(func(k, _ any) bool {
+		all = append(all, k.(*client))
+		return true
+	})
+	slices.SortFunc(all, func(a, b *client) int { return cmp.Compare(a.ID, b.ID) })
+	return all
+}
+
 // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
 func (s *Server) clientList(c *engine.Ctx) {
 	var b strings.Builder
@@ -244,13 +258,12 @@ func (s *Server) clientList(c *engine.Ctx) {
 			c.W.WriteError("ERR Unknown client type '" + string(c.Args[3]) + "'")
 			return
 		}
-		s.clients.Range(func(k, _ any) bool {
-			if o := k.(*client); s.clientType(o) == typ {
+		for _, o := range s.clientsByID() {
+			if s.clientType(o) == typ {
 				b.WriteString(s.clientLine(o))
 				b.WriteByte('\n')
 			}
-			return true
-		})
+		}
 	case len(c.Args) > 3 && engine.EqFold(c.Args[2], "id"):
 		ids := make([]int64, 0, len(c.Args)-3)
 		for _, a := range c.Args[3:] {
@@ -275,11 +288,10 @@ func (s *Server) clientList(c *engine.Ctx) {
 		c.W.WriteError(engine.ErrSyntax)
 		return
 	default:
-		s.clients.Range(func(k, _ any) bool {
-			b.WriteString(s.clientLine(k.(*client)))
+		for _, o := range s.clientsByID() {
+			b.WriteString(s.clientLine(o))
 			b.WriteByte('\n')
-			return true
-		})
+		}
 	}
 	c.W.WriteVerbatim("txt", b.String())
 }

@@ -57,16 +57,16 @@ func (s *Server) sampleLoop() {
 
 // serveLogged serves a connection with debug logs of its start and end.
 // Its end counts for Close (s.wg) only once the last log line is written.
-func (s *Server) serveLogged(nc net.Conn) {
+func (s *Server) serveLogged(nc net.Conn, id int64) {
 	defer s.wg.Done()
 	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
-		s.serveConn(nc)
+		s.serveConn(nc, id)
 		return
 	}
 	addr := nc.RemoteAddr().String()
 	s.log.Debug("accepted", "addr", addr)
 	start := time.Now()
-	s.serveConn(nc)
+	s.serveConn(nc, id)
 	s.log.Debug("client closed connection", "addr", addr, "duration", time.Since(start))
 }
 

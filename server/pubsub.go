@@ -442,6 +442,12 @@ func (s *Server) clientListFields(me *client) (flags string, sub, psub, ssub int
 	if sub+psub+ssub > 0 {
 		b = append(b, 'P')
 	}
+	if me.MultiCount() >= 0 {
+		b = append(b, 'x')
+	}
+	if me.fx.blocked.Load() {
+		b = append(b, 'b')
+	}
 	b = s.trackingFlags(me, b)
 	if me.ps.noEvict {
 		b = append(b, 'e')

@@ -505,7 +505,8 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		delay = 0
 		s.wg.Add(1)
 		s.fixtureAccepted(nc) // fixture: Restart waits for these (server/fixture.go)
-		// obs: serveConn with debug logs of accept and close (server/observe.go)
-		go s.serveLogged(nc)
+		// obs: serveConn with debug logs of accept and close (server/observe.go);
+		// the ID is taken here, so that IDs (and CLIENT LIST) follow accept order
+		go s.serveLogged(nc, s.nextID.Add(1))
 	}
 }
