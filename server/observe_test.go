@@ -420,3 +420,21 @@ func TestCommandStats_AWaitInABatchIsNotTheNextCommandsTime(t *testing.T) {
 	}
 	t.Fatalf("no cmdstat_get with 2 calls in %q", info)
 }
+
+// CONFIG RESETSTAT counts itself, as Redis counts a command once it has
+// run: right after it total_commands_processed is 1 (INFO is counted once
+// it has run, too), and 2 for an INFO after another command.
+func TestConfigResetStat_CountsItself(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.do("SET", "k", "v")
+	for _, want := range []string{"1", "2"} {
+		if want == "1" {
+			c.do("CONFIG", "RESETSTAT")
+		}
+		got := c.do("INFO", "stats")
+		if !strings.Contains(got, "\r\ntotal_commands_processed:"+want+"\r\n") {
+			t.Fatalf("total_commands_processed, want %s:\n%s", want, got)
+		}
+	}
+}
