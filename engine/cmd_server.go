@@ -119,6 +119,12 @@ type ServerInfo struct {
 	PausedClients int
 }
 
+// ScriptCounter is implemented by a Scripter that can tell how many
+// scripts it holds (INFO memory's number_of_cached_scripts).
+type ScriptCounter interface {
+	CachedScripts() int
+}
+
 // InfoProvider supplies the server's part of INFO.
 type InfoProvider interface {
 	ServerInfo() ServerInfo
@@ -231,6 +237,9 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("used_memory_peak_human", humanBytes(m.peak))
 		add("total_system_memory", strconv.FormatUint(m.system, 10))
 		add("total_system_memory_human", humanBytes(m.system))
+		if sc, ok := e.scripter.(ScriptCounter); ok {
+			add("number_of_cached_scripts", strconv.Itoa(sc.CachedScripts()))
+		}
 		maxmem, _ := strconv.ParseUint(e.paramValue("maxmemory"), 10, 64)
 		add("maxmemory", strconv.FormatUint(maxmem, 10))
 		add("maxmemory_human", humanBytes(maxmem))

@@ -220,6 +220,14 @@ func (vm *VM) lookup(sha []byte) *script {
 	return s
 }
 
+// CachedScripts implements engine.ScriptCounter: the scripts SCRIPT LOAD,
+// EVAL and EVALSHA have cached since the last SCRIPT FLUSH.
+func (vm *VM) CachedScripts() int {
+	vm.mu.RLock()
+	defer vm.mu.RUnlock()
+	return len(vm.bySHA)
+}
+
 // flagsOf returns the shebang flags of the script an EVAL (arg is the
 // body) or EVALSHA (evalsha; arg is the SHA) runs, as Redis's
 // evalGetCommandFlags finds them: ok is false when the command keeps its

@@ -609,3 +609,30 @@ func TestScriptErrors_CountedOnce(t *testing.T) {
 		}
 	}
 }
+
+// INFO memory's number_of_cached_scripts counts the scripts cached since
+// the last SCRIPT FLUSH, loaded or run.
+func TestInfo_NumberOfCachedScripts(t *testing.T) {
+	f := newFixture(t)
+	count := func() string {
+		for _, line := range strings.Split(f.do(2, "INFO", "memory"), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "number_of_cached_scripts:"); ok {
+				return v
+			}
+		}
+		return "(absent)"
+	}
+	if got := count(); got != "0" {
+		t.Fatalf("number_of_cached_scripts = %s at start", got)
+	}
+	f.do(2, "SCRIPT", "LOAD", "return 1")
+	f.do(2, "EVAL", "return 2", "0")
+	f.do(2, "EVAL", "return 2", "0")
+	if got := count(); got != "2" {
+		t.Fatalf("number_of_cached_scripts = %s, want 2", got)
+	}
+	f.do(2, "SCRIPT", "FLUSH")
+	if got := count(); got != "0" {
+		t.Fatalf("number_of_cached_scripts = %s after SCRIPT FLUSH", got)
+	}
+}
