@@ -174,8 +174,23 @@ func TestSandbox_NoEscape(t *testing.T) {
 	if got := f.do(2, "EVAL", "return rawget(_G, 'x')", "0"); got != "(nil)" {
 		t.Errorf("global leaked: %q", got)
 	}
-	if got := f.do(2, "EVAL", "return getmetatable(_G)", "0"); got != "(nil)" {
-		t.Errorf("globals' metatable must be hidden, got %q", got)
+	// the globals' metatable is seen only as a read-only table (as in
+	// Redis): it cannot be changed, nor the protection removed
+	if got := f.do(2, "EVAL", "return getmetatable(_G)", "0"); got != "*0" {
+		t.Errorf("globals' metatable = %q, want a read-only table (*0)", got)
+	}
+	for _, script := range []string{
+		"local g = getmetatable(_G) g.__index = nil",
+		"rawset(getmetatable(_G), '__index', nil)",
+		"setmetatable(_G, nil)",
+		"setmetatable(getmetatable(_G), {})",
+	} {
+		if got := f.do(2, "EVAL", script, "0"); !strings.Contains(got, engine.ErrScriptReadonly) {
+			t.Errorf("%s = %q, want it refused", script, got)
+		}
+	}
+	if got := f.do(2, "EVAL", "return nosuch", "0"); !strings.Contains(got, "nonexistent global variable 'nosuch'") {
+		t.Errorf("the globals' protection is gone: %q", got)
 	}
 }
 

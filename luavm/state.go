@@ -166,6 +166,15 @@ func (vm *VM) initState() {
 	// Scripts see a read-only proxy of the globals.
 	vm.env = vm.readonly(G)
 	G.RawSetString("_G", vm.env)
+	// getmetatable(_G) yields a read-only table holding the globals'
+	// protection, as Redis's: its __index raises the error for a missing
+	// global (writes are refused by the table being read-only, so there is
+	// no __newindex).
+	if mt, ok := vm.env.Metatable.(*lua.LTable); ok {
+		view := L.NewTable()
+		view.RawSetString("__index", gmt.RawGetString("__index"))
+		mt.RawSetString("__metatable", vm.readonly(view))
+	}
 	vm.newContext()
 }
 
