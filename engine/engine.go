@@ -299,15 +299,17 @@ func (e *Engine) lookup(key []byte, now int64) *entry {
 func (e *Engine) HoldLazyExpiry(until int64) { e.lazyHold.Store(until) }
 
 // putNew adds ent under a key that lookup reported missing. During a
-// HoldLazyExpiry the expired entry lookup left may still be there: it is
-// reclaimed first, so that the expiry index never holds a replaced entry.
+// HoldLazyExpiry the expired entry lookup left may still be there: put
+// hands it back, and it is reclaimed here, so that the expiry index never
+// holds a replaced entry. (Whether the hold is on is not asked: it may
+// end, from another goroutine, between the lookup and this put.)
 func (e *Engine) putNew(ent *entry) {
-	if e.lazyHold.Load() != 0 {
-		if old := e.keys.getString(ent.key()); old != nil {
-			e.expireKey(old.key(), old)
+	if old := e.keys.put(ent); old != nil {
+		if old.deadline != 0 {
+			e.idx.Remove(old, old.deadline)
 		}
+		e.Stats.ExpiredKeys.Add(1) // (the caller reports the key modified)
 	}
-	e.keys.put(ent)
 }
 
 func (e *Engine) lookupRead(key []byte, now int64) *entry {

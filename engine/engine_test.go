@@ -459,3 +459,27 @@ func TestHoldLazyExpiry_LeavesExpiredKeysInPlace(t *testing.T) {
 		t.Fatalf("expired_keys = %d after the hold, want 4", n)
 	}
 }
+
+// A write whose lookup found an expired key left in place by the hold,
+// and that adds its entry after the hold ended (CLIENT UNPAUSE runs on
+// another goroutine, without the keyspace lock), still reclaims the old
+// entry: the expiry index must not keep it, or its reclaim would delete
+// the new key by name.
+func TestHoldLazyExpiry_EndingBetweenLookupAndWrite(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "k", "v", "PX", "100")
+	e.clock.Advance(200 * time.Millisecond)
+	e.HoldLazyExpiry(e.clock.Mono() + 10_000)
+	e.Lock()
+	now := e.clock.Mono()
+	ent := e.lookup([]byte("k"), now)
+	e.HoldLazyExpiry(0) // the pause ends here
+	e.setStringAt([]byte("k"), ent, []byte("new"), 0, false)
+	e.Unlock()
+	if msg := e.CheckInvariants(); msg != "" {
+		t.Fatal(msg)
+	}
+	e.clock.Advance(time.Second)
+	e.ReclaimDue(100)
+	e.expect("$new", "GET", "k")
+}

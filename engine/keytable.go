@@ -128,17 +128,19 @@ func (t *keyTable) getString(key string) *entry {
 	return nil
 }
 
-// put stores ent under ent.key(), replacing any entry already there.
-func (t *keyTable) put(ent *entry) {
-	t.putHashed(maphash.String(t.seed, ent.key()), ent)
+// put stores ent under ent.key(), replacing any entry already there,
+// which it returns (nil if none).
+func (t *keyTable) put(ent *entry) *entry {
+	return t.putHashed(maphash.String(t.seed, ent.key()), ent)
 }
 
 // putHashed is put for an entry whose key hashes to h.
-func (t *keyTable) putHashed(h uint64, ent *entry) {
+func (t *keyTable) putHashed(h uint64, ent *entry) *entry {
 	tb := t.table(h)
 	if i := tb.find(h, ent.key()); i >= 0 {
+		old := tb.slots[i].ent
 		tb.slots[i].ent = ent
-		return
+		return old
 	}
 	// a split can leave one half still full: loop (grow doubles a table
 	// whose entries a split would not separate, so this ends)
@@ -148,6 +150,7 @@ func (t *keyTable) putHashed(h uint64, ent *entry) {
 	}
 	tb.insert(h, ent)
 	t.n++
+	return nil
 }
 
 // insert places an entry known to be absent; tb has room.
