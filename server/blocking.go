@@ -37,14 +37,14 @@ func (s *Server) registerBlocking() {
 // waitBlocked waits for c's blocked command to end and writes its reply.
 func (s *Server) waitBlocked(c *client) {
 	w := c.ctx.Blocked
+	c.fx.blocked.Store(true) // CLIENT LIST's 'b', before anyone can see the client wait
+	defer c.fx.blocked.Store(false)
 	if err := c.flush(); err != nil {
 		s.eng.FinishWait(&c.ctx, engine.WaitGone)
 		c.closeNow = true
 		return
 	}
 	gone := c.fc.startReadAhead()
-	c.fx.blocked.Store(true)
-	defer c.fx.blocked.Store(false)
 	var timeout <-chan time.Time
 	if d := w.Timeout(); d > 0 {
 		t := time.NewTimer(d)

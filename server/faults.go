@@ -136,11 +136,15 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 			s.fx.pmu.Lock()
 			s.fx.setWaitingLocked(s.fx.waiting - 1)
 			s.fx.pmu.Unlock()
+			c.fx.blocked.Store(false)
 		}
 	}()
 	held := func(now int64) (int64, bool) {
 		until, paused := s.fx.pausedLocked(now, cls)
 		if paused && !counted {
+			// blocked (CLIENT LIST's 'b') before counted (Held, INFO
+			// blocked_clients), so that whoever sees the count sees it
+			c.fx.blocked.Store(true)
 			s.fx.setWaitingLocked(s.fx.waiting + 1)
 			counted = true
 		}
@@ -155,8 +159,6 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	if !s.sendBeforeWait(c) {
 		return false
 	}
-	c.fx.blocked.Store(true) // postponed, as Redis's paused clients are blocked
-	defer c.fx.blocked.Store(false)
 	return s.waitWhile(held, c.fx.killed, nil)
 }
 
