@@ -439,6 +439,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 		}
 		if !c.Script.Wrote {
 			if !e.scriptWrite() {
+				e.countError(ErrScriptKilled) // counted here: the script's reply will not count it again
 				w.WriteError(ErrScriptKilled)
 				return
 			}

@@ -286,9 +286,16 @@ func cmdExec(c *Ctx) {
 	}()
 	e.FlushStats(c) // a queued INFO sees the client's commands before EXEC; queued ones count at once (no Pending)
 	c.W.WriteArray(len(q))
+	// A queued command's error replies are counted as its own (its call
+	// wraps the writer in its own errTap), not again as EXEC's, and EXEC
+	// does not fail by them: the queued commands write past EXEC's errTap.
+	w := c.W
+	if t, ok := w.(*errTap); ok {
+		w = t.Writer
+	}
 	sub := &tx.sub
 	for i := range q {
-		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: c.W, Client: cl, Cmd: q[i].cmd}
+		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: w, Client: cl, Cmd: q[i].cmd}
 		e.Stats.Commands.Add(1)
 		// A blocking command (BLPOP) never parks here: it sees
 		// sub.DenyBlocking() and answers as if its timeout had passed.

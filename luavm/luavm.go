@@ -253,13 +253,17 @@ func (vm *VM) flagsOf(evalsha bool, arg []byte) (fl shebangFlags, ok bool) {
 	return shebangFlags{noWrites: s.noWrites, allowOOM: s.allowOOM}, s.shebang
 }
 
-// MayWrite reports whether Redis flags this EVAL or EVALSHA (see flagsOf)
-// as a write or may-replicate command, which CLIENT PAUSE WRITE holds: a
-// script with a shebang writes unless it is flagged no-writes; without
-// one, the command may replicate.
-func (vm *VM) MayWrite(evalsha bool, arg []byte) bool {
+// MayWrite reports whether Redis flags this EVAL or EVALSHA (see flagsOf;
+// ro: EVAL_RO or EVALSHA_RO) as a write or may-replicate command, which
+// CLIENT PAUSE WRITE holds: a script with a shebang writes unless it is
+// flagged no-writes; without one, EVAL may replicate and EVAL_RO only
+// reads.
+func (vm *VM) MayWrite(evalsha, ro bool, arg []byte) bool {
 	fl, ok := vm.flagsOf(evalsha, arg)
-	return !ok || !fl.noWrites
+	if !ok {
+		return !ro
+	}
+	return !fl.noWrites
 }
 
 // DenyOOM implements engine.ScriptFlagger: a script with a shebang is

@@ -553,8 +553,21 @@ func TestMayWrite(t *testing.T) {
 		{true, SHA1Hex([]byte("unknown")), true},
 		{true, "short", true},
 	} {
-		if got := vm.MayWrite(tc.evalsha, []byte(tc.arg)); got != tc.want {
+		if got := vm.MayWrite(tc.evalsha, false, []byte(tc.arg)); got != tc.want {
 			t.Errorf("MayWrite(%v, %q) = %v, want %v", tc.evalsha, tc.arg, got, tc.want)
+		}
+	}
+	// EVAL_RO: without a shebang it only reads
+	for _, tc := range []struct {
+		arg  string
+		want bool
+	}{
+		{"return 1", false},
+		{"#!lua\nreturn 1", true},
+		{ro, false},
+	} {
+		if got := vm.MayWrite(false, true, []byte(tc.arg)); got != tc.want {
+			t.Errorf("MayWrite(ro, %q) = %v, want %v", tc.arg, got, tc.want)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 // trailing white space); any other base reads an unsigned integer as C's
 // strtoul does.
 func luaToNumber(L *lua.LState) int {
+	numberArg(L, 2) // the base may be a numeric string too
 	base := L.OptInt(2, 10)
 	if base == 10 {
 		switch v := L.CheckAny(1).(type) {

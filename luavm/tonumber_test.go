@@ -94,6 +94,7 @@ func TestEval_ToNumberAndMathHuge(t *testing.T) {
 	f.expect(":-9223372036854775808", "EVAL", "return tonumber('19223372036854775807')", "0")
 	f.expect("$100000", "EVAL", "return tostring(tonumber('1e5'))", "0")
 	f.expect(":16", "EVAL", "return tonumber(10, 16)", "0")
+	f.expect(":16", "EVAL", "return tonumber('10', '16')", "0")
 	f.expect("(nil)", "EVAL", "return tonumber('12', 2)", "0")
 	f.expect(":1", "EVAL", "return tonumber('inf') == math.huge", "0")
 	f.expect(":1", "EVAL", "return math.huge == 1/0", "0")

@@ -392,6 +392,7 @@ func TestClientPause_WriteLetsNoWritesScriptsRun(t *testing.T) {
 		{[]string{"EVAL", ro, "0"}, ":12\r\n"},
 		{[]string{"EVAL", "#!lua flags=no-writes,allow-stale\nreturn 13", "0"}, ":13\r\n"}, // not cached yet
 		{[]string{"EVALSHA", sha, "0"}, ":12\r\n"},
+		{[]string{"EVAL_RO", "return 5", "0"}, ":5\r\n"}, // no shebang: EVAL_RO only reads
 		{[]string{"MULTI"}, "+OK\r\n"},
 		{[]string{"EVAL", ro, "0"}, "+QUEUED\r\n"},
 		{[]string{"EVALSHA", sha, "0"}, "+QUEUED\r\n"},
@@ -405,6 +406,7 @@ func TestClientPause_WriteLetsNoWritesScriptsRun(t *testing.T) {
 		{"EVAL", "return 1", "0"},
 		{"EVAL", "#!lua\nreturn 1", "0"},
 		{"EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"},
+		{"EVAL_RO", "#!lua\nreturn 1", "0"}, // a shebang without no-writes: a write
 	} {
 		c := dial(t, srv.Addr())
 		c.send(encode(args...))

@@ -279,11 +279,15 @@ func (s *Server) pauseClassOf(c *client, cmd *engine.Command, valid bool) pauseC
 }
 
 // pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd with args.
-// A script's shebang flags decide for EVAL and EVALSHA, as in Redis: one
-// flagged no-writes is neither a write nor may-replicate.
+// A script's shebang flags decide for EVAL, EVALSHA and their _RO forms,
+// as in Redis: one flagged no-writes is neither a write nor
+// may-replicate, one without is a write.
 func (s *Server) pausedByWrite(cmd *engine.Command, args [][]byte) bool {
-	if (cmd.Name == "eval" || cmd.Name == "evalsha") && len(args) > 1 {
-		return s.vm.MayWrite(cmd.Name == "evalsha", args[1])
+	switch cmd.Name {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro":
+		if len(args) > 1 {
+			return s.vm.MayWrite(strings.HasPrefix(cmd.Name, "evalsha"), strings.HasSuffix(cmd.Name, "_ro"), args[1])
+		}
 	}
 	return cmd.Flags&engine.FlagWrite != 0 || mayReplicate[cmd.Name]
 }
