@@ -414,7 +414,8 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	if cmd.Subs != nil && len(args) >= 2 {
 		sub := lookupSub(cmd, args[1])
 		if sub == nil {
-			reject(nil, ErrUnknownSubcommand(args[1], strings.ToUpper(cmd.Name)))
+			// Redis's scriptCall finds no command for an unknown subcommand
+			reject(nil, ErrScriptUnknownCmd)
 			return
 		}
 		cmd = sub
