@@ -258,9 +258,9 @@ func cmdConfigResetStat(c *Ctx) {
 	s.ExpiredKeys.Store(0)
 	s.KeyspaceHits.Store(0)
 	s.KeyspaceMisses.Store(0)
-	// 1: this command, counted before it ran; Redis counts a command once
-	// it has run, so RESETSTAT is the first of the new count
-	s.Commands.Store(1)
+	// RESETSTAT itself is counted once it has run, as in Redis: the first
+	// of the new count
+	s.Commands.Store(0)
 	s.ConnsReceived.Store(0)
 	s.RejectedConns.Store(0)
 	s.ScriptRuns.Store(0)

@@ -268,6 +268,9 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("pubsub_channels", strconv.Itoa(si.PubSubChannels))
 		add("pubsub_patterns", strconv.Itoa(si.PubSubPatterns))
 		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
+		// Redis counts error replies from a master or in an AOF here;
+		// tumbler has neither, so none are ever unexpected.
+		add("unexpected_error_replies", "0")
 		errs, _ := e.ErrorReplies()
 		add("total_error_replies", strconv.FormatInt(errs, 10))
 	})

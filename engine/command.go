@@ -302,8 +302,8 @@ func (e *Engine) Exec(c *Ctx) {
 		e.FlushStats(c) // INFO sees, and CONFIG RESETSTAT clears, this client's commands so far
 	}
 	if cmd.Flags&FlagNoKeys != 0 {
-		e.Stats.Commands.Add(1)
 		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
+		e.countCommand(c) // once it has run, as Redis's call(): INFO does not see itself
 		return
 	}
 	e.execLocked(c, cmd, allowBusy)
@@ -329,9 +329,9 @@ func (e *Engine) execLocked(c *Ctx, cmd *Command, allowBusy bool) {
 	defer e.mu.Unlock()
 	defer e.endCommand() // tracking: the command's client (tracking.go)
 	e.beginCommand(c)
-	e.countCommand(c)
 	e.blk.top = cmd     // blocking.go: only a top-level command may block
 	e.callNow(c, cmd)   // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
+	e.countCommand(c)   // once it has run: an EXEC's or a script's commands count before it
 	e.trackRead(c, cmd) // tracking: remember the keys read (tracking.go)
 	if len(e.blk.ready) > 0 {
 		c.Unchain() // serving other clients is not the next command's time
@@ -450,7 +450,6 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	if cmd.Flags&flagStats != 0 {
 		e.FlushStats(c) // as Exec
 	}
-	e.countCommand(c)
 	sub := &c.Script.sub
 	*sub = Ctx{Eng: e, Args: args, Now: c.Now, W: w, Client: c.Client, Cmd: cmd, Script: c.Script, Pending: c.Pending}
 	// A native script runs no code between its calls: the clock read that
@@ -460,6 +459,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 		start = e.nowNs()
 	}
 	e.callAt(sub, cmd, start) // obs: cmd.Fn(sub), timed for commandstats and the slow log (engine/observe.go)
+	e.countCommand(c)         // once it has run, as Redis's call()
 	c.clk = sub.clk
 	e.trackRead(sub, cmd) // tracking: keys read inside scripts count for the caller (tracking.go)
 	sub.Args, sub.W = nil, nil

@@ -296,12 +296,12 @@ func cmdExec(c *Ctx) {
 	sub := &tx.sub
 	for i := range q {
 		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: w, Client: cl, Cmd: q[i].cmd}
-		e.Stats.Commands.Add(1)
 		// A blocking command (BLPOP) never parks here: it sees
 		// sub.DenyBlocking() and answers as if its timeout had passed.
 		// When blocking exists (Ctx.Blocked), a queued command must never
 		// set it; Redis asserts the same (serverAssert CLIENT_BLOCKED == 0).
 		e.call(sub, q[i].cmd)      // obs: counted and timed like any command (observe.go)
+		e.Stats.Commands.Add(1)    // once it has run, as Redis's call()
 		e.trackRead(sub, q[i].cmd) // tracking: reads inside EXEC count for the client (tracking.go)
 		q[i] = queued{}
 	}

@@ -44,6 +44,9 @@ func TestInfo_CommandStatsCountCallsFailuresAndRejections(t *testing.T) {
 	if got := te.infoField("stats", "total_error_replies"); got != "3" {
 		t.Errorf("total_error_replies = %q", got)
 	}
+	if got := te.infoField("stats", "unexpected_error_replies"); got != "0" {
+		t.Errorf("unexpected_error_replies = %q, want 0 (no master, no AOF)", got)
+	}
 	te.do("CONFIG", "RESETSTAT")
 	if got := te.infoField("commandstats", "cmdstat_get"); got != "" {
 		t.Errorf("after RESETSTAT cmdstat_get = %q", got)

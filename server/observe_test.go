@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -436,5 +437,40 @@ func TestConfigResetStat_CountsItself(t *testing.T) {
 		if !strings.Contains(got, "\r\ntotal_commands_processed:"+want+"\r\n") {
 			t.Fatalf("total_commands_processed, want %s:\n%s", want, got)
 		}
+	}
+}
+
+// total_commands_processed counts a command once it has run, as Redis's
+// call() does, also inside EXEC and inside scripts: an INFO queued in a
+// MULTI or called by a script sees the commands before it, not itself nor
+// the EXEC or EVAL around it. The counts are redis-server 7.0.15's for the
+// same sequences, one fresh connection each.
+func TestTotalCommands_CountedOnceRun(t *testing.T) {
+	srv := RunT(t)
+	info := []string{"INFO", "stats"}
+	for _, tc := range []struct {
+		seq  [][]string
+		want []string // total_commands_processed of each INFO, in order
+	}{
+		{[][]string{{"MULTI"}, {"CONFIG", "RESETSTAT"}, info, {"EXEC"}, info}, []string{"1", "3"}},
+		{[][]string{{"MULTI"}, {"CONFIG", "RESETSTAT"}, {"PING"}, info, {"PING"}, {"EXEC"}, info}, []string{"2", "5"}},
+		{[][]string{{"CONFIG", "RESETSTAT"}, {"MULTI"}, info, {"EXEC"}, info}, []string{"2", "4"}},
+		{[][]string{{"CONFIG", "RESETSTAT"}, {"MULTI"}, {"SET", "a", "b"}, info, {"EXEC"}, info}, []string{"3", "5"}},
+		{[][]string{{"CONFIG", "RESETSTAT"}, {"MULTI"}, {"GET", "a"}, {"EXEC"}, info}, []string{"4"}},
+		{[][]string{{"CONFIG", "RESETSTAT"}, {"MULTI"}, {"GET"}, {"GET", "a"}, {"EXEC"}, info}, []string{"3"}},
+		{[][]string{{"CONFIG", "RESETSTAT"}, {"EVAL", `return redis.call("info","stats")`, "0"}, info}, []string{"1", "3"}},
+		{[][]string{{"CONFIG", "RESETSTAT"}, {"MULTI"}, {"EVAL", `return redis.call("info","stats")`, "0"}, {"EXEC"}, info}, []string{"2", "5"}},
+	} {
+		c := dial(t, srv.Addr())
+		var got []string
+		for _, args := range tc.seq {
+			for _, m := range regexp.MustCompile(`total_commands_processed:(\d+)`).FindAllStringSubmatch(c.do(args...), -1) {
+				got = append(got, m[1])
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%q: total_commands_processed %v, want %v (Redis)", tc.seq, got, tc.want)
+		}
+		c.conn.Close()
 	}
 }
