@@ -197,7 +197,14 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	w.reply.ops = w.reply.ops[:0]
 	sub := Ctx{Eng: e, Args: w.args, Now: now, W: &w.reply, Client: w.client, Cmd: w.cmd, Blocked: w}
 	e.Stats.Commands.Add(1)
+	// The waiter's command is the one running (Redis sets current_client
+	// to the receiver): the invalidation of a key it writes and tracks,
+	// such as BLMOVE's destination, follows its reply (the server sends
+	// the client's pending invalidations after FinishWait).
+	prev := e.current
+	e.current = w.client
 	w.cmd.Fn(&sub)
+	e.current = prev
 	if w.stay {
 		w.reply.ops = w.reply.ops[:0]
 		return

@@ -139,7 +139,8 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 		}
 		if c.ctx.Blocked != nil {
 			s.eng.FlushStats(&c.ctx)
-			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
+			s.waitBlocked(c)  // blocking.go: BLPOP and friends wait here
+			s.afterBlocked(c) // tracking: invalidations of its own writes, after its reply (tracking.go)
 			c.ctx.Unchain()
 		}
 		if c.closeNow {

@@ -510,12 +510,31 @@ func (s *Server) trackFlush() {
 
 // afterCommand runs on a connection's goroutine after each command: it
 // ends a CLIENT CACHING window and sends the invalidations of the
-// client's own writes, which Redis sends right after the reply.
+// client's own writes, which Redis sends right after the reply. A command
+// that blocked has not ended: its client's pending invalidations may still
+// grow (by another goroutine, when a push serves it), so afterBlocked runs
+// instead, once it is served.
 func (s *Server) afterCommand(c *client) {
+	if c.ctx.Blocked != nil {
+		return
+	}
 	st := &c.ps.trk
 	if st.caching && len(c.ctx.Args) > 0 && !engine.EqFold(c.ctx.Args[0], "client") && !c.inTransaction() {
 		st.caching = false
 	}
+	s.sendOwnInvalidations(c)
+}
+
+// afterBlocked is afterCommand for a blocking command (BLPOP, BLMOVE...),
+// after its wait and its reply, as Redis resets a client when it unblocks.
+// The engine wrote its pending invalidations before it released the wait.
+func (s *Server) afterBlocked(c *client) {
+	c.ps.trk.caching = false // a blocking command is never CLIENT nor in MULTI
+	s.sendOwnInvalidations(c)
+}
+
+// sendOwnInvalidations sends the invalidations of c's own writes.
+func (s *Server) sendOwnInvalidations(c *client) {
 	if len(c.ps.pending) == 0 {
 		return
 	}

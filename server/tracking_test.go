@@ -87,6 +87,36 @@ func TestTracking_OwnWritesAfterReplyAndNoLoop(t *testing.T) {
 	a.expect(inval3("k"))
 }
 
+// A blocked BLMOVE that a push serves writes its destination, which its
+// client tracks: the invalidation follows the BLMOVE's reply (Redis's
+// "Unblocked BLMOVE gets notification after response"), and with NOLOOP
+// there is none, the write being the client's own.
+func TestTracking_UnblockedBLMOVEInvalidatesAfterReply(t *testing.T) {
+	srv := RunT(t)
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	a.hello3()
+	for _, noloop := range []bool{false, true} {
+		b.expectDo(":1\r\n", "RPUSH", "dst", "a")
+		args := []string{"CLIENT", "TRACKING", "ON"}
+		if noloop {
+			args = append(args, "NOLOOP")
+		}
+		a.expectDo("+OK\r\n", args...)
+		a.expectDo("*1\r\n$1\r\na\r\n", "LRANGE", "dst", "0", "-1") // tracks dst
+		a.send(encode("BLMOVE", "src", "dst", "LEFT", "LEFT", "0"))
+		waitBlockedClients(t, srv, 1)
+		b.expectDo(":1\r\n", "RPUSH", "src", "foo")
+		a.expect("$3\r\nfoo\r\n")
+		if !noloop {
+			a.expect(inval3("dst"))
+		}
+		a.expectDo("+PONG\r\n", "PING") // nothing else came in between
+		a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "OFF")
+		b.expectDo(":1\r\n", "DEL", "dst")
+	}
+}
+
 // Keys read inside a script are tracked for the script's caller, declared
 // or not (Redis 7.2 tracks the keys of each read command a script runs;
 // 7.0 tracked the script's declared KEYS).
