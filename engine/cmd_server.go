@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -367,21 +368,7 @@ func writeCommandInfo(w Writer, cmd *Command) {
 	w.WriteInt(int64(cmd.FirstKey))
 	w.WriteInt(int64(cmd.LastKey))
 	w.WriteInt(int64(cmd.Step))
-	var cats []string
-	if cmd.Flags&FlagWrite != 0 {
-		cats = append(cats, "@write")
-	}
-	if cmd.Flags&FlagReadonly != 0 {
-		cats = append(cats, "@read")
-	}
-	if cmd.Group != "" {
-		cats = append(cats, "@"+cmd.Group)
-	}
-	if cmd.Flags&FlagFast != 0 {
-		cats = append(cats, "@fast")
-	} else {
-		cats = append(cats, "@slow")
-	}
+	cats := aclCategories(cmd)
 	w.WriteSet(len(cats))
 	for _, cat := range cats {
 		w.WriteStatus(cat)
@@ -450,10 +437,68 @@ func writeCommandDoc(w Writer, cmd *Command) {
 	}
 }
 
-// COMMAND LIST
+// aclCategories approximates a command's ACL categories (COMMAND INFO,
+// COMMAND LIST FILTERBY ACLCAT) from its flags and its group.
+func aclCategories(cmd *Command) []string {
+	var cats []string
+	if cmd.Flags&FlagWrite != 0 {
+		cats = append(cats, "@write")
+	}
+	if cmd.Flags&FlagReadonly != 0 {
+		cats = append(cats, "@read")
+	}
+	if cmd.Group != "" {
+		cats = append(cats, "@"+cmd.Group)
+	}
+	if cmd.Flags&FlagFast != 0 {
+		cats = append(cats, "@fast")
+	} else {
+		cats = append(cats, "@slow")
+	}
+	return cats
+}
+
+// COMMAND LIST [FILTERBY MODULE name|ACLCAT category|PATTERN pattern]
+//
+// As Redis, it lists subcommands ("client|list") after their container,
+// and takes FILTERBY only as its last three arguments.
 func cmdCommandList(c *Ctx) {
-	c.W.WriteArray(len(c.Eng.cmdList))
+	var keep func(cmd *Command) bool
+	switch {
+	case len(c.Args) == 2:
+	case len(c.Args) == 5 && EqFold(c.Args[2], "filterby"):
+		arg := c.Args[4]
+		switch {
+		case EqFold(c.Args[3], "module"):
+			keep = func(*Command) bool { return false } // no modules
+		case EqFold(c.Args[3], "aclcat"):
+			cat := "@" + strings.ToLower(string(arg))
+			keep = func(cmd *Command) bool { return slices.Contains(aclCategories(cmd), cat) }
+		case EqFold(c.Args[3], "pattern"):
+			keep = func(cmd *Command) bool { return Match(arg, []byte(cmd.Name), true) }
+		default:
+			c.W.WriteError(ErrSyntax)
+			return
+		}
+	default:
+		c.W.WriteError(ErrSyntax)
+		return
+	}
+	var names []string
+	var add func(cmd *Command)
+	add = func(cmd *Command) {
+		if keep == nil || keep(cmd) {
+			names = append(names, cmd.Name)
+		}
+		for _, sub := range sortedSubs(cmd) {
+			add(sub)
+		}
+	}
 	for _, cmd := range c.Eng.cmdList {
-		c.W.WriteBulkString(cmd.Name)
+		add(cmd)
+	}
+	c.W.WriteArray(len(names))
+	for _, name := range names {
+		c.W.WriteBulkString(name)
 	}
 }

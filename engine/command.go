@@ -137,6 +137,9 @@ func (e *Engine) Register(cmds ...*Command) {
 			if !strings.Contains(sub.Name, "|") {
 				sub.Name = name + "|" + subName
 			}
+			if sub.Group == "" {
+				sub.Group = cmd.Group // as Redis's docs file them (COMMAND DOCS, FILTERBY ACLCAT)
+			}
 		}
 		if old := e.cmds[name]; old != nil {
 			for i, c := range e.cmdList {

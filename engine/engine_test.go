@@ -483,3 +483,33 @@ func TestHoldLazyExpiry_EndingBetweenLookupAndWrite(t *testing.T) {
 	e.ReclaimDue(100)
 	e.expect("$new", "GET", "k")
 }
+
+// COMMAND LIST lists subcommands after their container, filters by
+// FILTERBY PATTERN (case-insensitive glob on the full name), ACLCAT and
+// MODULE (none here), and refuses other arguments as Redis 7.0 does.
+func TestCommandList_FilterByAndSubcommands(t *testing.T) {
+	te := newTestEngine(t)
+	all := te.do("COMMAND", "LIST")
+	for _, name := range []string{"get", "script", "script|load", "command|list"} {
+		if !strings.Contains(all+" ", " $"+name+" ") {
+			t.Errorf("COMMAND LIST lacks %q: %s", name, all)
+		}
+	}
+	te.expect("*5 $get $getdel $getex $getrange $getset", "COMMAND", "LIST", "FILTERBY", "PATTERN", "get*")
+	te.expect("*2 $script|flush $script|load", "COMMAND", "list", "filterby", "pattern", "SCRIPT|[fl]*")
+	te.expect("*0", "COMMAND", "LIST", "FILTERBY", "MODULE", "get")
+	te.expect("*0", "COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcategory")
+	if got := te.do("COMMAND", "LIST", "FILTERBY", "ACLCAT", "Scripting"); !strings.Contains(got, " $eval ") || !strings.Contains(got, " $script|load") || strings.Contains(got, " $get ") {
+		t.Errorf("FILTERBY ACLCAT scripting: %s", got)
+	}
+	for _, args := range [][]string{
+		{"COMMAND", "LIST", "foo"},
+		{"COMMAND", "LIST", "FILTERBY"},
+		{"COMMAND", "LIST", "FILTERBY", "PATTERN"},
+		{"COMMAND", "LIST", "FILTERBY", "PATTERN", "x", "y"},
+		{"COMMAND", "LIST", "FILTERBY", "bogus", "x"},
+		{"COMMAND", "LIST", "FILTERBY", "PATTERN", "x", "FILTERBY", "PATTERN", "y"},
+	} {
+		te.expect("-ERR syntax error", args...)
+	}
+}

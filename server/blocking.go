@@ -29,7 +29,7 @@ import (
 func (s *Server) registerBlocking() {
 	const conn = engine.FlagNoKeys | engine.FlagNoScript
 	s.eng.Lookup([]byte("client")).Subs["unblock"] = &engine.Command{
-		Name: "client|unblock", Arity: -3, Flags: conn | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale,
+		Name: "client|unblock", Group: "connection", Arity: -3, Flags: conn | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale,
 		Fn: s.cmdClientUnblock,
 	}
 }
