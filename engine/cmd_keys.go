@@ -375,6 +375,7 @@ func (e *Engine) flush() {
 	e.keys = newKeyTable()
 	e.idx.Clear()
 	e.nextWake = 0
+	e.mem.flushed.Store(true) // maxmemory: the next check collects (memory.go)
 	if len(e.onModified) > 0 {
 		old.each(func(ent *entry) bool {
 			e.modified(ent.key())

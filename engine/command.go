@@ -437,7 +437,7 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 			return
 		}
 		// maxmemory (memory.go): only before a script's first write, as Redis.
-		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && !c.Script.AllowOOM && e.OutOfMemory() {
+		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && !c.Script.AllowOOM && e.outOfMemoryLocked() {
 			reject(cmd, ErrOOM)
 			return
 		}

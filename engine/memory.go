@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -30,6 +31,13 @@ type memLimit struct {
 	sampledAt atomic.Int64  // unix ns of the last sample; 0 = none yet
 	mu        sync.Mutex    // one sampler at a time
 	sample    [1]metrics.Sample
+
+	// forced collections (collectAndCheck)
+	gcMu        sync.Mutex  // one at a time; guards gcAt and gcFull
+	gcAt        int64       // unix ns when the last one ended; 0 = none yet
+	gcFull      bool        // the heap was still over maxmemory after it
+	flushed     atomic.Bool // every key was removed since
+	collections atomic.Int64
 }
 
 // SetMaxMemory sets maxmemory in bytes; 0 removes the limit.
@@ -87,7 +95,70 @@ func (e *Engine) denyOOM(cmd *Command, args [][]byte) bool {
 }
 
 // OutOfMemory reports whether maxmemory is set and used memory exceeds it.
+// Used memory counts garbage not yet collected, and Go collects when the
+// heap has doubled since the last collection, so the heap of a server
+// whose data never grew can pass maxmemory by garbage alone. Once it does,
+// only refused commands run, which allocate nothing, and no collection
+// comes until Go's periodic one (two minutes): every write was refused
+// meanwhile, although a FLUSHALL had freed everything. So a sample over
+// the limit is checked by a collection (collectAndCheck) before writes are
+// refused, unless one ran just before.
 func (e *Engine) OutOfMemory() bool {
 	max := e.mem.max.Load()
-	return max != 0 && e.UsedMemory() > max
+	return max != 0 && e.UsedMemory() > max && e.mem.collectAndCheck(max, true)
+}
+
+// outOfMemoryLocked is OutOfMemory under the keyspace lock (a script's
+// first write): it never collects there, as every other client would
+// wait for it, and takes the last sample as it is. The next command
+// checked outside the lock collects.
+func (e *Engine) outOfMemoryLocked() bool {
+	max := e.mem.max.Load()
+	return max != 0 && e.UsedMemory() > max && e.mem.collectAndCheck(max, false)
+}
+
+// Forced collections, while the sampled heap is over maxmemory: at most
+// one every memGCEvery, and one every memGCEveryFull while the last one
+// found the live heap itself over the limit (the server is full: it
+// refuses writes until data is deleted, and need not collect ten times a
+// second to see that).
+const (
+	memGCEvery     = memSampleEvery
+	memGCEveryFull = time.Second
+)
+
+// collectAndCheck runs a garbage collection, unless one ran less than
+// memGCEvery ago (memGCEveryFull while full) or collect is false, then
+// samples the heap again, and reports whether it is still over max. One
+// collection at a time: callers meanwhile wait for its result.
+func (m *memLimit) collectAndCheck(max uint64, collect bool) bool {
+	if !collect {
+		return true // the sample says over
+	}
+	m.gcMu.Lock()
+	defer m.gcMu.Unlock()
+	every := memGCEvery
+	if m.gcFull {
+		every = memGCEveryFull
+	}
+	if m.flushed.Swap(false) {
+		every = 0 // FLUSHALL/FLUSHDB freed the data: see at once
+	}
+	if last := m.gcAt; last != 0 && time.Now().UnixNano()-last < int64(every) {
+		return m.used.Load() > max // the sample taken after that collection, or since
+	}
+	runtime.GC()
+	m.mu.Lock()
+	m.sample[0].Name = memMetric
+	metrics.Read(m.sample[:])
+	if m.sample[0].Value.Kind() == metrics.KindUint64 {
+		m.used.Store(m.sample[0].Value.Uint64())
+	}
+	now := time.Now().UnixNano()
+	m.sampledAt.Store(now)
+	m.mu.Unlock()
+	m.gcAt = now
+	m.gcFull = m.used.Load() > max
+	m.collections.Add(1)
+	return m.gcFull
 }
