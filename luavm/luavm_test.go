@@ -664,3 +664,23 @@ func TestInfo_NumberOfCachedScripts(t *testing.T) {
 		t.Fatalf("number_of_cached_scripts = %s after SCRIPT FLUSH", got)
 	}
 }
+
+// pcall is Redis 7's: an error table with a string or number err field
+// (what redis.call raises) is caught as that field, as in Redis 6; with
+// another err field, the field follows the table. Every reply here is
+// redis-server 7.0.15's for the same script.
+func TestPcall_ErrorTablesCaughtAsStrings(t *testing.T) {
+	f := newFixture(t)
+	f.expect(":1", "RPUSH", "l", "a")
+	f.expect("*3 $string $false $WRONGTYPE Operation against a key holding the wrong kind of value",
+		"EVAL", "local ok, e = pcall(redis.call, 'get', KEYS[1]) return {type(e), tostring(ok), e}", "1", "l")
+	f.expect("*2 $string $E1 tbl", "EVAL", "local ok, e = pcall(function() error({err='E1 tbl'}) end) return {type(e), e}", "0")
+	f.expect("*2 $string $user_script:1: plain", "EVAL", "local ok, e = pcall(function() error('plain') end) return {type(e), e}", "0")
+	f.expect("*2 :3 $table", "EVAL", "return {select('#', pcall(error, {})), type(select(2, pcall(error, {})))}", "0")
+	f.expect("*2 :3 $table", "EVAL", "return {select('#', pcall(error, {err={}})), type(select(3, pcall(error, {err={}})))}", "0")
+	f.expect("*2 $nil :5", "EVAL", "local ok, e = pcall(error, {err=5}) return {tostring(ok) == 'false' and 'nil' or 'x', e}", "0")
+	f.expect("$viaindex", "EVAL", "local ok, e = pcall(error, setmetatable({}, {__index=function() return 'viaindex' end})) return e", "0")
+	f.expect("*2 $false $attempt to call a boolean value", "EVAL", "local a, b = pcall() return {tostring(a), b}", "0")
+	f.expect("*3 :1 (nil) :1", "EVAL", "return {pcall(function() return false, 1 end)}", "0") // true, false, 1
+	f.expect("$table", "EVAL", "local ok, e = xpcall(function() error({err='x'}) end, function(e) return e end) return type(e)", "0")
+}

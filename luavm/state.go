@@ -68,6 +68,35 @@ func (vm *VM) initState() {
 		return 0
 	}))
 	G.RawSetString("tonumber", L.NewFunction(luaToNumber)) // Lua 5.1's (tonumber.go)
+	// pcall as Redis 7's luaRedisPcall: an error that is a table with a
+	// string (or number) err field, as redis.call raises, is caught as
+	// that string, as the errors of Redis 6 were; with any other err
+	// field, that field comes after the table, as a third result.
+	origPcall := G.RawGetString("pcall").(*lua.LFunction)
+	G.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() == 0 {
+			// Redis's pcall then calls the boolean it pushed for the result
+			L.Push(lua.LFalse)
+			L.Push(lua.LString("attempt to call a boolean value"))
+			return 2
+		}
+		n := origPcall.GFunction(L)
+		if n != 2 || L.Get(-2) != lua.LFalse {
+			return n // ok, or not an error
+		}
+		t, ok := L.Get(-1).(*lua.LTable)
+		if !ok {
+			return n
+		}
+		switch f := L.GetField(t, "err"); f.(type) {
+		case lua.LString, lua.LNumber:
+			L.Replace(-1, f)
+			return 2
+		default:
+			L.Push(f)
+			return 3
+		}
+	}))
 	origRawset := G.RawGetString("rawset").(*lua.LFunction)
 	G.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
