@@ -117,6 +117,7 @@ func (vm *VM) initState() {
 	// larger than Redis's largest string (proto-max-bulk-len, 512 MB) or
 	// the memory limit before building them.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
+		strLib.RawSetString("format", L.NewFunction(luaFormat)) // Lua 5.1's (format.go)
 		if orig, ok := strLib.RawGetString("rep").(*lua.LFunction); ok {
 			strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 				n := L.OptInt(2, 0)

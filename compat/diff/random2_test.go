@@ -256,15 +256,6 @@ var knownWideDiffs = []knownWide{
 // (or gaps), not fixed yet. Like knownRandomDiffBugs they keep the test
 // green; remove an entry once fixed. Each has a minimal reproduction.
 var wideBugs = []knownWide{
-	// EVAL "return string.format('%g', 123456789)" 0
-	//   redis: 1.23457e+08  tumbler: 1.23456789e+08
-	// gopher-lua's string.format is Go's fmt: %g, %x/%X/%o of negatives,
-	// %c, %u, %#x, %5s on UTF-8, %s of -0, extra arguments ("%!(EXTRA"),
-	// missing ones ("%!s(MISSING)"), bad options ("%!z(int64=1)") and
-	// non-numbers for %d (0) where Lua 5.1 raises errors.
-	{"string.format is Go's fmt", true, func(st wstep, want, got []byte) bool {
-		return strings.HasPrefix(st.tmpl, "string.format")
-	}},
 	// EVAL "return string.upper(ARGV[1])" 0 "\xff"
 	//   redis: "\xff"  tumbler: "\xef\xbf\xbd" (U+FFFD)
 	{"string.upper/lower mangle non-ASCII bytes", true, func(st wstep, want, got []byte) bool {
