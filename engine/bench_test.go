@@ -38,6 +38,7 @@ func (nopWriter) WriteSet(int)              {}
 func (nopWriter) WriteBool(bool)            {}
 func (nopWriter) WriteDouble(float64)       {}
 func (nopWriter) WriteVerbatim(_, _ string) {}
+func (nopWriter) WriteBigNumber(_ string)   {}
 
 func BenchmarkScan100kKeysCount10(b *testing.B) {
 	e := benchEngine(b, 100_000)

@@ -348,6 +348,7 @@ const (
 	recBool
 	recDouble
 	recVerbatim
+	recBigNumber
 )
 
 var _ Writer = (*recorder)(nil)
@@ -370,6 +371,7 @@ func (r *recorder) WriteArray(n int)         { r.add(recOp{kind: recArray, n: in
 func (r *recorder) WriteMap(n int)           { r.add(recOp{kind: recMap, n: int64(n)}) }
 func (r *recorder) WriteSet(n int)           { r.add(recOp{kind: recSet, n: int64(n)}) }
 func (r *recorder) WriteDouble(f float64)    { r.add(recOp{kind: recDouble, f: f}) }
+func (r *recorder) WriteBigNumber(s string)  { r.add(recOp{kind: recBigNumber, s: s}) }
 func (r *recorder) WriteBool(v bool) {
 	op := recOp{kind: recBool}
 	if v {
@@ -410,6 +412,8 @@ func (r *recorder) replay(w Writer) {
 			w.WriteDouble(op.f)
 		case recVerbatim:
 			w.WriteVerbatim(op.s[:op.n], op.s[op.n:])
+		case recBigNumber:
+			w.WriteBigNumber(op.s)
 		}
 	}
 }

@@ -95,3 +95,4 @@ func (w *countWriter) WriteSet(n int)            { w.agg(n) }
 func (w *countWriter) WriteBool(bool)            { w.value() }
 func (w *countWriter) WriteDouble(float64)       { w.value() }
 func (w *countWriter) WriteVerbatim(_, _ string) { w.value() }
+func (w *countWriter) WriteBigNumber(_ string)   { w.value() }

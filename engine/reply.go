@@ -28,6 +28,9 @@ type Writer interface {
 	// WriteVerbatim writes a verbatim string with a 3-letter format
 	// (RESP2: a bulk string).
 	WriteVerbatim(format, s string)
+	// WriteBigNumber writes a big number, its decimal digits (RESP2: a
+	// bulk string). Only scripts return one ({big_number='...'}).
+	WriteBigNumber(s string)
 }
 
 // Shared replies.

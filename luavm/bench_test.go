@@ -25,6 +25,7 @@ func (discard) WriteSet(int)              {}
 func (discard) WriteBool(bool)            {}
 func (discard) WriteDouble(float64)       {}
 func (discard) WriteVerbatim(_, _ string) {}
+func (discard) WriteBigNumber(_ string)   {}
 
 const extend = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
 

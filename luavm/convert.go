@@ -108,6 +108,14 @@ func (w *luaWriter) WriteBulk(b []byte)        { w.emit(lua.LString(b)) }
 func (w *luaWriter) WriteBulkString(s string)  { w.emit(lua.LString(s)) }
 func (w *luaWriter) WriteVerbatim(_, s string) { w.emit(lua.LString(s)) }
 
+// WriteBigNumber is Redis's RESP3 big number in Lua: {big_number=s}. (No
+// command tumbler runs replies with one.)
+func (w *luaWriter) WriteBigNumber(s string) {
+	t := w.L.CreateTable(0, 1)
+	t.RawSetString("big_number", lua.LString(s))
+	w.emit(t)
+}
+
 func (w *luaWriter) null() {
 	if w.resp == 3 {
 		w.emit(lua.LNil)
@@ -209,7 +217,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 			return
 		}
 		if b, ok := v.RawGetString("big_number").(lua.LString); ok {
-			w.WriteBulkString(string(b)) // RESP2's form of a big number
+			w.WriteBigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(b)))
 			return
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {

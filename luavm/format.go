@@ -266,16 +266,19 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// formatStringArg is luaL_checklstring for format: a string, or a number
-// as Lua 5.1 prints one ("%.14g").
-func formatStringArg(L *lua.LState, i int) string {
+// formatStringArg is luaL_checklstring for format.
+func formatStringArg(L *lua.LState, i int) string { return checkLString(L, i, "format") }
+
+// checkLString is luaL_checklstring for argument i of library function
+// fname: a string, or a number as Lua 5.1 prints one ("%.14g").
+func checkLString(L *lua.LState, i int, fname string) string {
 	switch v := L.Get(i).(type) {
 	case lua.LString:
 		return string(v)
 	case lua.LNumber:
 		return number14g(float64(v))
 	default:
-		formatArgError(L, i, "string expected, got "+typeName(L, i))
+		argError(L, i, fname, "string expected, got "+typeName(L, i))
 		return ""
 	}
 }
@@ -303,8 +306,11 @@ func typeName(L *lua.LState, i int) string {
 	return L.Get(i).Type().String()
 }
 
-func formatArgError(L *lua.LState, i int, msg string) {
-	L.RaiseError("bad argument #%d to 'format' (%s)", i, msg)
+func formatArgError(L *lua.LState, i int, msg string) { argError(L, i, "format", msg) }
+
+// argError is luaL_argerror, worded as Lua 5.1 words it.
+func argError(L *lua.LState, i int, fname, msg string) {
+	L.RaiseError("bad argument #%d to '%s' (%s)", i, fname, msg)
 }
 
 // number14g is Lua 5.1's lua_Number2str: C's "%.14g".

@@ -57,6 +57,7 @@ func (w *shapeWriter) WriteSet(n int)            { w.aggregate(n) }
 func (w *shapeWriter) WriteBool(bool)            { w.value() }
 func (w *shapeWriter) WriteDouble(float64)       { w.value() }
 func (w *shapeWriter) WriteVerbatim(_, _ string) { w.value() }
+func (w *shapeWriter) WriteBigNumber(_ string)   { w.value() }
 
 // done fails unless exactly one complete value was written.
 func (w *shapeWriter) done(what string) {

@@ -220,10 +220,13 @@ func jsonToLua(L *lua.LState, v any, null *lua.LUserData) lua.LValue {
 
 // ---- bit (LuaBitOp: 32-bit operations) ----
 
+// tobit is LuaBitOp's barg: it adds 2^52+2^51 to the number, which
+// rounds it to an integer (half to even) in the low bits of the double's
+// mantissa, and takes the low 32 bits. So 1.5 is 2, -1.5 is -2, and
+// 2^32+0.5 is 0.
 func tobit(L *lua.LState, i int) int32 {
 	f := float64(L.CheckNumber(i))
-	// LuaBitOp: normalise through a double-rounding trick to int32 mod 2^32
-	return int32(uint32(int64(math.Mod(math.Floor(f), 4294967296))))
+	return int32(uint32(math.Float64bits(f + 6755399441055744.0)))
 }
 
 func (vm *VM) bitLib() *lua.LTable {

@@ -426,3 +426,4 @@ func (w *capture) WriteSet(int)              { w.kind = 'o' }
 func (w *capture) WriteBool(bool)            { w.kind = 'o' }
 func (w *capture) WriteDouble(float64)       { w.kind = 'o' }
 func (w *capture) WriteVerbatim(_, _ string) { w.kind = 'o' }
+func (w *capture) WriteBigNumber(_ string)   { w.kind = 'o' }

@@ -29,6 +29,7 @@ func (vm *VM) initState() {
 		{lua.TabLibName, lua.OpenTable},
 		{lua.StringLibName, lua.OpenString},
 		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine}, // Redis's Lua has it; a coroutine's context is the script's (kills reach it)
 	} {
 		L.Push(L.NewFunction(lib.fn))
 		L.Push(lua.LString(lib.name))
@@ -45,6 +46,7 @@ func (vm *VM) initState() {
 		L.Push(lua.LNumber(0))
 		return 1
 	}))
+	G.RawSetString("gcinfo", G.RawGetString("collectgarbage")) // Lua 5.1's gcinfo is collectgarbage("count")
 	// error() as Lua 5.1's luaB_error: a string or number message gets the
 	// position of the function at level (none for a Go function). The line
 	// Redis reports for an error escaping the script is the caller's (see
@@ -118,6 +120,12 @@ func (vm *VM) initState() {
 	// the memory limit before building them.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
 		strLib.RawSetString("format", L.NewFunction(luaFormat)) // Lua 5.1's (format.go)
+		// upper and lower as C's toupper/tolower in the C locale: ASCII
+		// letters only, byte by byte. gopher-lua's are Go's Unicode ones,
+		// which turned a byte that is not UTF-8 (a binary token) into
+		// U+FFFD and changed letters such as é.
+		strLib.RawSetString("upper", L.NewFunction(func(L *lua.LState) int { return mapASCII(L, "upper", 'a', 'z', 'A'-'a') }))
+		strLib.RawSetString("lower", L.NewFunction(func(L *lua.LState) int { return mapASCII(L, "lower", 'A', 'Z', 'a'-'A') }))
 		if orig, ok := strLib.RawGetString("rep").(*lua.LFunction); ok {
 			strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 				n := L.OptInt(2, 0)
@@ -129,6 +137,7 @@ func (vm *VM) initState() {
 		}
 	}
 	if tabLib, ok := G.RawGetString(lua.TabLibName).(*lua.LTable); ok {
+		openTableCompat(L, tabLib)
 		if orig, ok := tabLib.RawGetString("concat").(*lua.LFunction); ok {
 			tabLib.RawSetString("concat", L.NewFunction(func(L *lua.LState) int {
 				if concatLen(L) > vm.sizeLimit() {
@@ -152,7 +161,7 @@ func (vm *VM) initState() {
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)
-	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit"} {
+	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, lua.CoroutineLibName, "cjson", "bit"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
 			G.RawSetString(name, vm.readonly(t))
 		}
@@ -210,6 +219,73 @@ func (vm *VM) initState() {
 
 // maxStringLen is Redis's default proto-max-bulk-len.
 const maxStringLen = 512 << 20
+
+// openTableCompat adds the table functions Lua 5.1 keeps for Lua 5.0's
+// programs, which gopher-lua lacks: foreach, foreachi, and setn, which
+// only says it is obsolete.
+func openTableCompat(L *lua.LState, tab *lua.LTable) {
+	tab.RawSetString("foreach", L.NewFunction(func(L *lua.LState) int {
+		t, fn := tableAndFunc(L, "foreach")
+		for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+			L.Push(fn)
+			L.Push(k)
+			L.Push(v)
+			L.Call(2, 1)
+			if r := L.Get(-1); r != lua.LNil {
+				return 1
+			}
+			L.Pop(1)
+		}
+		return 0
+	}))
+	tab.RawSetString("foreachi", L.NewFunction(func(L *lua.LState) int {
+		t, fn := tableAndFunc(L, "foreachi")
+		n := t.Len()
+		for i := 1; i <= n; i++ {
+			L.Push(fn)
+			L.Push(lua.LNumber(i))
+			L.Push(t.RawGetInt(i))
+			L.Call(2, 1)
+			if r := L.Get(-1); r != lua.LNil {
+				return 1
+			}
+			L.Pop(1)
+		}
+		return 0
+	}))
+	tab.RawSetString("setn", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("'setn' is obsolete")
+		return 0
+	}))
+}
+
+// tableAndFunc checks that the arguments are a table and a function, as
+// table.foreach and foreachi do (luaL_checktype).
+func tableAndFunc(L *lua.LState, fname string) (*lua.LTable, *lua.LFunction) {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		argError(L, 1, fname, "table expected, got "+typeName(L, 1))
+	}
+	fn, ok := L.Get(2).(*lua.LFunction)
+	if !ok {
+		argError(L, 2, fname, "function expected, got "+typeName(L, 2))
+	}
+	return t, fn
+}
+
+// mapASCII replaces the bytes from lo to hi of string argument 1 by
+// themselves plus delta.
+func mapASCII(L *lua.LState, fname string, lo, hi byte, delta int) int {
+	s := checkLString(L, 1, fname)
+	b := []byte(s)
+	for i, c := range b {
+		if lo <= c && c <= hi {
+			b[i] = byte(int(c) + delta)
+		}
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
 
 // concatLen is an upper bound of the length of table.concat(t, sep, i, j)
 // from its arguments on L's stack; 0 when the arguments are wrong (the
@@ -309,24 +385,31 @@ func (vm *VM) redisLib() *lua.LTable {
 			L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
 			return 1
 		},
+		// Numbers in these three are C's (int)lua_tonumber: a numeric
+		// string counts, a fraction is truncated, anything else is 0.
 		"log": func(L *lua.LState) int {
 			if L.GetTop() < 2 {
-				L.RaiseError("redis.log() requires two arguments or more.")
+				return vm.callError(L, true, errorTable(L, "redis.log() requires two arguments or more."))
 			}
-			if _, ok := L.Get(1).(lua.LNumber); !ok {
-				L.RaiseError("First argument must be a number (log level).")
+			level, ok := toNumber(L.Get(1))
+			if !ok {
+				return vm.callError(L, true, errorTable(L, "First argument must be a number (log level)."))
 			}
-			return 0
+			if l := int32Of(level); l < 0 || l > 3 {
+				return vm.callError(L, true, errorTable(L, "Invalid debug level."))
+			}
+			return 0 // tumbler's log has no place for a script's messages
 		},
 		"setresp": func(L *lua.LState) int {
 			if L.GetTop() != 1 {
 				return vm.callError(L, true, errorTable(L, "redis.setresp() requires one argument."))
 			}
-			n, ok := L.Get(1).(lua.LNumber)
-			if !ok || (n != 2 && n != 3) {
+			n, _ := toNumber(L.Get(1))
+			resp := int32Of(n)
+			if resp != 2 && resp != 3 {
 				return vm.callError(L, true, errorTable(L, "RESP version must be 2 or 3."))
 			}
-			vm.resp = int(n)
+			vm.resp = int(resp)
 			return 0
 		},
 		"acl_check_cmd": func(L *lua.LState) int {
@@ -340,7 +423,15 @@ func (vm *VM) redisLib() *lua.LTable {
 			L.Push(lua.LTrue) // tumbler has no ACLs: every command is allowed
 			return 1
 		},
-		"set_repl":           func(L *lua.LState) int { return 0 },
+		"set_repl": func(L *lua.LState) int {
+			if L.GetTop() != 1 {
+				return vm.callError(L, true, errorTable(L, "redis.set_repl() requires two arguments."))
+			}
+			if n, _ := toNumber(L.Get(1)); int32Of(n)&^3 != 0 { // REPL_AOF|REPL_REPLICA
+				return vm.callError(L, true, errorTable(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."))
+			}
+			return 0 // nothing to replicate to
+		},
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
 		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
 		"debug":              func(L *lua.LState) int { return 0 },

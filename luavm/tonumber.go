@@ -337,3 +337,14 @@ func numberArg(L *lua.LState, i int) {
 		}
 	}
 }
+
+// toNumber is lua_tonumber: a number, or a string that is one.
+func toNumber(v lua.LValue) (float64, bool) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return float64(v), true
+	case lua.LString:
+		return str2d(string(v))
+	}
+	return 0, false
+}

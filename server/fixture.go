@@ -580,3 +580,4 @@ func (w *captureWriter) WriteDouble(f float64) {
 	w.WriteBulkString(strconv.FormatFloat(f, 'g', 17, 64))
 }
 func (w *captureWriter) WriteVerbatim(_, s string) { w.WriteBulkString(s) }
+func (w *captureWriter) WriteBigNumber(s string)   { w.WriteBulkString(s) }

@@ -182,6 +182,18 @@ func (w *respWriter) WriteDouble(f float64) {
 	w.unlock()
 }
 
+func (w *respWriter) WriteBigNumber(s string) {
+	w.lock()
+	if w.proto == 3 {
+		w.b = append(w.b, '(')
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\r', '\n')
+	} else {
+		w.b = redcon.AppendBulkString(w.b, s)
+	}
+	w.unlock()
+}
+
 func (w *respWriter) WriteVerbatim(format, s string) {
 	w.lock()
 	if w.proto == 3 {

@@ -47,3 +47,4 @@ func (w *TextWriter) WriteSet(n int)            { w.add("~" + strconv.Itoa(n)) }
 func (w *TextWriter) WriteBool(v bool)          { w.add("#" + strconv.FormatBool(v)) }
 func (w *TextWriter) WriteDouble(f float64)     { w.add("," + strconv.FormatFloat(f, 'g', -1, 64)) }
 func (w *TextWriter) WriteVerbatim(_, s string) { w.add("=" + s) }
+func (w *TextWriter) WriteBigNumber(s string)   { w.add("(" + s) }
