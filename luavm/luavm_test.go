@@ -412,7 +412,7 @@ func TestReplyHelpers_ArgumentChecks(t *testing.T) {
 	f.expect("-ERR wrong number or type of arguments", "EVAL", "return redis.status_reply(5)", "0")
 	f.expect("-ERR wrong number or type of arguments", "EVAL", "return redis.error_reply()", "0")
 	f.expect("-ERR wrong number of arguments script: "+SHA1Hex([]byte("return redis.sha1hex()"))+", on @user_script:1.", "EVAL", "return redis.sha1hex()", "0")
-	f.expect("$123", "EVAL", "return {big_number='123'}", "0")
+	f.expect("(123", "EVAL", "return {big_number='123'}", "0") // a big number (RESP2 sends it as a bulk string)
 }
 
 func TestStringRep_RefusesHugeResults(t *testing.T) {
