@@ -37,6 +37,7 @@ func registerServer(e *Engine) {
 			"info":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
 			"docs":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandDocs},
 			"list":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandList},
+			"help":  HelpCommand(FlagNoKeys, commandHelp),
 		}},
 	)
 }

@@ -513,3 +513,28 @@ func TestCommandList_FilterByAndSubcommands(t *testing.T) {
 		te.expect("-ERR syntax error", args...)
 	}
 }
+
+// CONFIG HELP and COMMAND HELP are Redis 7.0's texts (COMMAND's without
+// GETKEYS and GETKEYSANDFLAGS, which tumbler lacks); HELP takes no
+// argument. compat/diff/testdata/config.txt diffs CONFIG HELP against
+// redis-server.
+func TestHelp_ConfigAndCommand(t *testing.T) {
+	te := newTestEngine(t)
+	for _, tc := range []struct {
+		cmd         string
+		n           int
+		first, last string
+	}{
+		{"CONFIG", 11, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "    Prints this help."},
+		{"COMMAND", 17, "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "    Prints this help."},
+	} {
+		got := te.do(tc.cmd, "HELP")
+		if !strings.HasPrefix(got, "*"+strconv.Itoa(tc.n)+" +"+tc.first+" ") || !strings.HasSuffix(got, "+"+tc.last) {
+			t.Errorf("%s HELP: %q", tc.cmd, got)
+		}
+		te.expect("-ERR wrong number of arguments for '"+strings.ToLower(tc.cmd)+"|help' command", tc.cmd, "HELP", "x")
+	}
+	if got := te.do("COMMAND", "HELP"); strings.Contains(got, "GETKEYS") {
+		t.Errorf("COMMAND HELP lists GETKEYS, which tumbler lacks: %q", got)
+	}
+}

@@ -177,6 +177,7 @@ func (s *Server) registerAuthCommands() {
 	const f = engine.FlagNoKeys | engine.FlagNoScript | engine.FlagLoading | engine.FlagStale
 	s.eng.Register(&engine.Command{Name: "acl", Arity: -2, Flags: f, Group: "server", Subs: map[string]*engine.Command{
 		"whoami": {Arity: 2, Flags: f, Fn: func(c *engine.Ctx) { c.W.WriteBulkString(userOf(cl(c))) }},
+		"help":   engine.HelpCommand(f, engine.ACLHelp),
 	}})
 }
 

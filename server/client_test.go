@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // rawClient speaks RESP over a plain TCP connection and returns replies
@@ -198,5 +200,40 @@ func TestClientList_OrderMultiAndBlockedFlags(t *testing.T) {
 		if strings.Contains(line, "name=ps ") && !strings.Contains(line, " flags=N ") {
 			t.Fatalf("after the pause: %q", line)
 		}
+	}
+}
+
+// CLIENT HELP and ACL HELP answer (they replied "unknown subcommand
+// 'help'. Try CLIENT HELP."), with the lines of what tumbler has.
+func TestHelp_ClientAndACL(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"CLIENT", engine.ClientHelp},
+		{"ACL", engine.ACLHelp},
+	} {
+		var b strings.Builder
+		b.WriteString("*" + strconv.Itoa(len(tc.want)) + "\r\n")
+		for _, l := range tc.want {
+			b.WriteString("+" + l + "\r\n")
+		}
+		if got := c.do(tc.cmd, "HELP"); got != b.String() {
+			t.Errorf("%s HELP = %q", tc.cmd, got)
+		}
+	}
+	help := strings.Join(engine.ClientHelp, "\n")
+	for _, sub := range []string{"CACHING", "GETNAME", "KILL", "LIST", "PAUSE", "UNPAUSE", "TRACKING", "UNBLOCK", "NO-EVICT", "NO-TOUCH", "SETINFO"} {
+		if !strings.Contains(help, "\n"+sub+" ") && !strings.Contains(help, "\n"+sub+"\n") {
+			t.Errorf("CLIENT HELP lacks %s", sub)
+		}
+		if got := c.do("COMMAND", "INFO", "client|"+strings.ToLower(sub)); strings.HasPrefix(got, "*1\r\n*-1") || got == "*1\r\n_\r\n" {
+			t.Errorf("CLIENT HELP lists %s, which tumbler lacks", sub)
+		}
+	}
+	if strings.Contains(help, "REPLY") {
+		t.Error("CLIENT HELP lists REPLY, which tumbler lacks")
 	}
 }
