@@ -111,7 +111,13 @@ func (s *Server) registerPubSub() {
 	s.eng.Register(
 		&engine.Command{Name: "subscribe", Arity: -2, Flags: sub, Group: "pubsub", Fn: func(c *engine.Ctx) { s.subscribe(cl(c), c.Args[1:], kindChannel) }},
 		&engine.Command{Name: "psubscribe", Arity: -2, Flags: sub, Group: "pubsub", Fn: func(c *engine.Ctx) { s.subscribe(cl(c), c.Args[1:], kindPattern) }},
-		&engine.Command{Name: "ssubscribe", Arity: -2, Flags: sub, FirstKey: 1, LastKey: -1, Step: 1, Group: "pubsub", Fn: func(c *engine.Ctx) { s.subscribe(cl(c), c.Args[1:], kindShard) }},
+		&engine.Command{Name: "ssubscribe", Arity: -2, Flags: sub, FirstKey: 1, LastKey: -1, Step: 1, Group: "pubsub", Fn: func(c *engine.Ctx) {
+			if c.DenyBlocking() { // inside EXEC, as Redis 7.0 (SUBSCRIBE and PSUBSCRIBE are allowed there)
+				c.W.WriteError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+				return
+			}
+			s.subscribe(cl(c), c.Args[1:], kindShard)
+		}},
 		&engine.Command{Name: "unsubscribe", Arity: -1, Flags: sub, Group: "pubsub", Fn: func(c *engine.Ctx) { s.unsubscribe(cl(c), c.Args[1:], kindChannel, true) }},
 		&engine.Command{Name: "punsubscribe", Arity: -1, Flags: sub, Group: "pubsub", Fn: func(c *engine.Ctx) { s.unsubscribe(cl(c), c.Args[1:], kindPattern, true) }},
 		&engine.Command{Name: "sunsubscribe", Arity: -1, Flags: sub, FirstKey: 1, LastKey: -1, Step: 1, Group: "pubsub", Fn: func(c *engine.Ctx) { s.unsubscribe(cl(c), c.Args[1:], kindShard, true) }},

@@ -442,3 +442,28 @@ func TestPubSub_InfoCounts(t *testing.T) {
 		}
 	}
 }
+
+// SSUBSCRIBE inside MULTI is refused when EXEC runs it (Redis 7.0: the
+// client is DENY BLOCKING there), and leaves no subscription; SUBSCRIBE
+// and PSUBSCRIBE are still allowed. Replies are redis-server 7.0.15's.
+func TestPubSub_SSubscribeRefusedInExec(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.send(encode("MULTI") + encode("SSUBSCRIBE", "x") + encode("SUBSCRIBE", "y") + encode("PSUBSCRIBE", "z*") + encode("SUNSUBSCRIBE", "x") + encode("EXEC"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n",
+		"*4\r\n-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n" +
+			"*3\r\n$9\r\nsubscribe\r\n$1\r\ny\r\n:1\r\n" +
+			"*3\r\n$10\r\npsubscribe\r\n$2\r\nz*\r\n:2\r\n" +
+			"*3\r\n$12\r\nsunsubscribe\r\n$1\r\nx\r\n:0\r\n"} {
+		c.expect(want)
+	}
+	d := dial(t, srv.Addr())
+	d.hello3()
+	d.send(encode("MULTI") + encode("SSUBSCRIBE", "x") + encode("EXEC") + encode("PING"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "*1\r\n-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n", "+PONG\r\n"} {
+		d.expect(want)
+	}
+	if got := d.do("PUBSUB", "SHARDNUMSUB", "x"); got != "*2\r\n$1\r\nx\r\n:0\r\n" {
+		t.Errorf("PUBSUB SHARDNUMSUB x = %q: the refused SSUBSCRIBE subscribed", got)
+	}
+}
