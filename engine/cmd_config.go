@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,13 +198,23 @@ func cmdConfigSet(c *Ctx) {
 	e := c.Eng
 	pairs := make([]ConfigPair, 0, (len(c.Args)-2)/2)
 	specs := make([]*ParamSpec, 0, cap(pairs))
+	var unchanged []string // fixed parameters set to the value they have
 	for i := 2; i < len(c.Args); i += 2 {
 		name := string(c.Args[i])
 		p := e.lookupParam(name)
 		if p == nil {
-			if _, known := defaultParams[strings.ToLower(name)]; !known {
+			def, known := defaultParams[strings.ToLower(name)]
+			if !known {
 				c.W.WriteError(ErrConfigUnknown(name))
 				return
+			}
+			if keepsFixedValue(strings.ToLower(name), string(c.Args[i+1]), def) {
+				if slices.Contains(unchanged, strings.ToLower(name)) {
+					c.W.WriteError(ErrConfigSet(name, "duplicate parameter"))
+					return
+				}
+				unchanged = append(unchanged, strings.ToLower(name))
+				continue
 			}
 		}
 		if p == nil || !p.Settable || e.params.handler == nil {
@@ -219,11 +230,29 @@ func cmdConfigSet(c *Ctx) {
 		specs = append(specs, p)
 		pairs = append(pairs, ConfigPair{Name: p.Name, Args: splitConfigValue(string(c.Args[i+1]), p.MultiArg)})
 	}
+	if len(pairs) == 0 {
+		c.W.WriteStatus(statusOK) // only unchanged values (no handler needed)
+		return
+	}
 	if bad, reason := e.params.handler.ConfigSet(pairs); bad >= 0 {
 		c.W.WriteError(ErrConfigSet(pairs[bad].Name, reason))
 		return
 	}
 	c.W.WriteStatus(statusOK)
+}
+
+// keepsFixedValue reports whether CONFIG SET name value asks a parameter
+// tumbler cannot change for the value it has: turning persistence off
+// (save "", appendonly no), which test setups do first thing. That is
+// accepted and changes nothing; any other value is immutable.
+func keepsFixedValue(name, value, current string) bool {
+	switch name {
+	case "save":
+		return value == current // "": no snapshots
+	case "appendonly":
+		return strings.EqualFold(value, current) // no
+	}
+	return false
 }
 
 // splitConfigValue splits a CONFIG SET value into its words: at every

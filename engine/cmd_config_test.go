@@ -44,7 +44,12 @@ func TestConfigSet_ChecksNamesBeforeSetting(t *testing.T) {
 	te.expect("-ERR Unknown option or number of arguments for CONFIG SET - 'Nope'", "CONFIG", "SET", "alpha", "2", "Nope", "1")
 	te.expect("-ERR CONFIG SET failed (possibly related to argument 'FIXED') - can't set immutable config", "CONFIG", "SET", "alpha", "2", "FIXED", "1")
 	// A parameter CONFIG GET reports with a default value is immutable, not unknown.
-	te.expect("-ERR CONFIG SET failed (possibly related to argument 'save') - can't set immutable config", "CONFIG", "SET", "save", "")
+	te.expect("-ERR CONFIG SET failed (possibly related to argument 'save') - can't set immutable config", "CONFIG", "SET", "save", "900 1")
+	te.expect("-ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config", "CONFIG", "SET", "appendonly", "yes")
+	// ... but setting the value it has, persistence off, is accepted (and
+	// checked with the others: duplicates, unknown names).
+	te.expect("-ERR CONFIG SET failed (possibly related to argument 'SAVE') - duplicate parameter", "CONFIG", "SET", "save", "", "SAVE", "")
+	te.expect("-ERR Unknown option or number of arguments for CONFIG SET - 'nope'", "CONFIG", "SET", "save", "", "nope", "1")
 	te.expect("-ERR CONFIG SET failed (possibly related to argument 'ALPHA') - duplicate parameter", "CONFIG", "SET", "alpha", "2", "ALPHA", "3")
 	if len(f.calls) != 0 {
 		t.Fatalf("handler called for refused commands: %v", f.calls)
@@ -53,6 +58,11 @@ func TestConfigSet_ChecksNamesBeforeSetting(t *testing.T) {
 	te.expect("+OK", "CONFIG", "SET", "Alpha", "2", "multi", "x  y")
 	if got := f.calls[len(f.calls)-1]; len(got) != 2 || got[0].Name != "alpha" || got[1].Name != "multi" || strings.Join(got[1].Args, "|") != "x||y" {
 		t.Fatalf("pairs %+v: multi-word values split at each space", got)
+	}
+	te.expect("+OK", "CONFIG", "SET", "save", "", "appendonly", "No")
+	te.expect("+OK", "CONFIG", "SET", "appendonly", "no", "alpha", "2")
+	if got := f.calls[len(f.calls)-1]; len(got) != 1 || got[0].Name != "alpha" {
+		t.Fatalf("pairs %+v: the unchanged appendonly reached the handler", got)
 	}
 	te.expect("+OK", "CONFIG", "SET", "multi", "")
 	if got := f.calls[len(f.calls)-1]; len(got[0].Args) != 0 {
