@@ -41,7 +41,8 @@ func (s *Server) startObserve() error {
 }
 
 // sampleLoop samples the command rate every 100 ms, as Redis's serverCron
-// does for instantaneous_ops_per_sec.
+// does for instantaneous_ops_per_sec, and checks the subscribers' output
+// limits, as its clientsCron does.
 func (s *Server) sampleLoop() {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -51,6 +52,7 @@ func (s *Server) sampleLoop() {
 			return
 		case now := <-t.C:
 			s.eng.SampleOps(now)
+			s.checkPubSubLimits() // clientsCron's output limit check (pubsub.go)
 		}
 	}
 }

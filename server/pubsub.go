@@ -336,6 +336,35 @@ func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	}
 }
 
+// checkPubSubLimits applies the pub/sub output limit to every subscribed
+// client, as Redis's clientsCron does: a subscriber that stopped reading
+// is disconnected once it has been over the soft limit long enough even
+// when no message comes to make deliver check it. Called every 100 ms.
+func (s *Server) checkPubSubLimits() {
+	r := &s.ps
+	r.mu.RLock()
+	n := len(r.tables[kindChannel]) + len(r.tables[kindPattern]) + len(r.tables[kindShard])
+	r.mu.RUnlock()
+	if n == 0 {
+		return // no subscriber: nothing to check
+	}
+	s.clients.Range(func(k, _ any) bool {
+		c := k.(*client)
+		c.omu.Lock()
+		kill := c.ps.pubsub && !c.ps.killed && s.overLimit(c)
+		if kill {
+			c.ps.killed = true
+			c.w.b, c.deferred = nil, nil
+		}
+		c.omu.Unlock()
+		if kill {
+			s.log.Warn("closing pub/sub client over the output buffer limit", "id", c.ID, "addr", c.addr)
+			c.closeNC()
+		}
+		return true
+	})
+}
+
 // overLimit applies the pub/sub output limit to c's pending output, as
 // Redis's checkClientOutputBufferLimits. Requires c's omu.
 func (s *Server) overLimit(c *client) bool {

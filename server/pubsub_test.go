@@ -467,3 +467,42 @@ func TestPubSub_SSubscribeRefusedInExec(t *testing.T) {
 		t.Errorf("PUBSUB SHARDNUMSUB x = %q: the refused SSUBSCRIBE subscribed", got)
 	}
 }
+
+// A subscriber over the soft limit is disconnected once SoftSeconds have
+// passed even when no message comes after that to make a delivery check
+// it, as Redis's clientsCron checks every client (found by Redis's
+// obuf-limits unit: tumbler kept such a subscriber for good).
+func TestPubSub_SoftLimitCheckedWithoutTraffic(t *testing.T) {
+	clock := expiry.NewManualClock(time.Now())
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.Clock = clock
+		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{Soft: 64 << 10, SoftSeconds: 3}}
+	}))
+	slow := dial(t, srv.Addr())
+	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	pub := dial(t, srv.Addr())
+	payload := strings.Repeat("x", 1024)
+	// Enough that the unread output stays over the soft limit: the
+	// sockets' buffers hold a few MB at most.
+	var batch strings.Builder
+	for i := 0; i < 100; i++ {
+		batch.WriteString(encode("PUBLISH", "ch", payload))
+	}
+	for sent := 0; sent < 8000; sent += 100 {
+		pub.send(batch.String())
+		for i := 0; i < 100; i++ {
+			if r := pub.read(); r != ":1\r\n" {
+				t.Fatalf("PUBLISH after %d: %q (disconnected before the time ran out)", sent+i, r)
+			}
+		}
+	}
+	// No more messages. The time runs out on the server's clock.
+	clock.Advance(4 * time.Second)
+	eventually(t, "the slow subscriber to be disconnected", func() bool {
+		return pub.do("PUBSUB", "NUMSUB", "ch") == "*2\r\n"+bulk("ch")+":0\r\n"
+	})
+	slow.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, slow.conn); err != nil {
+		t.Fatalf("slow subscriber: want EOF after the buffered messages, got %v", err)
+	}
+}
