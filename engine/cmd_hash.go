@@ -26,6 +26,7 @@ func registerHash(e *Engine) {
 		h(&Command{Name: "hgetall", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, true, true) }}),
 		h(&Command{Name: "hkeys", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, true, false) }}),
 		h(&Command{Name: "hvals", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, false, true) }}),
+		h(&Command{Name: "hscan", Arity: -3, Flags: r, Fn: cmdHScan}),
 	)
 }
 
@@ -307,4 +308,67 @@ func hgetallGeneric(c *Ctx, keys, vals bool) {
 			c.W.WriteBulkString(v)
 		}
 	})
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+//
+// As Redis 7.0's hscanCommand and scanGenericCommand: the cursor is parsed
+// first, a missing key is an empty scan, then the options (TYPE is
+// SCAN's only). Redis returns a compact (listpack) hash whole, with
+// cursor 0, whatever the cursor and COUNT; tumbler does so for every hash
+// (a hash over 512 fields too, as one reply: allowed by SCAN's contract,
+// which lets a call return more than COUNT). MATCH filters on the field.
+func cmdHScan(c *Ctx) {
+	if _, ok := parseCursor(c.Args[2]); !ok {
+		c.W.WriteError(ErrInvalidCursor)
+		return
+	}
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.WriteArray(2)
+		c.W.WriteBulkString("0")
+		c.W.WriteArray(0)
+		return
+	}
+	var pat []byte
+	for i := 3; i < len(c.Args); i++ {
+		rest := len(c.Args) - i - 1
+		switch {
+		case eqFold(c.Args[i], "count") && rest >= 1:
+			n, ok := parseInt(c.Args[i+1])
+			if !ok {
+				c.W.WriteError(ErrNotInteger)
+				return
+			}
+			if n < 1 {
+				c.W.WriteError(ErrSyntax)
+				return
+			}
+			i++
+		case eqFold(c.Args[i], "match") && rest >= 1:
+			pat = c.Args[i+1]
+			if len(pat) == 1 && pat[0] == '*' {
+				pat = nil
+			}
+			i++
+		default:
+			c.W.WriteError(ErrSyntax)
+			return
+		}
+	}
+	var out []string
+	h.Each(func(f, v string) {
+		if pat == nil || Match(pat, []byte(f), false) {
+			out = append(out, f, v)
+		}
+	})
+	c.W.WriteArray(2)
+	c.W.WriteBulkString("0")
+	c.W.WriteArray(len(out))
+	for _, s := range out {
+		c.W.WriteBulkString(s)
+	}
 }

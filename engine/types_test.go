@@ -149,3 +149,39 @@ func TestHIncrByFloat_LongDoublePrecision(t *testing.T) {
 	e.expect(":1", "HSET", "h", "s", "x")
 	e.expect("-ERR hash value is not a float", "HINCRBYFLOAT", "h", "s", "1")
 }
+
+// HSCAN returns a whole hash with cursor 0: a compact one in insertion
+// order (as Redis), a table one too (1000 fields here), every pair once,
+// MATCH filtering on the field. compat/diff/testdata/hash.txt diffs the
+// compact cases and the errors against redis-server.
+func TestHScan_WholeHashCursorZero(t *testing.T) {
+	te := newTestEngine(t)
+	te.expect(":3", "HSET", "h", "b", "1", "a", "2", "ab", "3")
+	te.expect("*2 $0 *6 $b $1 $a $2 $ab $3", "HSCAN", "h", "0")
+	te.expect("*2 $0 *4 $a $2 $ab $3", "HSCAN", "h", "7", "MATCH", "a*", "COUNT", "1")
+	te.expect("*2 $0 *0", "HSCAN", "missing", "0")
+	te.expect("-"+ErrSyntax, "HSCAN", "h", "0", "TYPE", "hash")
+	te.expect("-"+ErrInvalidCursor, "HSCAN", "h", "x")
+	args := []string{"HSET", "big"}
+	for i := 0; i < 1000; i++ {
+		args = append(args, "f"+strconv.Itoa(i), "v"+strconv.Itoa(i))
+	}
+	te.expect(":1000", args...)
+	te.expect("$hashtable", "OBJECT", "ENCODING", "big")
+	got := strings.Fields(te.do("HSCAN", "big", "0", "COUNT", "10"))
+	if len(got) != 3+2000 || got[0] != "*2" || got[1] != "$0" || got[2] != "*2000" {
+		t.Fatalf("HSCAN of 1000 fields: %d words, head %q", len(got), got[:min(3, len(got))])
+	}
+	seen := map[string]bool{}
+	for i := 3; i < len(got); i += 2 {
+		f, v := got[i][1:], got[i+1][1:]
+		if seen[f] || "v"+f[1:] != v {
+			t.Fatalf("pair %q %q (seen before: %v)", f, v, seen[f])
+		}
+		seen[f] = true
+	}
+	// f99 and f990..f999: 11 fields
+	if got := te.do("HSCAN", "big", "0", "MATCH", "f99*"); !strings.HasPrefix(got, "*2 $0 *22 ") {
+		t.Fatalf("HSCAN MATCH f99*: %q", got)
+	}
+}
