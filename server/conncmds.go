@@ -217,6 +217,7 @@ func (s *Server) cmdClientSetInfo(c *engine.Ctx) {
 // be called from any connection's goroutine.
 func (s *Server) clientLine(me *client) string {
 	age, idle := s.clientAgeIdle(me) // fixture: on the server's clock (server/monitor.go)
+	omem := strconv.Itoa(me.pendingOutput())
 	me.mu.Lock()
 	defer me.mu.Unlock()
 	_, sub, psub, ssub, redir := s.clientListFields(me) // pub/sub, tracking, probes (pubsub.go)
@@ -227,9 +228,24 @@ func (s *Server) clientLine(me *client) string {
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
 		" db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
-		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
+		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" + omem + " tot-mem=" + omem + " events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
 		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
+}
+
+// pendingOutput is what CLIENT LIST reports as omem (and tot-mem): the
+// bytes of replies and pushes not yet written, for a push-capable
+// connection (pub/sub, tracking, MONITOR), whose output other goroutines
+// fill and a slow reader lets grow. Another connection writes its replies
+// after each batch, so it has none between commands (0); its buffer
+// belongs to its goroutine and is not read here.
+func (c *client) pendingOutput() int {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	if !c.w.shared { // (set under omu)
+		return 0
+	}
+	return len(c.w.b) + len(c.deferred) + c.ps.inflight
 }
 
 func userOf(me *client) string {

@@ -506,3 +506,49 @@ func TestPubSub_SoftLimitCheckedWithoutTraffic(t *testing.T) {
 		t.Fatalf("slow subscriber: want EOF after the buffered messages, got %v", err)
 	}
 }
+
+// CLIENT LIST shows a subscriber's unwritten output as omem (and
+// tot-mem): what a slow reader leaves queued, which operators watch.
+func TestPubSub_ClientListShowsPendingOutput(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{}} // no limit
+	}))
+	slow := dial(t, srv.Addr())
+	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
+	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	pub := dial(t, srv.Addr())
+	omem := func() int {
+		for _, line := range strings.Split(pub.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(line, " name=slow ") {
+				_, rest, _ := strings.Cut(line, " omem=")
+				v, _, _ := strings.Cut(rest, " ")
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("omem in %q: %v", line, err)
+				}
+				if !strings.Contains(line, " tot-mem="+v+" ") {
+					t.Fatalf("tot-mem is not omem in %q", line)
+				}
+				return n
+			}
+		}
+		t.Fatal("no client named slow")
+		return 0
+	}
+	if n := omem(); n != 0 {
+		t.Fatalf("omem %d before any message", n)
+	}
+	payload := strings.Repeat("x", 1024)
+	var batch strings.Builder
+	for i := 0; i < 100; i++ {
+		batch.WriteString(encode("PUBLISH", "ch", payload))
+	}
+	for sent := 0; sent < 8000; sent += 100 {
+		pub.send(batch.String())
+		for i := 0; i < 100; i++ {
+			pub.read()
+		}
+	}
+	// The sockets hold a few MB at most: the rest waits in the server.
+	eventually(t, "omem to show the unread messages", func() bool { return omem() > 1<<20 })
+}
