@@ -27,7 +27,11 @@
 // One long library call (a string.gsub over a huge string) is not
 // interrupted, by the memory bound or by SCRIPT KILL.
 //
-// Redis also ships the struct and cmsgpack libraries; they are not
-// provided. Error messages produced by the Lua runtime itself (for
-// example indexing a nil value) follow gopher-lua's wording, not Lua 5.1's.
+// Redis's struct and cmsgpack libraries (struct.go, cmsgpack.go) follow
+// the C ones byte for byte, errors included, except that cmsgpack.pack
+// writes a map's pairs in Lua 5.1's order rebuilt from the order the keys
+// were first set (lua51table.go): a table constructor's keys, presized in
+// Lua 5.1, may collide into another order. Error messages produced by the
+// Lua runtime itself (for example indexing a nil value) follow gopher-lua's
+// wording, not Lua 5.1's.
 package luavm

@@ -11,11 +11,13 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// openExtraLibs adds the libraries Redis ships beyond Lua's own: cjson and
-// bit (LuaBitOp).
+// openExtraLibs adds the libraries Redis ships beyond Lua's own: cjson,
+// bit (LuaBitOp), struct and cmsgpack.
 func (vm *VM) openExtraLibs(G *lua.LTable) {
 	G.RawSetString("cjson", vm.cjsonLib())
 	G.RawSetString("bit", vm.bitLib())
+	G.RawSetString("struct", vm.structLib())
+	G.RawSetString("cmsgpack", vm.cmsgpackLib())
 }
 
 // ---- cjson (lua-cjson 2.1 as configured by Redis) ----

@@ -161,7 +161,7 @@ func (vm *VM) initState() {
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)
-	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, lua.CoroutineLibName, "cjson", "bit"} {
+	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, lua.CoroutineLibName, "cjson", "bit", "struct", "cmsgpack"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
 			G.RawSetString(name, vm.readonly(t))
 		}

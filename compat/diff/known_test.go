@@ -43,8 +43,6 @@ var knownDiffs = map[string]knownDiff{
 		"cjson.decode error text: Redis's lua-cjson says 'Expected value but found T_END at character 6'"},
 	"eval.txt:611": {`EVAL "return bit.band()"`, "luavm",
 		"Lua 5.1 argument errors quote the function name and say 'got no value': bad argument #1 to 'band' (number expected, got no value)"},
-	"eval.txt:421": {`EVAL "return type(struct)"`, "luavm", "the struct library is missing"},
-	"eval.txt:423": {`EVAL "return type(cmsgpack)"`, "luavm", "the cmsgpack library is missing"},
 
 	// ---- luavm: gopher-lua parser messages differ from Lua 5.1's ----
 	"eval.txt:473": {`EVAL "return 1 1"`, "luavm", "compile error: Lua 5.1 says '<eof>' expected near '1'"},

@@ -208,11 +208,6 @@ var knownWideDiffs = []knownWide{
 		scriptLoad := len(st.args) > 1 && strings.EqualFold(st.args[0], "script") && strings.EqualFold(st.args[1], "load")
 		return (st.tmpl != "" || scriptLoad) && luaWordingOnly(want, got)
 	}},
-	// Documented: the struct and cmsgpack libraries are not provided.
-	{"no struct/cmsgpack", true, func(st wstep, want, got []byte) bool {
-		return (strings.Contains(st.body, "struct") || strings.Contains(st.body, "cmsgpack")) &&
-			bytes.Contains(got, []byte("nonexistent global variable"))
-	}},
 	// tumbler has no OBJECT IDLETIME (it does not track access times),
 	// so its OBJECT HELP lacks those lines.
 	{"OBJECT HELP without IDLETIME", true, func(st wstep, want, got []byte) bool {
