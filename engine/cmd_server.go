@@ -247,6 +247,9 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("maxmemory_human", humanBytes(maxmem))
 		add("maxmemory_policy", e.paramValue("maxmemory-policy"))
 		add("mem_allocator", "go")
+		// nothing is freed in the background, so nothing is pending
+		add("lazyfree_pending_objects", "0")
+		add("lazyfreed_objects", "0")
 	})
 	section("persistence", "Persistence", func(add func(k, v string)) {
 		add("loading", "0")
@@ -269,6 +272,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("keyspace_misses", strconv.FormatInt(e.Stats.KeyspaceMisses.Load(), 10))
 		add("pubsub_channels", strconv.Itoa(si.PubSubChannels))
 		add("pubsub_patterns", strconv.Itoa(si.PubSubPatterns))
+		add("migrate_cached_sockets", "0") // no MIGRATE
 		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
 		// Redis counts error replies from a master or in an AOF here;
 		// tumbler has neither, so none are ever unexpected.
