@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"math"
 	"math/big"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -27,6 +30,7 @@ func registerHash(e *Engine) {
 		h(&Command{Name: "hkeys", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, true, false) }}),
 		h(&Command{Name: "hvals", Arity: 2, Flags: r, Fn: func(c *Ctx) { hgetallGeneric(c, false, true) }}),
 		h(&Command{Name: "hscan", Arity: -3, Flags: r, Fn: cmdHScan}),
+		h(&Command{Name: "hrandfield", Arity: -2, Flags: r, Fn: cmdHRandField}),
 	)
 }
 
@@ -370,5 +374,105 @@ func cmdHScan(c *Ctx) {
 	c.W.WriteArray(len(out))
 	for _, s := range out {
 		c.W.WriteBulkString(s)
+	}
+}
+
+// hrandfieldMaxCount bounds |count| for HRANDFIELD: Redis 7.0 builds any
+// reply a negative count asks for (-9223372036854775807 runs it out of
+// memory unless an output limit stops it); tumbler builds a reply whole
+// before writing it, so it refuses counts past 2^26 elements.
+const hrandfieldMaxCount = 1 << 26
+
+// HRANDFIELD key [count [WITHVALUES]]
+//
+// As Redis 7.0's hrandfieldCommand: without a count, one random field (nil
+// for a missing key); with one, a positive count gives distinct fields (the
+// whole hash, in order, when count >= its size; from a compact hash, in
+// its order), a negative one -count fields that may repeat, in random
+// order. WITHVALUES adds each value (RESP3: [field, value] pairs).
+func cmdHRandField(c *Ctx) {
+	if len(c.Args) < 3 {
+		_, h, ok := getHash(c, c.Args[1], true)
+		if !ok {
+			return
+		}
+		if h == nil {
+			c.W.WriteNull()
+			return
+		}
+		pairs := h.pairs()
+		c.W.WriteBulkString(pairs[rand.IntN(len(pairs))].field)
+		return
+	}
+	l, ok := parseInt(c.Args[2])
+	if !ok {
+		c.W.WriteError(ErrNotInteger)
+		return
+	}
+	if l == math.MinInt64 {
+		c.W.WriteError("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	withValues := false
+	if len(c.Args) > 4 || (len(c.Args) == 4 && !eqFold(c.Args[3], "withvalues")) {
+		c.W.WriteError(ErrSyntax)
+		return
+	} else if len(c.Args) == 4 {
+		withValues = true
+		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
+			c.W.WriteError("ERR value is out of range")
+			return
+		}
+	}
+	_, h, ok := getHash(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if h == nil || l == 0 {
+		c.W.WriteArray(0)
+		return
+	}
+	count, uniq := l, true
+	if l < 0 {
+		count, uniq = -l, false
+	}
+	if count > hrandfieldMaxCount && !(uniq && count >= int64(h.Len())) {
+		c.W.WriteError("ERR value is out of range")
+		return
+	}
+	pairs := h.pairs()
+	var pick []hashPair
+	switch {
+	case !uniq || count == 1: // random, repeats allowed
+		pick = make([]hashPair, count)
+		for i := range pick {
+			pick[i] = pairs[rand.IntN(len(pairs))]
+		}
+	case count >= int64(len(pairs)): // the whole hash, in its order
+		pick = pairs
+	case h.m == nil: // distinct, in the compact hash's order
+		idx := rand.Perm(len(pairs))[:count]
+		slices.Sort(idx)
+		for _, i := range idx {
+			pick = append(pick, pairs[i])
+		}
+	default: // distinct, in random order
+		for _, i := range rand.Perm(len(pairs))[:count] {
+			pick = append(pick, pairs[i])
+		}
+	}
+	if withValues && c.W.Proto() == 2 {
+		c.W.WriteArray(2 * len(pick))
+	} else {
+		c.W.WriteArray(len(pick))
+	}
+	for _, p := range pick {
+		if withValues && c.W.Proto() > 2 {
+			c.W.WriteArray(2)
+		}
+		c.W.WriteBulkString(p.field)
+		if withValues {
+			c.W.WriteBulkString(p.value)
+		}
 	}
 }

@@ -128,3 +128,15 @@ func (h *hash) Each(fn func(field, value string)) {
 		fn(p.field, p.value)
 	}
 }
+
+// pairs returns the fields and values, in the order Each visits them.
+func (h *hash) pairs() []hashPair {
+	if h.m == nil {
+		return h.lp
+	}
+	out := make([]hashPair, 0, len(h.m))
+	for f, v := range h.m {
+		out = append(out, hashPair{f, v})
+	}
+	return out
+}

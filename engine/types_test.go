@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tumblerdb/tumbler/engine/enginetest"
 )
 
 // The ring-buffer deque against a plain slice, over random operations,
@@ -184,4 +186,42 @@ func TestHScan_WholeHashCursorZero(t *testing.T) {
 	if got := te.do("HSCAN", "big", "0", "MATCH", "f99*"); !strings.HasPrefix(got, "*2 $0 *22 ") {
 		t.Fatalf("HSCAN MATCH f99*: %q", got)
 	}
+}
+
+// HRANDFIELD: distinct fields for a positive count (in the hash's order
+// from a compact hash), repeats for a negative one, WITHVALUES pairs
+// (RESP3: [field, value] arrays), and the whole hash when count >= size.
+// compat/diff/testdata/hash.txt diffs the deterministic cases and the
+// errors against redis-server.
+func TestHRandField(t *testing.T) {
+	te := newTestEngine(t)
+	te.expect(":4", "HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4")
+	order := map[string]int{"a": 0, "b": 1, "c": 2, "d": 3}
+	for i := 0; i < 50; i++ {
+		f := strings.Fields(te.do("HRANDFIELD", "h", "2"))
+		if len(f) != 3 || f[0] != "*2" || f[1] == f[2] || order[f[1][1:]] >= order[f[2][1:]] {
+			t.Fatalf("HRANDFIELD h 2: %q (want 2 distinct fields in the hash's order)", f)
+		}
+		f = strings.Fields(te.do("HRANDFIELD", "h", "-6", "WITHVALUES"))
+		if len(f) != 13 || f[0] != "*12" {
+			t.Fatalf("HRANDFIELD h -6 WITHVALUES: %q", f)
+		}
+		for j := 1; j < len(f); j += 2 {
+			if want := strconv.Itoa(order[f[j][1:]] + 1); f[j+1] != "$"+want {
+				t.Fatalf("HRANDFIELD h -6 WITHVALUES: %q: %s's value", f, f[j])
+			}
+		}
+		if g := te.do("HRANDFIELD", "h"); order[strings.TrimPrefix(g, "$")] == 0 && g != "$a" {
+			t.Fatalf("HRANDFIELD h: %q", g)
+		}
+	}
+	te.expect("*4 $a $b $c $d", "HRANDFIELD", "h", "4")
+	w := &enginetest.TextWriter{P: 3}
+	te.Exec(&Ctx{Args: [][]byte{[]byte("HRANDFIELD"), []byte("h"), []byte("9"), []byte("WITHVALUES")}, W: w})
+	if got := w.String(); got != "*4 *2 $a $1 *2 $b $2 *2 $c $3 *2 $d $4" {
+		t.Errorf("RESP3 WITHVALUES: %q", got)
+	}
+	te.expect("-ERR value is out of range", "HRANDFIELD", "h", "-100000000")
+	te.expect("*0", "HRANDFIELD", "missing", "5")
+	te.expect("(nil)", "HRANDFIELD", "missing")
 }
