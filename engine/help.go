@@ -16,8 +16,8 @@ func HelpCommand(flags Flag, lines []string) *Command {
 	return &Command{Arity: 2, Flags: flags | FlagLoading | FlagStale, Fn: func(c *Ctx) { WriteHelp(c.W, lines) }}
 }
 
-// ClientHelp is CLIENT HELP's text: Redis 7.0's, without REPLY, which
-// tumbler does not have, and with NO-TOUCH and SETINFO (Redis 7.2).
+// ClientHelp is CLIENT HELP's text: Redis 7.0's, with NO-TOUCH and
+// SETINFO (Redis 7.2).
 var ClientHelp = []string{
 	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"CACHING (YES|NO)",
@@ -52,6 +52,8 @@ var ClientHelp = []string{
 	"    Stop the current client pause, resuming traffic.",
 	"PAUSE <timeout> [WRITE|ALL]",
 	"    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
 	"SETNAME <name>",
 	"    Assign the name <name> to the current connection.",
 	"SETINFO <option> <value>",

@@ -45,8 +45,9 @@ type client struct {
 	// then wait in deferred, so they never land inside a multi-part reply.
 	inCmd    bool
 	deferred []byte
-	ps       psConn   // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
-	lp       loopConn // event-loop state (eventloop_linux.go)
+	ps       psConn    // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
+	reply    replyMode // CLIENT REPLY (reply.go); own goroutine only
+	lp       loopConn  // event-loop state (eventloop_linux.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -139,7 +140,11 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 		}
 		if c.ctx.Blocked != nil {
 			s.eng.FlushStats(&c.ctx)
-			s.waitBlocked(c)  // blocking.go: BLPOP and friends wait here
+			if c.reply.blocked { // CLIENT REPLY OFF/SKIP: its reply goes nowhere either (reply.go)
+				c.ctx.W = discardWriter{proto: c.w.proto}
+			}
+			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
+			c.ctx.W = &c.w
 			s.afterBlocked(c) // tracking: invalidations of its own writes, after its reply (tracking.go)
 			c.ctx.Unchain()
 		}
@@ -262,9 +267,17 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 		func() {
 			c.beginCmd()
 			defer c.endCmd()
+			if c.reply.suppressed() { // CLIENT REPLY OFF/SKIP (reply.go)
+				c.ctx.W = discardWriter{proto: c.w.proto}
+				defer func() { c.ctx.W = &c.w }()
+				c.reply.blocked = true
+			} else {
+				c.reply.blocked = false
+			}
 			s.eng.Exec(&c.ctx)
 			s.afterCommand(c) // tracking: invalidations due after the reply (tracking.go)
 		}()
+		c.reply.next()
 		s.fixtureAfter(c)
 	}
 	c.ctx.Args = nil

@@ -26,6 +26,7 @@ func (s *Server) registerProbes() {
 	subs["no-evict"] = &engine.Command{Name: "client|no-evict", Arity: 3, Flags: conn | engine.FlagAdmin, Fn: func(c *engine.Ctx) {
 		clientOnOff(c, func(me *client, on bool) { me.ps.noEvict = on })
 	}}
+	subs["reply"] = &engine.Command{Name: "client|reply", Arity: 3, Flags: conn, Fn: s.cmdClientReply}
 	subs["no-touch"] = &engine.Command{Name: "client|no-touch", Arity: 3, Flags: conn, Fn: func(c *engine.Ctx) {
 		clientOnOff(c, func(me *client, on bool) { me.ps.noTouch = on })
 	}}
