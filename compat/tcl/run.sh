@@ -46,6 +46,6 @@ for unit in "$@"; do
 	sed -i 's/\x1b\[[0-9;]*m//g' "$log"
 	printf '%-24s ok %-4s err %-4s (unknown command %s) exceptions %s  %s\n' "$unit" \
 		"$(grep -c '^\[ok\]' "$log")" "$(grep -c '^\[err\]' "$log")" \
-		"$(grep -A1 '^\[err\]' "$log" | grep -c 'unknown command\|unknown subcommand')" \
+		"$(grep -A2 '^\[err\]' "$log" | grep -c '^ERR unknown command\|^ERR unknown subcommand')" \
 		"$(grep -c '^\[exception\]' "$log")" "$log"
 done
