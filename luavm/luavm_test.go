@@ -281,28 +281,6 @@ func TestKill_PcallCannotSwallowKill(t *testing.T) {
 	}
 }
 
-// A loop inside a coroutine is killed too, and resume, which catches a
-// coroutine's errors, cannot swallow the kill.
-func TestKill_ReachesCoroutines(t *testing.T) {
-	for _, script := range []string{
-		"coroutine.wrap(function() while true do end end)()",
-		"while true do coroutine.resume(coroutine.create(function() while true do end end)) end",
-	} {
-		e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
-		vm := Install(e)
-		done := runBusy(t, e, script)
-		vm.Kill()
-		select {
-		case got := <-done:
-			if !strings.Contains(got, "Script killed") {
-				t.Fatalf("%s: got %q", script, got)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: not killed", script)
-		}
-	}
-}
-
 func TestKill_UnkillableAfterWrite(t *testing.T) {
 	e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
 	vm := Install(e)

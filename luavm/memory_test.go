@@ -33,8 +33,6 @@ func TestMemoryLimit_StopsRunawayScripts(t *testing.T) {
 		{"concatenation loop", "local t, s, i = {}, string.rep('x', 100), 0\nwhile true do i=i+1; t[i]=s..i end", "2"},
 		{"table of numbers", "local t, i = {}, 0\nwhile true do i=i+1; t[i]=i*0.5 end", "2"},
 		{"nested tables", "local t = {}\nwhile true do t = {t, {1, 2, 3}} end", "2"},
-		{"coroutines", "local t={}\nwhile true do t[#t+1]=coroutine.create(function() end) end", "2"},
-		{"inside a coroutine", "local t={}\ncoroutine.wrap(function() while true do t[#t+1]=string.rep('z',1000) end end)()", "2"},
 		{"pcall cannot swallow it", "local t={}\nwhile true do pcall(function() for i=1,1000 do t[#t+1]=string.rep('y',100) end end) end", "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

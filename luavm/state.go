@@ -29,7 +29,6 @@ func (vm *VM) initState() {
 		{lua.TabLibName, lua.OpenTable},
 		{lua.StringLibName, lua.OpenString},
 		{lua.MathLibName, lua.OpenMath},
-		{lua.CoroutineLibName, lua.OpenCoroutine}, // Redis's Lua has it; a coroutine's context is the script's (kills reach it)
 	} {
 		L.Push(L.NewFunction(lib.fn))
 		L.Push(lua.LString(lib.name))
@@ -161,7 +160,7 @@ func (vm *VM) initState() {
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)
-	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, lua.CoroutineLibName, "cjson", "bit", "struct", "cmsgpack"} {
+	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit", "struct", "cmsgpack"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
 			G.RawSetString(name, vm.readonly(t))
 		}
