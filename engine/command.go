@@ -296,6 +296,9 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, cmd, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
 		return
 	}
+	if cmd.stats.script {
+		e.collectForScript() // maxmemory: a script checks under the lock, where it cannot collect (memory.go)
+	}
 	c.Cmd = cmd
 	c.Eng = e
 	if e.queue(c, cmd) { // inside MULTI: queued for EXEC, not run (multi.go)

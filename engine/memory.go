@@ -108,6 +108,18 @@ func (e *Engine) OutOfMemory() bool {
 	return max != 0 && e.UsedMemory() > max && e.mem.collectAndCheck(max, true)
 }
 
+// collectForScript runs before a script, outside the keyspace lock: a
+// script without flags is checked for maxmemory only at its first write,
+// under the lock, where no collection may run, so a sample over the
+// limit is checked by a collection here first (as OutOfMemory would).
+// Otherwise a server whose clients only run scripts would refuse their
+// writes until some other command collected.
+func (e *Engine) collectForScript() {
+	if max := e.mem.max.Load(); max != 0 && e.UsedMemory() > max {
+		e.mem.collectAndCheck(max, true)
+	}
+}
+
 // outOfMemoryLocked is OutOfMemory under the keyspace lock (a script's
 // first write): it never collects there, as every other client would
 // wait for it, and takes the last sample as it is. The next command

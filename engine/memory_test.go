@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // garbage is where the tests below make the heap grow: set, then cleared.
@@ -39,10 +40,24 @@ func TestMaxMemory_GarbageIsCollectedBeforeRefusing(t *testing.T) {
 	if te.mem.collections.Load() != n+1 {
 		t.Errorf("collections %d, want %d", te.mem.collections.Load(), n+1)
 	}
-	// Right after it, the sample it took decides, with no collection.
-	te.expect("+OK", "SET", "k", "v")
+	// Garbage over the limit again right after it: within memGCEvery the
+	// sample decides (the write is refused), with no second collection.
+	for i := 0; i < 64; i++ {
+		garbage = append(garbage, make([]byte, 1<<20))
+	}
+	garbage = nil
+	if used := te.heapNow(); used <= te.MaxMemory() {
+		t.Fatalf("heap %d not over maxmemory %d the second time", used, te.MaxMemory())
+	}
+	te.mem.gcAt = time.Now().UnixNano() // as if it had just collected (making garbage takes time)
+	te.expect("-"+ErrOOM, "SET", "k", "v")
 	if te.mem.collections.Load() != n+1 {
 		t.Errorf("a second collection ran within memGCEvery")
+	}
+	te.mem.gcAt -= int64(memGCEvery) // memGCEvery later
+	te.expect("+OK", "SET", "k", "v")
+	if te.mem.collections.Load() != n+2 {
+		t.Errorf("collections %d after memGCEvery, want %d", te.mem.collections.Load(), n+2)
 	}
 }
 
@@ -70,6 +85,7 @@ func TestMaxMemory_LiveDataIsRefused(t *testing.T) {
 	if te.mem.collections.Load() != n+1 || !te.mem.gcFull {
 		t.Fatalf("collections %d (want %d), full %v", te.mem.collections.Load(), n+1, te.mem.gcFull)
 	}
+	te.mem.gcAt = time.Now().UnixNano()    // (a slow machine must not let memGCEveryFull pass here)
 	te.expect("-"+ErrOOM, "SET", "k", "v") // within memGCEveryFull: the sample decides
 	if te.mem.collections.Load() != n+1 {
 		t.Fatalf("collected again within memGCEveryFull")
