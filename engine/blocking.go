@@ -196,7 +196,8 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	w.stay = false
 	w.reply.ops = w.reply.ops[:0]
 	sub := Ctx{Eng: e, Args: w.args, Now: now, W: &w.reply, Client: w.client, Cmd: w.cmd, Blocked: w}
-	e.Stats.Commands.Add(1)
+	// (Not counted again in total_commands_processed: its first run was,
+	// as Redis counts a blocked command once.)
 	// The waiter's command is the one running (Redis sets current_client
 	// to the receiver): the invalidation of a key it writes and tracks,
 	// such as BLMOVE's destination, follows its reply (the server sends

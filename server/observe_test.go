@@ -474,3 +474,18 @@ func TestTotalCommands_CountedOnceRun(t *testing.T) {
 		c.conn.Close()
 	}
 }
+
+// A blocked command served later counts once in total_commands_processed
+// (redis-server 7.0.15: RESETSTAT, BLPOP, RPUSH, then INFO reads 3).
+func TestTotalCommands_BlockedCommandCountsOnce(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	b.expectDo("+OK\r\n", "CONFIG", "RESETSTAT")
+	a.send(encode("BLPOP", "bk", "0"))
+	waitBlockedClients(t, srv, 1)
+	b.expectDo(":1\r\n", "RPUSH", "bk", "x")
+	a.expect("*2\r\n$2\r\nbk\r\n$1\r\nx\r\n")
+	if got := b.do("INFO", "stats"); !strings.Contains(got, "\r\ntotal_commands_processed:3\r\n") {
+		t.Fatalf("want total_commands_processed:3 (RESETSTAT, BLPOP, RPUSH):\n%s", got)
+	}
+}
