@@ -380,8 +380,8 @@ func cmdHScan(c *Ctx) {
 // hrandfieldMaxCount bounds |count| for HRANDFIELD: Redis 7.0 builds any
 // reply a negative count asks for (-9223372036854775807 runs it out of
 // memory unless an output limit stops it); tumbler builds a reply whole
-// before writing it, so it refuses counts past 2^26 elements.
-const hrandfieldMaxCount = 1 << 26
+// before writing it, so it refuses counts past 2^24 elements.
+const hrandfieldMaxCount = 1 << 24
 
 // HRANDFIELD key [count [WITHVALUES]]
 //
@@ -443,11 +443,12 @@ func cmdHRandField(c *Ctx) {
 	pairs := h.pairs()
 	var pick []hashPair
 	switch {
-	case !uniq || count == 1: // random, repeats allowed
-		pick = make([]hashPair, count)
-		for i := range pick {
-			pick[i] = pairs[rand.IntN(len(pairs))]
+	case !uniq || count == 1: // random, repeats allowed: written as drawn
+		writeRandFieldHeader(c, int(count), withValues)
+		for i := int64(0); i < count; i++ {
+			writeRandField(c, pairs[rand.IntN(len(pairs))], withValues)
 		}
+		return
 	case count >= int64(len(pairs)): // the whole hash, in its order
 		pick = pairs
 	case h.m == nil: // distinct, in the compact hash's order
@@ -461,18 +462,28 @@ func cmdHRandField(c *Ctx) {
 			pick = append(pick, pairs[i])
 		}
 	}
-	if withValues && c.W.Proto() == 2 {
-		c.W.WriteArray(2 * len(pick))
-	} else {
-		c.W.WriteArray(len(pick))
-	}
+	writeRandFieldHeader(c, len(pick), withValues)
 	for _, p := range pick {
-		if withValues && c.W.Proto() > 2 {
-			c.W.WriteArray(2)
-		}
-		c.W.WriteBulkString(p.field)
-		if withValues {
-			c.W.WriteBulkString(p.value)
-		}
+		writeRandField(c, p, withValues)
+	}
+}
+
+// writeRandFieldHeader and writeRandField write HRANDFIELD's reply: n
+// fields, or with values n pairs (flat in RESP2, [field, value] in RESP3).
+func writeRandFieldHeader(c *Ctx, n int, withValues bool) {
+	if withValues && c.W.Proto() == 2 {
+		c.W.WriteArray(2 * n)
+	} else {
+		c.W.WriteArray(n)
+	}
+}
+
+func writeRandField(c *Ctx, p hashPair, withValues bool) {
+	if withValues && c.W.Proto() > 2 {
+		c.W.WriteArray(2)
+	}
+	c.W.WriteBulkString(p.field)
+	if withValues {
+		c.W.WriteBulkString(p.value)
 	}
 }
