@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -479,23 +480,10 @@ func TestPubSub_SoftLimitCheckedWithoutTraffic(t *testing.T) {
 		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{Soft: 64 << 10, SoftSeconds: 3}}
 	}))
 	slow := dial(t, srv.Addr())
+	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
 	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
 	pub := dial(t, srv.Addr())
-	payload := strings.Repeat("x", 1024)
-	// Enough that the unread output stays over the soft limit: the
-	// sockets' buffers hold a few MB at most.
-	var batch strings.Builder
-	for i := 0; i < 100; i++ {
-		batch.WriteString(encode("PUBLISH", "ch", payload))
-	}
-	for sent := 0; sent < 8000; sent += 100 {
-		pub.send(batch.String())
-		for i := 0; i < 100; i++ {
-			if r := pub.read(); r != ":1\r\n" {
-				t.Fatalf("PUBLISH after %d: %q (disconnected before the time ran out)", sent+i, r)
-			}
-		}
-	}
+	publishUntilBacklog(t, pub, 1<<20) // well over the soft limit, unread
 	// No more messages. The time runs out on the server's clock.
 	clock.Advance(4 * time.Second)
 	eventually(t, "the slow subscriber to be disconnected", func() bool {
@@ -513,10 +501,55 @@ func TestPubSub_ClientListShowsPendingOutput(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) {
 		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{}} // no limit
 	}))
-	slow := dial(t, srv.Addr())
+	slow := dialSlow(t, srv.Addr())
 	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
 	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
 	pub := dial(t, srv.Addr())
+	if n := slowOmem(t, pub); n != 0 {
+		t.Fatalf("omem %d before any message", n)
+	}
+	// publishUntilBacklog reads omem as it goes: it returns once over 1 MB.
+	publishUntilBacklog(t, pub, 1<<20)
+}
+
+// dialSlow connects a client with a small receive buffer, which never
+// reads what it is sent: a slow subscriber.
+func dialSlow(t *testing.T, addr string) *rawClient {
+	c := dial(t, addr)
+	if tc, ok := c.conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	return c
+}
+
+// publishUntilBacklog publishes 1 KB messages on ch until CLIENT LIST
+// shows the client named slow with at least min bytes queued in the
+// server (how much the sockets absorb first depends on the machine's
+// buffer sizes), each PUBLISH reaching one subscriber.
+func publishUntilBacklog(t *testing.T, pub *rawClient, min int) {
+	t.Helper()
+	payload := strings.Repeat("x", 1024)
+	var batch strings.Builder
+	for i := 0; i < 100; i++ {
+		batch.WriteString(encode("PUBLISH", "ch", payload))
+	}
+	for sent := 0; slowOmem(t, pub) < min; sent += 100 {
+		if sent > 256<<10 {
+			t.Fatalf("%d MB published and the server queues no %d bytes", sent>>10, min)
+		}
+		pub.send(batch.String())
+		for i := 0; i < 100; i++ {
+			if r := pub.read(); r != ":1\r\n" {
+				t.Fatalf("PUBLISH after %d: %q (the subscriber was disconnected)", sent+i, r)
+			}
+		}
+	}
+}
+
+// slowOmem is CLIENT LIST's omem for the client named slow (checking
+// that tot-mem is the same).
+func slowOmem(t *testing.T, pub *rawClient) int {
+	t.Helper()
 	omem := func() int {
 		for _, line := range strings.Split(pub.do("CLIENT", "LIST"), "\n") {
 			if strings.Contains(line, " name=slow ") {
@@ -535,20 +568,5 @@ func TestPubSub_ClientListShowsPendingOutput(t *testing.T) {
 		t.Fatal("no client named slow")
 		return 0
 	}
-	if n := omem(); n != 0 {
-		t.Fatalf("omem %d before any message", n)
-	}
-	payload := strings.Repeat("x", 1024)
-	var batch strings.Builder
-	for i := 0; i < 100; i++ {
-		batch.WriteString(encode("PUBLISH", "ch", payload))
-	}
-	for sent := 0; sent < 8000; sent += 100 {
-		pub.send(batch.String())
-		for i := 0; i < 100; i++ {
-			pub.read()
-		}
-	}
-	// The sockets hold a few MB at most: the rest waits in the server.
-	eventually(t, "omem to show the unread messages", func() bool { return omem() > 1<<20 })
+	return omem()
 }
