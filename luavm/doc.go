@@ -24,8 +24,10 @@
 // gopher-lua cannot bound a script's allocations, so memory is bounded
 // from outside (memory.go, lua-memory-limit): a watchdog stops a script
 // whose heap growth passes the limit, after the fact and approximately.
-// One long library call (a string.gsub over a huge string) is not
-// interrupted, by the memory bound or by SCRIPT KILL.
+// A library call runs to its end before either stops the script, but
+// the long ones are bounded: string.rep, table.concat and string.gsub
+// refuse results past the size limit, and a pattern match (pattern.go)
+// checks the script's context as it goes.
 //
 // Redis's struct and cmsgpack libraries (struct.go, cmsgpack.go) follow
 // the C ones byte for byte, errors included, except that cmsgpack.pack

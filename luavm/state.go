@@ -119,6 +119,14 @@ func (vm *VM) initState() {
 	// the memory limit before building them.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
 		strLib.RawSetString("format", L.NewFunction(luaFormat)) // Lua 5.1's (format.go)
+		// Lua 5.1's pattern matching (pattern.go); gfind is gmatch's old
+		// name, kept by Redis's LUA_COMPAT_GFIND.
+		strLib.RawSetString("find", L.NewFunction(strFind))
+		strLib.RawSetString("match", L.NewFunction(strMatch))
+		gmatch := L.NewFunction(strGmatch)
+		strLib.RawSetString("gmatch", gmatch)
+		strLib.RawSetString("gfind", gmatch)
+		strLib.RawSetString("gsub", L.NewFunction(strGsub(vm.sizeLimit)))
 		// upper and lower as C's toupper/tolower in the C locale: ASCII
 		// letters only, byte by byte. gopher-lua's are Go's Unicode ones,
 		// which turned a byte that is not UTF-8 (a binary token) into

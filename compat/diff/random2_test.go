@@ -258,18 +258,6 @@ var knownWideDiffs = []knownWide{
 // (or gaps), not fixed yet. Like knownRandomDiffBugs they keep the test
 // green; remove an entry once fixed. Each has a minimal reproduction.
 var wideBugs = []knownWide{
-	// gopher-lua's pattern matching is not Lua 5.1's:
-	// EVAL "return string.find('a', '%')" 0
-	//   redis: -ERR user_script:1: malformed pattern (ends with '%') ...; tumbler: nil
-	// EVAL "return string.gsub('key:123', '%f[%w]%w+', '<%0>')" 0
-	//   redis: <key>:<123> (2); tumbler: key:123 (0): no %f frontier
-	// EVAL "local t = {} for w in string.gmatch('x y', '^x') do t[#t+1] = w end return t" 0
-	//   redis: (empty: ^ is no anchor in 5.1's gmatch); tumbler: x
-	// and gsub with a replacement table holding true (Redis raises
-	// "invalid replacement value (a boolean)"), and error texts.
-	{"Lua patterns", true, func(st wstep, want, got []byte) bool {
-		return st.tmpl == "string patterns"
-	}},
 	// EVAL "local goto = 1 return goto" 0
 	//   redis: 1; tumbler: -ERR Error compiling script ... unexpected symbol near 'goto'
 	// not stateless: Redis caches the script, tumbler does not
@@ -1509,6 +1497,24 @@ func argv2(a, b []string) func(g *wideGen) []string {
 
 func argvVal(g *wideGen) []string { return []string{g.val()} }
 
+// patternTokens are the pieces argvPattern builds Lua patterns from:
+// every kind of pattern item, and the malformed ones.
+var patternTokens = []string{"a", "x", ".", "%a", "%d", "%s", "%w", "%p", "%A", "%z", "%%", "%(", "[ab]", "[^a]",
+	"[a-c]", "[%d(]", "[]]", "[^]]", "[a-]", "*", "+", "-", "?", "(", ")", "()", "%1", "%2", "%b()", "%bxa",
+	"%f[%w]", "%f[%W]", "%f[a]", "^", "$", "%", "[", "%b", "%f", " ", "\x00"}
+
+// argvPattern is a random subject and a random pattern of one to six
+// tokens.
+func argvPattern(g *wideGen) []string {
+	var p strings.Builder
+	for n := 1 + g.r.IntN(6); n > 0; n-- {
+		t := patternTokens[g.r.IntN(len(patternTokens))]
+		p.WriteString(t)
+	}
+	subjects := []string{"", "a", "aaa", "abc", "a(b)c", "x a1 (b(c)) d", "xax", "a\x00b", "^a$", "]a-c%", "  a  b  "}
+	return []string{subjects[g.r.IntN(len(subjects))], p.String()}
+}
+
 var scriptCallCmds = []string{"get", "incr", "decr", "llen", "hlen", "hgetall", "hkeys", "hvals", "type", "exists",
 	"del", "lpop", "rpop", "strlen", "persist", "getdel", "nosuch", "GET", "multi", "exec", "watch", "unwatch",
 	"discard", "blpop", "eval", "evalsha", "script", "ping", "echo", "dbsize", "object", "subscribe", "select",
@@ -1756,6 +1762,15 @@ var wideScripts = []wideScript{
 		"return {string.gsub('hello', 'l+', '%%')}", "return {string.match('abc', '()b()')}",
 	}, argv: argv2([]string{"hello world", "a,b,,c", "key:123", "", "aaa", "x y z", "1.5e3", "line\r\nbreak"},
 		[]string{"%d+", "a", "(%a+)", "^x", ".-", "%s", "[%w_]+", "(o)", ",", "%", "[", "(", "%b()", "%f[%w]%w+", "l", ""})},
+
+	{name: "random patterns", bodies: []string{
+		"return {string.find(ARGV[1], ARGV[2])}", "return {string.match(ARGV[1], ARGV[2])}",
+		"return {string.find(ARGV[1], ARGV[2], 2)}", "return {string.match(ARGV[1], ARGV[2], -3)}",
+		"return {string.gsub(ARGV[1], ARGV[2], '[%0]')}", "return {string.gsub(ARGV[1], ARGV[2], '%1-%2')}",
+		"return {string.gsub(ARGV[1], ARGV[2], {a='A', x=1.5, ['(']=false})}",
+		"return {string.gsub(ARGV[1], ARGV[2], function(...) return select('#', ...) end, 2)}",
+		"local t = {} for a, b in string.gmatch(ARGV[1], ARGV[2]) do t[#t+1] = tostring(a) .. '|' .. tostring(b) end return t",
+	}, argv: argvPattern},
 
 	// ---- table, math, bit ----
 	{name: "table lib", bodies: []string{
