@@ -76,3 +76,58 @@ func TestMaxMemory_ScriptsCollectGarbageFirst(t *testing.T) {
 }
 
 var sink [][]byte
+
+// Read-only tables are proxies here, flagged tables in Redis: pairs, next
+// and rawget must still see the library's entries, getmetatable find no
+// metatable on a library, and table.insert must not write into a proxy,
+// where the entry would outlive the script. Replies are redis-server
+// 7.0.15's (transcript lualib.txt).
+func TestLua51_ReadOnlyTablesSeenThrough(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"local n = 0 for k in pairs(string) do n = n + 1 end return n", ":15"},
+		{"local n = 0 for k in pairs(redis) do n = n + 1 end return n", ":23"},
+		{"local n = 0 for k in pairs(table) do n = n + 1 end return n", ":9"},
+		{"local k, v = next(string) return type(v)", "$function"},
+		{"return _GOPHER_LUA_VERSION", "-ERR user_script:1: Script attempted to access nonexistent global variable '_GOPHER_LUA_VERSION'"},
+		{"return {rawget(_G, 'nosuch') == nil, rawget(_G, 'redis') ~= nil, type(rawget(string, 'format'))}", "*3 :1 :1 $function"},
+		{"return {type(getmetatable(string)), tostring(getmetatable(cjson)), type(getmetatable(_G))}", "*3 $nil $nil $table"},
+		// the proxy's own table is never handed out
+		{"local f, t = pairs(string) return rawequal(t, string)", ":1"},
+		{"local _, t = pairs(string) t.x = 1 return 1", "-ERR user_script:1: Attempt to modify a readonly table"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); got != tc.want && !strings.HasPrefix(got, tc.want+" script: ") {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+	for _, s := range []string{"table.insert(string, 'x')", "table.insert(redis, 1, 'x')", "table.insert(_G, 'x')"} {
+		if got := f.do(2, "EVAL", s, "0"); !strings.HasPrefix(got, "-ERR Attempt to modify a readonly table script: ") {
+			t.Errorf("%s: %q", s, got)
+		}
+	}
+	if got := f.do(2, "EVAL", "return {string[1] == nil, redis[1] == nil, rawget(_G, 1) == nil}", "0"); got != "*3 :1 :1 :1" {
+		t.Errorf("a refused insert left %q", got)
+	}
+}
+
+// table.insert is Lua 5.1's: two or three arguments, a position past the
+// end grows the table to it, one before the start shifts from it.
+func TestLua51_TableInsert(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"local t={1,2} table.insert(t, 5, 'x') return {t[3], t[5]}", "*0"},
+		{"local t={1,2} table.insert(t, 5, 'x') return {t[1], t[2], t[5]}", "*3 :1 :2 $x"},
+		{"local t={1,2} table.insert(t, 0, 'x') return {t[0], t[1], t[2], t[3]}", "*1 $x"},
+		{"local t={1,2} table.insert(t, 0, 'x') return {t[2], t[3]}", "*2 :1 :2"},
+		{"local t={1,2} table.insert(t, '2', 'x') return t", "*3 :1 $x :2"},
+		{"local t={1,2} table.insert(t, 2.7, 'x') return t", "*3 :1 $x :2"},
+		{"local t={1,2,3} table.insert(t, 'x') return t", "*4 :1 :2 :3 $x"},
+		{"local t={1,2} table.insert(t, 1, 'x', 'y') return t", "-ERR user_script:1: wrong number of arguments to 'insert'"},
+		{"table.insert(5, 1)", "-ERR user_script:1: bad argument #1 to 'insert' (table expected, got number)"},
+		{"table.insert({}, 'a', 1)", "-ERR user_script:1: bad argument #2 to 'insert' (number expected, got string)"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); got != tc.want && !strings.HasPrefix(got, tc.want+" script: ") {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+}

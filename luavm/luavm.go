@@ -100,6 +100,7 @@ type VM struct {
 	globals *lua.LTable // the real globals, behind the read-only proxy
 	env     *lua.LTable // the read-only proxy scripts see as _G
 	ro      map[*lua.LTable]bool
+	roReal  map[*lua.LTable]*lua.LTable // a read-only proxy's table
 
 	// per run
 	ctx  *engine.Ctx
@@ -149,6 +150,7 @@ func New() *VM {
 		bySHA:   make(map[string]*script),
 		byBody:  make(map[string]*script),
 		ro:      make(map[*lua.LTable]bool),
+		roReal:  make(map[*lua.LTable]*lua.LTable),
 		started: make(chan struct{}, 1),
 	}
 	vm.memLimit.Store(DefaultMemoryLimit)

@@ -164,6 +164,7 @@ func (vm *VM) resetState() {
 	old := vm.L
 	vm.killMu.Lock() // initState makes a new context
 	vm.ro = make(map[*lua.LTable]bool)
+	vm.roReal = make(map[*lua.LTable]*lua.LTable)
 	vm.initState()
 	vm.killMu.Unlock()
 	old.Close()

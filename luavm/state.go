@@ -36,7 +36,7 @@ func (vm *VM) initState() {
 	}
 	G := L.G.Global
 	vm.globals = G
-	for _, name := range []string{"dofile", "loadfile", "require", "module", "print", "getfenv", "setfenv", "newproxy", "_printregs"} {
+	for _, name := range []string{"dofile", "loadfile", "require", "module", "print", "getfenv", "setfenv", "newproxy", "_printregs", "_GOPHER_LUA_VERSION"} {
 		G.RawSetString(name, lua.LNil)
 	}
 	// collectgarbage exists in Redis's sandbox; a script must not be able
@@ -105,6 +105,40 @@ func (vm *VM) initState() {
 		}
 		return origRawset.GFunction(L)
 	}))
+	// Redis's read-only tables are the tables themselves, flagged; ours
+	// are empty proxies. next, pairs and rawget read through a proxy to
+	// its table (never handing the table itself to the script), and
+	// getmetatable of a library finds none, as in Redis.
+	unwrap := func(L *lua.LState) {
+		if t, ok := L.Get(1).(*lua.LTable); ok {
+			if real := vm.roReal[t]; real != nil {
+				L.Replace(1, real)
+			}
+		}
+	}
+	for _, name := range []string{"next", "rawget"} {
+		orig := G.RawGetString(name).(*lua.LFunction)
+		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			unwrap(L)
+			return orig.GFunction(L)
+		}))
+	}
+	next := G.RawGetString("next")
+	G.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		L.Push(next)
+		L.Push(t)
+		L.Push(lua.LNil)
+		return 3
+	}))
+	origGetmt := G.RawGetString("getmetatable").(*lua.LFunction)
+	G.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && vm.roReal[t] != nil && t != vm.env {
+			L.Push(lua.LNil)
+			return 1
+		}
+		return origGetmt.GFunction(L)
+	}))
 	origSetmt := G.RawGetString("setmetatable").(*lua.LFunction)
 	G.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && (vm.ro[t] || t == vm.globals) {
@@ -145,6 +179,7 @@ func (vm *VM) initState() {
 	}
 	if tabLib, ok := G.RawGetString(lua.TabLibName).(*lua.LTable); ok {
 		openTableCompat(L, tabLib)
+		tabLib.RawSetString("insert", L.NewFunction(vm.tableInsert))
 		if orig, ok := tabLib.RawGetString("concat").(*lua.LFunction); ok {
 			tabLib.RawSetString("concat", L.NewFunction(func(L *lua.LState) int {
 				if concatLen(L) > vm.sizeLimit() {
@@ -266,6 +301,42 @@ func openTableCompat(L *lua.LState, tab *lua.LTable) {
 	}))
 }
 
+// tableInsert is Lua 5.1's table.insert (ltablib.c tinsert): exactly two
+// or three arguments, and a position past the end grows the table to it
+// (gopher-lua's took any number, and shifted nothing for such positions).
+// A read-only table is refused, as Redis's lua_rawseti refuses it: a
+// write into a read-only proxy would hide the library's own entry from
+// every later script.
+func (vm *VM) tableInsert(L *lua.LState) int {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		cTypeError(L, 1, "table", L.Get(1), L.GetTop() >= 1)
+	}
+	e := t.Len() + 1 // the first empty element
+	var pos int
+	switch L.GetTop() {
+	case 2:
+		pos = e
+	case 3:
+		pos = int(int32(cCheckInteger(L, 2))) // luaL_checkint: a C int
+		e = max(e, pos)
+	default:
+		cError(L, "%s", "wrong number of arguments to 'insert'")
+	}
+	if vm.ro[t] {
+		return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
+	}
+	ctx := L.Context()
+	for i := e; i > pos; i-- { // move the elements up
+		t.RawSetInt(i, t.RawGetInt(i-1))
+		if (e-i)%(1<<16) == 0 && ctx != nil && ctx.Err() != nil {
+			L.RaiseError("%s", ctx.Err().Error())
+		}
+	}
+	t.RawSetInt(pos, L.Get(L.GetTop()))
+	return 0
+}
+
 // tableAndFunc checks that the arguments are a table and a function, as
 // table.foreach and foreachi do (luaL_checktype).
 func tableAndFunc(L *lua.LState, fname string) (*lua.LTable, *lua.LFunction) {
@@ -345,6 +416,7 @@ func (vm *VM) readonly(real *lua.LTable) *lua.LTable {
 	L.SetMetatable(p, mt)
 	vm.ro[p] = true
 	vm.ro[real] = true
+	vm.roReal[p] = real
 	return p
 }
 

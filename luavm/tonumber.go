@@ -266,13 +266,12 @@ func isRangeErr(err error) bool {
 // which: Lua 5.1 reads those from numeric strings too (luaL_checkinteger
 // converts as tonumber does), gopher-lua's CheckInt does not, so that
 // string.sub(s, ARGV[1]) failed with "number expected, got string".
-// all: every argument (string.char); insertPos: table.insert's position,
-// the second argument only when a third follows (else it is the value).
+// all: every argument (string.char). Functions ported from Lua 5.1
+// (pattern.go's, table.insert) read their arguments themselves.
 var intArgs = []struct {
-	lib, fn   string
-	pos       []int
-	all       bool
-	insertPos bool
+	lib, fn string
+	pos     []int
+	all     bool
 }{
 	{lib: lua.StringLibName, fn: "sub", pos: []int{2, 3}},
 	{lib: lua.StringLibName, fn: "byte", pos: []int{2, 3}},
@@ -280,7 +279,6 @@ var intArgs = []struct {
 	{lib: lua.StringLibName, fn: "char", all: true},
 	{lib: lua.TabLibName, fn: "concat", pos: []int{3, 4}},
 	{lib: lua.TabLibName, fn: "remove", pos: []int{2}},
-	{lib: lua.TabLibName, fn: "insert", insertPos: true},
 	{lib: lua.MathLibName, fn: "randomseed", pos: []int{1}},
 	{fn: "unpack", pos: []int{2, 3}},
 	{fn: "select", pos: []int{1}}, // "#" is no number: left as it is
@@ -310,10 +308,6 @@ func coerceIntArgs(L *lua.LState, G *lua.LTable) {
 			case w.all:
 				for i := 1; i <= top; i++ {
 					numberArg(L, i)
-				}
-			case w.insertPos:
-				if top == 3 {
-					numberArg(L, 2)
 				}
 			default:
 				for _, i := range w.pos {
