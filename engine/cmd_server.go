@@ -101,6 +101,7 @@ func clusterSubs() map[string]*Command {
 	} {
 		subs[name] = &Command{Arity: arity, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
 	}
+	subs["reset"].Flags |= FlagNoScript // the one subcommand scripts may not call
 	return subs
 }
 
