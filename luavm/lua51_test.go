@@ -131,3 +131,24 @@ func TestLua51_TableInsert(t *testing.T) {
 		}
 	}
 }
+
+// math.random is Redis's lrand48-based one: a fresh server's sequence,
+// carried from script to script, and a seed's sequence are Redis's
+// (redis-server 7.0.15's replies; lualib.txt diffs the seeded ones).
+func TestLua51_MathRandomIsRedis(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return {math.random(100), math.random(100), string.format('%.14g', math.random())}", "*3 :40 :85 $0.35333609737146"},
+		{"return math.random(1000)", ":447"}, // the sequence goes on
+		{"math.randomseed(42) return {math.random(1000), math.random(1000), string.format('%.14g', math.random())}", "*3 :745 :343 $0.11108528222474"},
+		{"return {math.random(-2^31, 2^31-1)}", "*1 :-2147483648"},
+		{"math.randomseed(2^40+3) return math.random(100)", ":79"},
+		{"return math.random(0)", "-ERR user_script:1: bad argument #1 to 'random' (interval is empty)"},
+		{"return math.random(3, 2)", "-ERR user_script:1: bad argument #2 to 'random' (interval is empty)"},
+		{"return math.random(1, 2, 3)", "-ERR user_script:1: wrong number of arguments"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); got != tc.want && !strings.HasPrefix(got, tc.want+" script: ") {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+}

@@ -101,6 +101,7 @@ type VM struct {
 	env     *lua.LTable // the read-only proxy scripts see as _G
 	ro      map[*lua.LTable]bool
 	roReal  map[*lua.LTable]*lua.LTable // a read-only proxy's table
+	rand48  uint64                      // math.random's generator (random.go)
 
 	// per run
 	ctx  *engine.Ctx
@@ -151,6 +152,7 @@ func New() *VM {
 		byBody:  make(map[string]*script),
 		ro:      make(map[*lua.LTable]bool),
 		roReal:  make(map[*lua.LTable]*lua.LTable),
+		rand48:  rand48Default,
 		started: make(chan struct{}, 1),
 	}
 	vm.memLimit.Store(DefaultMemoryLimit)

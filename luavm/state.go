@@ -200,6 +200,8 @@ func (vm *VM) initState() {
 	// largest finite double, so x == math.huge missed tonumber('inf').
 	if mathLib, ok := G.RawGetString(lua.MathLibName).(*lua.LTable); ok {
 		mathLib.RawSetString("huge", lua.LNumber(math.Inf(1)))
+		mathLib.RawSetString("random", L.NewFunction(vm.mathRandom))
+		mathLib.RawSetString("randomseed", L.NewFunction(vm.mathRandomseed))
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib()))
 	vm.openExtraLibs(G)
