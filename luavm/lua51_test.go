@@ -152,3 +152,30 @@ func TestLua51_MathRandomIsRedis(t *testing.T) {
 		}
 	}
 }
+
+// tostring and table.concat write numbers with %.14g, and table.concat's
+// range is Lua 5.1's (redis-server 7.0.15's replies; lualib.txt diffs
+// them).
+func TestLua51_NumbersAsText(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return {tostring(0.1+0.2), tostring(1/3), tostring(2^53), tostring(-0), tostring(1/0)}", "*5 $0.3 $0.33333333333333 $9.007199254741e+15 $-0 $inf"},
+		{"return tostring(setmetatable({}, {__tostring=function() return 'T' end}))", "$T"},
+		{"return table.concat({1, 2.5, 1/3, 'a', 2^53}, ',')", "$1,2.5,0.33333333333333,a,9.007199254741e+15"},
+		{"return table.concat({1,2,3}, 5)", "$15253"},
+		{"return table.concat({1,2,3}, '-', 3, 1)", "$"},
+		{"return table.concat({1,2,3}, '-', 2, 5)", "-ERR user_script:1: invalid value (nil) at index 4 in table for 'concat'"},
+		{"return table.concat({1,2,3}, '-', 0)", "-ERR user_script:1: invalid value (nil) at index 0 in table for 'concat'"},
+		{"return table.concat({1,{},3})", "-ERR user_script:1: invalid value (table) at index 2 in table for 'concat'"},
+		{"return tostring()", "-ERR user_script:1: bad argument #1 to 'tostring' (value expected)"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); got != tc.want && !strings.HasPrefix(got, tc.want+" script: ") {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+	// a result past the size limit is refused before it is built whole
+	f.vm.SetMemoryLimit(1 << 20)
+	if got := f.do(2, "EVAL", "local t = {} for i = 1, 1000 do t[i] = i end return #table.concat(t, string.rep('x', 4000))", "0"); !strings.HasPrefix(got, "-ERR user_script:1: not enough memory") {
+		t.Errorf("concat past the limit: %q", got)
+	}
+}

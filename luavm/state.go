@@ -69,6 +69,7 @@ func (vm *VM) initState() {
 		return 0
 	}))
 	G.RawSetString("tonumber", L.NewFunction(luaToNumber)) // Lua 5.1's (tonumber.go)
+	G.RawSetString("tostring", L.NewFunction(luaToString(G.RawGetString("tostring").(*lua.LFunction))))
 	// pcall as Redis 7's luaRedisPcall: an error that is a table with a
 	// string (or number) err field, as redis.call raises, is caught as
 	// that string, as the errors of Redis 6 were; with any other err
@@ -180,14 +181,7 @@ func (vm *VM) initState() {
 	if tabLib, ok := G.RawGetString(lua.TabLibName).(*lua.LTable); ok {
 		openTableCompat(L, tabLib)
 		tabLib.RawSetString("insert", L.NewFunction(vm.tableInsert))
-		if orig, ok := tabLib.RawGetString("concat").(*lua.LFunction); ok {
-			tabLib.RawSetString("concat", L.NewFunction(func(L *lua.LState) int {
-				if concatLen(L) > vm.sizeLimit() {
-					L.RaiseError("not enough memory")
-				}
-				return orig.GFunction(L)
-			}))
-		}
+		tabLib.RawSetString("concat", L.NewFunction(vm.tableConcat))
 	}
 	coerceIntArgs(L, G)
 	// gopher-lua's string library points __index at itself (for the string
@@ -303,42 +297,6 @@ func openTableCompat(L *lua.LState, tab *lua.LTable) {
 	}))
 }
 
-// tableInsert is Lua 5.1's table.insert (ltablib.c tinsert): exactly two
-// or three arguments, and a position past the end grows the table to it
-// (gopher-lua's took any number, and shifted nothing for such positions).
-// A read-only table is refused, as Redis's lua_rawseti refuses it: a
-// write into a read-only proxy would hide the library's own entry from
-// every later script.
-func (vm *VM) tableInsert(L *lua.LState) int {
-	t, ok := L.Get(1).(*lua.LTable)
-	if !ok {
-		cTypeError(L, 1, "table", L.Get(1), L.GetTop() >= 1)
-	}
-	e := t.Len() + 1 // the first empty element
-	var pos int
-	switch L.GetTop() {
-	case 2:
-		pos = e
-	case 3:
-		pos = int(int32(cCheckInteger(L, 2))) // luaL_checkint: a C int
-		e = max(e, pos)
-	default:
-		cError(L, "%s", "wrong number of arguments to 'insert'")
-	}
-	if vm.ro[t] {
-		return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
-	}
-	ctx := L.Context()
-	for i := e; i > pos; i-- { // move the elements up
-		t.RawSetInt(i, t.RawGetInt(i-1))
-		if (e-i)%(1<<16) == 0 && ctx != nil && ctx.Err() != nil {
-			L.RaiseError("%s", ctx.Err().Error())
-		}
-	}
-	t.RawSetInt(pos, L.Get(L.GetTop()))
-	return 0
-}
-
 // tableAndFunc checks that the arguments are a table and a function, as
 // table.foreach and foreachi do (luaL_checktype).
 func tableAndFunc(L *lua.LState, fname string) (*lua.LTable, *lua.LFunction) {
@@ -365,42 +323,6 @@ func mapASCII(L *lua.LState, fname string, lo, hi byte, delta int) int {
 	}
 	L.Push(lua.LString(b))
 	return 1
-}
-
-// concatLen is an upper bound of the length of table.concat(t, sep, i, j)
-// from its arguments on L's stack; 0 when the arguments are wrong (the
-// real table.concat reports that). A number counts as its longest
-// formatting.
-func concatLen(L *lua.LState) int {
-	t, ok := L.Get(1).(*lua.LTable)
-	if !ok {
-		return 0
-	}
-	sep := 0
-	if s, ok := L.Get(2).(lua.LString); ok {
-		sep = len(s)
-	}
-	n := t.Len()
-	i, j := 1, n
-	if v, ok := L.Get(3).(lua.LNumber); ok {
-		i = max(int(v), 1)
-	}
-	if v, ok := L.Get(4).(lua.LNumber); ok {
-		j = min(int(v), n)
-	}
-	total := 0
-	for k := i; k <= j && total <= maxStringLen; k++ {
-		switch v := t.RawGetInt(k).(type) {
-		case lua.LString:
-			total += len(v)
-		case lua.LNumber:
-			total += 24
-		}
-		if k != j {
-			total += sep
-		}
-	}
-	return total
 }
 
 // readonly returns an empty proxy that reads through to real and refuses
