@@ -277,7 +277,7 @@ func cmdHIncrByFloat(c *Ctx) {
 	}
 	sum := addLongDouble(cur, incr)
 	if ldOverflows(sum) {
-		c.W.WriteError("ERR increment would produce NaN or Infinity")
+		c.W.WriteError(ErrIncrNaNOrInf)
 		return
 	}
 	s := formatLongDoubleHuman(sum)

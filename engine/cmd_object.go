@@ -16,6 +16,11 @@ func registerObject(e *Engine) {
 // encoding whatever its length: one grown in place by APPEND.
 type rawString struct{}
 
+// plainString marks a string value Redis stores without trying the "int"
+// encoding (createStringObject, as INCRBYFLOAT does): "embstr" up to 44
+// bytes, "raw" beyond, even when it reads as an integer.
+type plainString struct{}
+
 // Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT and OBJ_SHARED_INTEGERS.
 const (
 	embstrSizeLimit = 44
@@ -26,10 +31,16 @@ const (
 // value stored by SET and friends: "int" for a canonical integer of at
 // most 20 characters, "embstr" up to 44 bytes, "raw" beyond.
 func stringEncoding(ent *entry) (enc string, shared bool) {
-	if _, raw := ent.objValue().(rawString); raw {
+	s := ent.str()
+	switch ent.objValue().(type) {
+	case rawString:
+		return "raw", false
+	case plainString:
+		if len(s) <= embstrSizeLimit {
+			return "embstr", false
+		}
 		return "raw", false
 	}
-	s := ent.str()
 	if len(s) <= 20 {
 		if n, ok := parseInt([]byte(s)); ok {
 			return "int", n >= 0 && n < sharedIntegers

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/tumblerdb/tumbler/expiry"
@@ -28,6 +29,7 @@ func registerString(e *Engine) {
 		&Command{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdDecr},
 		&Command{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdIncrBy},
 		&Command{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdDecrBy},
+		&Command{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Fn: cmdIncrByFloat},
 	)
 }
 
@@ -470,6 +472,54 @@ func cmdIncrBy(c *Ctx) {
 		return
 	}
 	incrDecr(c, by)
+}
+
+// INCRBYFLOAT key increment
+//
+// Redis's incrbyfloatCommand: the value and the increment are read and
+// added as C long doubles (x87's 64-bit mantissa, longdouble.go) and the
+// sum is written as "%.17Lf" without trailing zeros; an infinite or NaN
+// sum is an error. The TTL is kept; the value is stored as a plain string
+// (never int-encoded).
+func cmdIncrByFloat(c *Ctx) {
+	key := c.Args[1]
+	ent := c.Eng.lookup(key, c.Now)
+	cur := new(big.Float)
+	if ent != nil {
+		if ent.kind() != KindString {
+			c.W.WriteError(ErrWrongType)
+			return
+		}
+		v, ok := parseLongDouble([]byte(ent.str()))
+		if !ok {
+			c.W.WriteError(ErrNotFloat)
+			return
+		}
+		cur = v
+	}
+	incr, ok := parseLongDouble(c.Args[2])
+	if !ok {
+		c.W.WriteError(ErrNotFloat)
+		return
+	}
+	if cur.IsInf() || incr.IsInf() { // inf, or NaN for inf + -inf
+		c.W.WriteError(ErrIncrNaNOrInf)
+		return
+	}
+	sum := addLongDouble(cur, incr)
+	if ldOverflows(sum) {
+		c.W.WriteError(ErrIncrNaNOrInf)
+		return
+	}
+	val := []byte(formatLongDoubleHuman(sum))
+	nu := newObjEntry(key, val, &object{kind: KindString, v: plainString{}})
+	if ent == nil {
+		c.Eng.putNew(nu)
+	} else {
+		c.Eng.replaceEntry(ent, nu, ent.deadline)
+	}
+	c.Eng.modified(nu.key())
+	c.W.WriteBulk(val)
 }
 
 // DECRBY key decrement

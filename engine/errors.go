@@ -6,6 +6,7 @@ const (
 	ErrSyntax          = "ERR syntax error"
 	ErrNotInteger      = "ERR value is not an integer or out of range"
 	ErrNotFloat        = "ERR value is not a valid float"
+	ErrIncrNaNOrInf    = "ERR increment would produce NaN or Infinity"
 	ErrIntRange        = "ERR value is out of range, value must between -2147483648 and 2147483647"
 	ErrWrongType       = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	ErrOverflow        = "ERR increment or decrement would overflow"

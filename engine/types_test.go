@@ -225,3 +225,32 @@ func TestHRandField(t *testing.T) {
 	te.expect("*0", "HRANDFIELD", "missing", "5")
 	te.expect("(nil)", "HRANDFIELD", "missing")
 }
+
+// INCRBYFLOAT adds as a C long double; expected values are
+// redis-server's replies (incr.txt diffs more against it).
+func TestIncrByFloat_LongDouble(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("$0.1", "INCRBYFLOAT", "q", "0.1")
+	e.expect("$0.3", "INCRBYFLOAT", "q", "0.2")
+	e.expect("$0", "INCRBYFLOAT", "q", "-0.3")
+	e.expect("$1.23456789012345679", "INCRBYFLOAT", "q", "1.23456789012345678901")
+	e.expect("+OK", "SET", "x", "1")
+	e.expect("$3", "INCRBYFLOAT", "x", "2")
+	e.expect("$embstr", "OBJECT", "ENCODING", "x") // not int-encoded, as Redis
+	e.expect("$19", "INCRBYFLOAT", "x", "0x10")
+	e.expect("+OK", "SET", "z", "5", "EX", "100")
+	e.expect("$5.5", "INCRBYFLOAT", "z", "0.5")
+	e.expect(":100", "TTL", "z") // the TTL is kept
+	e.expect("-"+ErrIncrNaNOrInf, "INCRBYFLOAT", "n", "inf")
+	e.expect("+OK", "SET", "w", "inf")
+	e.expect("-"+ErrIncrNaNOrInf, "INCRBYFLOAT", "w", "-inf")
+	e.expect("-"+ErrNotFloat, "INCRBYFLOAT", "q", "1e4933") // past long double's range
+	e.expect("+OK", "SET", "big", "1e4932")
+	e.expect("-"+ErrIncrNaNOrInf, "INCRBYFLOAT", "big", "1e4932") // the sum overflows
+	e.expect("-"+ErrNotFloat, "INCRBYFLOAT", "n", " 1")
+	e.expect("+OK", "SET", "s", "abc")
+	e.expect("-"+ErrNotFloat, "INCRBYFLOAT", "s", "1")
+	e.expect(":1", "RPUSH", "l", "a")
+	e.expect("-"+ErrWrongType, "INCRBYFLOAT", "l", "abc")
+	e.expect(":0", "EXISTS", "n")
+}
