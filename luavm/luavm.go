@@ -103,6 +103,13 @@ type VM struct {
 	roReal  map[*lua.LTable]*lua.LTable // a read-only proxy's table
 	rand48  uint64                      // math.random's generator (random.go)
 
+	// cjson.null, the global cjson's settings (cjson.go), and the count
+	// of SCRIPT FLUSHes those settings have seen: they persist from
+	// script to script until a flush.
+	cjsonNull    *lua.LUserData
+	cjsonCfg     *cjsonConfig
+	cjsonFlushes uint64
+
 	// per run
 	ctx  *engine.Ctx
 	cur  *script
@@ -479,6 +486,12 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 			c.Script.ReadOnly = true
 		}
 		c.Script.AllowOOM = s.allowOOM
+	}
+	if n := vm.flushes.Load(); n != vm.cjsonFlushes {
+		// Redis's SCRIPT FLUSH makes a new Lua state: cjson's settings
+		// start again from their defaults.
+		vm.cjsonFlushes = n
+		vm.resetCjson()
 	}
 	L := vm.L
 	if s.fn == nil {
