@@ -657,7 +657,14 @@ func (d *cjsonDecoder) invalidNumber() bool {
 
 // numberToken is json_next_number_token: strtod's number.
 func (d *cjsonDecoder) numberToken(tok *cjsonToken) {
-	s := d.data[d.ptr:]
+	// strtod reads nothing past the letters, digits and signs a number
+	// may hold ("nan(x_1)" the most): give it no more, as it copies what
+	// it is given (else a document of many numbers is quadratic).
+	end := d.ptr
+	for end < len(d.data) && cjsonNumberByte(d.data[end]) {
+		end++
+	}
+	s := d.data[d.ptr:end]
 	f, n := strtod(s)
 	if n == 0 {
 		d.tokenError(tok, "invalid number")
@@ -668,6 +675,11 @@ func (d *cjsonDecoder) numberToken(tok *cjsonToken) {
 	}
 	tok.typ, tok.num = tNumber, f
 	d.ptr += n
+}
+
+// cjsonNumberByte says whether c may be part of what strtod reads.
+func cjsonNumberByte(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '+' || c == '-' || c == '_' || c == '(' || c == ')'
 }
 
 // stringToken is json_next_string_token; d.ptr is at the opening quote.

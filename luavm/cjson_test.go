@@ -348,3 +348,10 @@ func FuzzCjson(f *testing.F) {
 		}
 	})
 }
+
+// A document of many numbers decodes in time linear in its length: each
+// number is read from its own bytes, where reading each from the rest of
+// the document (copied by strtod's lowering) took hours for this one.
+func TestCjson_DecodeManyNumbersIsLinear(t *testing.T) {
+	newFixture(t).expect(":1000000", "EVAL", "return #cjson.decode('[' .. string.rep('1.5,', 999999) .. '1]')", "0")
+}
