@@ -13,6 +13,7 @@ import (
 func registerStandard(e *Engine) {
 	registerString(e)
 	registerKeys(e)
+	registerRename(e)
 	registerScript(e)
 	registerServer(e)
 	registerConfig(e)

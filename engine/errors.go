@@ -13,6 +13,7 @@ const (
 	ErrDecrOverflow    = "ERR decrement would overflow"
 	ErrInvalidCursor   = "ERR invalid cursor"
 	ErrDBIndex         = "ERR DB index is out of range"
+	ErrSameObject      = "ERR source and destination objects are the same"
 	ErrNoProto         = "NOPROTO unsupported protocol version"
 	ErrProtoNotInt     = "ERR Protocol version is not an integer or out of range"
 	ErrNoAuth          = "NOAUTH Authentication required."
