@@ -267,7 +267,7 @@ func TestBlocking_ServedCommandChecksItsKeysInOrder(t *testing.T) {
 		for _, k := range []string{"k2", "k1"} {
 			ent, l := c.Eng.createList([]byte(k))
 			l.PushBack("from-" + k)
-			c.Eng.listChanged([]byte(k), ent, l)
+			c.Eng.listChanged([]byte(k), ent, l, "rpush")
 		}
 		c.W.WriteStatus("OK")
 	}})

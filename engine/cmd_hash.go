@@ -89,6 +89,7 @@ func hsetGeneric(c *Ctx, hmset bool) {
 		c.W.WriteInt(created)
 	}
 	c.Eng.modified(string(key))
+	c.Eng.notifyBytes(NotifyHash, "hset", key)
 }
 
 // HSETNX key field value
@@ -105,6 +106,7 @@ func cmdHSetNX(c *Ctx) {
 	h.Set(string(c.Args[2]), string(c.Args[3]))
 	c.W.WriteInt(1)
 	c.Eng.modified(string(key))
+	c.Eng.notifyBytes(NotifyHash, "hset", key)
 }
 
 // HGET key field
@@ -152,17 +154,23 @@ func cmdHDel(c *Ctx) {
 		return
 	}
 	var deleted int64
+	removed := false
 	for _, f := range c.Args[2:] {
 		if h.Del(string(f)) {
 			deleted++
 			if h.Len() == 0 {
 				c.Eng.removeKey(string(key), ent)
+				removed = true
 				break
 			}
 		}
 	}
 	if deleted > 0 {
 		c.Eng.modified(string(key))
+		c.Eng.notifyBytes(NotifyHash, "hdel", key)
+		if removed {
+			c.Eng.notifyBytes(NotifyGeneric, "del", key)
+		}
 	}
 	c.W.WriteInt(deleted)
 }
@@ -241,6 +249,7 @@ func cmdHIncrBy(c *Ctx) {
 	h.Set(field, strconv.FormatInt(cur, 10))
 	c.W.WriteInt(cur)
 	c.Eng.modified(string(key))
+	c.Eng.notifyBytes(NotifyHash, "hincrby", key)
 }
 
 const (
@@ -284,6 +293,7 @@ func cmdHIncrByFloat(c *Ctx) {
 	h.Set(field, s)
 	c.W.WriteBulkString(s)
 	c.Eng.modified(string(key))
+	c.Eng.notifyBytes(NotifyHash, "hincrbyfloat", key)
 }
 
 // HGETALL key (a map), HKEYS key, HVALS key (arrays)

@@ -162,6 +162,7 @@ func expireGeneric(c *Ctx, basetime int64, seconds, absolute bool) {
 	}
 	c.Eng.setDeadline(key, ent, when)
 	c.Eng.modified(string(key))
+	c.Eng.notifyBytes(NotifyGeneric, "expire", key)
 	c.W.WriteInt(1)
 }
 
@@ -204,6 +205,7 @@ func cmdPersist(c *Ctx) {
 	}
 	c.Eng.setDeadline(c.Args[1], ent, 0)
 	c.Eng.modified(string(c.Args[1]))
+	c.Eng.notifyBytes(NotifyGeneric, "persist", c.Args[1])
 	c.W.WriteInt(1)
 }
 

@@ -79,14 +79,32 @@ func (e *Engine) createList(key []byte) (*entry, *list) {
 	return ent, l
 }
 
-// listChanged ends a command's changes to the list under key: an empty
-// list is deleted, and the modification hooks run.
-func (e *Engine) listChanged(key []byte, ent *entry, l *list) {
+// listChanged ends a command's changes to the list under key: event is
+// notified, an empty list is deleted ("del"), and the modification hooks
+// run.
+func (e *Engine) listChanged(key []byte, ent *entry, l *list, event string) {
 	k := string(key)
+	e.notify(NotifyList, event, k)
 	if l.Len() == 0 {
 		e.removeKey(k, ent)
+		e.notify(NotifyGeneric, "del", k)
 	}
 	e.modified(k)
+}
+
+// pushEvent and popEvent name a list change at one end.
+func pushEvent(left bool) string {
+	if left {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(left bool) string {
+	if left {
+		return "lpop"
+	}
+	return "rpop"
 }
 
 // parseLong parses a Redis "long" argument, replying the standard error.
@@ -147,7 +165,7 @@ func pushGeneric(c *Ctx, left, xx bool) {
 		l.Push(string(v), left)
 	}
 	c.W.WriteInt(int64(l.Len()))
-	c.Eng.listChanged(key, ent, l)
+	c.Eng.listChanged(key, ent, l, pushEvent(left))
 }
 
 // writeRange replies elements [start, end] of l (in range), reversed when
@@ -215,7 +233,7 @@ func popGeneric(c *Ctx, left bool) {
 	} else {
 		popRange(c, l, left, count)
 	}
-	c.Eng.listChanged(key, ent, l)
+	c.Eng.listChanged(key, ent, l, popEvent(left))
 }
 
 // LLEN key
@@ -334,7 +352,7 @@ func cmdLSet(c *Ctx) {
 	}
 	l.Set(i, string(c.Args[3]))
 	c.W.WriteStatus(statusOK)
-	c.Eng.listChanged(key, ent, l)
+	c.Eng.listChanged(key, ent, l, "lset")
 }
 
 // LREM key count element
@@ -366,8 +384,8 @@ func cmdLRem(c *Ctx) {
 		}
 		return true
 	})
-	if removed > 0 || l.Len() == 0 {
-		c.Eng.listChanged(key, ent, l)
+	if removed > 0 {
+		c.Eng.listChanged(key, ent, l, "lrem")
 	}
 	c.W.WriteInt(removed)
 }
@@ -398,7 +416,7 @@ func cmdLTrim(c *Ctx) {
 	} else {
 		l.Trim(s, int(n)-1-e)
 	}
-	c.Eng.listChanged(key, ent, l)
+	c.Eng.listChanged(key, ent, l, "ltrim")
 	c.W.WriteStatus(statusOK)
 }
 
@@ -429,7 +447,7 @@ func cmdLInsert(c *Ctx) {
 				i++
 			}
 			l.Insert(i, string(c.Args[4]))
-			c.Eng.listChanged(key, ent, l)
+			c.Eng.listChanged(key, ent, l, "linsert")
 			c.W.WriteInt(int64(l.Len()))
 			return
 		}
@@ -578,8 +596,9 @@ func lmoveGeneric(c *Ctx, fromLeft, toLeft bool) {
 	}
 	dl.Push(v, toLeft)
 	c.Eng.modified(string(dst))
+	c.Eng.notifyBytes(NotifyList, pushEvent(toLeft), dst)
 	c.W.WriteBulkString(v)
-	c.Eng.listChanged(src, sent, sl)
+	c.Eng.listChanged(src, sent, sl, popEvent(fromLeft))
 }
 
 // BLPOP key [key ...] timeout
@@ -617,7 +636,7 @@ func blockingPop(c *Ctx, keys [][]byte, left bool, timeoutArg []byte, count int6
 		} else {
 			c.W.WriteBulkString(l.Pop(left))
 		}
-		c.Eng.listChanged(key, ent, l)
+		c.Eng.listChanged(key, ent, l, popEvent(left))
 		return
 	}
 	if !c.canBlock() {
@@ -723,7 +742,7 @@ func lmpopGeneric(c *Ctx, numkeysIdx int, blocking bool) {
 		c.W.WriteArray(2)
 		c.W.WriteBulk(key)
 		popRange(c, l, left, count)
-		c.Eng.listChanged(key, ent, l)
+		c.Eng.listChanged(key, ent, l, popEvent(left))
 		return
 	}
 	c.W.WriteNullArray()

@@ -51,6 +51,8 @@ func renameGeneric(c *Ctx, nx bool) {
 	c.Eng.removeKey(ent.key(), ent)
 	c.Eng.modified(string(src))
 	c.Eng.modified(string(dst))
+	c.Eng.notifyBytes(NotifyGeneric, "rename_from", src)
+	c.Eng.notifyBytes(NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.W.WriteInt(1)
 	} else {
@@ -133,6 +135,7 @@ func cmdCopy(c *Ctx) {
 	}
 	c.Eng.addCopy(dst, ent, obj)
 	c.Eng.modified(string(dst))
+	c.Eng.notifyBytes(NotifyGeneric, "copy_to", dst)
 	c.W.WriteInt(1)
 }
 

@@ -212,6 +212,10 @@ func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, 
 		return
 	}
 	e.setStringAt(key, ent, val, deadline, flags&objKeepTTL != 0) // setCondition changed nothing
+	e.notifyBytes(NotifyString, "set", key)
+	if expire != nil {
+		e.notifyBytes(NotifyGeneric, "expire", key)
+	}
 	if deadline != 0 && deadline <= c.Now {
 		// an absolute time already in the past: the key is gone at once
 		if ent := e.keys.get(key); ent != nil {
@@ -254,6 +258,7 @@ func cmdGetSet(c *Ctx) {
 		return
 	}
 	c.Eng.setString(c.Args[1], c.Args[2], 0, false, c.Now)
+	c.Eng.notifyBytes(NotifyString, "set", c.Args[1])
 }
 
 // GETDEL key
@@ -300,9 +305,11 @@ func cmdGetEx(c *Ctx) {
 	case expire != nil:
 		c.Eng.setDeadline(key, ent, deadline)
 		c.Eng.modified(string(key))
+		c.Eng.notifyBytes(NotifyGeneric, "expire", key)
 	case flags&objPersist != 0 && ent.deadline != 0:
 		c.Eng.setDeadline(key, ent, 0)
 		c.Eng.modified(string(key))
+		c.Eng.notifyBytes(NotifyGeneric, "persist", key)
 	}
 }
 
@@ -327,6 +334,7 @@ func cmdMSet(c *Ctx) {
 	}
 	for i := 1; i < len(c.Args); i += 2 {
 		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
+		c.Eng.notifyBytes(NotifyString, "set", c.Args[i])
 	}
 	c.W.WriteStatus(statusOK)
 }
@@ -345,6 +353,7 @@ func cmdMSetNX(c *Ctx) {
 	}
 	for i := 1; i < len(c.Args); i += 2 {
 		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
+		c.Eng.notifyBytes(NotifyString, "set", c.Args[i])
 	}
 	c.W.WriteInt(1)
 }
@@ -412,6 +421,7 @@ func cmdAppend(c *Ctx) {
 	ent := c.Eng.lookup(key, c.Now)
 	if ent == nil {
 		c.Eng.setString(key, c.Args[2], 0, false, c.Now)
+		c.Eng.notifyBytes(NotifyString, "append", key)
 		c.W.WriteInt(int64(len(c.Args[2])))
 		return
 	}
@@ -427,6 +437,7 @@ func cmdAppend(c *Ctx) {
 	nu := newObjEntry(key, append([]byte(ent.str()), c.Args[2]...), &object{kind: KindString, v: rawString{}})
 	c.Eng.replaceEntry(ent, nu, ent.deadline)
 	c.Eng.modified(nu.key())
+	c.Eng.notify(NotifyString, "append", nu.key())
 	c.W.WriteInt(int64(nu.vlen))
 }
 
@@ -455,6 +466,7 @@ func incrDecr(c *Ctx, by int64) {
 	cur += by
 	var buf [20]byte
 	c.Eng.setString(key, strconv.AppendInt(buf[:0], cur, 10), 0, true, c.Now)
+	c.Eng.notifyBytes(NotifyString, "incrby", key)
 	c.W.WriteInt(cur)
 }
 
@@ -519,6 +531,7 @@ func cmdIncrByFloat(c *Ctx) {
 		c.Eng.replaceEntry(ent, nu, ent.deadline)
 	}
 	c.Eng.modified(nu.key())
+	c.Eng.notify(NotifyString, "incrbyfloat", nu.key())
 	c.W.WriteBulk(val)
 }
 

@@ -139,7 +139,10 @@ type Config struct {
 
 // Engine is the keyspace plus the command table.
 type Engine struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+
+	notifyFlags atomic.Uint32 // notify-keyspace-events (notify.go)
+
 	keys  *keyTable
 	idx   *expiry.Index[entry]
 	due   []expiry.Item[entry] // ReclaimDue's batch
@@ -310,12 +313,14 @@ func (e *Engine) putNew(ent *entry) {
 		}
 		e.Stats.ExpiredKeys.Add(1) // (the caller reports the key modified)
 	}
+	e.notify(NotifyNew, "new", ent.key())
 }
 
 func (e *Engine) lookupRead(key []byte, now int64) *entry {
 	ent := e.lookup(key, now)
 	if ent == nil {
 		e.Stats.KeyspaceMisses.Add(1)
+		e.notifyBytes(NotifyKeyMiss, "keymiss", key)
 	} else {
 		e.Stats.KeyspaceHits.Add(1)
 	}
@@ -325,6 +330,7 @@ func (e *Engine) lookupRead(key []byte, now int64) *entry {
 func (e *Engine) expireKey(key string, ent *entry) {
 	e.removeKey(key, ent)
 	e.Stats.ExpiredKeys.Add(1)
+	e.notify(NotifyExpired, "expired", key)
 	e.modified(key)
 }
 
@@ -342,6 +348,7 @@ func (e *Engine) del(key []byte, now int64) bool {
 		return false
 	}
 	e.removeKey(ent.key(), ent)
+	e.notify(NotifyGeneric, "del", ent.key())
 	e.modified(ent.key())
 	return true
 }
@@ -446,6 +453,7 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 		ent := it.Ref
 		e.keys.delete(ent.key())
 		e.Stats.ExpiredKeys.Add(1)
+		e.notify(NotifyExpired, "expired", ent.key())
 		e.modified(ent.key())
 		due[i].Ref = nil // do not keep it alive in the buffer
 	}

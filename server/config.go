@@ -106,6 +106,7 @@ func (s *Server) applyLive(c *Config) {
 	s.eng.SetMaxMemory(c.MaxMemory)
 	s.eng.SetSlowlogSlowerThan(slowlogSlowerThan(c))
 	s.eng.SetSlowlogMaxLen(slowlogMaxLen(c))
+	s.eng.SetNotifyKeyspaceEvents(c.NotifyKeyspaceEvents)
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
 }
@@ -594,6 +595,18 @@ func init() {
 		slowlogSlowerThan, func(c *Config, v int64) { c.SlowlogLogSlowerThan = &v }))
 	addDirective(numDirective("slowlog-max-len", true, numeric{unsigned: true, lo: 0, hi: longMax},
 		slowlogMaxLen, func(c *Config, v int64) { c.SlowlogMaxLen = &v }))
+	addDirective(&directive{
+		name: "notify-keyspace-events", live: true,
+		set: func(c *Config, args []string) string {
+			flags, ok := engine.ParseKeyspaceEvents(args[0])
+			if !ok {
+				return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+			}
+			c.NotifyKeyspaceEvents = flags
+			return ""
+		},
+		get: func(c *Config) string { return engine.FormatKeyspaceEvents(c.NotifyKeyspaceEvents) },
+	})
 	addDirective(numDirective("lua-memory-limit", true, numeric{mem: true, unsigned: true, lo: 0, hi: longMax},
 		func(c *Config) int64 { return max(luaMemoryLimit(c), 0) },
 		func(c *Config, v int64) {
@@ -810,7 +823,7 @@ func init() {
 	loading-process-events-interval-bytes tls-session-cache-size tls-session-cache-timeout
 	tls-cluster tls-replication tls-prefer-server-ciphers tls-session-caching tls-key-file-pass
 	tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-dh-params-file
-	tls-ciphers tls-ciphersuites dir save oom-score-adj-values notify-keyspace-events
+	tls-ciphers tls-ciphersuites dir save oom-score-adj-values
 	latency-tracking-info-percentiles list-max-ziplist-entries list-max-ziplist-value
 	lua-replicate-commands`) {
 		ignoredDirectives[name] = true

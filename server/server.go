@@ -143,6 +143,10 @@ type Config struct {
 	// slowlog-max-len; nil means Redis's defaults, 10000 and 128.
 	SlowlogLogSlowerThan *int64
 	SlowlogMaxLen        *int64
+	// NotifyKeyspaceEvents is notify-keyspace-events: the classes of
+	// keyspace notifications published (engine.ParseKeyspaceEvents's
+	// flags; 0, the default, publishes none).
+	NotifyKeyspaceEvents uint32
 }
 
 // Errors returned by Start.

@@ -1,0 +1,121 @@
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+// notifyCases are command sequences whose keyspace notifications are
+// compared, event by event, with redis-server's. Each case runs on a
+// flushed server; its commands' replies are compared too.
+var notifyCases = [][]string{
+	// strings
+	{"SET k v", "SET k v2 EX 100", "SET k v3 KEEPTTL", "SET k v XX PX 5000", "SET k v NX", "SETNX n 1", "SETEX e 100 v", "PSETEX p 100000 v"},
+	{"SET k v GET", "GETSET k w", "GETDEL k", "GETDEL k", "MSET a 1 b 2", "MSETNX a 1 c 3", "MSETNX c 3 d 4"},
+	{"INCR i", "INCRBY i 5", "DECR i", "DECRBY i 2", "INCRBYFLOAT f 1.5", "APPEND s ab", "APPEND s cd", "INCR s"},
+	{"SET g v", "GETEX g EX 100", "GETEX g PERSIST", "GETEX g PERSIST", "GETEX g PX 0", "GETEX g", "GET nosuch"},
+	// keys
+	{"SET k v", "EXPIRE k 100", "PEXPIRE k 100000", "EXPIREAT k 1", "SET k v", "PERSIST k", "EXPIRE k 100", "PERSIST k", "PERSIST k", "DEL k", "DEL k", "UNLINK nosuch"},
+	{"SET a 1", "RENAME a b", "RENAMENX b c", "SET d 2", "RENAMENX c d", "RENAME c d", "COPY d e", "COPY d e", "COPY d e REPLACE", "TOUCH d e nosuch", "EXISTS nosuch"},
+	// hashes
+	{"HSET h a 1 b 2", "HSET h a 3", "HSETNX h a 1", "HSETNX h c 1", "HMSET h d 4", "HINCRBY h n 5", "HINCRBYFLOAT h x 1.5", "HDEL h a nosuch", "HDEL h nosuch", "HDEL h b c d n x", "HGET nosuch f"},
+	// lists
+	{"LPUSH l a b", "RPUSH l c", "LPUSHX l d", "RPUSHX nosuch x", "LINSERT l BEFORE c z", "LINSERT l BEFORE nosuch z", "LSET l 0 y", "LREM l 0 nosuch", "LREM l 1 z", "LTRIM l 0 1", "LPOP l", "RPOP l", "RPOP l"},
+	{"RPUSH s a b c", "LMOVE s d LEFT RIGHT", "RPOPLPUSH s d", "LMOVE s d RIGHT LEFT", "LMOVE s d LEFT LEFT", "LMPOP 2 s d LEFT COUNT 2", "RPUSH x 1", "BLPOP x 0", "BRPOP nosuch 0.01", "RPUSH y 1 2", "BLMOVE y y LEFT RIGHT 0", "LTRIM y 1 0"},
+	// scripts, MULTI, the lock workloads
+	{"SET lock tok NX PX 30000", "EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end\" 1 lock tok 60000",
+		"EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end\" 1 lock tok", "MULTI", "SET a 1", "INCR a", "EXEC"},
+}
+
+// TestNotifyDiff enables every class of keyspace notification on both
+// servers, runs notifyCases on one connection, and after each command
+// reads, on a second connection subscribed to every notification channel,
+// everything published up to a PING's reply: the events, in order, must
+// be Redis's.
+func TestNotifyDiff(t *testing.T) {
+	redisAddr := startRedis(t)
+	tumblerAddr := server.RunT(t).Addr()
+	for _, flags := range []string{"KEA", "Kgx", "Eh$", "KElmn"} {
+		for i, cmds := range notifyCases {
+			want := notifyRun(t, redisAddr, flags, cmds)
+			got := notifyRun(t, tumblerAddr, flags, cmds)
+			if flags == "KEA" && i == 0 && !strings.Contains(want[0], "__keyspace@0__:k=set") {
+				t.Fatalf("Redis published no events: %s", want[0]) // the test would compare nothing
+			}
+			for j := range cmds {
+				if want[j] != got[j] {
+					t.Errorf("flags %s, case %d, %q:\n redis:   %s\n tumbler: %s", flags, i, cmds[j], want[j], got[j])
+				}
+			}
+		}
+	}
+}
+
+// notifyRun returns, for each command, its reply and the notifications it
+// published, as text.
+func notifyRun(t *testing.T, addr, flags string, cmds []string) []string {
+	t.Helper()
+	c, err := dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	sub, err := dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.close()
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"CONFIG", "SET", "notify-keyspace-events", flags}} {
+		if r, err := c.do(cmd...); err != nil || string(r) != "+OK\r\n" {
+			t.Fatalf("%v: %q %v", cmd, r, err)
+		}
+	}
+	defer c.do("CONFIG", "SET", "notify-keyspace-events", "")
+	if _, err := sub.do("PSUBSCRIBE", "__key*__:*"); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range cmds {
+		args, err := Split(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := c.do(args...)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		var events []string
+		sub.c.SetDeadline(time.Now().Add(ioTimeout))
+		if _, err := sub.c.Write(Encode([]string{"PING", "end"})); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			r, err := ReadReply(sub.r)
+			if err != nil {
+				t.Fatalf("%s: reading notifications: %v", line, err)
+			}
+			if bytes.Contains(r, []byte("$4\r\npong\r\n")) {
+				break
+			}
+			_, el, ok := Elements(r)
+			if !ok || len(el) != 4 {
+				t.Fatalf("%s: unexpected frame %q", line, r)
+			}
+			events = append(events, fmt.Sprintf("%s=%s", bulk(el[2]), bulk(el[3])))
+		}
+		out = append(out, fmt.Sprintf("%q [%s]", reply, strings.Join(events, " ")))
+	}
+	return out
+}
+
+func bulk(b []byte) string {
+	if s, ok := bulkText(b); ok {
+		return s
+	}
+	return string(b)
+}
