@@ -1293,7 +1293,7 @@ func (g *wideGen) keyspaceCmd(inMulti bool) wstep {
 	var args []string
 	var tol int64
 	unordered := false
-	switch n := g.r.IntN(40); {
+	switch n := g.r.IntN(46); {
 	case n < 4:
 		args = []string{g.kw("TYPE"), g.anyKey()}
 	case n < 8:
@@ -1350,6 +1350,20 @@ func (g *wideGen) keyspaceCmd(inMulti bool) wstep {
 		}
 	case n < 37:
 		args = []string{g.kw("SELECT"), g.pick("0", "abc", "-1", "0 ", "")}
+	case n < 39:
+		args = []string{g.kw(g.pick("RENAME", "RENAMENX")), g.anyKey(), g.anyKey()}
+	case n < 41:
+		args = []string{g.kw("COPY"), g.anyKey(), g.anyKey()}
+		if g.chance(0.4) {
+			args = append(args, g.kw("REPLACE"))
+		}
+		if g.chance(0.2) {
+			args = append(args, g.kw("DB"), g.pick("0", "0", "x", "-1"))
+		}
+	case n < 42:
+		args = append([]string{g.kw("TOUCH")}, g.anyKeys(1, 3)...)
+	case n < 44:
+		args = []string{g.kw("INCRBYFLOAT"), g.typedKey('s'), g.pick("0.1", "-1.5", "1e3", "abc", "inf", "3", "0x10", " 1", "1.23456789012345678", "-0")}
 	default:
 		args = []string{g.kw("EXPIRE"), g.anyKey(), g.relSec()}
 	}
