@@ -2,10 +2,11 @@ package luavm
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // luaToNumber is Lua 5.1's tonumber (lbaselib.c, luaB_tonumber), which
@@ -82,115 +83,9 @@ func str2d(s string) (float64, bool) {
 	return f, true
 }
 
-// strtod reads the longest prefix of s (no leading white space) that C's
-// strtod would, and returns its value and length (0: no number).
-func strtod(s string) (float64, int) {
-	i := 0
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	sign := func(f float64) float64 {
-		if neg {
-			return -f
-		}
-		return f
-	}
-	rest := strings.ToLower(s[i:])
-	switch {
-	case strings.HasPrefix(rest, "infinity"):
-		return sign(math.Inf(1)), i + len("infinity")
-	case strings.HasPrefix(rest, "inf"):
-		return sign(math.Inf(1)), i + len("inf")
-	case strings.HasPrefix(rest, "nan"):
-		n := i + len("nan")
-		// "nan(chars)": the parenthesised part belongs to the number
-		if j := n; j < len(s) && s[j] == '(' {
-			for j++; j < len(s) && (isAlnum(s[j]) || s[j] == '_'); j++ {
-			}
-			if j < len(s) && s[j] == ')' {
-				n = j + 1
-			}
-		}
-		return math.NaN(), n
-	}
-	if len(rest) >= 3 && rest[0] == '0' && rest[1] == 'x' && (isHex(rest[2]) || (rest[2] == '.' && len(rest) > 3 && isHex(rest[3]))) {
-		return hexFloat(s, i+2, neg)
-	}
-	start := i
-	digits := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isDigit(s[i]) {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, 0
-	}
-	i = exponent(s, i, "eE")
-	// The token is plain decimal syntax, which ParseFloat reads as strtod
-	// does (correctly rounded; ±Inf past the range, as HUGE_VAL).
-	f, err := strconv.ParseFloat(s[start:i], 64)
-	if err != nil && !isRangeErr(err) {
-		return 0, 0
-	}
-	return sign(f), i
-}
-
-// hexFloat reads a hexadecimal number whose digits start at s[i]: hex
-// digits, an optional fraction, an optional binary exponent.
-func hexFloat(s string, i int, neg bool) (float64, int) {
-	start := i
-	for i < len(s) && isHex(s[i]) {
-		i++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isHex(s[i]) {
-			i++
-		}
-	}
-	mant := s[start:i]
-	exp := "p0"
-	if e := exponent(s, i, "pP"); e > i {
-		exp, i = s[i:e], e
-	}
-	f, err := strconv.ParseFloat("0x"+mant+exp, 64)
-	if err != nil && !isRangeErr(err) {
-		return 0, 0
-	}
-	if neg {
-		f = -f
-	}
-	return f, i
-}
-
-// exponent returns the end of the exponent at s[i] (one of letters, an
-// optional sign, decimal digits), or i when there is none: without a
-// digit the letter is not part of the number.
-func exponent(s string, i int, letters string) int {
-	if i >= len(s) || strings.IndexByte(letters, s[i]) < 0 {
-		return i
-	}
-	j := i + 1
-	if j < len(s) && (s[j] == '+' || s[j] == '-') {
-		j++
-	}
-	if j >= len(s) || !isDigit(s[j]) {
-		return i
-	}
-	for j < len(s) && isDigit(s[j]) {
-		j++
-	}
-	return j
-}
+// strtod is C's strtod on a string without leading white space
+// (engine.Strtod).
+func strtod(s string) (float64, int) { return engine.Strtod(s) }
 
 // strtoulAll is C's strtoul(s, &end, base) accepted only when it read a
 // digit and nothing but white space follows, as luaB_tonumber requires:
@@ -256,11 +151,6 @@ func digitVal(c byte) int {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isHex(c byte) bool   { return digitVal(c) < 16 }
 func isAlnum(c byte) bool { return digitVal(c) < 36 }
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
 
 // intArgs are the library functions that read integer arguments, and
 // which: Lua 5.1 reads those from numeric strings too (luaL_checkinteger
