@@ -16,6 +16,11 @@ func registerObject(e *Engine) {
 // encoding whatever its length: one grown in place by APPEND.
 type rawString struct{}
 
+// unsharedInt marks a small integer string that Redis holds in an object
+// of its own instead of a shared one: COPY's dupStringObject makes one,
+// so OBJECT REFCOUNT says 1.
+type unsharedInt struct{}
+
 // plainString marks a string value Redis stores without trying the "int"
 // encoding (createStringObject, as INCRBYFLOAT does): "embstr" up to 44
 // bytes, "raw" beyond, even when it reads as an integer.
@@ -35,6 +40,8 @@ func stringEncoding(ent *entry) (enc string, shared bool) {
 	switch ent.objValue().(type) {
 	case rawString:
 		return "raw", false
+	case unsharedInt:
+		return "int", false
 	case plainString:
 		if len(s) <= embstrSizeLimit {
 			return "embstr", false
@@ -77,6 +84,8 @@ func cmdObjectEncoding(c *Ctx) {
 		c.W.WriteBulkString(ent.obj().v.(*hash).Encoding())
 	case KindList:
 		c.W.WriteBulkString("quicklist")
+	case KindZSet:
+		c.W.WriteBulkString(ent.obj().v.(*zset).Encoding())
 	default:
 		c.W.WriteNull()
 	}

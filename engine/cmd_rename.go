@@ -132,6 +132,8 @@ func cmdCopy(c *Ctx) {
 	var obj *object
 	if o := ent.obj(); o != nil {
 		obj = &object{kind: o.kind, v: cloneValue(o.v)}
+	} else if _, shared := stringEncoding(ent); shared {
+		obj = &object{kind: KindString, v: unsharedInt{}} // dupStringObject
 	}
 	c.Eng.addCopy(dst, ent, obj)
 	c.Eng.modified(string(dst))
@@ -157,6 +159,8 @@ func cloneValue(v any) any {
 	case *list:
 		l := &list{buf: slices.Clone(v.buf), head: v.head, n: v.n}
 		return l
+	case *zset:
+		return v.clone()
 	}
 	return v // the string encoding markers hold nothing
 }

@@ -20,6 +20,7 @@ func registerStandard(e *Engine) {
 	registerPubSub(e)
 	registerHash(e)    // cmd_hash.go
 	registerList(e)    // cmd_list.go
+	registerZset(e)    // cmd_zset.go
 	registerObject(e)  // cmd_object.go
 	registerCAS(e)     // cmd_cas.go
 	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the other commands

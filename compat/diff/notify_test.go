@@ -27,6 +27,9 @@ var notifyCases = [][]string{
 	// lists
 	{"LPUSH l a b", "RPUSH l c", "LPUSHX l d", "RPUSHX nosuch x", "LINSERT l BEFORE c z", "LINSERT l BEFORE nosuch z", "LSET l 0 y", "LREM l 0 nosuch", "LREM l 1 z", "LTRIM l 0 1", "LPOP l", "RPOP l", "RPOP l"},
 	{"RPUSH s a b c", "LMOVE s d LEFT RIGHT", "RPOPLPUSH s d", "LMOVE s d RIGHT LEFT", "LMOVE s d LEFT LEFT", "LMPOP 2 s d LEFT COUNT 2", "RPUSH x 1", "BLPOP x 0", "BRPOP nosuch 0.01", "RPUSH y 1 2", "BLMOVE y y LEFT RIGHT 0", "LTRIM y 1 0"},
+	// sorted sets
+	{"ZADD z 1 a 2 b", "ZADD z 1 a", "ZADD z XX 3 a", "ZADD z NX 3 c", "ZINCRBY z 1 a", "ZADD z INCR XX 1 nope", "ZREM z nope", "ZREM z c",
+		"ZREMRANGEBYSCORE z 100 200", "ZREMRANGEBYSCORE z 0 2", "ZADD z 0 x 0 y 0 z", "ZREMRANGEBYLEX z [x [y", "ZREMRANGEBYRANK z 0 0", "ZPOPMIN z", "ZPOPMAX z 5", "ZPOPMIN z", "ZSCORE z a", "ZRANGE nosuch 0 -1"},
 	// scripts, MULTI, the lock workloads
 	{"SET lock tok NX PX 30000", "EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end\" 1 lock tok 60000",
 		"EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end\" 1 lock tok", "MULTI", "SET a 1", "INCR a", "EXEC"},
@@ -40,7 +43,7 @@ var notifyCases = [][]string{
 func TestNotifyDiff(t *testing.T) {
 	redisAddr := startRedis(t)
 	tumblerAddr := server.RunT(t).Addr()
-	for _, flags := range []string{"KEA", "Kgx", "Eh$", "KElmn"} {
+	for _, flags := range []string{"KEA", "Kgx", "Eh$", "KElmn", "Kz"} {
 		for i, cmds := range notifyCases {
 			want := notifyRun(t, redisAddr, flags, cmds)
 			got := notifyRun(t, tumblerAddr, flags, cmds)

@@ -812,6 +812,7 @@ var (
 	wStrKeys  = []string{"s:1", "s:2", "s:3"}
 	wListKeys = []string{"l:1", "l:2", "l:3"}
 	wHashKeys = []string{"h:1", "h:2"}
+	wZsetKeys = []string{"z:1", "z:2"}
 	wBigHash  = "h:big"
 	wNoKey    = "none"
 
@@ -833,17 +834,20 @@ var (
 func (g *wideGen) strKey() string  { return wStrKeys[g.r.IntN(len(wStrKeys))] }
 func (g *wideGen) listKey() string { return wListKeys[g.r.IntN(len(wListKeys))] }
 func (g *wideGen) hashKey() string { return wHashKeys[g.r.IntN(len(wHashKeys))] }
+func (g *wideGen) zsetKey() string { return wZsetKeys[g.r.IntN(len(wZsetKeys))] }
 
 // anyKey is any key of the keyspace.
 func (g *wideGen) anyKey() string {
-	switch n := g.r.IntN(20); {
+	switch n := g.r.IntN(22); {
 	case n < 7:
 		return g.strKey()
 	case n < 13:
 		return g.listKey()
 	case n < 18:
 		return g.hashKey()
-	case n < 19:
+	case n < 20:
+		return g.zsetKey()
+	case n < 21:
 		return wBigHash
 	default:
 		return wNoKey
@@ -871,6 +875,8 @@ func (g *wideGen) typedKey(kind byte) string {
 			return g.listKey()
 		case 'h':
 			return g.hashKey()
+		case 'z':
+			return g.zsetKey()
 		}
 	}
 	return g.anyKey()
@@ -954,6 +960,8 @@ func (g *wideGen) command(inMulti bool) wstep {
 		return g.blockingCmd()
 	case n < 42:
 		return g.hashCmd(inMulti)
+	case n < 46:
+		return g.zsetCmd()
 	case n < 50:
 		return g.keyspaceCmd(inMulti)
 	case n < 58:
@@ -1288,6 +1296,109 @@ func (g *wideGen) hashCmd(inMulti bool) wstep {
 }
 
 // ---- keyspace ----
+
+// ---- sorted sets ----
+
+var (
+	wScores    = []string{"1", "2", "-1", "0", "1.5", "-0", "inf", "-inf", "+inf", "abc", "nan", "1e400", "0x10", "3.0", "(1", " 1", "2.5e-3", "1e-400"}
+	wZMembers  = []string{"a", "b", "c", "d", "x", "", "10", "é"}
+	wBounds    = []string{"-inf", "+inf", "(1", "1", "2", "(2", "0", "abc", "", "(", "5", "(-inf", "nan", "1e400"}
+	wLexBounds = []string{"-", "+", "[a", "(a", "[c", "(c", "a", "", "[", "(", "[b", "(d"}
+)
+
+func (g *wideGen) zmember() string {
+	if g.chance(0.02) {
+		return strings.Repeat("m", 65) // converts the set to a skip list
+	}
+	return g.pick(wZMembers...)
+}
+
+func (g *wideGen) zsetCmd() wstep {
+	k := g.typedKey('z')
+	var args []string
+	switch n := g.r.IntN(40); {
+	case n < 10:
+		args = []string{g.kw("ZADD"), k}
+		for _, opt := range []string{"NX", "XX", "GT", "LT", "CH", "INCR"} {
+			if g.chance(0.12) {
+				args = append(args, g.kw(opt))
+			}
+		}
+		for i := 1 + g.r.IntN(3); i > 0; i-- {
+			args = append(args, g.pick(wScores...), g.zmember())
+		}
+	case n < 13:
+		args = []string{g.kw("ZINCRBY"), k, g.pick(wScores...), g.zmember()}
+	case n < 15:
+		args = []string{g.kw("ZREM"), k, g.zmember(), g.zmember()}
+	case n < 17:
+		args = []string{g.kw(g.pick("ZCARD", "ZSCORE", "ZRANK", "ZREVRANK")), k}
+		if !strings.EqualFold(args[0], "zcard") {
+			args = append(args, g.zmember())
+		}
+	case n < 18:
+		args = []string{g.kw("ZMSCORE"), k, g.zmember(), g.zmember()}
+	case n < 20:
+		args = []string{g.kw("ZCOUNT"), k, g.pick(wBounds...), g.pick(wBounds...)}
+	case n < 21:
+		args = []string{g.kw("ZLEXCOUNT"), k, g.pick(wLexBounds...), g.pick(wLexBounds...)}
+	case n < 28:
+		var lo, hi string
+		by := g.pick("", "", "BYSCORE", "BYLEX")
+		switch by {
+		case "BYSCORE":
+			lo, hi = g.pick(wBounds...), g.pick(wBounds...)
+		case "BYLEX":
+			lo, hi = g.pick(wLexBounds...), g.pick(wLexBounds...)
+		default:
+			lo, hi = g.pick(wSmallInts...), g.pick(wSmallInts...)
+		}
+		args = []string{g.kw("ZRANGE"), k, lo, hi}
+		if by != "" {
+			args = append(args, g.kw(by))
+		}
+		if g.chance(0.3) {
+			args = append(args, g.kw("REV"))
+		}
+		if g.chance(0.3) {
+			args = append(args, g.kw("LIMIT"), g.pick(wSmallInts...), g.pick(wSmallInts...))
+		}
+		if g.chance(0.4) {
+			args = append(args, g.kw("WITHSCORES"))
+		}
+	case n < 32:
+		cmd := g.pick("ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREVRANGE")
+		switch cmd {
+		case "ZRANGEBYLEX", "ZREVRANGEBYLEX":
+			args = []string{g.kw(cmd), k, g.pick(wLexBounds...), g.pick(wLexBounds...)}
+		case "ZREVRANGE":
+			args = []string{g.kw(cmd), k, g.pick(wSmallInts...), g.pick(wSmallInts...)}
+		default:
+			args = []string{g.kw(cmd), k, g.pick(wBounds...), g.pick(wBounds...)}
+		}
+		if g.chance(0.3) {
+			args = append(args, g.kw("WITHSCORES"))
+		}
+		if g.chance(0.3) {
+			args = append(args, g.kw("LIMIT"), g.pick(wSmallInts...), g.pick(wSmallInts...))
+		}
+	case n < 35:
+		switch cmd := g.pick("ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZREMRANGEBYLEX"); cmd {
+		case "ZREMRANGEBYSCORE":
+			args = []string{g.kw(cmd), k, g.pick(wBounds...), g.pick(wBounds...)}
+		case "ZREMRANGEBYRANK":
+			args = []string{g.kw(cmd), k, g.pick(wSmallInts...), g.pick(wSmallInts...)}
+		default:
+			args = []string{g.kw(cmd), k, g.pick(wLexBounds...), g.pick(wLexBounds...)}
+		}
+	default:
+		args = []string{g.kw(g.pick("ZPOPMIN", "ZPOPMAX")), k}
+		if g.chance(0.5) {
+			args = append(args, g.pick(wSmallInts...))
+		}
+	}
+	return wstep{args: args}
+}
 
 func (g *wideGen) keyspaceCmd(inMulti bool) wstep {
 	var args []string

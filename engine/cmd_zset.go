@@ -1,0 +1,637 @@
+package engine
+
+import (
+	"math"
+	"strings"
+)
+
+// Sorted set commands (Redis 7.0's t_zset.c), the ones lock clients use
+// (Redisson's fair lock and expirable semaphore keep their queues in
+// sorted sets) and the rest of the everyday family: ZADD, ZINCRBY, ZREM,
+// ZCARD, ZSCORE, ZMSCORE, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, the ZRANGE
+// family, ZREMRANGEBY*, ZPOPMIN and ZPOPMAX. Not here: the set
+// operations (ZUNION, ZINTER, ZDIFF and their STORE forms), ZRANGESTORE,
+// ZRANDMEMBER, ZSCAN, ZMPOP and the blocking pops.
+
+func registerZset(e *Engine) {
+	z := func(name string, arity int, flags Flag, fn func(*Ctx)) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted-set", Fn: fn}
+	}
+	w, r := FlagWrite, FlagReadonly
+	e.Register(
+		z("zadd", -4, w|FlagDenyOOM|FlagFast, func(c *Ctx) { zaddGeneric(c, false) }),
+		z("zincrby", 4, w|FlagDenyOOM|FlagFast, func(c *Ctx) { zaddGeneric(c, true) }),
+		z("zrem", -3, w|FlagFast, cmdZRem),
+		z("zcard", 2, r|FlagFast, cmdZCard),
+		z("zscore", 3, r|FlagFast, cmdZScore),
+		z("zmscore", -3, r|FlagFast, cmdZMScore),
+		z("zcount", 4, r|FlagFast, cmdZCount),
+		z("zlexcount", 4, r|FlagFast, cmdZLexCount),
+		z("zrank", 3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, false) }),
+		z("zrevrank", 3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, true) }),
+		z("zrange", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeAuto, zdirAuto) }),
+		z("zrevrange", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeRank, zdirReverse) }),
+		z("zrangebyscore", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeScore, zdirForward) }),
+		z("zrevrangebyscore", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeScore, zdirReverse) }),
+		z("zrangebylex", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeLex, zdirForward) }),
+		z("zrevrangebylex", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeLex, zdirReverse) }),
+		z("zremrangebyscore", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeScore) }),
+		z("zremrangebyrank", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeRank) }),
+		z("zremrangebylex", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeLex) }),
+		z("zpopmin", -2, w|FlagFast, func(c *Ctx) { zpopGeneric(c, false) }),
+		z("zpopmax", -2, w|FlagFast, func(c *Ctx) { zpopGeneric(c, true) }),
+	)
+}
+
+// getZset finds the sorted set under key: (nil, nil, true) when missing,
+// ok=false after replying WRONGTYPE for another kind.
+func getZset(c *Ctx, key []byte, read bool) (ent *entry, z *zset, ok bool) {
+	if read {
+		ent = c.Eng.lookupRead(key, c.Now)
+	} else {
+		ent = c.Eng.lookup(key, c.Now)
+	}
+	if ent == nil {
+		return nil, nil, true
+	}
+	if ent.kind() != KindZSet {
+		c.W.WriteError(ErrWrongType)
+		return nil, nil, false
+	}
+	return ent, ent.obj().v.(*zset), true
+}
+
+// zsetChanged ends a command's changes to the sorted set under key: event
+// is notified, an empty set is deleted ("del"), the modification hooks
+// run.
+func (e *Engine) zsetChanged(key []byte, ent *entry, z *zset, event string) {
+	k := string(key)
+	e.notify(NotifyZset, event, k)
+	if z.Len() == 0 {
+		e.removeKey(k, ent)
+		e.notify(NotifyGeneric, "del", k)
+	}
+	e.modified(k)
+}
+
+// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+// ZINCRBY key increment member
+//
+// zaddGenericCommand: the options, then every score is parsed before the
+// key is looked up; XX on a missing key creates nothing; a NaN sum is an
+// error. ZADD replies the members added (with CH, added or changed);
+// INCR and ZINCRBY the new score, or nil when NX/XX/GT/LT stopped it.
+func zaddGeneric(c *Ctx, incrCmd bool) {
+	var nx, xx, gt, lt, ch, incr bool
+	incr = incrCmd
+	i := 2
+	for ; !incrCmd && i < len(c.Args); i++ {
+		switch strings.ToLower(string(c.Args[i])) {
+		case "nx":
+			nx = true
+		case "xx":
+			xx = true
+		case "gt":
+			gt = true
+		case "lt":
+			lt = true
+		case "ch":
+			ch = true
+		case "incr":
+			incr = true
+		default:
+			goto scores
+		}
+	}
+scores:
+	elements := len(c.Args) - i
+	if elements%2 != 0 || elements == 0 {
+		c.W.WriteError(ErrSyntax)
+		return
+	}
+	elements /= 2
+	if nx && xx {
+		c.W.WriteError("ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	if (gt && nx) || (lt && nx) || (gt && lt) {
+		c.W.WriteError("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	}
+	if incr && elements > 1 {
+		c.W.WriteError("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	scores := make([]float64, elements)
+	for j := range scores {
+		s, ok := parseScore(c.Args[i+2*j])
+		if !ok {
+			c.W.WriteError(ErrNotFloat)
+			return
+		}
+		scores[j] = s
+	}
+	key := c.Args[1]
+	ent, z, ok := getZset(c, key, false)
+	if !ok {
+		return
+	}
+	var added, updated, processed int64
+	var score float64
+	if z == nil && !xx {
+		z = newZset(len(c.Args[i+1]) > zsetMaxListpackValue)
+		ent = newObjEntry(key, nil, &object{kind: KindZSet, v: z})
+		c.Eng.putNew(ent)
+	}
+	if z != nil {
+		for j := 0; j < elements; j++ {
+			member := string(c.Args[i+2*j+1])
+			score = scores[j]
+			cur, exists := z.Score(member)
+			switch {
+			case exists && nx:
+				continue
+			case exists:
+				if incr {
+					score += cur
+					if math.IsNaN(score) {
+						c.W.WriteError("ERR resulting score is not a number (NaN)")
+						c.Eng.zaddDone(key, ent, z, incr, added+updated)
+						return
+					}
+				}
+				if (lt && score >= cur) || (gt && score <= cur) {
+					continue
+				}
+				if score != cur {
+					z.Set(member, score)
+					updated++
+				}
+			case xx:
+				continue
+			default:
+				z.Set(member, score)
+				added++
+			}
+			processed++
+		}
+	}
+	if incr {
+		if processed > 0 {
+			c.W.WriteDouble(score)
+		} else {
+			c.W.WriteNull()
+		}
+	} else if ch {
+		c.W.WriteInt(added + updated)
+	} else {
+		c.W.WriteInt(added)
+	}
+	if z != nil {
+		c.Eng.zaddDone(key, ent, z, incr, added+updated)
+	}
+}
+
+// zaddDone ends ZADD/ZINCRBY: the event when something changed.
+func (e *Engine) zaddDone(key []byte, ent *entry, z *zset, incr bool, changed int64) {
+	if changed == 0 {
+		return
+	}
+	event := "zadd"
+	if incr {
+		event = "zincr"
+	}
+	e.zsetChanged(key, ent, z, event)
+}
+
+// ZREM key member [member ...]
+func cmdZRem(c *Ctx) {
+	key := c.Args[1]
+	ent, z, ok := getZset(c, key, false)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	var deleted int64
+	for _, m := range c.Args[2:] {
+		if z.Del(string(m)) {
+			deleted++
+			if z.Len() == 0 {
+				break
+			}
+		}
+	}
+	if deleted > 0 {
+		c.Eng.zsetChanged(key, ent, z, "zrem")
+	}
+	c.W.WriteInt(deleted)
+}
+
+// ZCARD key
+func cmdZCard(c *Ctx) {
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	c.W.WriteInt(int64(z.Len()))
+}
+
+// ZSCORE key member
+func cmdZScore(c *Ctx) {
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteNull()
+		return
+	}
+	if s, ok := z.Score(string(c.Args[2])); ok {
+		c.W.WriteDouble(s)
+	} else {
+		c.W.WriteNull()
+	}
+}
+
+// ZMSCORE key member [member ...]
+func cmdZMScore(c *Ctx) {
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	c.W.WriteArray(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		if z == nil {
+			c.W.WriteNull()
+		} else if s, ok := z.Score(string(m)); ok {
+			c.W.WriteDouble(s)
+		} else {
+			c.W.WriteNull()
+		}
+	}
+}
+
+// ZCOUNT key min max
+func cmdZCount(c *Ctx) {
+	r, ok := parseScoreRange(c.Args[2], c.Args[3])
+	if !ok {
+		c.W.WriteError(ErrMinMaxNotFloat)
+		return
+	}
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	first := z.firstInRange(r)
+	if first >= z.Len() {
+		c.W.WriteInt(0)
+		return
+	}
+	c.W.WriteInt(int64(z.lastInRange(r) - first + 1))
+}
+
+// ZLEXCOUNT key min max
+func cmdZLexCount(c *Ctx) {
+	r, ok := parseLexRange(c.Args[2], c.Args[3])
+	if !ok {
+		c.W.WriteError(ErrLexRange)
+		return
+	}
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	n := 0
+	for i := z.firstInLex(r); i < z.Len() && r.lteMax(z.At(i).member); i++ {
+		n++
+	}
+	c.W.WriteInt(int64(n))
+}
+
+// ZRANK key member / ZREVRANK key member
+func zrankGeneric(c *Ctx, reverse bool) {
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteNull()
+		return
+	}
+	rank, ok := z.Rank(string(c.Args[2]))
+	if !ok {
+		c.W.WriteNull()
+		return
+	}
+	if reverse {
+		rank = z.Len() - 1 - rank
+	}
+	c.W.WriteInt(int64(rank))
+}
+
+// Error texts of the range commands.
+const (
+	ErrMinMaxNotFloat = "ERR min or max is not a float"
+	ErrLexRange       = "ERR min or max not valid string range item"
+)
+
+type zrangeType int
+
+const (
+	zrangeAuto zrangeType = iota
+	zrangeRank
+	zrangeScore
+	zrangeLex
+)
+
+type zdirection int
+
+const (
+	zdirAuto zdirection = iota
+	zdirForward
+	zdirReverse
+)
+
+// zrangeGeneric is zrangeGenericCommand for a client: ZRANGE with its
+// options, and the fixed forms ZREVRANGE, Z[REV]RANGEBYSCORE,
+// Z[REV]RANGEBYLEX.
+func zrangeGeneric(c *Ctx, rt zrangeType, dir zdirection) {
+	withScores := false
+	offset, limit := int64(0), int64(-1)
+	for j := 4; j < len(c.Args); j++ {
+		left := len(c.Args) - j - 1
+		switch opt := strings.ToLower(string(c.Args[j])); {
+		case opt == "withscores":
+			withScores = true
+		case opt == "limit" && left >= 2:
+			var ok bool
+			if offset, ok = parseLong(c, c.Args[j+1]); !ok {
+				return
+			}
+			if limit, ok = parseLong(c, c.Args[j+2]); !ok {
+				return
+			}
+			j += 2
+		case dir == zdirAuto && opt == "rev":
+			dir = zdirReverse
+		case rt == zrangeAuto && opt == "bylex":
+			rt = zrangeLex
+		case rt == zrangeAuto && opt == "byscore":
+			rt = zrangeScore
+		default:
+			c.W.WriteError(ErrSyntax)
+			return
+		}
+	}
+	if dir == zdirAuto {
+		dir = zdirForward
+	}
+	if rt == zrangeAuto {
+		rt = zrangeRank
+	}
+	reverse := dir == zdirReverse
+	if limit != -1 && rt == zrangeRank {
+		c.W.WriteError("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return
+	}
+	if withScores && rt == zrangeLex {
+		c.W.WriteError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	minArg, maxArg := c.Args[2], c.Args[3]
+	if reverse && rt != zrangeRank {
+		minArg, maxArg = maxArg, minArg // the range is given as max, min
+	}
+	var start, end int64
+	var sr scoreRange
+	var lr lexRange
+	var ok bool
+	switch rt {
+	case zrangeRank:
+		if start, ok = parseLong(c, minArg); !ok {
+			return
+		}
+		if end, ok = parseLong(c, maxArg); !ok {
+			return
+		}
+	case zrangeScore:
+		if sr, ok = parseScoreRange(minArg, maxArg); !ok {
+			c.W.WriteError(ErrMinMaxNotFloat)
+			return
+		}
+	case zrangeLex:
+		if lr, ok = parseLexRange(minArg, maxArg); !ok {
+			c.W.WriteError(ErrLexRange)
+			return
+		}
+	}
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteArray(0)
+		return
+	}
+	var ranks []int // the items to reply, by rank, in reply order
+	switch rt {
+	case zrangeRank:
+		s, e, empty := clampRange(start, end, int64(z.Len()))
+		if !empty {
+			for i := s; i <= e; i++ {
+				if reverse {
+					ranks = append(ranks, z.Len()-1-i)
+				} else {
+					ranks = append(ranks, i)
+				}
+			}
+		}
+	case zrangeScore:
+		if offset > 0 && offset >= int64(z.Len()) {
+			break
+		}
+		if reverse {
+			ranks = z.walk(z.lastInRange(sr), -1, offset, limit, func(it zitem) bool { return sr.gteMin(it.score) })
+		} else {
+			ranks = z.walk(z.firstInRange(sr), 1, offset, limit, func(it zitem) bool { return sr.lteMax(it.score) })
+		}
+	case zrangeLex:
+		if offset > 0 && offset >= int64(z.Len()) {
+			break
+		}
+		if reverse {
+			ranks = z.walk(z.lastInLex(lr), -1, offset, limit, func(it zitem) bool { return lr.gteMin(it.member) })
+		} else {
+			ranks = z.walk(z.firstInLex(lr), 1, offset, limit, func(it zitem) bool { return lr.lteMax(it.member) })
+		}
+	}
+	n := len(ranks)
+	nested := withScores && c.W.Proto() > 2
+	if withScores && !nested {
+		n *= 2
+	}
+	c.W.WriteArray(n)
+	for _, i := range ranks {
+		it := z.At(i)
+		if nested {
+			c.W.WriteArray(2)
+		}
+		c.W.WriteBulkString(it.member)
+		if withScores {
+			c.W.WriteDouble(it.score)
+		}
+	}
+}
+
+// walk returns the ranks from start (an index in range, or out of the
+// set for none) stepping by step, after skipping offset of them (a
+// negative offset skips them all, as Redis's "while (offset--)" does),
+// while in holds, at most limit of them (negative: no limit).
+func (z *zset) walk(start, step int, offset, limit int64, in func(zitem) bool) []int {
+	i := start
+	for ; i >= 0 && i < z.Len() && offset != 0; offset-- {
+		i += step
+	}
+	var out []int
+	for ; i >= 0 && i < z.Len() && limit != 0; limit-- {
+		if !in(z.At(i)) {
+			break
+		}
+		out = append(out, i)
+		i += step
+	}
+	return out
+}
+
+// ZREMRANGEBYSCORE key min max / ZREMRANGEBYRANK key start stop /
+// ZREMRANGEBYLEX key min max
+func zremrangeGeneric(c *Ctx, rt zrangeType) {
+	var start, end int64
+	var sr scoreRange
+	var lr lexRange
+	var ok bool
+	switch rt {
+	case zrangeRank:
+		if start, ok = parseLong(c, c.Args[2]); !ok {
+			return
+		}
+		if end, ok = parseLong(c, c.Args[3]); !ok {
+			return
+		}
+	case zrangeScore:
+		if sr, ok = parseScoreRange(c.Args[2], c.Args[3]); !ok {
+			c.W.WriteError(ErrMinMaxNotFloat)
+			return
+		}
+	case zrangeLex:
+		if lr, ok = parseLexRange(c.Args[2], c.Args[3]); !ok {
+			c.W.WriteError(ErrLexRange)
+			return
+		}
+	}
+	key := c.Args[1]
+	ent, z, ok := getZset(c, key, false)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	var victims []zitem
+	switch rt {
+	case zrangeRank:
+		if s, e, empty := clampRange(start, end, int64(z.Len())); !empty {
+			for i := s; i <= e; i++ {
+				victims = append(victims, z.At(i))
+			}
+		}
+	case zrangeScore:
+		for i := z.firstInRange(sr); i < z.Len() && sr.lteMax(z.At(i).score); i++ {
+			victims = append(victims, z.At(i))
+		}
+	case zrangeLex:
+		for i := z.firstInLex(lr); i < z.Len() && lr.lteMax(z.At(i).member); i++ {
+			victims = append(victims, z.At(i))
+		}
+	}
+	for _, it := range victims {
+		z.Del(it.member)
+	}
+	if len(victims) > 0 {
+		event := map[zrangeType]string{zrangeRank: "zremrangebyrank", zrangeScore: "zremrangebyscore", zrangeLex: "zremrangebylex"}[rt]
+		c.Eng.zsetChanged(key, ent, z, event)
+	}
+	c.W.WriteInt(int64(len(victims)))
+}
+
+// ZPOPMIN key [count] / ZPOPMAX key [count]
+//
+// genericZpopCommand: a flat array of member, score pairs; in RESP3 with
+// a count, an array of [member, score] pairs.
+func zpopGeneric(c *Ctx, max bool) {
+	if len(c.Args) > 3 {
+		c.W.WriteError(ErrSyntax)
+		return
+	}
+	count := int64(-1)
+	if len(c.Args) == 3 {
+		n, ok := parsePositive(c, c.Args[2], "")
+		if !ok {
+			return
+		}
+		count = n
+	}
+	nested := c.W.Proto() > 2 && count != -1
+	key := c.Args[1]
+	ent, z, ok := getZset(c, key, false)
+	if !ok {
+		return
+	}
+	if z == nil || count == 0 {
+		c.W.WriteArray(0)
+		return
+	}
+	if count == -1 {
+		count = 1
+	}
+	n := min(count, int64(z.Len()))
+	if nested {
+		c.W.WriteArray(int(n))
+	} else {
+		c.W.WriteArray(int(n) * 2)
+	}
+	for ; n > 0; n-- {
+		i := 0
+		if max {
+			i = z.Len() - 1
+		}
+		it := z.At(i)
+		z.Del(it.member)
+		if nested {
+			c.W.WriteArray(2)
+		}
+		c.W.WriteBulkString(it.member)
+		c.W.WriteDouble(it.score)
+	}
+	event := "zpopmin"
+	if max {
+		event = "zpopmax"
+	}
+	c.Eng.zsetChanged(key, ent, z, event)
+}

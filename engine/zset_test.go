@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"testing"
+)
+
+// The sorted set keeps Redis's order (score, then member bytes), finds
+// ranks and members at ranks, and converts to "skiplist" past 128
+// members; checked against a sorted slice over random operations.
+func TestZset_OrderRanksAgainstModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	z := newZset(false)
+	model := map[string]float64{}
+	for step := 0; step < 5000; step++ {
+		m := "m" + strconv.Itoa(r.IntN(300))
+		if r.IntN(4) == 0 {
+			if z.Del(m) != (func() bool { _, ok := model[m]; return ok })() {
+				t.Fatalf("step %d: Del(%s) disagrees", step, m)
+			}
+			delete(model, m)
+		} else {
+			s := float64(r.IntN(20)) / 2
+			if _, ok := model[m]; !ok || model[m] != s {
+				z.Set(m, s)
+				model[m] = s
+			}
+		}
+	}
+	items := make([]zitem, 0, len(model))
+	for m, s := range model {
+		items = append(items, zitem{s, m})
+	}
+	sort.Slice(items, func(i, j int) bool { return zitemLess(items[i], items[j]) })
+	if z.Len() != len(items) {
+		t.Fatalf("Len %d, model %d", z.Len(), len(items))
+	}
+	for i, it := range items {
+		if got := z.At(i); got != it {
+			t.Fatalf("At(%d) = %v, want %v", i, got, it)
+		}
+		if rank, ok := z.Rank(it.member); !ok || rank != i {
+			t.Fatalf("Rank(%s) = %d %v, want %d", it.member, rank, ok, i)
+		}
+	}
+	if len(items) > 128 && z.Encoding() != "skiplist" {
+		t.Fatalf("%d members, encoding %s", len(items), z.Encoding())
+	}
+	r1 := scoreRange{min: 2, max: 5, minex: true}
+	first, last := z.firstInRange(r1), z.lastInRange(r1)
+	for i, it := range items {
+		in := it.score > 2 && it.score <= 5
+		if in != (i >= first && i <= last) {
+			t.Fatalf("range (2,5]: item %d %v, first %d last %d", i, it, first, last)
+		}
+	}
+}
+
+func TestZset_Commands(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":3", "ZADD", "z", "1", "a", "2", "b", "3", "c")
+	e.expect("$listpack", "OBJECT", "ENCODING", "z")
+	e.expect("+zset", "TYPE", "z")
+	e.expect(",0.1", "ZINCRBY", "n", "0.1", "x") // a double (zset.txt diffs its RESP2 text, %.17g)
+	e.expect("*4 $a ,1 $b ,2", "ZRANGE", "z", "0", "1", "WITHSCORES")
+	e.expect("*2 $b $a", "ZRANGE", "z", "(3", "1", "BYSCORE", "REV", "LIMIT", "0", "5")
+	e.expect(":1", "ZREVRANK", "z", "b")
+	e.expect("-"+ErrMinMaxNotFloat, "ZCOUNT", "z", "x", "1")
+	e.expect("*2 $c ,3", "ZPOPMAX", "z")
+	e.expect(":2", "ZREMRANGEBYRANK", "z", "0", "-1")
+	e.expect(":0", "EXISTS", "z") // emptied: deleted
+	e.expect(":1", "ZADD", "big", "1", fmt.Sprintf("%065d", 1))
+	e.expect("$skiplist", "OBJECT", "ENCODING", "big")
+	e.expect(":1", "COPY", "big", "big2")
+	e.expect(":1", "ZADD", "big2", "2", "other")
+	e.expect(":1", "ZCARD", "big") // the copy is its own set
+	e.expect("+OK", "SET", "s", "v")
+	e.expect("-"+ErrWrongType, "ZADD", "s", "1", "a")
+	e.expect("-"+ErrNotFloat, "ZADD", "s", "x", "a") // scores before the type
+}
