@@ -1313,10 +1313,24 @@ func (g *wideGen) zmember() string {
 	return g.pick(wZMembers...)
 }
 
+// wLexKey is the sorted set the lex range commands read: its members all
+// score 0, where lex order is defined (over mixed scores Redis's skip
+// list answers by its random levels).
+const wLexKey = "z:lex"
+
 func (g *wideGen) zsetCmd() wstep {
 	k := g.typedKey('z')
+	lexKey := wLexKey
+	if g.chance(0.1) {
+		lexKey = g.anyKey() // wrong types, missing keys
+	}
 	var args []string
-	switch n := g.r.IntN(40); {
+	switch n := g.r.IntN(42); {
+	case n < 2:
+		args = []string{g.kw("ZADD"), wLexKey}
+		for i := 1 + g.r.IntN(3); i > 0; i-- {
+			args = append(args, "0", g.zmember())
+		}
 	case n < 10:
 		args = []string{g.kw("ZADD"), k}
 		for _, opt := range []string{"NX", "XX", "GT", "LT", "CH", "INCR"} {
@@ -1341,7 +1355,7 @@ func (g *wideGen) zsetCmd() wstep {
 	case n < 20:
 		args = []string{g.kw("ZCOUNT"), k, g.pick(wBounds...), g.pick(wBounds...)}
 	case n < 21:
-		args = []string{g.kw("ZLEXCOUNT"), k, g.pick(wLexBounds...), g.pick(wLexBounds...)}
+		args = []string{g.kw("ZLEXCOUNT"), lexKey, g.pick(wLexBounds...), g.pick(wLexBounds...)}
 	case n < 28:
 		var lo, hi string
 		by := g.pick("", "", "BYSCORE", "BYLEX")
@@ -1350,6 +1364,7 @@ func (g *wideGen) zsetCmd() wstep {
 			lo, hi = g.pick(wBounds...), g.pick(wBounds...)
 		case "BYLEX":
 			lo, hi = g.pick(wLexBounds...), g.pick(wLexBounds...)
+			k = lexKey
 		default:
 			lo, hi = g.pick(wSmallInts...), g.pick(wSmallInts...)
 		}
@@ -1370,7 +1385,7 @@ func (g *wideGen) zsetCmd() wstep {
 		cmd := g.pick("ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREVRANGE")
 		switch cmd {
 		case "ZRANGEBYLEX", "ZREVRANGEBYLEX":
-			args = []string{g.kw(cmd), k, g.pick(wLexBounds...), g.pick(wLexBounds...)}
+			args = []string{g.kw(cmd), lexKey, g.pick(wLexBounds...), g.pick(wLexBounds...)}
 		case "ZREVRANGE":
 			args = []string{g.kw(cmd), k, g.pick(wSmallInts...), g.pick(wSmallInts...)}
 		default:
@@ -1389,7 +1404,7 @@ func (g *wideGen) zsetCmd() wstep {
 		case "ZREMRANGEBYRANK":
 			args = []string{g.kw(cmd), k, g.pick(wSmallInts...), g.pick(wSmallInts...)}
 		default:
-			args = []string{g.kw(cmd), k, g.pick(wLexBounds...), g.pick(wLexBounds...)}
+			args = []string{g.kw(cmd), lexKey, g.pick(wLexBounds...), g.pick(wLexBounds...)}
 		}
 	default:
 		args = []string{g.kw(g.pick("ZPOPMIN", "ZPOPMAX")), k}
