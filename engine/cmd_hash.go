@@ -332,6 +332,38 @@ func hgetallGeneric(c *Ctx, keys, vals bool) {
 // cursor 0, whatever the cursor and COUNT; tumbler does so for every hash
 // (a hash over 512 fields too, as one reply: allowed by SCAN's contract,
 // which lets a call return more than COUNT). MATCH filters on the field.
+// scanMatchArg parses the MATCH and COUNT options of a key's SCAN
+// (scanGenericCommand) from argument start: the MATCH pattern, nil for
+// none or "*"; ok=false after replying the error.
+func scanMatchArg(c *Ctx, start int) (pat []byte, ok bool) {
+	for i := start; i < len(c.Args); i++ {
+		rest := len(c.Args) - i - 1
+		switch {
+		case eqFold(c.Args[i], "count") && rest >= 1:
+			n, ok := parseInt(c.Args[i+1])
+			if !ok {
+				c.W.WriteError(ErrNotInteger)
+				return nil, false
+			}
+			if n < 1 {
+				c.W.WriteError(ErrSyntax)
+				return nil, false
+			}
+			i++
+		case eqFold(c.Args[i], "match") && rest >= 1:
+			pat = c.Args[i+1]
+			if len(pat) == 1 && pat[0] == '*' {
+				pat = nil
+			}
+			i++
+		default:
+			c.W.WriteError(ErrSyntax)
+			return nil, false
+		}
+	}
+	return pat, true
+}
+
 func cmdHScan(c *Ctx) {
 	if _, ok := parseCursor(c.Args[2]); !ok {
 		c.W.WriteError(ErrInvalidCursor)
@@ -347,31 +379,9 @@ func cmdHScan(c *Ctx) {
 		c.W.WriteArray(0)
 		return
 	}
-	var pat []byte
-	for i := 3; i < len(c.Args); i++ {
-		rest := len(c.Args) - i - 1
-		switch {
-		case eqFold(c.Args[i], "count") && rest >= 1:
-			n, ok := parseInt(c.Args[i+1])
-			if !ok {
-				c.W.WriteError(ErrNotInteger)
-				return
-			}
-			if n < 1 {
-				c.W.WriteError(ErrSyntax)
-				return
-			}
-			i++
-		case eqFold(c.Args[i], "match") && rest >= 1:
-			pat = c.Args[i+1]
-			if len(pat) == 1 && pat[0] == '*' {
-				pat = nil
-			}
-			i++
-		default:
-			c.W.WriteError(ErrSyntax)
-			return
-		}
+	pat, ok := scanMatchArg(c, 3)
+	if !ok {
+		return
 	}
 	var out []string
 	h.Each(func(f, v string) {

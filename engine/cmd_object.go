@@ -86,6 +86,8 @@ func cmdObjectEncoding(c *Ctx) {
 		c.W.WriteBulkString("quicklist")
 	case KindZSet:
 		c.W.WriteBulkString(ent.obj().v.(*zset).Encoding())
+	case KindSet:
+		c.W.WriteBulkString(ent.obj().v.(*set).Encoding())
 	default:
 		c.W.WriteNull()
 	}

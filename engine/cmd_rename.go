@@ -161,6 +161,8 @@ func cloneValue(v any) any {
 		return l
 	case *zset:
 		return v.clone()
+	case *set:
+		return v.clone()
 	}
 	return v // the string encoding markers hold nothing
 }

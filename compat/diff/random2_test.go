@@ -398,7 +398,10 @@ type wstep struct {
 	unordered bool   // aggregates compare as multisets (KEYS, hashtable hashes, Lua maps)
 	tag       string // "float-text": an EVAL whose reply may be a number's text
 	tmpl      string // the script family (wideScript.name) of an EVAL
-	body      string // an EVAL's script, also for EVALSHA
+	// fixedArity: never drop or add an argument (SPOP and SRANDMEMBER
+	// without their count draw at random)
+	fixedArity bool
+	body       string // an EVAL's script, also for EVALSHA
 	// encPeek: keys of a hash reply (HGETALL, HKEYS, HVALS, or a script
 	// returning one) whose order is compared only while listpack-encoded
 	encPeek []string
@@ -813,6 +816,7 @@ var (
 	wListKeys = []string{"l:1", "l:2", "l:3"}
 	wHashKeys = []string{"h:1", "h:2"}
 	wZsetKeys = []string{"z:1", "z:2"}
+	wSetKeys  = []string{"t:1", "t:2", "t:3"}
 	wBigHash  = "h:big"
 	wNoKey    = "none"
 
@@ -835,10 +839,11 @@ func (g *wideGen) strKey() string  { return wStrKeys[g.r.IntN(len(wStrKeys))] }
 func (g *wideGen) listKey() string { return wListKeys[g.r.IntN(len(wListKeys))] }
 func (g *wideGen) hashKey() string { return wHashKeys[g.r.IntN(len(wHashKeys))] }
 func (g *wideGen) zsetKey() string { return wZsetKeys[g.r.IntN(len(wZsetKeys))] }
+func (g *wideGen) setKey() string  { return wSetKeys[g.r.IntN(len(wSetKeys))] }
 
 // anyKey is any key of the keyspace.
 func (g *wideGen) anyKey() string {
-	switch n := g.r.IntN(22); {
+	switch n := g.r.IntN(24); {
 	case n < 7:
 		return g.strKey()
 	case n < 13:
@@ -847,7 +852,9 @@ func (g *wideGen) anyKey() string {
 		return g.hashKey()
 	case n < 20:
 		return g.zsetKey()
-	case n < 21:
+	case n < 22:
+		return g.setKey()
+	case n < 23:
 		return wBigHash
 	default:
 		return wNoKey
@@ -877,6 +884,8 @@ func (g *wideGen) typedKey(kind byte) string {
 			return g.hashKey()
 		case 'z':
 			return g.zsetKey()
+		case 't':
+			return g.setKey()
 		}
 	}
 	return g.anyKey()
@@ -932,7 +941,7 @@ func (g *wideGen) next() wstep {
 	if cs.inMulti && isExec(st) {
 		st.tol, st.unordered = cs.tol, cs.unordered
 	}
-	if st.peek == nil {
+	if st.peek == nil && !st.fixedArity {
 		// wrong arity now and then: a missing last or an extra argument
 		if g.chance(0.03) && len(st.args) > 1 {
 			st.args = st.args[:len(st.args)-1]
@@ -960,8 +969,10 @@ func (g *wideGen) command(inMulti bool) wstep {
 		return g.blockingCmd()
 	case n < 42:
 		return g.hashCmd(inMulti)
-	case n < 46:
+	case n < 45:
 		return g.zsetCmd()
+	case n < 48:
+		return g.setCmd()
 	case n < 50:
 		return g.keyspaceCmd(inMulti)
 	case n < 58:
@@ -1413,6 +1424,67 @@ func (g *wideGen) zsetCmd() wstep {
 		}
 	}
 	return wstep{args: args}
+}
+
+// ---- sets ----
+
+// wSMembers are set members: integers keep a set an intset (whose order
+// is defined); the others make it a hashtable, whose replies are
+// compared as multisets.
+var wSMembers = []string{"1", "2", "3", "-5", "10", "007", "a", "b", "x y", "", "-0"}
+
+func (g *wideGen) setCmd() wstep {
+	k := g.typedKey('t')
+	var args []string
+	unordered := true
+	switch n := g.r.IntN(30); {
+	case n < 8:
+		args = []string{g.kw("SADD"), k}
+		for i := 1 + g.r.IntN(3); i > 0; i-- {
+			args = append(args, g.pick(wSMembers...))
+		}
+		unordered = false
+	case n < 11:
+		args = []string{g.kw("SREM"), k, g.pick(wSMembers...), g.pick(wSMembers...)}
+		unordered = false
+	case n < 13:
+		args = []string{g.kw("SMOVE"), k, g.typedKey('t'), g.pick(wSMembers...)}
+		unordered = false
+	case n < 16:
+		args = []string{g.kw(g.pick("SISMEMBER", "SCARD", "SMEMBERS")), k}
+		if strings.EqualFold(args[0], "sismember") {
+			args = append(args, g.pick(wSMembers...))
+		}
+	case n < 17:
+		args = []string{g.kw("SMISMEMBER"), k, g.pick(wSMembers...), g.pick(wSMembers...)}
+		unordered = false
+	case n < 22:
+		cmd := g.pick("SINTER", "SUNION", "SDIFF", "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE")
+		args = []string{g.kw(cmd)}
+		if strings.HasSuffix(cmd, "STORE") {
+			args = append(args, g.typedKey('t'))
+		}
+		for i := 1 + g.r.IntN(3); i > 0; i-- {
+			args = append(args, g.typedKey('t'))
+		}
+	case n < 24:
+		args = []string{g.kw("SINTERCARD"), g.pick("1", "2", "0", "3"), g.typedKey('t'), g.typedKey('t')}
+		if g.chance(0.3) {
+			args = append(args, g.kw("LIMIT"), g.pick("0", "1", "-1", "x"))
+		}
+		unordered = false
+	case n < 26:
+		// cursor 0 only: a hashtable's later cursors are its dict's
+		args = []string{g.kw("SSCAN"), k, g.pick("0", "0", "0", "x")}
+		if g.chance(0.3) {
+			args = append(args, g.kw("MATCH"), g.pick("*", "1*", "?", "a"))
+		}
+	default:
+		// a count past the set's size: the whole set, not a random part
+		args = []string{g.kw(g.pick("SPOP", "SRANDMEMBER")), k, g.pick("100", "0", "x")}
+		return wstep{args: args, unordered: true, fixedArity: true}
+	}
+	return wstep{args: args, unordered: unordered}
 }
 
 func (g *wideGen) keyspaceCmd(inMulti bool) wstep {

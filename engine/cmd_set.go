@@ -1,0 +1,555 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Set commands (Redis 7.0's t_set.c): SADD, SREM, SMOVE, SISMEMBER,
+// SMISMEMBER, SCARD, SMEMBERS, SPOP, SRANDMEMBER, SINTER, SINTERCARD,
+// SUNION, SDIFF and their STORE forms, SSCAN.
+
+func registerSet(e *Engine) {
+	s := func(name string, arity int, flags Flag, first, last int, fn func(*Ctx)) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags, FirstKey: first, LastKey: last, Step: 1, Group: "set", Fn: fn}
+	}
+	w, r := FlagWrite, FlagReadonly
+	e.Register(
+		s("sadd", -3, w|FlagDenyOOM|FlagFast, 1, 1, cmdSAdd),
+		s("srem", -3, w|FlagFast, 1, 1, cmdSRem),
+		s("smove", 4, w|FlagFast, 1, 2, cmdSMove),
+		s("sismember", 3, r|FlagFast, 1, 1, cmdSIsMember),
+		s("smismember", -3, r|FlagFast, 1, 1, cmdSMIsMember),
+		s("scard", 2, r|FlagFast, 1, 1, cmdSCard),
+		s("smembers", 2, r, 1, 1, func(c *Ctx) { setOpGeneric(c, c.Args[1:], nil, setOpInter) }),
+		s("spop", -2, w|FlagFast, 1, 1, cmdSPop),
+		s("srandmember", -2, r, 1, 1, cmdSRandMember),
+		s("sinter", -2, r, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[1:], nil, setOpInter) }),
+		s("sunion", -2, r, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[1:], nil, setOpUnion) }),
+		s("sdiff", -2, r, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[1:], nil, setOpDiff) }),
+		s("sinterstore", -3, w|FlagDenyOOM, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[2:], c.Args[1], setOpInter) }),
+		s("sunionstore", -3, w|FlagDenyOOM, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[2:], c.Args[1], setOpUnion) }),
+		s("sdiffstore", -3, w|FlagDenyOOM, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[2:], c.Args[1], setOpDiff) }),
+		&Command{Name: "sintercard", Arity: -3, Flags: r, Group: "set", Fn: cmdSInterCard},
+		s("sscan", -3, r, 1, 1, cmdSScan),
+	)
+}
+
+// getSet finds the set under key: (nil, nil, true) when missing,
+// ok=false after replying WRONGTYPE for another kind.
+func getSet(c *Ctx, key []byte, read bool) (ent *entry, s *set, ok bool) {
+	if read {
+		ent = c.Eng.lookupRead(key, c.Now)
+	} else {
+		ent = c.Eng.lookup(key, c.Now)
+	}
+	if ent == nil {
+		return nil, nil, true
+	}
+	if ent.kind() != KindSet {
+		c.W.WriteError(ErrWrongType)
+		return nil, nil, false
+	}
+	return ent, ent.obj().v.(*set), true
+}
+
+// createSet adds an empty set under key, its encoding chosen by first.
+func (e *Engine) createSet(key []byte, first string) (*entry, *set) {
+	s := newSet(first)
+	ent := newObjEntry(key, nil, &object{kind: KindSet, v: s})
+	e.putNew(ent)
+	return ent, s
+}
+
+// SADD key member [member ...]
+func cmdSAdd(c *Ctx) {
+	key := c.Args[1]
+	_, s, ok := getSet(c, key, false)
+	if !ok {
+		return
+	}
+	if s == nil {
+		_, s = c.Eng.createSet(key, string(c.Args[2]))
+	}
+	var added int64
+	for _, m := range c.Args[2:] {
+		if s.Add(string(m)) {
+			added++
+		}
+	}
+	if added > 0 {
+		c.Eng.modified(string(key))
+		c.Eng.notifyBytes(NotifySet, "sadd", key)
+	}
+	c.W.WriteInt(added)
+}
+
+// SREM key member [member ...]
+func cmdSRem(c *Ctx) {
+	key := c.Args[1]
+	ent, s, ok := getSet(c, key, false)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	var deleted int64
+	for _, m := range c.Args[2:] {
+		if s.Del(string(m)) {
+			deleted++
+			if s.Len() == 0 {
+				break
+			}
+		}
+	}
+	if deleted > 0 {
+		c.Eng.setChanged(key, ent, s, "srem")
+	}
+	c.W.WriteInt(deleted)
+}
+
+// setChanged ends a command's removals from the set under key: event is
+// notified, an empty set is deleted ("del"), the modification hooks run.
+func (e *Engine) setChanged(key []byte, ent *entry, s *set, event string) {
+	k := string(key)
+	e.notify(NotifySet, event, k)
+	if s.Len() == 0 {
+		e.removeKey(k, ent)
+		e.notify(NotifyGeneric, "del", k)
+	}
+	e.modified(k)
+}
+
+// SMOVE source destination member
+func cmdSMove(c *Ctx) {
+	src, dst, m := c.Args[1], c.Args[2], string(c.Args[3])
+	sent := c.Eng.lookup(src, c.Now)
+	dent := c.Eng.lookup(dst, c.Now)
+	if sent == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	if sent.kind() != KindSet || (dent != nil && dent.kind() != KindSet) {
+		c.W.WriteError(ErrWrongType)
+		return
+	}
+	ss := sent.obj().v.(*set)
+	if sent == dent {
+		if ss.Has(m) {
+			c.W.WriteInt(1)
+		} else {
+			c.W.WriteInt(0)
+		}
+		return
+	}
+	if !ss.Del(m) {
+		c.W.WriteInt(0)
+		return
+	}
+	c.Eng.setChanged(src, sent, ss, "srem")
+	var ds *set
+	if dent == nil {
+		_, ds = c.Eng.createSet(dst, m)
+	} else {
+		ds = dent.obj().v.(*set)
+	}
+	if ds.Add(m) {
+		c.Eng.modified(string(dst))
+		c.Eng.notifyBytes(NotifySet, "sadd", dst)
+	}
+	c.W.WriteInt(1)
+}
+
+// SISMEMBER key member
+func cmdSIsMember(c *Ctx) {
+	_, s, ok := getSet(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if s != nil && s.Has(string(c.Args[2])) {
+		c.W.WriteInt(1)
+	} else {
+		c.W.WriteInt(0)
+	}
+}
+
+// SMISMEMBER key member [member ...]
+func cmdSMIsMember(c *Ctx) {
+	_, s, ok := getSet(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	c.W.WriteArray(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		if s != nil && s.Has(string(m)) {
+			c.W.WriteInt(1)
+		} else {
+			c.W.WriteInt(0)
+		}
+	}
+}
+
+// SCARD key
+func cmdSCard(c *Ctx) {
+	_, s, ok := getSet(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.W.WriteInt(0)
+		return
+	}
+	c.W.WriteInt(int64(s.Len()))
+}
+
+// randomMember returns a member of the non-empty set s.
+func (s *set) randomMember() string {
+	i := rand.IntN(len(s.m))
+	for m := range s.m {
+		if i == 0 {
+			return m
+		}
+		i--
+	}
+	panic("unreachable")
+}
+
+// SPOP key [count]
+func cmdSPop(c *Ctx) {
+	if len(c.Args) > 3 {
+		c.W.WriteError(ErrSyntax)
+		return
+	}
+	key := c.Args[1]
+	if len(c.Args) == 2 {
+		ent, s, ok := getSet(c, key, false)
+		if !ok {
+			return
+		}
+		if s == nil {
+			c.W.WriteNull()
+			return
+		}
+		m := s.randomMember()
+		s.Del(m)
+		c.Eng.setChanged(key, ent, s, "spop")
+		c.W.WriteBulkString(m)
+		return
+	}
+	count, ok := parsePositive(c, c.Args[2], "")
+	if !ok {
+		return
+	}
+	ent, s, ok := getSet(c, key, false)
+	if !ok {
+		return
+	}
+	if s == nil || count == 0 {
+		c.W.WriteSet(0)
+		return
+	}
+	var popped []string
+	if count >= int64(s.Len()) {
+		popped = s.Members() // the whole set, in its order
+	} else {
+		for ; count > 0; count-- {
+			m := s.randomMember()
+			s.Del(m)
+			popped = append(popped, m)
+		}
+	}
+	for _, m := range popped {
+		s.Del(m)
+	}
+	c.Eng.setChanged(key, ent, s, "spop")
+	c.W.WriteSet(len(popped))
+	for _, m := range popped {
+		c.W.WriteBulkString(m)
+	}
+}
+
+// SRANDMEMBER key [count]
+func cmdSRandMember(c *Ctx) {
+	if len(c.Args) > 3 {
+		c.W.WriteError(ErrSyntax)
+		return
+	}
+	if len(c.Args) == 2 {
+		_, s, ok := getSet(c, c.Args[1], true)
+		if !ok {
+			return
+		}
+		if s == nil {
+			c.W.WriteNull()
+			return
+		}
+		c.W.WriteBulkString(s.randomMember())
+		return
+	}
+	n, ok := parseRangeLong(c, c.Args[2], -math.MaxInt64, math.MaxInt64, "")
+	if !ok {
+		return
+	}
+	_, s, ok := getSet(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if s == nil || n == 0 {
+		c.W.WriteArray(0)
+		return
+	}
+	if n < 0 { // repeats allowed
+		count := -n
+		if count > 1<<24 {
+			c.W.WriteError("ERR value is out of range")
+			return
+		}
+		c.W.WriteArray(int(count))
+		for ; count > 0; count-- {
+			c.W.WriteBulkString(s.randomMember())
+		}
+		return
+	}
+	if n >= int64(s.Len()) {
+		members := s.Members()
+		c.W.WriteArray(len(members))
+		for _, m := range members {
+			c.W.WriteBulkString(m)
+		}
+		return
+	}
+	picked := make(map[string]struct{}, n)
+	for int64(len(picked)) < n {
+		picked[s.randomMember()] = struct{}{}
+	}
+	c.W.WriteArray(len(picked))
+	for m := range picked {
+		c.W.WriteBulkString(m)
+	}
+}
+
+type setOp int
+
+const (
+	setOpInter setOp = iota
+	setOpUnion
+	setOpDiff
+)
+
+// setOpGeneric is SINTER/SUNION/SDIFF (and SMEMBERS, an intersection of
+// one set), replying a set, or with dst their STORE forms, storing the
+// result (an empty one deletes dst) and replying its size. Every key is
+// type-checked; a missing key is an empty set.
+func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
+	sets := make([]*set, len(keys))
+	empty := false
+	for i, k := range keys {
+		var ent *entry
+		if dst != nil {
+			ent = c.Eng.lookup(k, c.Now) // lookupKeyWrite for the STORE forms
+		} else {
+			ent = c.Eng.lookupRead(k, c.Now)
+		}
+		if ent == nil {
+			empty = true
+			continue
+		}
+		if ent.kind() != KindSet {
+			c.W.WriteError(ErrWrongType)
+			return
+		}
+		sets[i] = ent.obj().v.(*set)
+	}
+	var members []string
+	switch {
+	case op == setOpInter && empty:
+	case op == setOpInter:
+		smallest := sets[0]
+		for _, s := range sets[1:] {
+			if s.Len() < smallest.Len() {
+				smallest = s
+			}
+		}
+	next:
+		for _, m := range smallest.Members() {
+			for _, s := range sets {
+				if s != smallest && !s.Has(m) {
+					continue next
+				}
+			}
+			members = append(members, m)
+		}
+	case op == setOpUnion:
+		var acc *set
+		for _, s := range sets {
+			if s == nil {
+				continue
+			}
+			for m := range s.m {
+				if acc == nil {
+					acc = newSet(m)
+				}
+				acc.Add(m)
+			}
+		}
+		if acc != nil {
+			members = acc.Members()
+		}
+	case op == setOpDiff:
+		if sets[0] != nil {
+			for _, m := range sets[0].Members() {
+				in := false
+				for _, s := range sets[1:] {
+					if s != nil && s.Has(m) {
+						in = true
+						break
+					}
+				}
+				if !in {
+					members = append(members, m)
+				}
+			}
+		}
+	}
+	if dst == nil {
+		c.W.WriteSet(len(members))
+		for _, m := range members {
+			c.W.WriteBulkString(m)
+		}
+		return
+	}
+	// setKey: an existing destination is overwritten (no "new" event,
+	// no TTL kept); an empty result deletes it instead.
+	e := c.Eng
+	old := e.lookup(dst, c.Now)
+	if len(members) == 0 {
+		if old != nil {
+			e.removeKey(old.key(), old)
+			e.modified(old.key())
+			e.notifyBytes(NotifyGeneric, "del", dst)
+		}
+		c.W.WriteInt(0)
+		return
+	}
+	s := newSet(members[0])
+	for _, m := range members {
+		s.Add(m)
+	}
+	nu := newObjEntry(dst, nil, &object{kind: KindSet, v: s})
+	if old != nil {
+		e.replaceEntry(old, nu, 0)
+	} else {
+		e.putNew(nu)
+	}
+	e.modified(nu.key())
+	e.notifyBytes(NotifySet, []string{"sinterstore", "sunionstore", "sdiffstore"}[op], dst)
+	c.W.WriteInt(int64(len(members)))
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit]
+func cmdSInterCard(c *Ctx) {
+	numkeys, ok := parseRangeLong(c, c.Args[1], 1, math.MaxInt64, "numkeys should be greater than 0")
+	if !ok {
+		return
+	}
+	if numkeys > int64(len(c.Args)-2) {
+		c.W.WriteError("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	limit := int64(0)
+	for j := 2 + int(numkeys); j < len(c.Args); j++ {
+		if strings.EqualFold(string(c.Args[j]), "limit") && j+1 < len(c.Args) {
+			j++
+			n, ok := parseRangeLong(c, c.Args[j], 0, math.MaxInt64, "LIMIT can't be negative")
+			if !ok {
+				return
+			}
+			limit = n
+		} else {
+			c.W.WriteError(ErrSyntax)
+			return
+		}
+	}
+	keys := c.Args[2 : 2+numkeys]
+	sets := make([]*set, len(keys))
+	empty := false
+	for i, k := range keys {
+		ent := c.Eng.lookupRead(k, c.Now)
+		if ent == nil {
+			empty = true
+			continue
+		}
+		if ent.kind() != KindSet {
+			c.W.WriteError(ErrWrongType)
+			return
+		}
+		sets[i] = ent.obj().v.(*set)
+	}
+	if empty {
+		c.W.WriteInt(0)
+		return
+	}
+	smallest := sets[0]
+	for _, s := range sets[1:] {
+		if s.Len() < smallest.Len() {
+			smallest = s
+		}
+	}
+	var n int64
+next:
+	for m := range smallest.m {
+		for _, s := range sets {
+			if s != smallest && !s.Has(m) {
+				continue next
+			}
+		}
+		n++
+		if limit > 0 && n >= limit {
+			break
+		}
+	}
+	c.W.WriteInt(n)
+}
+
+// SSCAN key cursor [MATCH pattern] [COUNT count]
+//
+// The whole set in one reply, cursor 0 (as Redis replies an intset; a
+// hashtable's members come in one reply too, where Redis may take
+// several), MATCH filtering the members.
+func cmdSScan(c *Ctx) {
+	if _, ok := parseCursor(c.Args[2]); !ok {
+		c.W.WriteError(ErrInvalidCursor)
+		return
+	}
+	_, s, ok := getSet(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.W.WriteArray(2)
+		c.W.WriteBulkString("0")
+		c.W.WriteArray(0)
+		return
+	}
+	pat, ok := scanMatchArg(c, 3)
+	if !ok {
+		return
+	}
+	var out []string
+	{
+		for _, m := range s.Members() {
+			if pat == nil || Match(pat, []byte(m), false) {
+				out = append(out, m)
+			}
+		}
+	}
+	c.W.WriteArray(2)
+	c.W.WriteBulkString("0")
+	c.W.WriteArray(len(out))
+	for _, m := range out {
+		c.W.WriteBulkString(m)
+	}
+}

@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Replies are redis-server's (sets.txt diffs these and more against it).
+func TestSet_EncodingAndOrder(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":5", "SADD", "i", "3", "1", "2", "10", "-5")
+	e.expect("$intset", "OBJECT", "ENCODING", "i")
+	e.expect("~5 $-5 $1 $2 $3 $10", "SMEMBERS", "i") // an intset is in numeric order
+	e.expect(":1", "SADD", "i", "007")               // not an integer as string2ll reads one
+	e.expect("$hashtable", "OBJECT", "ENCODING", "i")
+	for n := 1; n <= 512; n++ {
+		e.expect(":1", "SADD", "big", strconv.Itoa(n))
+	}
+	e.expect("$intset", "OBJECT", "ENCODING", "big")
+	e.expect(":1", "SADD", "big", "513")
+	e.expect("$hashtable", "OBJECT", "ENCODING", "big")
+	e.expect("+set", "TYPE", "big")
+}
+
+func TestSet_Commands(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":3", "SADD", "a", "1", "2", "3")
+	e.expect(":2", "SADD", "b", "3", "4")
+	e.expect("~1 $3", "SINTER", "a", "b")
+	e.expect("~4 $1 $2 $3 $4", "SUNION", "a", "b")
+	e.expect("~2 $1 $2", "SDIFF", "a", "b")
+	e.expect("~0", "SINTER", "a", "nosuch")
+	e.expect("+OK", "SET", "s", "v")
+	e.expect("-"+ErrWrongType, "SINTER", "nosuch", "s") // every key is checked
+	e.expect("+OK", "SET", "d", "x", "EX", "100")
+	e.expect(":4", "SUNIONSTORE", "d", "a", "b")
+	e.expect(":-1", "TTL", "d") // the destination is overwritten, TTL and all
+	e.expect(":0", "SDIFFSTORE", "d", "a", "a")
+	e.expect(":0", "EXISTS", "d")
+	e.expect(":1", "SMOVE", "a", "b", "1")
+	e.expect(":0", "SMOVE", "a", "b", "9")
+	e.expect(":1", "SMOVE", "b", "b", "1") // the same set: membership only
+	e.expect("-"+ErrWrongType, "SMOVE", "a", "s", "2")
+	e.expect("*2 :1 :0", "SMISMEMBER", "a", "2", "1")
+	e.expect(":2", "SINTERCARD", "2", "a", "a")
+	e.expect(":1", "SINTERCARD", "2", "a", "a", "LIMIT", "1")
+	e.expect("~2 $2 $3", "SPOP", "a", "10") // the whole set: the key goes
+	e.expect(":0", "EXISTS", "a")
+	if got := e.do("SRANDMEMBER", "b", "-5"); !strings.HasPrefix(got, "*5 ") {
+		t.Fatalf("SRANDMEMBER -5 = %q", got)
+	}
+	e.expect("*3 $1 $3 $4", "SRANDMEMBER", "b", "3")
+	e.expect("*2 $0 *1 $3", "SSCAN", "b", "0", "MATCH", "3")
+}
+
+// SPOP and SRANDMEMBER draw every member, over many draws.
+func TestSet_RandomDrawsReachEveryMember(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":4", "SADD", "r", "a", "b", "c", "d")
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		seen[e.do("SRANDMEMBER", "r")] = true
+	}
+	if len(seen) != 4 {
+		t.Fatalf("SRANDMEMBER drew only %v", seen)
+	}
+	e.expect(":1", "SADD", "x", "only")
+	e.expect("$only", "SPOP", "x")
+	e.expect(":0", "EXISTS", "x")
+}
