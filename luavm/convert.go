@@ -222,7 +222,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
-			m.ForEach(func(k, val lua.LValue) {
+			lua51Pairs(m, func(k, val lua.LValue) { // lua_next's order, as Redis walks it
 				keys = append(keys, k)
 				vals = append(vals, val)
 			})
@@ -235,7 +235,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 		}
 		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
 			var keys []lua.LValue
-			s.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+			lua51Pairs(s, func(k, _ lua.LValue) { keys = append(keys, k) })
 			w.WriteSet(len(keys))
 			for _, k := range keys {
 				writeLuaValue(w, k, resp, depth+1)

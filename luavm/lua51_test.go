@@ -179,3 +179,18 @@ func TestLua51_NumbersAsText(t *testing.T) {
 		t.Errorf("concat past the limit: %q", got)
 	}
 }
+
+// A RESP3 map or set returned as a Lua table is written in lua_next's
+// order, as Redis walks the table (redis-server 7.0.15's replies;
+// lualib.txt diffs more).
+func TestLua51_Resp3MapSetOrder(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return {set={a=true,b=true,c=true,d=true,e=true}}", "~5 $a $c $b $e $d"},
+		{"return {map={a=1,b=2,c=3,z=4,y=5}}", "%5 $a :1 $c :3 $b :2 $y :5 $z :4"},
+	} {
+		if got := f.do(3, "EVAL", tc.script, "0"); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+}
