@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -9,9 +10,9 @@ import (
 // (Redisson's fair lock and expirable semaphore keep their queues in
 // sorted sets) and the rest of the everyday family: ZADD, ZINCRBY, ZREM,
 // ZCARD, ZSCORE, ZMSCORE, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, the ZRANGE
-// family, ZREMRANGEBY*, ZPOPMIN and ZPOPMAX. Not here: the set
+// family, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX and ZSCAN. Not here: the set
 // operations (ZUNION, ZINTER, ZDIFF and their STORE forms), ZRANGESTORE,
-// ZRANDMEMBER, ZSCAN, ZMPOP and the blocking pops.
+// ZRANDMEMBER, ZMPOP and the blocking pops.
 
 func registerZset(e *Engine) {
 	z := func(name string, arity int, flags Flag, fn func(*Ctx)) *Command {
@@ -40,6 +41,7 @@ func registerZset(e *Engine) {
 		z("zremrangebylex", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeLex) }),
 		z("zpopmin", -2, w|FlagFast, func(c *Ctx) { zpopGeneric(c, false) }),
 		z("zpopmax", -2, w|FlagFast, func(c *Ctx) { zpopGeneric(c, true) }),
+		z("zscan", -3, r, cmdZScan),
 	)
 }
 
@@ -634,4 +636,55 @@ func zpopGeneric(c *Ctx, max bool) {
 		event = "zpopmax"
 	}
 	c.Eng.zsetChanged(key, ent, z, event)
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]
+//
+// The whole sorted set in one reply, cursor 0 (as Redis replies a
+// compact one; a skip list's members come in one reply too, where Redis
+// may take several), members with their scores as d2string writes them.
+func cmdZScan(c *Ctx) {
+	if _, ok := parseCursor(c.Args[2]); !ok {
+		c.W.WriteError(ErrInvalidCursor)
+		return
+	}
+	_, z, ok := getZset(c, c.Args[1], true)
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.WriteArray(2)
+		c.W.WriteBulkString("0")
+		c.W.WriteArray(0)
+		return
+	}
+	pat, ok := scanMatchArg(c, 3)
+	if !ok {
+		return
+	}
+	var out []string
+	for i := 0; i < z.Len(); i++ {
+		it := z.At(i)
+		if pat == nil || Match(pat, []byte(it.member), false) {
+			out = append(out, it.member, d2string(it.score))
+		}
+	}
+	c.W.WriteArray(2)
+	c.W.WriteBulkString("0")
+	c.W.WriteArray(len(out))
+	for _, s := range out {
+		c.W.WriteBulkString(s)
+	}
+}
+
+// d2string is Redis's d2string: inf, -inf, and %.17g (which writes an
+// integral score as an integer, and -0 as -0).
+func d2string(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
 }
