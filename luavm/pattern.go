@@ -39,6 +39,7 @@ type matchState struct {
 	cap   [maxCaptures]struct{ init, len int }
 	steps int
 	depth int
+	limit int // gsub: the longest result it may build (0: no gsub)
 }
 
 func newMatchState(L *lua.LState, src, pat string) *matchState {
@@ -501,7 +502,7 @@ func strGsub(sizeLimit func() int) lua.LGFunction {
 		if anchor {
 			ms.pat = ms.pat[1:]
 		}
-		limit := sizeLimit()
+		ms.limit = sizeLimit()
 		var b []byte
 		n, s := int64(0), 0
 		for n < maxS {
@@ -510,9 +511,6 @@ func strGsub(sizeLimit func() int) lua.LGFunction {
 			if e >= 0 {
 				n++
 				b = ms.addValue(b, s, e, repl)
-				if len(b) > limit {
-					L.RaiseError("not enough memory")
-				}
 			}
 			if e >= 0 && e > s { // a non-empty match: skip it
 				s = e
@@ -526,7 +524,7 @@ func strGsub(sizeLimit func() int) lua.LGFunction {
 				break
 			}
 		}
-		b = append(b, src[s:]...)
+		b = ms.grow(b, src[s:])
 		L.Push(lua.LString(b))
 		L.Push(lua.LNumber(n))
 		return 2
@@ -553,15 +551,25 @@ func (ms *matchState) addValue(b []byte, s, e int, repl lua.LValue) []byte {
 	}
 	switch v := v.(type) {
 	case lua.LString:
-		return append(b, v...)
+		return ms.grow(b, string(v))
 	case lua.LNumber:
-		return append(b, number14g(float64(v))...)
+		return ms.grow(b, number14g(float64(v)))
 	}
 	if !lua.LVAsBool(v) { // nil or false: keep the original text
-		return append(b, ms.src[s:e]...)
+		return ms.grow(b, ms.src[s:e])
 	}
 	cError(L, "invalid replacement value (a %s)", v.Type().String())
 	return b
+}
+
+// grow appends piece to gsub's result, refusing a result past the size
+// limit before building it: one replacement may repeat a long match
+// many times ('%0%0%0...').
+func (ms *matchState) grow(b []byte, piece string) []byte {
+	if len(b)+len(piece) > ms.limit {
+		ms.L.RaiseError("not enough memory")
+	}
+	return append(b, piece...)
 }
 
 // addString appends a replacement string: %0 is the whole match, %1-%9
@@ -569,8 +577,14 @@ func (ms *matchState) addValue(b []byte, s, e int, repl lua.LValue) []byte {
 // the string's NUL).
 func (ms *matchState) addString(b []byte, s, e int, news string) []byte {
 	for i := 0; i < len(news); i++ {
-		if news[i] != '%' {
-			b = append(b, news[i])
+		ms.tick()
+		if news[i] != '%' { // the literal run up to the next escape, at once
+			j := strings.IndexByte(news[i:], '%')
+			if j < 0 {
+				j = len(news) - i
+			}
+			b = ms.grow(b, news[i:i+j])
+			i += j - 1
 			continue
 		}
 		i++ // skip the escape
@@ -580,15 +594,15 @@ func (ms *matchState) addString(b []byte, s, e int, news string) []byte {
 		}
 		switch {
 		case !isDigit(c):
-			b = append(b, c)
+			b = ms.grow(b, string(c))
 		case c == '0':
-			b = append(b, ms.src[s:e]...)
+			b = ms.grow(b, ms.src[s:e])
 		default:
 			switch v := ms.capture(int(c-'1'), s, e).(type) {
 			case lua.LNumber:
-				b = append(b, number14g(float64(v))...)
+				b = ms.grow(b, number14g(float64(v)))
 			case lua.LString:
-				b = append(b, v...)
+				b = ms.grow(b, string(v))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,4 +212,24 @@ func FuzzPattern(f *testing.F) {
 			t.Fatalf("%q %q %q %d: a Go panic: %s", s, p, r, init, got)
 		}
 	})
+}
+
+// One replacement may repeat a long match many times: gsub refuses the
+// result before building it past the limit, not after (it had built
+// 100 GB in one replacement for a single EVAL).
+func TestPattern_GsubRefusesBeforeBuilding(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(1 << 20)
+	script := "local s = string.rep('a', 1000) local r = string.rep('%0', 20000) return tostring(pcall(string.gsub, s, '.+', r))"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := f.do(2, "EVAL", script, "0")
+	runtime.ReadMemStats(&after)
+	if got != "$false" {
+		t.Fatalf("got %q", got)
+	}
+	// the match repeated 20000 times is 20 MB; refused at the 1 MB limit
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Fatalf("gsub allocated %d bytes before refusing", grew)
+	}
 }
