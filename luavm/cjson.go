@@ -233,6 +233,7 @@ func cjsonEnumOption(L *lua.LState, i int, setting *int32, options []string, boo
 
 type cjsonEncoder struct {
 	L     *lua.LState
+	ro    map[*lua.LTable]*lua.LTable // read-only proxies: encoded as their tables
 	cfg   *cjsonConfig
 	null  *lua.LUserData
 	buf   []byte
@@ -244,7 +245,7 @@ func (vm *VM) cjsonEncode(L *lua.LState, cfg *cjsonConfig) int {
 	if L.GetTop() != 1 {
 		cArgError(L, 1, "expected 1 argument")
 	}
-	e := &cjsonEncoder{L: L, cfg: cfg, null: vm.cjsonNull, limit: vm.sizeLimit()}
+	e := &cjsonEncoder{L: L, ro: vm.roReal, cfg: cfg, null: vm.cjsonNull, limit: vm.sizeLimit()}
 	e.data(L.Get(1), 0, 1)
 	L.Push(lua.LString(e.buf))
 	return 1
@@ -285,6 +286,9 @@ func (e *cjsonEncoder) data(v lua.LValue, depth, slots int) {
 			e.buf = append(e.buf, "false"...)
 		}
 	case *lua.LTable:
+		if real := e.ro[v]; real != nil {
+			v = real // Redis's read-only tables are the tables themselves
+		}
 		depth++
 		// json_check_encode_depth: lua_checkstack(l, 3) as well
 		if int64(depth) > int64(e.cfg.encodeMaxDepth) || slots+3 > cjsonMaxCStack {
@@ -436,7 +440,7 @@ func (e *cjsonEncoder) array(t *lua.LTable, n int32, depth, slots int) {
 		if i > 1 {
 			e.buf = append(e.buf, ',')
 		}
-		e.data(t.RawGetInt(i), depth, slots+1)
+		e.data(t.RawGet(lua.LNumber(i)), depth, slots+1)
 	}
 	e.buf = append(e.buf, ']')
 }

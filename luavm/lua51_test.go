@@ -194,3 +194,18 @@ func TestLua51_Resp3MapSetOrder(t *testing.T) {
 		}
 	}
 }
+
+// table.insert and table.concat read keys outside gopher-lua's array part
+// (0, negatives, past 2^26) too (redis-server 7.0.15's replies).
+func TestLua51_TableFunctionsReadEveryKey(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"local t={[0]='a','b'} table.insert(t,0,'z') return {tostring(t[0]),tostring(t[1]),tostring(t[2])}", "*3 $z $a $b"},
+		{"local t={[0]='a',[-1]='q'} return table.concat(t,',',-1,0)", "$q,a"},
+		{"local t={} t[2^27]='a' t[2^27+1]='b' return table.concat(t,',',2^27,2^27+1)", "$a,b"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (vm *VM) tableInsert(L *lua.LState) int {
 	}
 	ctx := L.Context()
 	for i := e; i > pos; i-- { // move the elements up
-		t.RawSetInt(i, t.RawGetInt(i-1))
+		t.RawSetInt(i, t.RawGet(lua.LNumber(i-1)))
 		if (e-i)%(1<<16) == 0 && ctx != nil && ctx.Err() != nil {
 			L.RaiseError("%s", ctx.Err().Error())
 		}
@@ -72,7 +72,7 @@ func (vm *VM) tableConcat(L *lua.LState) int {
 	total, limit := 0, vm.sizeLimit()
 sizing:
 	for k := int64(i); k <= int64(last) && total <= limit; k++ {
-		switch v := t.RawGetInt(int(k)).(type) {
+		switch v := t.RawGet(lua.LNumber(k)).(type) {
 		case lua.LString:
 			total += len(v)
 		case lua.LNumber:
@@ -89,7 +89,7 @@ sizing:
 	}
 	b := make([]byte, 0, total)
 	add := func(i int32) {
-		switch v := t.RawGetInt(int(i)).(type) {
+		switch v := t.RawGet(lua.LNumber(i)).(type) {
 		case lua.LString:
 			b = append(b, v...)
 		case lua.LNumber:
