@@ -56,7 +56,7 @@ func cmdExists(c *Ctx) {
 
 // TYPE key
 func cmdType(c *Ctx) {
-	ent := c.Eng.lookup(c.Args[1], c.Now)
+	ent := c.Eng.lookupRead(c.Args[1], c.Now) // lookupKeyReadWithFlags: hits, misses, keymiss
 	if ent == nil {
 		c.W.WriteStatus("none")
 		return
@@ -169,7 +169,7 @@ func expireGeneric(c *Ctx, basetime int64, seconds, absolute bool) {
 // ttlGeneric is Redis's ttlGenericCommand: -2 for a missing key, -1 for no
 // deadline, else the time left (or the absolute Unix time), never negative.
 func ttlGeneric(c *Ctx, ms, abs bool) {
-	ent := c.Eng.lookup(c.Args[1], c.Now)
+	ent := c.Eng.lookupRead(c.Args[1], c.Now) // lookupKeyReadWithFlags: hits, misses, keymiss
 	if ent == nil {
 		c.W.WriteInt(-2)
 		return

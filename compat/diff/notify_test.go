@@ -19,6 +19,7 @@ var notifyCases = [][]string{
 	{"SET k v GET", "GETSET k w", "GETDEL k", "GETDEL k", "MSET a 1 b 2", "MSETNX a 1 c 3", "MSETNX c 3 d 4"},
 	{"INCR i", "INCRBY i 5", "DECR i", "DECRBY i 2", "INCRBYFLOAT f 1.5", "APPEND s ab", "APPEND s cd", "INCR s"},
 	{"SET g v", "GETEX g EX 100", "GETEX g PERSIST", "GETEX g PERSIST", "GETEX g PX 0", "GETEX g", "GET nosuch"},
+	{"TTL nosuch", "PTTL nosuch", "TYPE nosuch", "EXPIRETIME nosuch", "SET k v", "TTL k", "TYPE k", "EVAL \"return redis.call('type', 'n')\" 0"},
 	// keys
 	{"SET k v", "EXPIRE k 100", "PEXPIRE k 100000", "EXPIREAT k 1", "SET k v", "PERSIST k", "EXPIRE k 100", "PERSIST k", "PERSIST k", "DEL k", "DEL k", "UNLINK nosuch"},
 	{"SET a 1", "RENAME a b", "RENAMENX b c", "SET d 2", "RENAMENX c d", "RENAME c d", "COPY d e", "COPY d e", "COPY d e REPLACE", "TOUCH d e nosuch", "EXISTS nosuch"},
