@@ -128,9 +128,9 @@ func (e *Engine) publishEvent(flags uint32, event, key string) {
 		return
 	}
 	if flags&NotifyKeyspace != 0 {
-		p.Publish(nil, []byte("__keyspace@0__:"+key), []byte(event), false)
+		p.Publish(e.runner, []byte("__keyspace@0__:"+key), []byte(event), false)
 	}
 	if flags&NotifyKeyevent != 0 {
-		p.Publish(nil, []byte("__keyevent@0__:"+event), []byte(key), false)
+		p.Publish(e.runner, []byte("__keyevent@0__:"+event), []byte(key), false)
 	}
 }

@@ -26,6 +26,11 @@ type clientHooks struct {
 	// read it to tell a client's own writes from others' (tracking's
 	// NOLOOP, and invalidations sent after the writer's reply).
 	current *Client
+	// runner is the client whose goroutine runs the command holding the
+	// lock: a keyspace notification is published on its behalf, so that
+	// a connection subscribed to its own events gets them in place
+	// (before the reply, inside EXEC's array), as in Redis.
+	runner *Client
 	// onRead is called, with the keyspace lock held, for each key read by a
 	// read-only command of a client with TrackKeys set.
 	onRead func(cl *Client, key []byte)

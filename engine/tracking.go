@@ -29,8 +29,10 @@ func (e *Engine) Flushing() bool { return e.flushing }
 func (e *Engine) Current() *Client { return e.current }
 
 // beginCommand and endCommand bracket a client's command under the lock.
-func (e *Engine) beginCommand(c *Ctx) { e.current = c.Client }
-func (e *Engine) endCommand()         { e.current = nil }
+// runner stays the client whose goroutine runs the command while a
+// blocked client's command is served inside it (rerun sets current).
+func (e *Engine) beginCommand(c *Ctx) { e.current, e.runner = c.Client, c.Client }
+func (e *Engine) endCommand()         { e.current, e.runner = nil, nil }
 
 // beginFlush and endFlush bracket the removal of every key.
 func (e *Engine) beginFlush() {

@@ -570,3 +570,22 @@ func slowOmem(t *testing.T, pub *rawClient) int {
 	}
 	return omem()
 }
+
+// A RESP3 connection subscribed to its own keyspace events gets each
+// before the reply of the command that raised it, inside EXEC's array
+// too, as in Redis (redis-server 7.0.15's frames).
+func TestPubSub_RESP3OwnKeyspaceEventsInPlace(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.hello3()
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
+	c.expectDo(confirmation(3, "subscribe", "__keyevent@0__:set", 1), "SUBSCRIBE", "__keyevent@0__:set")
+	c.send(encode("SET", "k", "v") + encode("MULTI") + encode("SET", "k", "w") + encode("EXEC"))
+	c.expect(msg3("__keyevent@0__:set", "k"))
+	c.expect("+OK\r\n")
+	c.expect("+OK\r\n")   // MULTI
+	c.expect("+QUEUED\r\n")
+	c.expect("*1\r\n" + msg3("__keyevent@0__:set", "k"))
+	c.expect("+OK\r\n")
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "")
+}
