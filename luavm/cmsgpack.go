@@ -74,6 +74,7 @@ func checkStack(L *lua.LState, slots, space int, msg string) {
 
 type mpEncoder struct {
 	L     *lua.LState
+	ro    map[*lua.LTable]*lua.LTable // read-only proxies: encoded as their tables
 	b     []byte
 	limit int
 	slots int // the C function's stack slots in use
@@ -111,7 +112,7 @@ func (vm *VM) mpPack(L *lua.LState) int {
 	if nargs > luaMaxCStack || 2*nargs > luaMaxCStack { // lua_checkstack(L, nargs)
 		cArgError(L, 0, "Too many arguments for MessagePack pack.")
 	}
-	e := &mpEncoder{L: L, limit: vm.sizeLimit(), slots: nargs,
+	e := &mpEncoder{L: L, ro: vm.roReal, limit: vm.sizeLimit(), slots: nargs,
 		info: map[*lua.LTable]*mpTable{}, done: map[mpAt]mpBytes{}}
 	for i := 1; i <= nargs; i++ {
 		checkStack(L, e.slots, 1, "in function mp_check")
@@ -147,6 +148,9 @@ func (e *mpEncoder) encode(v lua.LValue, level int) {
 	case lua.LNumber:
 		e.number(float64(v))
 	case *lua.LTable:
+		if real := e.ro[v]; real != nil {
+			v = real // Redis's read-only tables are the tables themselves
+		}
 		if level == mpMaxNesting {
 			e.b = append(e.b, 0xc0)
 		} else {
