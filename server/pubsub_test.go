@@ -583,7 +583,7 @@ func TestPubSub_RESP3OwnKeyspaceEventsInPlace(t *testing.T) {
 	c.send(encode("SET", "k", "v") + encode("MULTI") + encode("SET", "k", "w") + encode("EXEC"))
 	c.expect(msg3("__keyevent@0__:set", "k"))
 	c.expect("+OK\r\n")
-	c.expect("+OK\r\n")   // MULTI
+	c.expect("+OK\r\n") // MULTI
 	c.expect("+QUEUED\r\n")
 	c.expect("*1\r\n" + msg3("__keyevent@0__:set", "k"))
 	c.expect("+OK\r\n")
