@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"math/rand/v2"
 	"strings"
 )
 
@@ -205,18 +204,6 @@ func cmdSCard(c *Ctx) {
 	c.W.WriteInt(int64(s.Len()))
 }
 
-// randomMember returns a member of the non-empty set s.
-func (s *set) randomMember() string {
-	i := rand.IntN(len(s.m))
-	for m := range s.m {
-		if i == 0 {
-			return m
-		}
-		i--
-	}
-	panic("unreachable")
-}
-
 // SPOP key [count]
 func cmdSPop(c *Ctx) {
 	if len(c.Args) > 3 {
@@ -388,7 +375,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 			if s == nil {
 				continue
 			}
-			for m := range s.m {
+			for _, m := range s.list {
 				if acc == nil {
 					acc = newSet(m)
 				}
@@ -500,7 +487,7 @@ func cmdSInterCard(c *Ctx) {
 	}
 	var n int64
 next:
-	for m := range smallest.m {
+	for _, m := range smallest.list {
 		for _, s := range sets {
 			if s != smallest && !s.Has(m) {
 				continue next

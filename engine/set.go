@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strconv"
 )
@@ -15,21 +16,26 @@ const setMaxIntsetEntries = 512
 // is, a hashtable in the map's order (Redis's is its dict's: clients may
 // not rely on either).
 //
+// The members are kept in a slice too, indexed by a map, so that a random
+// member (SPOP, SRANDMEMBER) is O(1); a removal moves the last member
+// into the hole.
+//
 // An empty set never stays in the keyspace: commands delete the key when
 // they remove its last member.
 type set struct {
-	m      map[string]struct{}
+	idx    map[string]int // member to its index in list
+	list   []string
 	intset bool
 }
 
 // newSet returns an empty set whose encoding follows its first member.
 func newSet(first string) *set {
 	_, isInt := parseInt([]byte(first))
-	return &set{m: make(map[string]struct{}), intset: isInt}
+	return &set{idx: make(map[string]int), intset: isInt}
 }
 
 // Len returns the number of members.
-func (s *set) Len() int { return len(s.m) }
+func (s *set) Len() int { return len(s.list) }
 
 // Encoding is what OBJECT ENCODING reports.
 func (s *set) Encoding() string {
@@ -41,40 +47,52 @@ func (s *set) Encoding() string {
 
 // Has reports whether m is a member.
 func (s *set) Has(m string) bool {
-	_, ok := s.m[m]
+	_, ok := s.idx[m]
 	return ok
 }
 
 // Add adds m, reporting whether it was new; a member that is no integer,
 // or one past 512, converts an intset to a hashtable, as setTypeAdd does.
 func (s *set) Add(m string) bool {
-	if _, ok := s.m[m]; ok {
+	if _, ok := s.idx[m]; ok {
 		return false
 	}
 	if s.intset {
-		if _, isInt := parseInt([]byte(m)); !isInt || len(s.m)+1 > setMaxIntsetEntries {
+		if _, isInt := parseInt([]byte(m)); !isInt || len(s.list)+1 > setMaxIntsetEntries {
 			s.intset = false
 		}
 	}
-	s.m[m] = struct{}{}
+	s.idx[m] = len(s.list)
+	s.list = append(s.list, m)
 	return true
 }
 
 // Del removes m, reporting whether it was there.
 func (s *set) Del(m string) bool {
-	if _, ok := s.m[m]; !ok {
+	i, ok := s.idx[m]
+	if !ok {
 		return false
 	}
-	delete(s.m, m)
+	last := len(s.list) - 1
+	if i != last {
+		s.list[i] = s.list[last]
+		s.idx[s.list[i]] = i
+	}
+	s.list[last] = ""
+	s.list = s.list[:last]
+	delete(s.idx, m)
+	if cap(s.list) > 64 && len(s.list) < cap(s.list)/4 {
+		s.list = slices.Clip(slices.Clone(s.list)) // give a shrunk set's memory back
+	}
 	return true
 }
 
+// randomMember returns a member of the non-empty set, uniformly.
+func (s *set) randomMember() string { return s.list[rand.IntN(len(s.list))] }
+
 // Members returns the members in the set's order.
 func (s *set) Members() []string {
-	out := make([]string, 0, len(s.m))
-	for m := range s.m {
-		out = append(out, m)
-	}
+	out := slices.Clone(s.list)
 	if s.intset {
 		slices.SortFunc(out, func(a, b string) int {
 			x, _ := strconv.ParseInt(a, 10, 64)
@@ -93,9 +111,9 @@ func (s *set) Members() []string {
 
 // clone is a deep copy (COPY).
 func (s *set) clone() *set {
-	c := &set{m: make(map[string]struct{}, len(s.m)), intset: s.intset}
-	for m := range s.m {
-		c.m[m] = struct{}{}
+	c := &set{idx: make(map[string]int, len(s.idx)), list: slices.Clone(s.list), intset: s.intset}
+	for m, i := range s.idx {
+		c.idx[m] = i
 	}
 	return c
 }

@@ -69,3 +69,35 @@ func TestSet_RandomDrawsReachEveryMember(t *testing.T) {
 	e.expect("$only", "SPOP", "x")
 	e.expect(":0", "EXISTS", "x")
 }
+
+// The set's index and member slice stay in step over random adds and
+// removals (a removal moves the last member into the hole).
+func TestSet_IndexAgainstModel(t *testing.T) {
+	s := newSet("a")
+	model := map[string]bool{}
+	for step := 0; step < 20000; step++ {
+		m := "m" + strconv.Itoa(step*7919%301)
+		if step%3 == 0 {
+			if s.Del(m) != model[m] {
+				t.Fatalf("step %d: Del(%s) disagrees", step, m)
+			}
+			delete(model, m)
+		} else {
+			if s.Add(m) == model[m] {
+				t.Fatalf("step %d: Add(%s) disagrees", step, m)
+			}
+			model[m] = true
+		}
+		if s.Len() != len(model) {
+			t.Fatalf("step %d: Len %d, model %d", step, s.Len(), len(model))
+		}
+	}
+	for i, m := range s.list {
+		if s.idx[m] != i || !model[m] {
+			t.Fatalf("member %q at %d, index %d, in model %v", m, i, s.idx[m], model[m])
+		}
+	}
+	if s.Len() > 0 && !model[s.randomMember()] {
+		t.Fatal("randomMember returned a non-member")
+	}
+}
