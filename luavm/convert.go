@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -168,8 +169,16 @@ func (w *luaWriter) WriteDouble(f float64) {
 	w.emit(lua.LString(formatDouble(f)))
 }
 
+// formatDouble is the text of a double reply in RESP2, as Redis 7.0's
+// addReplyDouble writes it ("%.17g", inf, -inf) and a script reads it.
 func formatDouble(f float64) string {
-	return strings.TrimSpace(lua.LNumber(f).String())
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
 const maxReplyDepth = 1000
