@@ -457,7 +457,7 @@ func aclCategories(cmd *Command) []string {
 		cats = append(cats, "@read")
 	}
 	if cmd.Group != "" {
-		cats = append(cats, "@"+cmd.Group)
+		cats = append(cats, "@"+strings.ReplaceAll(cmd.Group, "-", "")) // sorted-set: @sortedset
 	}
 	if cmd.Flags&FlagFast != 0 {
 		cats = append(cats, "@fast")

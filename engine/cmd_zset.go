@@ -618,6 +618,11 @@ func zpopGeneric(c *Ctx, max bool) {
 	} else {
 		c.W.WriteArray(int(n) * 2)
 	}
+	event := "zpopmin"
+	if max {
+		event = "zpopmax"
+	}
+	c.Eng.notifyBytes(NotifyZset, event, key) // after the array's header, as Redis
 	for ; n > 0; n-- {
 		i := 0
 		if max {
@@ -631,11 +636,11 @@ func zpopGeneric(c *Ctx, max bool) {
 		c.W.WriteBulkString(it.member)
 		c.W.WriteDouble(it.score)
 	}
-	event := "zpopmin"
-	if max {
-		event = "zpopmax"
+	if z.Len() == 0 {
+		c.Eng.removeKey(string(key), ent)
+		c.Eng.notifyBytes(NotifyGeneric, "del", key)
 	}
-	c.Eng.zsetChanged(key, ent, z, event)
+	c.Eng.modified(string(key))
 }
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]
@@ -666,7 +671,7 @@ func cmdZScan(c *Ctx) {
 	for i := 0; i < z.Len(); i++ {
 		it := z.At(i)
 		if pat == nil || Match(pat, []byte(it.member), false) {
-			out = append(out, it.member, d2string(it.score))
+			out = append(out, it.member, z.scoreText(it.score))
 		}
 	}
 	c.W.WriteArray(2)
@@ -675,6 +680,16 @@ func cmdZScan(c *Ctx) {
 	for _, s := range out {
 		c.W.WriteBulkString(s)
 	}
+}
+
+// scoreText is a score as ZSCAN reads it from the set: the compact
+// encoding stores a whole score within ±2^62 as an integer (zzlInsertAt's
+// double2ll), the skip list keeps the double (d2string).
+func (z *zset) scoreText(f float64) string {
+	if !z.big && f == math.Trunc(f) && math.Abs(f) <= 1<<62 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return d2string(f)
 }
 
 // d2string is Redis's d2string: inf, -inf, and %.17g (which writes an

@@ -227,9 +227,9 @@ func parseScoreBound(b []byte) (v float64, ex, ok bool) {
 	}
 	f, n := Strtod(s[i:])
 	if n == 0 {
-		// strtod read nothing: eptr is the start, so only "" (or
-		// white space alone) is accepted, as 0
-		return 0, ex, i == len(s)
+		// strtod read nothing: eptr is left at the start (before any
+		// white space), so only "" is accepted, as 0
+		return 0, ex, len(s) == 0
 	}
 	if i+n != len(s) || math.IsNaN(f) {
 		return 0, false, false

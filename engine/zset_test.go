@@ -91,3 +91,16 @@ func TestZScan_WholeSetScores(t *testing.T) {
 	e.expect("*2 $0 *4 $neg $-0 $x $2.5", "ZSCAN", "z", "0", "MATCH", "[nx]*")
 	e.expect("*2 $0 *2 $top $inf", "ZSCAN", "z", "0", "MATCH", "t*")
 }
+
+// COMMAND's ACL categories name sorted sets @sortedset, as Redis does.
+func TestZset_ACLCategory(t *testing.T) {
+	e := newTestEngine(t)
+	cats := aclCategories(e.lookupFull([]byte("zadd")))
+	found := false
+	for _, c := range cats {
+		found = found || c == "@sortedset"
+	}
+	if !found {
+		t.Fatalf("ZADD's categories %v", cats)
+	}
+}
