@@ -222,8 +222,9 @@ func cmdSPop(c *Ctx) {
 		}
 		m := s.randomMember()
 		s.Del(m)
-		c.Eng.setChanged(key, ent, s, "spop")
-		c.W.WriteBulkString(m)
+		c.Eng.notifyBytes(NotifySet, "spop", key)
+		c.W.WriteBulkString(m) // before the del event, as Redis
+		c.Eng.setEmptied(key, ent, s)
 		return
 	}
 	count, ok := parsePositive(c, c.Args[2], "")
@@ -238,9 +239,10 @@ func cmdSPop(c *Ctx) {
 		c.W.WriteSet(0)
 		return
 	}
+	c.Eng.notifyBytes(NotifySet, "spop", key) // before the reply, as Redis
 	var popped []string
 	if count >= int64(s.Len()) {
-		popped = s.Members() // the whole set, in its order
+		popped = rebuilt(s.list) // the whole set, as sunionDiffGenericCommand replies it
 	} else {
 		for ; count > 0; count-- {
 			m := s.randomMember()
@@ -251,11 +253,35 @@ func cmdSPop(c *Ctx) {
 	for _, m := range popped {
 		s.Del(m)
 	}
-	c.Eng.setChanged(key, ent, s, "spop")
 	c.W.WriteSet(len(popped))
 	for _, m := range popped {
 		c.W.WriteBulkString(m)
 	}
+	c.Eng.setEmptied(key, ent, s)
+}
+
+// setEmptied ends a pop: an empty set is deleted ("del", after the
+// reply), and the modification hooks run.
+func (e *Engine) setEmptied(key []byte, ent *entry, s *set) {
+	if s.Len() == 0 {
+		e.removeKey(string(key), ent)
+		e.notifyBytes(NotifyGeneric, "del", key)
+	}
+	e.modified(string(key))
+}
+
+// rebuilt returns members in the order of a set built from them, as
+// Redis replies a result it builds (an intset, so sorted, when every
+// member is an integer).
+func rebuilt(members []string) []string {
+	if len(members) == 0 {
+		return nil
+	}
+	s := newSet(members[0])
+	for _, m := range members {
+		s.Add(m)
+	}
+	return s.Members()
 }
 
 // SRANDMEMBER key [count]
@@ -334,12 +360,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 	sets := make([]*set, len(keys))
 	empty := false
 	for i, k := range keys {
-		var ent *entry
-		if dst != nil {
-			ent = c.Eng.lookup(k, c.Now) // lookupKeyWrite for the STORE forms
-		} else {
-			ent = c.Eng.lookupRead(k, c.Now)
-		}
+		ent := c.Eng.lookupRead(k, c.Now)
 		if ent == nil {
 			empty = true
 			continue
@@ -387,7 +408,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 		}
 	case op == setOpDiff:
 		if sets[0] != nil {
-			for _, m := range sets[0].Members() {
+			for _, m := range sets[0].list {
 				in := false
 				for _, s := range sets[1:] {
 					if s != nil && s.Has(m) {
@@ -399,6 +420,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 					members = append(members, m)
 				}
 			}
+			members = rebuilt(members) // built as a set: an intset is sorted
 		}
 	}
 	if dst == nil {
@@ -413,12 +435,21 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 	e := c.Eng
 	old := e.lookup(dst, c.Now)
 	if len(members) == 0 {
+		// SINTERSTORE with a missing key deletes the destination before
+		// replying; an empty result of the others replies first (Redis's
+		// two paths)
+		early := op == setOpInter && empty
+		if !early {
+			c.W.WriteInt(0)
+		}
 		if old != nil {
 			e.removeKey(old.key(), old)
 			e.modified(old.key())
 			e.notifyBytes(NotifyGeneric, "del", dst)
 		}
-		c.W.WriteInt(0)
+		if early {
+			c.W.WriteInt(0)
+		}
 		return
 	}
 	s := newSet(members[0])
@@ -432,8 +463,8 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 		e.putNew(nu)
 	}
 	e.modified(nu.key())
-	e.notifyBytes(NotifySet, []string{"sinterstore", "sunionstore", "sdiffstore"}[op], dst)
 	c.W.WriteInt(int64(len(members)))
+	e.notifyBytes(NotifySet, []string{"sinterstore", "sunionstore", "sdiffstore"}[op], dst)
 }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]

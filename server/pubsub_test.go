@@ -589,3 +589,43 @@ func TestPubSub_RESP3OwnKeyspaceEventsInPlace(t *testing.T) {
 	c.expect("+OK\r\n")
 	c.expectDo("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "")
 }
+
+// The same for pops and set stores, where Redis writes some events
+// before the reply, some inside it and some after (redis-server
+// 7.0.15's frames): ZPOPMIN's event follows its array header and the
+// del follows the reply; SPOP's event precedes the reply and the del
+// follows it; SINTERSTORE replies before its event, but deletes the
+// destination of a missing key's intersection before replying.
+func TestPubSub_RESP3OwnEventsAroundPopsAndStores(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.hello3()
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
+	for i, ch := range []string{"zpopmin", "del", "spop", "sinterstore"} {
+		c.expectDo(confirmation(3, "subscribe", "__keyevent@0__:"+ch, i+1), "SUBSCRIBE", "__keyevent@0__:"+ch)
+	}
+	ev := func(event, key string) string { return msg3("__keyevent@0__:"+event, key) }
+	c.expectDo(":2\r\n", "ZADD", "z", "1", "a", "2", "b")
+	c.send(encode("ZPOPMIN", "z", "5"))
+	c.expect("*2\r\n" + ev("zpopmin", "z") + "*2\r\n$1\r\na\r\n,1\r\n")
+	c.expect("*2\r\n$1\r\nb\r\n,2\r\n")
+	c.expect(ev("del", "z"))
+	c.expectDo(":1\r\n", "SADD", "s", "1")
+	c.send(encode("SPOP", "s"))
+	c.expect(ev("spop", "s"))
+	c.expect("$1\r\n1\r\n")
+	c.expect(ev("del", "s"))
+	c.expectDo(":2\r\n", "SADD", "s", "1", "2")
+	c.send(encode("SPOP", "s", "5"))
+	c.expect(ev("spop", "s"))
+	c.expect("~2\r\n$1\r\n1\r\n$1\r\n2\r\n")
+	c.expect(ev("del", "s"))
+	c.expectDo(":1\r\n", "SADD", "a", "1")
+	c.send(encode("SINTERSTORE", "d", "a", "a"))
+	c.expect(":1\r\n")
+	c.expect(ev("sinterstore", "d"))
+	c.send(encode("SINTERSTORE", "d", "a", "nokey"))
+	c.expect(ev("del", "d"))
+	c.expect(":0\r\n")
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "")
+}

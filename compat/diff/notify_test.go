@@ -33,7 +33,7 @@ var notifyCases = [][]string{
 		"ZREMRANGEBYSCORE z 100 200", "ZREMRANGEBYSCORE z 0 2", "ZADD z 0 x 0 y 0 z", "ZREMRANGEBYLEX z [x [y", "ZREMRANGEBYRANK z 0 0", "ZPOPMIN z", "ZPOPMAX z 5", "ZPOPMIN z", "ZSCORE z a", "ZRANGE nosuch 0 -1"},
 	// sets
 	{"SADD s 1 2 3", "SADD s 1", "SREM s 9", "SREM s 1", "SMOVE s t 2", "SMOVE s t 9", "SMOVE s t 3", "SADD a 1 2", "SADD b 2 3",
-		"SINTERSTORE d a b", "SUNIONSTORE d a b", "SDIFFSTORE d a a", "SDIFFSTORE d a b", "SPOP a 0", "SADD p 7", "SPOP p", "SADD q 1 2", "SPOP q 5", "SISMEMBER nosuch 1"},
+		"SINTERSTORE d a b", "SUNIONSTORE d a b", "SDIFFSTORE d a a", "SDIFFSTORE d a b", "SPOP a 0", "SADD p 7", "SPOP p", "SADD q 1 2", "SPOP q 5", "SISMEMBER nosuch 1", "SINTERSTORE d2 nosuch b", "SUNIONSTORE d3 nosuch b", "SDIFFSTORE d3 b b"},
 	// scripts, MULTI, the lock workloads
 	{"SET lock tok NX PX 30000", "EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end\" 1 lock tok 60000",
 		"EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end\" 1 lock tok", "MULTI", "SET a 1", "INCR a", "EXEC"},
