@@ -37,19 +37,7 @@ func registerHash(e *Engine) {
 // getHash looks key up for a hash command. It returns a nil hash for a
 // missing key, and replies WRONGTYPE (ok=false) for another kind.
 func getHash(c *Ctx, key []byte, read bool) (ent *entry, h *hash, ok bool) {
-	if read {
-		ent = c.Eng.lookupRead(key, c.Now)
-	} else {
-		ent = c.Eng.lookup(key, c.Now)
-	}
-	if ent == nil {
-		return nil, nil, true
-	}
-	if ent.kind() != KindHash {
-		c.W.WriteError(ErrWrongType)
-		return nil, nil, false
-	}
-	return ent, ent.obj().v.(*hash), true
+	return getTyped[*hash](c, key, read, KindHash)
 }
 
 // hashForWrite is Redis's hashTypeLookupWriteOrCreate: the hash under key,
@@ -332,6 +320,17 @@ func hgetallGeneric(c *Ctx, keys, vals bool) {
 // cursor 0, whatever the cursor and COUNT; tumbler does so for every hash
 // (a hash over 512 fields too, as one reply: allowed by SCAN's contract,
 // which lets a call return more than COUNT). MATCH filters on the field.
+// writeWholeScan replies a key's SCAN done in one call: cursor 0 and
+// every item.
+func writeWholeScan(c *Ctx, items []string) {
+	c.W.WriteArray(2)
+	c.W.WriteBulkString("0")
+	c.W.WriteArray(len(items))
+	for _, s := range items {
+		c.W.WriteBulkString(s)
+	}
+}
+
 // scanMatchArg parses the MATCH and COUNT options of a key's SCAN
 // (scanGenericCommand) from argument start: the MATCH pattern, nil for
 // none or "*"; ok=false after replying the error.
@@ -374,9 +373,7 @@ func cmdHScan(c *Ctx) {
 		return
 	}
 	if h == nil {
-		c.W.WriteArray(2)
-		c.W.WriteBulkString("0")
-		c.W.WriteArray(0)
+		writeWholeScan(c, nil)
 		return
 	}
 	pat, ok := scanMatchArg(c, 3)
@@ -389,12 +386,7 @@ func cmdHScan(c *Ctx) {
 			out = append(out, f, v)
 		}
 	})
-	c.W.WriteArray(2)
-	c.W.WriteBulkString("0")
-	c.W.WriteArray(len(out))
-	for _, s := range out {
-		c.W.WriteBulkString(s)
-	}
+	writeWholeScan(c, out)
 }
 
 // hrandfieldMaxCount bounds |count| for HRANDFIELD: Redis 7.0 builds any

@@ -53,19 +53,27 @@ const (
 // getList looks key up for a list command. It returns a nil list for a
 // missing key, and replies WRONGTYPE (ok=false) for another kind.
 func getList(c *Ctx, key []byte, read bool) (ent *entry, l *list, ok bool) {
+	return getTyped[*list](c, key, read, KindList)
+}
+
+// getTyped finds the value of the given kind under key: (nil, zero, true)
+// when the key is missing, ok=false after replying WRONGTYPE for another
+// kind. read counts the lookup in the keyspace hits and misses (and
+// raises keymiss), as Redis's read lookups do.
+func getTyped[T any](c *Ctx, key []byte, read bool, kind Kind) (ent *entry, v T, ok bool) {
 	if read {
 		ent = c.Eng.lookupRead(key, c.Now)
 	} else {
 		ent = c.Eng.lookup(key, c.Now)
 	}
 	if ent == nil {
-		return nil, nil, true
+		return nil, v, true
 	}
-	if ent.kind() != KindList {
+	if ent.kind() != kind {
 		c.W.WriteError(ErrWrongType)
-		return nil, nil, false
+		return nil, v, false
 	}
-	return ent, ent.obj().v.(*list), true
+	return ent, ent.obj().v.(T), true
 }
 
 // createList adds an empty list under key and wakes clients waiting for
@@ -83,9 +91,16 @@ func (e *Engine) createList(key []byte) (*entry, *list) {
 // notified, an empty list is deleted ("del"), and the modification hooks
 // run.
 func (e *Engine) listChanged(key []byte, ent *entry, l *list, event string) {
+	e.collectionChanged(key, ent, l.Len(), NotifyList, event)
+}
+
+// collectionChanged ends a command's changes to the list, set or sorted
+// set under key, which now holds n items: event (of class) is notified, an
+// emptied key is deleted ("del"), and the modification hooks run.
+func (e *Engine) collectionChanged(key []byte, ent *entry, n int, class uint32, event string) {
 	k := string(key)
-	e.notify(NotifyList, event, k)
-	if l.Len() == 0 {
+	e.notify(class, event, k)
+	if n == 0 {
 		e.removeKey(k, ent)
 		e.notify(NotifyGeneric, "del", k)
 	}

@@ -38,19 +38,7 @@ func registerSet(e *Engine) {
 // getSet finds the set under key: (nil, nil, true) when missing,
 // ok=false after replying WRONGTYPE for another kind.
 func getSet(c *Ctx, key []byte, read bool) (ent *entry, s *set, ok bool) {
-	if read {
-		ent = c.Eng.lookupRead(key, c.Now)
-	} else {
-		ent = c.Eng.lookup(key, c.Now)
-	}
-	if ent == nil {
-		return nil, nil, true
-	}
-	if ent.kind() != KindSet {
-		c.W.WriteError(ErrWrongType)
-		return nil, nil, false
-	}
-	return ent, ent.obj().v.(*set), true
+	return getTyped[*set](c, key, read, KindSet)
 }
 
 // createSet adds an empty set under key, its encoding chosen by first.
@@ -113,13 +101,7 @@ func cmdSRem(c *Ctx) {
 // setChanged ends a command's removals from the set under key: event is
 // notified, an empty set is deleted ("del"), the modification hooks run.
 func (e *Engine) setChanged(key []byte, ent *entry, s *set, event string) {
-	k := string(key)
-	e.notify(NotifySet, event, k)
-	if s.Len() == 0 {
-		e.removeKey(k, ent)
-		e.notify(NotifyGeneric, "del", k)
-	}
-	e.modified(k)
+	e.collectionChanged(key, ent, s.Len(), NotifySet, event)
 }
 
 // SMOVE source destination member
@@ -547,9 +529,7 @@ func cmdSScan(c *Ctx) {
 		return
 	}
 	if s == nil {
-		c.W.WriteArray(2)
-		c.W.WriteBulkString("0")
-		c.W.WriteArray(0)
+		writeWholeScan(c, nil)
 		return
 	}
 	pat, ok := scanMatchArg(c, 3)
@@ -564,10 +544,5 @@ func cmdSScan(c *Ctx) {
 			}
 		}
 	}
-	c.W.WriteArray(2)
-	c.W.WriteBulkString("0")
-	c.W.WriteArray(len(out))
-	for _, m := range out {
-		c.W.WriteBulkString(m)
-	}
+	writeWholeScan(c, out)
 }

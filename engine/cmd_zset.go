@@ -48,32 +48,14 @@ func registerZset(e *Engine) {
 // getZset finds the sorted set under key: (nil, nil, true) when missing,
 // ok=false after replying WRONGTYPE for another kind.
 func getZset(c *Ctx, key []byte, read bool) (ent *entry, z *zset, ok bool) {
-	if read {
-		ent = c.Eng.lookupRead(key, c.Now)
-	} else {
-		ent = c.Eng.lookup(key, c.Now)
-	}
-	if ent == nil {
-		return nil, nil, true
-	}
-	if ent.kind() != KindZSet {
-		c.W.WriteError(ErrWrongType)
-		return nil, nil, false
-	}
-	return ent, ent.obj().v.(*zset), true
+	return getTyped[*zset](c, key, read, KindZSet)
 }
 
 // zsetChanged ends a command's changes to the sorted set under key: event
 // is notified, an empty set is deleted ("del"), the modification hooks
 // run.
 func (e *Engine) zsetChanged(key []byte, ent *entry, z *zset, event string) {
-	k := string(key)
-	e.notify(NotifyZset, event, k)
-	if z.Len() == 0 {
-		e.removeKey(k, ent)
-		e.notify(NotifyGeneric, "del", k)
-	}
-	e.modified(k)
+	e.collectionChanged(key, ent, z.Len(), NotifyZset, event)
 }
 
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
@@ -658,9 +640,7 @@ func cmdZScan(c *Ctx) {
 		return
 	}
 	if z == nil {
-		c.W.WriteArray(2)
-		c.W.WriteBulkString("0")
-		c.W.WriteArray(0)
+		writeWholeScan(c, nil)
 		return
 	}
 	pat, ok := scanMatchArg(c, 3)
@@ -674,12 +654,7 @@ func cmdZScan(c *Ctx) {
 			out = append(out, it.member, z.scoreText(it.score))
 		}
 	}
-	c.W.WriteArray(2)
-	c.W.WriteBulkString("0")
-	c.W.WriteArray(len(out))
-	for _, s := range out {
-		c.W.WriteBulkString(s)
-	}
+	writeWholeScan(c, out)
 }
 
 // scoreText is a score as ZSCAN reads it from the set: the compact
@@ -693,7 +668,9 @@ func (z *zset) scoreText(f float64) string {
 }
 
 // d2string is Redis's d2string: inf, -inf, and %.17g (which writes an
-// integral score as an integer, and -0 as -0).
+// integral score as an integer, and -0 as -0). It is also the text of a
+// double reply in RESP2 (addReplyDouble), as scripts read it
+// (FormatDouble).
 func d2string(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
@@ -703,3 +680,6 @@ func d2string(f float64) string {
 	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
 }
+
+// FormatDouble is the text Redis 7.0 gives a double: d2string.
+func FormatDouble(f float64) string { return d2string(f) }

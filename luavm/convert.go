@@ -2,7 +2,6 @@ package luavm
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -170,16 +169,8 @@ func (w *luaWriter) WriteDouble(f float64) {
 }
 
 // formatDouble is the text of a double reply in RESP2, as Redis 7.0's
-// addReplyDouble writes it ("%.17g", inf, -inf) and a script reads it.
-func formatDouble(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
-}
+// addReplyDouble writes it and a script reads it.
+func formatDouble(f float64) string { return engine.FormatDouble(f) }
 
 const maxReplyDepth = 1000
 
