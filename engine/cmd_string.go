@@ -216,12 +216,10 @@ func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, 
 	if expire != nil {
 		e.notifyBytes(NotifyGeneric, "expire", key)
 	}
-	if deadline != 0 && deadline <= c.Now {
-		// an absolute time already in the past: the key is gone at once
-		if ent := e.keys.get(key); ent != nil {
-			e.expireKey(string(key), ent)
-		}
-	}
+	// An absolute time already in the past leaves the key in place, as
+	// Redis 7.0 does: it is missing to every lookup and counted by DBSIZE
+	// until a lookup or the expiry cycle reclaims it (and publishes
+	// "expired" then).
 	if flags&objGET == 0 {
 		if intReplies {
 			c.W.WriteInt(1)
