@@ -59,9 +59,11 @@ func stringEncoding(ent *entry) (enc string, shared bool) {
 	return "raw", false
 }
 
-// objectLookup finds OBJECT's key; a missing key replies a null.
+// objectLookup finds OBJECT's key, counting a keyspace hit or miss but
+// raising no keymiss event, as Redis's objectCommandLookup; a missing key
+// replies a null.
 func objectLookup(c *Ctx) *entry {
-	ent := c.Eng.lookup(c.Args[2], c.Now)
+	ent := c.Eng.lookupCounted(c.Args[2], c.Now)
 	if ent == nil {
 		c.W.WriteNull()
 	}

@@ -224,7 +224,10 @@ func cmdSPop(c *Ctx) {
 	c.Eng.notifyBytes(NotifySet, "spop", key) // before the reply, as Redis
 	var popped []string
 	if count >= int64(s.Len()) {
-		popped = rebuilt(s.list) // the whole set, as sunionDiffGenericCommand replies it
+		// the whole set, as sunionDiffGenericCommand replies it, after its
+		// read lookup counts a keyspace hit
+		popped = rebuilt(s.list)
+		c.Eng.Stats.KeyspaceHits.Add(1)
 	} else {
 		for ; count > 0; count-- {
 			m := s.randomMember()

@@ -317,10 +317,19 @@ func (e *Engine) putNew(ent *entry) {
 }
 
 func (e *Engine) lookupRead(key []byte, now int64) *entry {
+	ent := e.lookupCounted(key, now)
+	if ent == nil {
+		e.notifyBytes(NotifyKeyMiss, "keymiss", key)
+	}
+	return ent
+}
+
+// lookupCounted is lookup counting a keyspace hit or miss, without the
+// keymiss event: Redis's LOOKUP_NONOTIFY (OBJECT's lookups).
+func (e *Engine) lookupCounted(key []byte, now int64) *entry {
 	ent := e.lookup(key, now)
 	if ent == nil {
 		e.Stats.KeyspaceMisses.Add(1)
-		e.notifyBytes(NotifyKeyMiss, "keymiss", key)
 	} else {
 		e.Stats.KeyspaceHits.Add(1)
 	}

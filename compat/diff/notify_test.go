@@ -20,7 +20,15 @@ var notifyCases = [][]string{
 	{"INCR i", "INCRBY i 5", "DECR i", "DECRBY i 2", "INCRBYFLOAT f 1.5", "APPEND s ab", "APPEND s cd", "INCR s"},
 	{"SET g v", "GETEX g EX 100", "GETEX g PERSIST", "GETEX g PERSIST", "GETEX g PX 0", "GETEX g", "GET nosuch"},
 	{"TTL nosuch", "PTTL nosuch", "TYPE nosuch", "EXPIRETIME nosuch", "SET k v", "TTL k", "TYPE k", "EVAL \"return redis.call('type', 'n')\" 0"},
+	// reads of every type, present, missing and of the wrong type (hits and misses)
+	{"SET s v", "GET s", "MGET s nosuch s", "STRLEN s", "STRLEN nosuch", "GETRANGE s 0 -1", "SUBSTR nosuch 0 1", "EXISTS s nosuch s", "GET nosuch", "HGET s f", "LLEN s",
+		"HSET h f v", "HGET h f", "HGET h g", "HMGET h f g", "HGETALL h", "HKEYS nosuch", "HVALS h", "HLEN h", "HSTRLEN h f", "HEXISTS h f", "HRANDFIELD h", "HSCAN h 0", "HSCAN nosuch 0",
+		"RPUSH l a b", "LRANGE l 0 -1", "LINDEX l 0", "LINDEX nosuch 0", "LPOS l b", "LLEN l", "LLEN nosuch",
+		"SADD t a", "SMEMBERS t", "SCARD t", "SISMEMBER t a", "SMISMEMBER nosuch a", "SRANDMEMBER t", "SINTER t nosuch", "SUNION t t", "SDIFF nosuch t", "SINTERCARD 2 t t", "SSCAN t 0",
+		"ZADD z 1 a", "ZSCORE z a", "ZMSCORE z a b", "ZCARD z", "ZCOUNT z 0 1", "ZLEXCOUNT z - +", "ZRANK z a", "ZRANGE z 0 -1", "ZRANGEBYSCORE nosuch 0 1", "ZREVRANGE z 0 -1", "ZSCAN z 0",
+		"TYPE z", "TTL z", "KEYS s*", "DBSIZE", "SCAN 0 MATCH s", "TOUCH z nosuch"},
 	// keys
+	{"OBJECT ENCODING nosuch", "SET k v", "OBJECT ENCODING k", "OBJECT REFCOUNT k", "OBJECT REFCOUNT nosuch", "OBJECT FREQ k", "OBJECT FREQ nosuch"},
 	{"SET k v", "EXPIRE k 100", "PEXPIRE k 100000", "EXPIREAT k 1", "SET k v", "PERSIST k", "EXPIRE k 100", "PERSIST k", "PERSIST k", "DEL k", "DEL k", "UNLINK nosuch"},
 	{"SET a 1", "RENAME a b", "RENAMENX b c", "SET d 2", "RENAMENX c d", "RENAME c d", "COPY d e", "COPY d e", "COPY d e REPLACE", "TOUCH d e nosuch", "EXISTS nosuch"},
 	// hashes
@@ -43,7 +51,8 @@ var notifyCases = [][]string{
 // servers, runs notifyCases on one connection, and after each command
 // reads, on a second connection subscribed to every notification channel,
 // everything published up to a PING's reply: the events, in order, must
-// be Redis's.
+// be Redis's, and so must the keyspace hits and misses INFO counts after
+// each command (outside MULTI).
 func TestNotifyDiff(t *testing.T) {
 	redisAddr := startRedis(t)
 	tumblerAddr := server.RunT(t).Addr()
@@ -77,7 +86,7 @@ func notifyRun(t *testing.T, addr, flags string, cmds []string) []string {
 		t.Fatal(err)
 	}
 	defer sub.close()
-	for _, cmd := range [][]string{{"FLUSHALL"}, {"CONFIG", "SET", "notify-keyspace-events", flags}} {
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"CONFIG", "RESETSTAT"}, {"CONFIG", "SET", "notify-keyspace-events", flags}} {
 		if r, err := c.do(cmd...); err != nil || string(r) != "+OK\r\n" {
 			t.Fatalf("%v: %q %v", cmd, r, err)
 		}
@@ -87,6 +96,7 @@ func notifyRun(t *testing.T, addr, flags string, cmds []string) []string {
 		t.Fatal(err)
 	}
 	var out []string
+	inMulti := false
 	for _, line := range cmds {
 		args, err := Split(line)
 		if err != nil {
@@ -115,9 +125,39 @@ func notifyRun(t *testing.T, addr, flags string, cmds []string) []string {
 			}
 			events = append(events, fmt.Sprintf("%s=%s", bulk(el[2]), bulk(el[3])))
 		}
-		out = append(out, fmt.Sprintf("%q [%s]", reply, strings.Join(events, " ")))
+		stats := ""
+		switch strings.ToUpper(args[0]) {
+		case "MULTI":
+			inMulti = true
+		case "EXEC", "DISCARD":
+			inMulti = false
+		}
+		if !inMulti {
+			stats = keyspaceStats(t, c)
+		}
+		out = append(out, fmt.Sprintf("%q [%s] %s", reply, strings.Join(events, " "), stats))
 	}
 	return out
+}
+
+// keyspaceStats returns INFO's keyspace_hits and keyspace_misses.
+func keyspaceStats(t *testing.T, c *conn) string {
+	t.Helper()
+	r, err := c.do("INFO", "stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := bulkText(r)
+	var fields []string
+	for _, l := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(l, "keyspace_hits:") || strings.HasPrefix(l, "keyspace_misses:") {
+			fields = append(fields, l)
+		}
+	}
+	if len(fields) != 2 {
+		t.Fatalf("INFO stats without keyspace_hits/misses: %q", info)
+	}
+	return strings.Join(fields, " ")
 }
 
 func bulk(b []byte) string {
