@@ -186,6 +186,11 @@ func cmdSCard(c *Ctx) {
 	c.W.WriteInt(int64(s.Len()))
 }
 
+// spopMoveStrategyMul is Redis's SPOP_MOVE_STRATEGY_MUL: SPOP with a
+// count builds a new set of the members that stay when they are fewer
+// than a fifth of those it pops.
+const spopMoveStrategyMul = 5
+
 // SPOP key [count]
 func cmdSPop(c *Ctx) {
 	if len(c.Args) > 3 {
@@ -223,20 +228,37 @@ func cmdSPop(c *Ctx) {
 	}
 	c.Eng.notifyBytes(NotifySet, "spop", key) // before the reply, as Redis
 	var popped []string
-	if count >= int64(s.Len()) {
+	switch remaining := int64(s.Len()) - count; {
+	case remaining <= 0:
 		// the whole set, as sunionDiffGenericCommand replies it, after its
 		// read lookup counts a keyspace hit
 		popped = rebuilt(s.list)
 		c.Eng.Stats.KeyspaceHits.Add(1)
-	} else {
+		for _, m := range popped {
+			s.Del(m)
+		}
+	case remaining*spopMoveStrategyMul > count:
 		for ; count > 0; count-- {
 			m := s.randomMember()
 			s.Del(m)
 			popped = append(popped, m)
 		}
-	}
-	for _, m := range popped {
-		s.Del(m)
+	default:
+		// Most of the set goes: as Redis, draw the members that stay
+		// into a new set (created for the first of them, so an intset
+		// again when it is an integer) and reply what is left of the old
+		// one, in its order.
+		var kept *set
+		for ; remaining > 0; remaining-- {
+			m := s.randomMember()
+			if kept == nil {
+				kept = newSet(m)
+			}
+			kept.Add(m)
+			s.Del(m)
+		}
+		popped = s.Members()
+		*s = *kept
 	}
 	c.W.WriteSet(len(popped))
 	for _, m := range popped {
