@@ -32,14 +32,14 @@ func registerList(e *Engine) {
 		key1(&Command{Name: "lpos", Arity: -3, Flags: r, Fn: cmdLPos}),
 		key2(&Command{Name: "lmove", Arity: 5, Flags: w | FlagDenyOOM, Fn: cmdLMove}),
 		key2(&Command{Name: "rpoplpush", Arity: 3, Flags: w | FlagDenyOOM, Fn: func(c *Ctx) { lmoveGeneric(c, false, true) }}),
-		&Command{Name: "lmpop", Arity: -4, Flags: w, Group: "list", Fn: func(c *Ctx) { lmpopGeneric(c, 1, false) }},
+		&Command{Name: "lmpop", Arity: -4, Flags: w, Keys: numkeysKeys(0, 1), Group: "list", Fn: func(c *Ctx) { lmpopGeneric(c, 1, false) }},
 		// Blocking commands: allowed in scripts and transactions, where
 		// they do not block (Redis 7.2; 7.0 refused them in scripts).
 		&Command{Name: "blpop", Arity: -3, Flags: w | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Fn: cmdBLPop},
 		&Command{Name: "brpop", Arity: -3, Flags: w | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Fn: cmdBRPop},
 		key2(&Command{Name: "blmove", Arity: 6, Flags: w | FlagDenyOOM | FlagBlocking, Fn: cmdBLMove}),
 		key2(&Command{Name: "brpoplpush", Arity: 4, Flags: w | FlagDenyOOM | FlagBlocking, Fn: cmdBRPopLPush}),
-		&Command{Name: "blmpop", Arity: -5, Flags: w | FlagBlocking, Group: "list", Fn: func(c *Ctx) { lmpopGeneric(c, 2, true) }},
+		&Command{Name: "blmpop", Arity: -5, Flags: w | FlagBlocking, Keys: numkeysKeys(0, 2), Group: "list", Fn: func(c *Ctx) { lmpopGeneric(c, 2, true) }},
 	)
 }
 

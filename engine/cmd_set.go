@@ -30,7 +30,7 @@ func registerSet(e *Engine) {
 		s("sinterstore", -3, w|FlagDenyOOM, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[2:], c.Args[1], setOpInter) }),
 		s("sunionstore", -3, w|FlagDenyOOM, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[2:], c.Args[1], setOpUnion) }),
 		s("sdiffstore", -3, w|FlagDenyOOM, 1, -1, func(c *Ctx) { setOpGeneric(c, c.Args[2:], c.Args[1], setOpDiff) }),
-		&Command{Name: "sintercard", Arity: -3, Flags: r, Group: "set", Fn: cmdSInterCard},
+		&Command{Name: "sintercard", Arity: -3, Flags: r, Keys: numkeysKeys(0, 1), Group: "set", Fn: cmdSInterCard},
 		s("sscan", -3, r, 1, 1, cmdSScan),
 	)
 }

@@ -26,6 +26,9 @@ const (
 	FlagStale
 	FlagPubSub
 	FlagBlocking
+	// FlagMovableKeys: the command's keys are found by its Keys function
+	// (COMMAND INFO shows "movablekeys", as Redis for a getkeys_proc).
+	FlagMovableKeys
 
 	// flagStats: the command reads or resets the counters a Ctx's
 	// PendingStats holds (INFO, CONFIG RESETSTAT), which are flushed
@@ -40,7 +43,7 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagNoAuth, "no_auth"}, {FlagAllowBusy, "allow_busy"}, {FlagFast, "fast"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // Command is one entry of the command table.
@@ -51,9 +54,13 @@ type Command struct {
 	// FirstKey, LastKey and Step locate key arguments (as COMMAND INFO
 	// reports them); LastKey -1 means the last argument.
 	FirstKey, LastKey, Step int
-	Group                   string
-	Summary                 string
-	Fn                      func(c *Ctx)
+	// Keys, when set, finds the positions of the key arguments of a
+	// command whose keys move (a numkeys argument says how many), as
+	// Redis's getkeys_proc; the command has FlagMovableKeys.
+	Keys    func(args [][]byte) []int
+	Group   string
+	Summary string
+	Fn      func(c *Ctx)
 	// Subs holds subcommands by lower-case name (CLIENT, SCRIPT, ...).
 	Subs map[string]*Command
 
@@ -133,6 +140,9 @@ func (e *Engine) Register(cmds ...*Command) {
 	for _, cmd := range cmds {
 		name := strings.ToLower(cmd.Name)
 		cmd.Name = name
+		if cmd.Keys != nil {
+			cmd.Flags |= FlagMovableKeys
+		}
 		for subName, sub := range cmd.Subs {
 			if !strings.Contains(sub.Name, "|") {
 				sub.Name = name + "|" + subName

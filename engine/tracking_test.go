@@ -31,11 +31,13 @@ func TestTracking_ReadOnlyCommandsReportKeys(t *testing.T) {
 		{"KEYS", "*"},
 		{"DBSIZE"},
 		{"EVAL_RO", "return 1", "1", "ro"},
+		{"SINTERCARD", "2", "s1", "s2", "LIMIT", "1"},
 	} {
 		execAs(e, tr, 2, args...)
 	}
 	execAs(e, other, 2, "GET", "a")
-	want := []string{"t a", "t b", "t c", "t d", "t e", "t f", "t g", "t h"}
+	want := []string{"t a", "t b", "t c", "t d", "t e", "t f", "t g", "t h",
+		"t s1", "t s2"}
 	if !reflect.DeepEqual(log.reads, want) {
 		t.Fatalf("reads %q, want %q", log.reads, want)
 	}
@@ -108,11 +110,41 @@ func TestCommand_KeyArgs(t *testing.T) {
 		{&Command{FirstKey: 1, LastKey: -2, Step: 1}, "blpop a b 0", "a b"},
 		{&Command{FirstKey: 0}, "keys *", ""},
 		{&Command{FirstKey: 2, LastKey: 2, Step: 1}, "x", ""},
+		// numkeys: Redis's genericGetKeys, numkeys read by atoi
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion 2 a b withscores", "a b"},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion 2x a b", "a b"},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion +1 a b", "a"},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion 4294967298 a b", "a b"}, // (int) cuts it to 2
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion 3 a b", ""},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion 0 a", ""},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion -1 a", ""},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion x a", ""},
+		{&Command{Keys: numkeysKeys(0, 1)}, "zunion 99999999999999999999 a", ""},
+		{&Command{Keys: numkeysKeys(1, 2)}, "zunionstore d 2 a b weights 1 2", "a b d"},
+		{&Command{Keys: numkeysKeys(0, 2)}, "bzmpop 0 2 a b min", "a b"},
+		{&Command{Keys: numkeysKeys(0, 2)}, "bzmpop 0", ""},
 	} {
 		var got []string
 		tc.cmd.keyArgs(args(tc.args), func(k []byte) { got = append(got, string(k)) })
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%q with keys %d..%d/%d: %q, want %q", tc.args, tc.cmd.FirstKey, tc.cmd.LastKey, tc.cmd.Step, got, tc.want)
+		}
+	}
+}
+
+// Commands whose keys a numkeys argument counts show "movablekeys" (after
+// the other flags, as Redis orders them) and no legacy key positions.
+func TestCommand_InfoMovableKeys(t *testing.T) {
+	e := newTestEngine(t)
+	for _, tc := range []struct{ name, want string }{
+		{"sintercard", "*10 $sintercard :-3 ~2 +readonly +movablekeys :0 :0 :0"},
+		{"lmpop", "*10 $lmpop :-4 ~2 +write +movablekeys :0 :0 :0"},
+		{"blmpop", "*10 $blmpop :-5 ~3 +write +blocking +movablekeys :0 :0 :0"},
+		{"multi", "*10 $multi :1 ~5 +noscript +loading +stale +fast +allow_busy :0 :0 :0"},
+	} {
+		got := e.do("COMMAND", "INFO", tc.name)
+		if !strings.HasPrefix(got, "*1 "+tc.want+" ") {
+			t.Errorf("COMMAND INFO %s = %q, want it to start %q", tc.name, got, tc.want)
 		}
 	}
 }
