@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP), with the
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and for
+// sorted sets BZPOPMIN, BZPOPMAX, BZMPOP), with the
 // semantics of Redis 7.2:
 //
 //   - A blocking command that finds nothing to pop registers a Waiter under
@@ -18,8 +19,8 @@ import (
 //   - A command blocks only when it is the top-level command of an Exec
 //     whose Ctx has CanBlock set. Inside a script or a transaction (EXEC)
 //     it behaves as if its timeout had expired at once: a null array.
-//   - When a command creates a list under a key that clients wait for, the
-//     key is marked ready. At the end of the top-level command (still
+//   - When a command creates a list or a sorted set under a key that
+//     clients wait for, the key is marked ready. At the end of the top-level command (still
 //     under the lock; for a script or EXEC that is after all of it, as in
 //     Redis), the waiters of each ready key are served in the order they
 //     blocked: each one's command runs again, as Redis 7.2 re-executes it,
@@ -60,6 +61,7 @@ type Waiter struct {
 	cmd     *Command
 	args    [][]byte // private copy of the command's arguments
 	keys    []string
+	kind    Kind             // what it waits for: KindList or KindZSet
 	elems   []*clist.Element // w's entry in each key's queue, as keys
 	timeout time.Duration
 	state   waitState
@@ -96,9 +98,10 @@ func (c *Ctx) canBlock() bool {
 		c.Cmd.Flags&FlagBlocking != 0
 }
 
-// block makes the client wait for a list under one of keys, for timeout
-// (0: forever). The caller has checked canBlock and replied nothing.
-func (c *Ctx) block(keys [][]byte, timeout time.Duration) {
+// block makes the client wait for a value of kind (a list or a sorted
+// set) under one of keys, for timeout (0: forever). The caller has
+// checked canBlock and replied nothing.
+func (c *Ctx) block(keys [][]byte, timeout time.Duration, kind Kind) {
 	if w := c.Blocked; w != nil {
 		w.stay = true // running again and still nothing: keep waiting
 		return
@@ -110,7 +113,7 @@ func (c *Ctx) block(keys [][]byte, timeout time.Duration) {
 		b.byClient = make(map[*Client]*Waiter)
 		b.isReady = make(map[string]struct{})
 	}
-	w := &Waiter{client: c.Client, cmd: c.Cmd, timeout: timeout, done: make(chan struct{})}
+	w := &Waiter{client: c.Client, cmd: c.Cmd, kind: kind, timeout: timeout, done: make(chan struct{})}
 	w.reply.proto = c.W.Proto()
 	w.args = make([][]byte, len(c.Args))
 	for i, a := range c.Args {
@@ -144,7 +147,8 @@ func (c *Ctx) block(keys [][]byte, timeout time.Duration) {
 }
 
 // signalReady marks key ready if clients wait for it. It is called when a
-// list is created under key. Requires e.mu.
+// list or a sorted set is added under key (Redis's dbAdd; not when one
+// overwrites a key, as dbOverwrite does not). Requires e.mu.
 func (e *Engine) signalReady(key string) {
 	b := &e.blk
 	if b.waiting[key] == nil {
@@ -176,12 +180,15 @@ func (e *Engine) serveBlocked() {
 		if q == nil {
 			continue
 		}
-		// Serve at most the waiters present now, first blocked first.
+		// Serve at most the waiters present now, first blocked first,
+		// those waiting for the kind the key now holds (Redis 7.0 serves
+		// a ready list's BLOCKED_LIST clients, a sorted set's
+		// BLOCKED_ZSET ones).
 		n := q.Len()
 		for el := q.Front(); el != nil && n > 0; n-- {
 			next := el.Next()
 			w := el.Value.(*Waiter)
-			if ent := e.lookup([]byte(key), now); ent != nil && ent.kind() == KindList {
+			if ent := e.lookup([]byte(key), now); ent != nil && ent.kind() == w.kind {
 				e.rerun(w, now)
 			}
 			el = next

@@ -232,7 +232,8 @@ func TestBlocking_NotWhenNestedOrCallerCannotWait(t *testing.T) {
 		}
 	}})
 	a := e.blockingClient(1)
-	if got := a.run("RUNALL", "BLPOP q 0", "BRPOP q 0", "BLMOVE q d LEFT LEFT 0", "BLMPOP 0 1 q LEFT"); got != "(nilarray) (nilarray) (nil) (nilarray)" {
+	if got := a.run("RUNALL", "BLPOP q 0", "BRPOP q 0", "BLMOVE q d LEFT LEFT 0", "BLMPOP 0 1 q LEFT",
+		"BZPOPMIN q 0", "BZPOPMAX q 0", "BZMPOP 0 1 q MIN"); got != "(nilarray) (nilarray) (nil) (nilarray) (nilarray) (nilarray) (nilarray)" {
 		t.Fatalf("nested replies %q", got)
 	}
 	if a.ctx.Blocked != nil {
@@ -322,4 +323,113 @@ func TestParseBlockTimeout(t *testing.T) {
 			t.Errorf("%q: %v ok=%v (%q), want %v", tc.arg, d, ok, w.String(), tc.want)
 		}
 	}
+}
+
+// BZPOPMIN waits for a sorted set: ZADD creating it serves the waiter at
+// the end of the command, with [key, member, score]; the ZADD's reply
+// and the rest of the set are left.
+func TestBlocking_BZPOPMINServedByZADD(t *testing.T) {
+	e := newTestEngine(t)
+	a, b := e.blockingClient(1), e.blockingClient(2)
+	if got := a.run("BZPOPMIN", "z1", "z2", "0"); got != "" {
+		t.Fatalf("a blocked BZPOPMIN replied %q", got)
+	}
+	if got := b.run("ZADD", "z2", "2", "y", "1", "x"); got != ":2" {
+		t.Fatalf("ZADD = %q", got)
+	}
+	if got := a.finish(WaitWoken); got != "*3 $z2 $x ,1" {
+		t.Fatalf("served reply %q", got)
+	}
+	e.expect("*1 $y", "ZRANGE", "z2", "0", "-1")
+	e.noWaiters()
+}
+
+func TestBlocking_BZPOPMAXAndBZMPOPServed(t *testing.T) {
+	e := newTestEngine(t)
+	a, b := e.blockingClient(1), e.blockingClient(2)
+	a.run("BZPOPMAX", "z", "0")
+	b.run("BZMPOP", "0", "1", "z", "MAX", "COUNT", "2")
+	e.expect(":4", "ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")
+	if got := a.finish(WaitWoken); got != "*3 $z $d ,4" {
+		t.Fatalf("BZPOPMAX reply %q", got)
+	}
+	if got := b.finish(WaitWoken); got != "*2 $z *2 *2 $c ,3 *2 $b ,2" {
+		t.Fatalf("BZMPOP reply %q", got)
+	}
+	e.expect("*1 $a", "ZRANGE", "z", "0", "-1")
+	e.noWaiters()
+}
+
+func TestBlocking_BZPOPTimeout(t *testing.T) {
+	e := newTestEngine(t)
+	a := e.blockingClient(1)
+	a.run("BZMPOP", "0.5", "1", "z", "MIN")
+	if d := a.ctx.Blocked.Timeout(); d != 500*time.Millisecond {
+		t.Fatalf("timeout %v", d)
+	}
+	if got := a.finish(WaitTimeout); got != "(nilarray)" {
+		t.Fatalf("timeout reply %q", got)
+	}
+	e.noWaiters()
+	e.expect(":1", "ZADD", "z", "1", "a")
+	e.expect(":1", "ZCARD", "z")
+}
+
+// A key made ready serves the clients waiting for what it now holds: a
+// sorted set does not wake BLPOP, a list does not wake BZPOPMIN.
+func TestBlocking_ServesOnlyWaitersOfTheKeysKind(t *testing.T) {
+	e := newTestEngine(t)
+	l, z := e.blockingClient(1), e.blockingClient(2)
+	l.run("BLPOP", "k", "0")
+	z.run("BZPOPMIN", "k", "0")
+	e.expect(":1", "ZADD", "k", "1", "m")
+	if isClosed(l.ctx.Blocked.Done()) {
+		t.Fatal("a sorted set served BLPOP")
+	}
+	if got := z.finish(WaitWoken); got != "*3 $k $m ,1" {
+		t.Fatalf("BZPOPMIN reply %q", got)
+	}
+	z.run("BZPOPMIN", "k", "0")
+	e.expect(":1", "RPUSH", "k", "v")
+	if isClosed(z.ctx.Blocked.Done()) {
+		t.Fatal("a list served BZPOPMIN")
+	}
+	if got := l.finish(WaitWoken); got != "*2 $k $v" {
+		t.Fatalf("BLPOP reply %q", got)
+	}
+	z.finish(WaitGone)
+	e.noWaiters()
+}
+
+// Every command that adds a sorted set under a key wakes its waiters:
+// the STORE forms, ZRANGESTORE, ZINCRBY, COPY, RENAME.
+func TestBlocking_BZPOPServedByStoresAndMoves(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":2", "ZADD", "src", "1", "a", "2", "b")
+	a := e.blockingClient(1)
+	for _, tc := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"ZUNIONSTORE", "k", "1", "src"}, "*3 $k $a ,1"},
+		{[]string{"ZINTERSTORE", "k", "1", "src"}, "*3 $k $a ,1"},
+		{[]string{"ZDIFFSTORE", "k", "1", "src"}, "*3 $k $a ,1"},
+		{[]string{"ZRANGESTORE", "k", "src", "1", "1"}, "*3 $k $b ,2"},
+		{[]string{"ZINCRBY", "k", "5", "x"}, "*3 $k $x ,5"},
+		{[]string{"COPY", "src", "k"}, "*3 $k $a ,1"},
+	} {
+		e.do("DEL", "k")
+		a.run("BZPOPMIN", "k", "0")
+		e.do(tc.cmd...)
+		if got := a.finish(WaitWoken); got != tc.want {
+			t.Errorf("%v: BZPOPMIN got %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+	e.do("DEL", "k")
+	a.run("BZPOPMAX", "k", "0")
+	e.do("RENAME", "src", "k")
+	if got := a.finish(WaitWoken); got != "*3 $k $b ,2" {
+		t.Errorf("RENAME: BZPOPMAX got %q", got)
+	}
+	e.noWaiters()
 }

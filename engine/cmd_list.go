@@ -658,7 +658,7 @@ func blockingPop(c *Ctx, keys [][]byte, left bool, timeoutArg []byte, count int6
 		c.W.WriteNullArray()
 		return
 	}
-	c.block(keys, timeout)
+	c.block(keys, timeout, KindList)
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
@@ -697,7 +697,7 @@ func blmoveGeneric(c *Ctx, fromLeft, toLeft bool, timeout time.Duration) {
 			c.W.WriteNull()
 			return
 		}
-		c.block(c.Args[1:2], timeout)
+		c.block(c.Args[1:2], timeout, KindList)
 		return
 	}
 	lmoveGeneric(c, fromLeft, toLeft)

@@ -62,7 +62,7 @@ func renameGeneric(c *Ctx, nx bool) {
 
 // addCopy adds under key (missing) an entry holding ent's value, with obj
 // as its object (nil for a plain string) and ent's deadline, and wakes
-// clients waiting for a list there.
+// clients waiting for a list or sorted set there.
 func (e *Engine) addCopy(key []byte, ent *entry, obj *object) *entry {
 	var nu *entry
 	if obj == nil {
@@ -74,7 +74,7 @@ func (e *Engine) addCopy(key []byte, ent *entry, obj *object) *entry {
 	if ent.deadline != 0 {
 		e.setDeadlineKey(nu.key(), nu, ent.deadline)
 	}
-	if nu.kind() == KindList {
+	if k := nu.kind(); k == KindList || k == KindZSet {
 		e.signalReady(nu.key())
 	}
 	return nu

@@ -21,6 +21,7 @@ func registerStandard(e *Engine) {
 	registerHash(e)    // cmd_hash.go
 	registerList(e)    // cmd_list.go
 	registerZset(e)    // cmd_zset.go
+	registerZsetOps(e) // cmd_zsetops.go
 	registerSet(e)     // cmd_set.go
 	registerObject(e)  // cmd_object.go
 	registerCAS(e)     // cmd_cas.go

@@ -10,9 +10,9 @@ import (
 // (Redisson's fair lock and expirable semaphore keep their queues in
 // sorted sets) and the rest of the everyday family: ZADD, ZINCRBY, ZREM,
 // ZCARD, ZSCORE, ZMSCORE, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, the ZRANGE
-// family, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX and ZSCAN. Not here: the set
-// operations (ZUNION, ZINTER, ZDIFF and their STORE forms), ZRANGESTORE,
-// ZRANDMEMBER, ZMPOP and the blocking pops.
+// family and ZRANGESTORE, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX and ZSCAN. The
+// set operations, ZRANDMEMBER, ZMPOP and the blocking pops are in
+// cmd_zsetops.go.
 
 func registerZset(e *Engine) {
 	z := func(name string, arity int, flags Flag, fn func(*Ctx)) *Command {
@@ -30,12 +30,14 @@ func registerZset(e *Engine) {
 		z("zlexcount", 4, r|FlagFast, cmdZLexCount),
 		z("zrank", 3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, false) }),
 		z("zrevrank", 3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, true) }),
-		z("zrange", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeAuto, zdirAuto) }),
-		z("zrevrange", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeRank, zdirReverse) }),
-		z("zrangebyscore", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeScore, zdirForward) }),
-		z("zrevrangebyscore", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeScore, zdirReverse) }),
-		z("zrangebylex", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeLex, zdirForward) }),
-		z("zrevrangebylex", -4, r, func(c *Ctx) { zrangeGeneric(c, zrangeLex, zdirReverse) }),
+		z("zrange", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeAuto, zdirAuto) }),
+		z("zrevrange", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeRank, zdirReverse) }),
+		z("zrangebyscore", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeScore, zdirForward) }),
+		z("zrevrangebyscore", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeScore, zdirReverse) }),
+		z("zrangebylex", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeLex, zdirForward) }),
+		z("zrevrangebylex", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeLex, zdirReverse) }),
+		&Command{Name: "zrangestore", Arity: -5, Flags: w | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "sorted-set",
+			Fn: func(c *Ctx) { zrangeCommand(c, 2, zrangeAuto, zdirAuto) }},
 		z("zremrangebyscore", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeScore) }),
 		z("zremrangebyrank", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeRank) }),
 		z("zremrangebylex", 4, w, func(c *Ctx) { zremrangeGeneric(c, zrangeLex) }),
@@ -49,6 +51,16 @@ func registerZset(e *Engine) {
 // ok=false after replying WRONGTYPE for another kind.
 func getZset(c *Ctx, key []byte, read bool) (ent *entry, z *zset, ok bool) {
 	return getTyped[*zset](c, key, read, KindZSet)
+}
+
+// createZset adds z under key (missing) and wakes clients waiting for a
+// sorted set there (they are served when the command ends). The caller
+// calls modified. Requires e.mu.
+func (e *Engine) createZset(key []byte, z *zset) *entry {
+	ent := newObjEntry(key, nil, &object{kind: KindZSet, v: z})
+	e.putNew(ent)
+	e.signalReady(ent.key())
+	return ent
 }
 
 // zsetChanged ends a command's changes to the sorted set under key: event
@@ -124,8 +136,7 @@ scores:
 	var score float64
 	if z == nil && !xx {
 		z = newZset(len(c.Args[i+1]) > zsetMaxListpackValue)
-		ent = newObjEntry(key, nil, &object{kind: KindZSet, v: z})
-		c.Eng.putNew(ent)
+		ent = c.Eng.createZset(key, z)
 	}
 	if z != nil {
 		for j := 0; j < elements; j++ {
@@ -351,16 +362,18 @@ const (
 	zdirReverse
 )
 
-// zrangeGeneric is zrangeGenericCommand for a client: ZRANGE with its
-// options, and the fixed forms ZREVRANGE, Z[REV]RANGEBYSCORE,
-// Z[REV]RANGEBYLEX.
-func zrangeGeneric(c *Ctx, rt zrangeType, dir zdirection) {
+// zrangeCommand is zrangeGenericCommand: ZRANGE with its options, the
+// fixed forms ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX (the source
+// key at argStart 1), and ZRANGESTORE dst src ... (argStart 2), which
+// takes every ZRANGE option but WITHSCORES and stores the range.
+func zrangeCommand(c *Ctx, argStart int, rt zrangeType, dir zdirection) {
+	store := argStart == 2
 	withScores := false
 	offset, limit := int64(0), int64(-1)
-	for j := 4; j < len(c.Args); j++ {
+	for j := argStart + 3; j < len(c.Args); j++ {
 		left := len(c.Args) - j - 1
 		switch opt := strings.ToLower(string(c.Args[j])); {
-		case opt == "withscores":
+		case !store && opt == "withscores":
 			withScores = true
 		case opt == "limit" && left >= 2:
 			var ok bool
@@ -397,7 +410,7 @@ func zrangeGeneric(c *Ctx, rt zrangeType, dir zdirection) {
 		c.W.WriteError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
 		return
 	}
-	minArg, maxArg := c.Args[2], c.Args[3]
+	minArg, maxArg := c.Args[argStart+1], c.Args[argStart+2]
 	if reverse && rt != zrangeRank {
 		minArg, maxArg = maxArg, minArg // the range is given as max, min
 	}
@@ -424,15 +437,19 @@ func zrangeGeneric(c *Ctx, rt zrangeType, dir zdirection) {
 			return
 		}
 	}
-	_, z, ok := getZset(c, c.Args[1], true)
+	_, z, ok := getZset(c, c.Args[argStart], true)
 	if !ok {
 		return
 	}
 	if z == nil {
-		c.W.WriteArray(0)
+		if store {
+			c.Eng.zsetStore(c, c.Args[1], nil, false, "zrangestore")
+		} else {
+			c.W.WriteArray(0)
+		}
 		return
 	}
-	var ranks []int // the items to reply, by rank, in reply order
+	var ranks []int // the items in the range, by rank, in reply order
 	switch rt {
 	case zrangeRank:
 		s, e, empty := clampRange(start, end, int64(z.Len()))
@@ -464,14 +481,30 @@ func zrangeGeneric(c *Ctx, rt zrangeType, dir zdirection) {
 			ranks = z.walk(z.firstInLex(lr), 1, offset, limit, func(it zitem) bool { return lr.lteMax(it.member) })
 		}
 	}
-	n := len(ranks)
+	items := make([]zitem, len(ranks))
+	for i, r := range ranks {
+		items[i] = z.At(r)
+	}
+	if store {
+		// zrangeResultBeginStore: a skip list from the start for a rank
+		// range known to pass 128 members, else the compact encoding,
+		// converted as members are added
+		c.Eng.zsetStore(c, c.Args[1], items, rt == zrangeRank && len(items) > zsetMaxListpackEntries, "zrangestore")
+		return
+	}
+	writeZitems(c, items, withScores)
+}
+
+// writeZitems replies members, with their scores if withScores: one flat
+// array in RESP2, an array of [member, score] pairs in RESP3.
+func writeZitems(c *Ctx, items []zitem, withScores bool) {
 	nested := withScores && c.W.Proto() > 2
 	if withScores && !nested {
-		n *= 2
+		c.W.WriteArray(2 * len(items))
+	} else {
+		c.W.WriteArray(len(items))
 	}
-	c.W.WriteArray(n)
-	for _, i := range ranks {
-		it := z.At(i)
+	for _, it := range items {
 		if nested {
 			c.W.WriteArray(2)
 		}
@@ -480,6 +513,37 @@ func zrangeGeneric(c *Ctx, rt zrangeType, dir zdirection) {
 			c.W.WriteDouble(it.score)
 		}
 	}
+}
+
+// zsetStore ends ZRANGESTORE and the STORE set operations (setKey): a
+// sorted set of items, added in order to a set of the skip list encoding
+// when big (else the compact one, converted as it grows), replaces dst,
+// which loses its TTL; the reply is its size, then event is notified.
+// With no items dst is deleted ("del") after the reply of 0.
+func (e *Engine) zsetStore(c *Ctx, dst []byte, items []zitem, big bool, event string) {
+	old := e.lookup(dst, c.Now)
+	if len(items) == 0 {
+		c.W.WriteInt(0)
+		if old != nil {
+			e.removeKey(old.key(), old)
+			e.modified(old.key())
+			e.notifyBytes(NotifyGeneric, "del", dst)
+		}
+		return
+	}
+	z := newZset(big)
+	for _, it := range items {
+		z.Set(it.member, it.score)
+	}
+	if old != nil {
+		nu := newObjEntry(dst, nil, &object{kind: KindZSet, v: z})
+		e.replaceEntry(old, nu, 0)
+	} else {
+		e.createZset(dst, z)
+	}
+	e.modified(string(dst))
+	c.W.WriteInt(int64(z.Len()))
+	e.notifyBytes(NotifyZset, event, dst)
 }
 
 // walk returns the ranks from start (an index in range, or out of the
@@ -591,20 +655,39 @@ func zpopGeneric(c *Ctx, max bool) {
 		c.W.WriteArray(0)
 		return
 	}
+	zpopReply(c, key, ent, z, max, count, nested, false)
+}
+
+// zpopReply is the popping half of genericZpopCommand: up to count items
+// (-1: one) leave z, from its highest scores when max, and are replied:
+// a flat array of member, score pairs, or (nested) an array of [member,
+// score] pairs; with emitKey the key comes first (flat: BZPOPMIN's
+// [key, member, score]; nested: ZMPOP's [key, [[member, score] ...]]).
+// The event follows the reply's header, as in Redis; an emptied set is
+// deleted.
+func zpopReply(c *Ctx, key []byte, ent *entry, z *zset, max bool, count int64, nested, emitKey bool) {
 	if count == -1 {
 		count = 1
 	}
 	n := min(count, int64(z.Len()))
-	if nested {
-		c.W.WriteArray(int(n))
-	} else {
+	switch {
+	case !nested && !emitKey:
 		c.W.WriteArray(int(n) * 2)
+	case nested && !emitKey:
+		c.W.WriteArray(int(n))
+	case !nested && emitKey:
+		c.W.WriteArray(int(n)*2 + 1)
+		c.W.WriteBulk(key)
+	default:
+		c.W.WriteArray(2)
+		c.W.WriteBulk(key)
+		c.W.WriteArray(int(n))
 	}
 	event := "zpopmin"
 	if max {
 		event = "zpopmax"
 	}
-	c.Eng.notifyBytes(NotifyZset, event, key) // after the array's header, as Redis
+	c.Eng.notifyBytes(NotifyZset, event, key)
 	for ; n > 0; n-- {
 		i := 0
 		if max {

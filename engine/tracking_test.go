@@ -32,12 +32,19 @@ func TestTracking_ReadOnlyCommandsReportKeys(t *testing.T) {
 		{"DBSIZE"},
 		{"EVAL_RO", "return 1", "1", "ro"},
 		{"SINTERCARD", "2", "s1", "s2", "LIMIT", "1"},
+		{"ZUNION", "2", "z1", "z2", "WITHSCORES"},
+		{"ZINTER", "1", "z3"},
+		{"ZDIFF", "2", "z4", "z5"},
+		{"ZINTERCARD", "1", "z6"},
+		{"ZUNION", "3", "bad", "numkeys"},
+		{"ZUNIONSTORE", "dst", "1", "z7"},
+		{"ZMPOP", "1", "z8", "MIN"},
 	} {
 		execAs(e, tr, 2, args...)
 	}
 	execAs(e, other, 2, "GET", "a")
 	want := []string{"t a", "t b", "t c", "t d", "t e", "t f", "t g", "t h",
-		"t s1", "t s2"}
+		"t s1", "t s2", "t z1", "t z2", "t z3", "t z4", "t z5", "t z6"}
 	if !reflect.DeepEqual(log.reads, want) {
 		t.Fatalf("reads %q, want %q", log.reads, want)
 	}
@@ -133,13 +140,26 @@ func TestCommand_KeyArgs(t *testing.T) {
 }
 
 // Commands whose keys a numkeys argument counts show "movablekeys" (after
-// the other flags, as Redis orders them) and no legacy key positions.
+// the other flags, as Redis orders them) and the legacy key positions
+// Redis shows: none, or ZUNIONSTORE's destination.
 func TestCommand_InfoMovableKeys(t *testing.T) {
 	e := newTestEngine(t)
 	for _, tc := range []struct{ name, want string }{
+		{"zunion", "*10 $zunion :-3 ~2 +readonly +movablekeys :0 :0 :0"},
+		{"zinter", "*10 $zinter :-3 ~2 +readonly +movablekeys :0 :0 :0"},
+		{"zdiff", "*10 $zdiff :-3 ~2 +readonly +movablekeys :0 :0 :0"},
+		{"zintercard", "*10 $zintercard :-3 ~2 +readonly +movablekeys :0 :0 :0"},
+		{"zunionstore", "*10 $zunionstore :-4 ~3 +write +denyoom +movablekeys :1 :1 :1"},
+		{"zinterstore", "*10 $zinterstore :-4 ~3 +write +denyoom +movablekeys :1 :1 :1"},
+		{"zdiffstore", "*10 $zdiffstore :-4 ~3 +write +denyoom +movablekeys :1 :1 :1"},
+		{"zmpop", "*10 $zmpop :-4 ~2 +write +movablekeys :0 :0 :0"},
+		{"bzmpop", "*10 $bzmpop :-5 ~3 +write +blocking +movablekeys :0 :0 :0"},
 		{"sintercard", "*10 $sintercard :-3 ~2 +readonly +movablekeys :0 :0 :0"},
 		{"lmpop", "*10 $lmpop :-4 ~2 +write +movablekeys :0 :0 :0"},
 		{"blmpop", "*10 $blmpop :-5 ~3 +write +blocking +movablekeys :0 :0 :0"},
+		{"zrangestore", "*10 $zrangestore :-5 ~2 +write +denyoom :1 :2 :1"},
+		{"zrandmember", "*10 $zrandmember :-2 ~1 +readonly :1 :1 :1"},
+		{"bzpopmin", "*10 $bzpopmin :-3 ~3 +write +blocking +fast :1 :-2 :1"},
 		{"multi", "*10 $multi :1 ~5 +noscript +loading +stale +fast +allow_busy :0 :0 :0"},
 	} {
 		got := e.do("COMMAND", "INFO", tc.name)

@@ -3,8 +3,10 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +104,53 @@ func TestZset_ACLCategory(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("ZADD's categories %v", cats)
+	}
+}
+
+// ZRANDMEMBER: a positive count draws distinct members (in the compact
+// encoding's order when drawn sparsely, as lpRandomPairsUnique), a
+// negative one any members; over many draws every member comes up; a
+// negative count past 2^24 is refused.
+func TestZRandMember_Draws(t *testing.T) {
+	e := newTestEngine(t)
+	var args []string
+	for i := 0; i < 40; i++ {
+		args = append(args, strconv.Itoa(i), "m"+strconv.Itoa(100+i))
+	}
+	e.expect(":40", append([]string{"ZADD", "z"}, args...)...)
+	seen := map[string]bool{}
+	for round := 0; round < 300; round++ {
+		for _, count := range []string{"3", "20", "-7"} { // sparse, dense, repeats
+			got := strings.Fields(e.do("ZRANDMEMBER", "z", count))
+			n, _ := strconv.Atoi(strings.TrimPrefix(count, "-"))
+			if got[0] != "*"+strconv.Itoa(n) || len(got) != n+1 {
+				t.Fatalf("ZRANDMEMBER z %s = %q", count, got)
+			}
+			members := got[1:]
+			distinct := map[string]bool{}
+			for _, m := range members {
+				if !strings.HasPrefix(m, "$m") {
+					t.Fatalf("ZRANDMEMBER z %s drew %q", count, m)
+				}
+				distinct[m] = true
+				seen[m] = true
+			}
+			if count != "-7" && len(distinct) != n {
+				t.Fatalf("ZRANDMEMBER z %s repeated a member: %q", count, members)
+			}
+			if count == "3" && !slices.IsSorted(members) { // m100..m139 sort as ranks do
+				t.Fatalf("ZRANDMEMBER z 3 on a compact set out of order: %q", members)
+			}
+		}
+	}
+	if len(seen) != 40 {
+		t.Fatalf("ZRANDMEMBER drew %d of 40 members", len(seen))
+	}
+	if got := e.do("ZRANDMEMBER", "z", "2", "WITHSCORES"); len(strings.Fields(got)) != 5 {
+		t.Fatalf("ZRANDMEMBER z 2 WITHSCORES = %q", got)
+	}
+	e.expect("-ERR value is out of range", "ZRANDMEMBER", "z", "-16777217")
+	if got := e.do("ZRANDMEMBER", "z", "16777217"); !strings.HasPrefix(got, "*40 ") {
+		t.Fatalf("a count past 2^24 beyond the set's size is the whole set: %q", got)
 	}
 }

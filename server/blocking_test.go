@@ -406,3 +406,47 @@ func TestBLPOP_ReadAheadWhileBlockedIsBounded(t *testing.T) {
 		t.Fatalf("STRLEN k = %q: the last SET was not the last run", got)
 	}
 }
+
+// BZPOPMIN over the wire: woken by ZADD from another client, in RESP3 the
+// score is a double; a timeout is a null array; in MULTI it does not block.
+func TestBZPOPMIN_WokenByZADDFromAnotherClient(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("HELLO", "3")
+	a.send(encode("BZPOPMIN", "z1", "z2", "0"))
+	waitBlockedClients(t, srv, 1)
+	if got := b.do("ZADD", "z2", "2.5", "x", "3", "y"); got != ":2\r\n" {
+		t.Fatalf("ZADD = %q", got)
+	}
+	if got := a.read(); got != "*3\r\n$2\r\nz2\r\n$1\r\nx\r\n,2.5\r\n" {
+		t.Fatalf("BZPOPMIN = %q", got)
+	}
+	a.send(encode("BZMPOP", "0", "1", "z3", "MAX", "COUNT", "5"))
+	waitBlockedClients(t, srv, 1)
+	b.do("ZUNIONSTORE", "z3", "1", "z2")
+	if got := a.read(); got != "*2\r\n$2\r\nz3\r\n*1\r\n*2\r\n$1\r\ny\r\n,3\r\n" {
+		t.Fatalf("BZMPOP = %q", got)
+	}
+	if got := b.do("EXISTS", "z3"); got != ":0\r\n" {
+		t.Fatalf("BZMPOP left z3: EXISTS = %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+}
+
+func TestBZPOP_TimeoutAndMULTI(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	if got := c.do("BZPOPMAX", "missing", "0.01"); got != "*-1\r\n" {
+		t.Fatalf("RESP2 timeout = %q", got)
+	}
+	if got := c.do("BZMPOP", "0.01", "1", "missing", "MIN"); got != "*-1\r\n" {
+		t.Fatalf("RESP2 BZMPOP timeout = %q", got)
+	}
+	c.do("MULTI")
+	c.do("BZPOPMIN", "missing", "0")
+	c.do("BZMPOP", "0", "1", "missing", "MIN")
+	if got := c.do("EXEC"); got != "*2\r\n*-1\r\n*-1\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+}
