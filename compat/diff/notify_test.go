@@ -39,6 +39,14 @@ var notifyCases = [][]string{
 	// sorted sets
 	{"ZADD z 1 a 2 b", "ZADD z 1 a", "ZADD z XX 3 a", "ZADD z NX 3 c", "ZINCRBY z 1 a", "ZADD z INCR XX 1 nope", "ZREM z nope", "ZREM z c",
 		"ZREMRANGEBYSCORE z 100 200", "ZREMRANGEBYSCORE z 0 2", "ZADD z 0 x 0 y 0 z", "ZREMRANGEBYLEX z [x [y", "ZREMRANGEBYRANK z 0 0", "ZPOPMIN z", "ZPOPMAX z 5", "ZPOPMIN z", "ZSCORE z a", "ZRANGE nosuch 0 -1"},
+	// sorted set operations, stores and pops over several keys
+	{"ZADD a 1 x 2 y", "ZADD b 3 y 4 w", "SADD s x", "ZUNIONSTORE u 2 a b", "ZUNIONSTORE u 2 a b WEIGHTS 1 2", "ZINTERSTORE i 2 a b", "ZDIFFSTORE d 2 a b",
+		"ZINTERSTORE u 2 a nosuch", "ZDIFFSTORE d 2 a a", "ZUNIONSTORE none 1 nosuch", "ZUNIONSTORE s 2 a s", "ZUNIONSTORE bad 2 a nosuch foo",
+		"ZRANGESTORE r a 0 -1", "ZRANGESTORE r a 5 10", "ZRANGESTORE r2 nosuch 0 -1", "ZRANGESTORE r a -inf +inf BYSCORE LIMIT 0 1",
+		"ZUNION 2 a nosuch", "ZINTER 2 a nosuch", "ZDIFF 1 nosuch", "ZINTERCARD 2 a nosuch", "ZRANDMEMBER nosuch", "ZRANDMEMBER nosuch 2", "ZRANDMEMBER r 5",
+		"SET t v", "EXPIRE t 100", "ZUNIONSTORE t 1 b", "TTL t"},
+	{"ZADD a 1 x 2 y 3 z", "ZMPOP 1 a MIN", "ZMPOP 2 nosuch a MAX COUNT 10", "ZMPOP 1 nosuch MIN", "ZADD b 1 x 2 y 3 z", "BZPOPMIN b 0", "BZPOPMAX nosuch b 0",
+		"BZPOPMIN b 0", "BZPOPMIN nosuch 0.01", "ZADD q 1 a 2 b", "BZMPOP 0 1 q MIN COUNT 5", "BZMPOP 0.01 1 q MAX", "ZADD m 1 a", "MULTI", "BZPOPMIN m 0", "BZPOPMAX m 0", "EXEC"},
 	// sets
 	{"SADD s 1 2 3", "SADD s 1", "SREM s 9", "SREM s 1", "SMOVE s t 2", "SMOVE s t 9", "SMOVE s t 3", "SADD a 1 2", "SADD b 2 3",
 		"SINTERSTORE d a b", "SUNIONSTORE d a b", "SDIFFSTORE d a a", "SDIFFSTORE d a b", "SPOP a 0", "SADD p 7", "SPOP p", "SADD q 1 2", "SPOP q 5", "SISMEMBER nosuch 1", "SINTERSTORE d2 nosuch b", "SUNIONSTORE d3 nosuch b", "SDIFFSTORE d3 b b"},

@@ -244,13 +244,14 @@ var knownWideDiffs = []knownWide{
 	// EVAL "return redis.call('blpop', KEYS[1], 0)" 1 l
 	//   redis:   -ERR This Redis command is not allowed from script script: ...
 	//   tumbler: _  (or the popped element)
-	// BLPOP, BRPOP, BLMOVE and BRPOPLPUSH are "noscript" in 7.0 (BLMPOP
-	// is not). tumbler reports 7.2.4 and follows Redis 7.2 here (redis
-	// #11568): a script may call them, and they never block.
+	// BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN and BZPOPMAX are
+	// "noscript" in 7.0 (BLMPOP and BZMPOP are not). tumbler reports
+	// 7.2.4 and follows Redis 7.2 here (redis #11568): a script may call
+	// them, and they never block.
 	{"blocking list commands run from scripts", false, func(st wstep, want, got []byte) bool {
 		return bytes.Contains(want, []byte("This Redis command is not allowed from script")) &&
 			!bytes.Contains(got, []byte("not allowed from script")) &&
-			containsAny(strings.ToLower(st.body), "blpop", "brpop", "blmove", "brpoplpush", "call(argv[1]", "pcall(argv[1]")
+			containsAny(strings.ToLower(st.body), "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "call(argv[1]", "pcall(argv[1]")
 	}},
 }
 
@@ -1166,16 +1167,32 @@ func (g *wideGen) listCmd() wstep {
 // direction and an optional COUNT, sometimes malformed. off is 1 for
 // BLMPOP (whose timeout the caller inserts first).
 func (g *wideGen) lmpop(name string, off int) []string {
+	return g.mpop(name, 'l', g.dir)
+}
+
+// zmpop is [B]ZMPOP's arguments, as lmpop's, with MIN|MAX.
+func (g *wideGen) zmpop(name string) []string {
+	return g.mpop(name, 'z', func() string {
+		if g.chance(0.04) {
+			return g.pick("LEFT", "", "MINX")
+		}
+		return g.kw(g.pick("MIN", "MAX"))
+	})
+}
+
+// mpop is the arguments of [B]LMPOP and [B]ZMPOP: numkeys, keys of the
+// given kind, where, an optional COUNT.
+func (g *wideGen) mpop(name string, kind byte, where func() string) []string {
 	keys := make([]string, 1+g.r.IntN(3))
 	for i := range keys {
-		keys[i] = g.typedKey('l')
+		keys[i] = g.typedKey(kind)
 	}
 	nk := strconv.Itoa(len(keys))
 	if g.chance(0.08) {
 		nk = g.pick("0", "-1", "abc", strconv.Itoa(len(keys)+2), "9223372036854775807")
 	}
 	args := append([]string{g.kw(name), nk}, keys...)
-	args = append(args, g.dir())
+	args = append(args, where())
 	if g.chance(0.4) {
 		args = append(args, g.kw("COUNT"), g.pick("1", "2", "5", "0", "-1", "abc", "9223372036854775807"))
 	}
@@ -1185,11 +1202,22 @@ func (g *wideGen) lmpop(name string, off int) []string {
 	return args
 }
 
-// blockingCmd is BLPOP, BRPOP, BLMOVE, BRPOPLPUSH or BLMPOP. The runner
-// makes sure it cannot block (peek).
+// blockingCmd is BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX or BZMPOP. The runner makes sure it cannot block (peek).
 func (g *wideGen) blockingCmd() wstep {
 	t := g.timeout()
-	switch n := g.r.IntN(5); n {
+	switch n := g.r.IntN(8); n {
+	case 5, 6:
+		keys := make([]string, 1+g.r.IntN(2))
+		for i := range keys {
+			keys[i] = g.typedKey('z')
+		}
+		args := append(append([]string{g.kw(g.pick("BZPOPMIN", "BZPOPMAX"))}, keys...), t)
+		return wstep{args: args, peek: keys, tIdx: len(args) - 1}
+	case 7:
+		rest := g.zmpop("BZMPOP")
+		args := append([]string{rest[0], t}, rest[1:]...)
+		return wstep{args: args, peek: keyArgs(args), tIdx: 1}
 	case 0, 1:
 		keys := make([]string, 1+g.r.IntN(2))
 		for i := range keys {
@@ -1207,14 +1235,19 @@ func (g *wideGen) blockingCmd() wstep {
 	default:
 		rest := g.lmpop("BLMPOP", 1)
 		args := append([]string{rest[0], t}, rest[1:]...)
-		var keys []string
-		for _, a := range args {
-			if strings.Contains(a, ":") || a == wNoKey {
-				keys = append(keys, a)
-			}
-		}
-		return wstep{args: args, peek: keys, tIdx: 1}
+		return wstep{args: args, peek: keyArgs(args), tIdx: 1}
 	}
+}
+
+// keyArgs is the arguments of a generated command that are keys.
+func keyArgs(args []string) []string {
+	var keys []string
+	for _, a := range args {
+		if strings.Contains(a, ":") || a == wNoKey {
+			keys = append(keys, a)
+		}
+	}
+	return keys
 }
 
 // timeout is a blocking command's timeout, valid or not.
@@ -1336,7 +1369,7 @@ func (g *wideGen) zsetCmd() wstep {
 		lexKey = g.anyKey() // wrong types, missing keys
 	}
 	var args []string
-	switch n := g.r.IntN(42); {
+	switch n := g.r.IntN(58); {
 	case n < 2:
 		args = []string{g.kw("ZADD"), wLexKey}
 		for i := 1 + g.r.IntN(3); i > 0; i-- {
@@ -1417,13 +1450,106 @@ func (g *wideGen) zsetCmd() wstep {
 		default:
 			args = []string{g.kw(cmd), lexKey, g.pick(wLexBounds...), g.pick(wLexBounds...)}
 		}
-	default:
+	case n < 42:
 		args = []string{g.kw(g.pick("ZPOPMIN", "ZPOPMAX")), k}
 		if g.chance(0.5) {
 			args = append(args, g.pick(wSmallInts...))
 		}
+	case n < 50:
+		args = g.zsetOpArgs()
+	case n < 53:
+		args = g.zrangestoreArgs(lexKey)
+	case n < 55:
+		// a count past the set's size: the whole set, highest first, not
+		// a random part
+		args = []string{g.kw("ZRANDMEMBER"), k, g.pick("100", "100", "0", "x", "-9223372036854775808")}
+		if g.chance(0.4) {
+			args = append(args, g.kw(g.pick("WITHSCORES", "WITHSCORES", "NOPE")))
+		}
+		return wstep{args: args, fixedArity: true}
+	default:
+		args = g.zmpop("ZMPOP")
 	}
 	return wstep{args: args}
+}
+
+// wWeights are ZUNION/ZINTER weights, valid and not.
+var wWeights = []string{"1", "2", "-1", "0", "0.5", "-0", "inf", "-inf", "nan", "abc", "1e400", ""}
+
+// zsetOpArgs is ZUNION, ZINTER, ZDIFF, their STORE forms or ZINTERCARD:
+// sorted sets and sets as inputs, WEIGHTS, AGGREGATE, WITHSCORES, LIMIT,
+// now and then where the command takes no such option.
+func (g *wideGen) zsetOpArgs() []string {
+	cmd := g.pick("ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZINTERCARD")
+	args := []string{g.kw(cmd)}
+	store := strings.HasSuffix(cmd, "STORE")
+	if store {
+		args = append(args, g.typedKey('z'))
+	}
+	n := 1 + g.r.IntN(3)
+	nk := strconv.Itoa(n)
+	if g.chance(0.08) {
+		nk = g.pick("0", "-1", "abc", strconv.Itoa(n+2), "9223372036854775807")
+	}
+	args = append(args, nk)
+	for i := 0; i < n; i++ {
+		if g.chance(0.2) {
+			args = append(args, g.typedKey('t'))
+		} else {
+			args = append(args, g.typedKey('z'))
+		}
+	}
+	weighted := cmd == "ZUNION" || cmd == "ZINTER" || cmd == "ZUNIONSTORE" || cmd == "ZINTERSTORE"
+	if (weighted || g.chance(0.05)) && g.chance(0.35) {
+		args = append(args, g.kw("WEIGHTS"))
+		for i := 0; i < n; i++ {
+			args = append(args, g.pick(wWeights...))
+		}
+		if g.chance(0.1) {
+			args = args[:len(args)-1] // one weight short
+		}
+	}
+	if (weighted || g.chance(0.05)) && g.chance(0.35) {
+		args = append(args, g.kw("AGGREGATE"), g.kw(g.pick("SUM", "MIN", "MAX", "MAX", "AVG")))
+	}
+	if (!store && cmd != "ZINTERCARD" && g.chance(0.5)) || g.chance(0.03) {
+		args = append(args, g.kw("WITHSCORES"))
+	}
+	if (cmd == "ZINTERCARD" && g.chance(0.4)) || g.chance(0.02) {
+		args = append(args, g.kw("LIMIT"), g.pick("0", "1", "2", "-1", "x"))
+	}
+	return args
+}
+
+// zrangestoreArgs is ZRANGESTORE with any ZRANGE form (BYLEX on the lex
+// key), now and then WITHSCORES, which it refuses.
+func (g *wideGen) zrangestoreArgs(lexKey string) []string {
+	src := g.typedKey('z')
+	var lo, hi string
+	by := g.pick("", "", "BYSCORE", "BYLEX")
+	switch by {
+	case "BYSCORE":
+		lo, hi = g.pick(wBounds...), g.pick(wBounds...)
+	case "BYLEX":
+		lo, hi = g.pick(wLexBounds...), g.pick(wLexBounds...)
+		src = lexKey
+	default:
+		lo, hi = g.pick(wSmallInts...), g.pick(wSmallInts...)
+	}
+	args := []string{g.kw("ZRANGESTORE"), g.typedKey('z'), src, lo, hi}
+	if by != "" {
+		args = append(args, g.kw(by))
+	}
+	if g.chance(0.3) {
+		args = append(args, g.kw("REV"))
+	}
+	if g.chance(0.3) {
+		args = append(args, g.kw("LIMIT"), g.pick(wSmallInts...), g.pick(wSmallInts...))
+	}
+	if g.chance(0.05) {
+		args = append(args, g.kw("WITHSCORES"))
+	}
+	return args
 }
 
 // ---- sets ----
@@ -2116,7 +2242,7 @@ func TestRandomDiffWideDeterministic(t *testing.T) {
 			t.Fatalf("step %d: %s: timeout index %d", i, showFull(s1.args), s1.tIdx)
 		}
 		switch strings.ToLower(s1.args[0]) {
-		case "blpop", "brpop", "blmove", "brpoplpush", "blmpop":
+		case "blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin", "bzpopmax", "bzmpop":
 			if s1.peek == nil {
 				t.Fatalf("step %d: %s without peek keys", i, showFull(s1.args))
 			}
