@@ -389,11 +389,47 @@ func cmdHScan(c *Ctx) {
 	writeWholeScan(c, out)
 }
 
-// hrandfieldMaxCount bounds |count| for HRANDFIELD: Redis 7.0 builds any
-// reply a negative count asks for (-9223372036854775807 runs it out of
-// memory unless an output limit stops it); tumbler builds a reply whole
-// before writing it, so it refuses counts past 2^24 elements.
-const hrandfieldMaxCount = 1 << 24
+// randMaxCount bounds |count| for HRANDFIELD and ZRANDMEMBER: Redis 7.0
+// builds any reply a negative count asks for (-9223372036854775807 runs
+// it out of memory unless an output limit stops it); tumbler builds a
+// reply whole before writing it, so it refuses counts past 2^24 elements.
+const randMaxCount = 1 << 24
+
+// parseRandCount parses the count of HRANDFIELD and ZRANDMEMBER
+// (c.Args[2]) and the word that may follow it (WITHVALUES, WITHSCORES),
+// as hrandfieldCommand and zrandmemberCommand do: a count within
+// ±LONG_MAX, nothing but the word after it, and with the word a count
+// within ±LONG_MAX/2.
+func parseRandCount(c *Ctx, word string) (l int64, with, ok bool) {
+	if l, ok = parseRangeLong(c, c.Args[2], -math.MaxInt64, math.MaxInt64, ""); !ok {
+		return 0, false, false
+	}
+	if len(c.Args) > 4 || (len(c.Args) == 4 && !eqFold(c.Args[3], word)) {
+		c.W.WriteError(ErrSyntax)
+		return 0, false, false
+	}
+	with = len(c.Args) == 4
+	if with && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
+		c.W.WriteError("ERR value is out of range")
+		return 0, false, false
+	}
+	return l, with, true
+}
+
+// randCount splits a non-zero count of HRANDFIELD or ZRANDMEMBER, drawn
+// from size items, into how many and whether distinct, refusing a count
+// past randMaxCount that does not ask for all of them.
+func randCount(c *Ctx, l, size int64) (count int64, uniq, ok bool) {
+	count, uniq = l, true
+	if l < 0 {
+		count, uniq = -l, false
+	}
+	if count > randMaxCount && !(uniq && count >= size) {
+		c.W.WriteError("ERR value is out of range")
+		return 0, false, false
+	}
+	return count, uniq, true
+}
 
 // HRANDFIELD key [count [WITHVALUES]]
 //
@@ -416,25 +452,9 @@ func cmdHRandField(c *Ctx) {
 		c.W.WriteBulkString(pairs[rand.IntN(len(pairs))].field)
 		return
 	}
-	l, ok := parseInt(c.Args[2])
+	l, withValues, ok := parseRandCount(c, "withvalues")
 	if !ok {
-		c.W.WriteError(ErrNotInteger)
 		return
-	}
-	if l == math.MinInt64 {
-		c.W.WriteError("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
-	}
-	withValues := false
-	if len(c.Args) > 4 || (len(c.Args) == 4 && !eqFold(c.Args[3], "withvalues")) {
-		c.W.WriteError(ErrSyntax)
-		return
-	} else if len(c.Args) == 4 {
-		withValues = true
-		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-			c.W.WriteError("ERR value is out of range")
-			return
-		}
 	}
 	_, h, ok := getHash(c, c.Args[1], true)
 	if !ok {
@@ -444,12 +464,8 @@ func cmdHRandField(c *Ctx) {
 		c.W.WriteArray(0)
 		return
 	}
-	count, uniq := l, true
-	if l < 0 {
-		count, uniq = -l, false
-	}
-	if count > hrandfieldMaxCount && !(uniq && count >= int64(h.Len())) {
-		c.W.WriteError("ERR value is out of range")
+	count, uniq, ok := randCount(c, l, int64(h.Len()))
+	if !ok {
 		return
 	}
 	pairs := h.pairs()

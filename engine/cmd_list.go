@@ -706,42 +706,10 @@ func blmoveGeneric(c *Ctx, fromLeft, toLeft bool, timeout time.Duration) {
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
 func lmpopGeneric(c *Ctx, numkeysIdx int, blocking bool) {
-	numkeys, ok := parseRangeLong(c, c.Args[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
+	keys, left, count, ok := parseMpop(c, numkeysIdx, parseWhere)
 	if !ok {
 		return
 	}
-	if numkeys > int64(len(c.Args)) {
-		c.W.WriteError(ErrSyntax)
-		return
-	}
-	whereIdx := numkeysIdx + int(numkeys) + 1
-	if whereIdx >= len(c.Args) {
-		c.W.WriteError(ErrSyntax)
-		return
-	}
-	left, ok := parseWhere(c, c.Args[whereIdx])
-	if !ok {
-		return
-	}
-	count := int64(-1)
-	for j := whereIdx + 1; j < len(c.Args); j++ {
-		more := len(c.Args) - 1 - j
-		if count == -1 && eqFold(c.Args[j], "count") && more > 0 {
-			j++
-			n, ok := parseRangeLong(c, c.Args[j], 1, math.MaxInt64, "count should be greater than 0")
-			if !ok {
-				return
-			}
-			count = n
-		} else {
-			c.W.WriteError(ErrSyntax)
-			return
-		}
-	}
-	if count == -1 {
-		count = 1
-	}
-	keys := c.Args[numkeysIdx+1 : whereIdx]
 	if blocking {
 		blockingPop(c, keys, left, c.Args[1], count)
 		return
@@ -761,4 +729,43 @@ func lmpopGeneric(c *Ctx, numkeysIdx int, blocking bool) {
 		return
 	}
 	c.W.WriteNullArray()
+}
+
+// parseMpop parses what follows [B]LMPOP's and [B]ZMPOP's name (and
+// timeout): numkeys (at numkeysIdx), the keys, the end to pop from, read
+// by where (LEFT|RIGHT, MIN|MAX: it replies the syntax error), and
+// COUNT, 1 unless given, given once.
+func parseMpop(c *Ctx, numkeysIdx int, where func(*Ctx, []byte) (bool, bool)) (keys [][]byte, end bool, count int64, ok bool) {
+	numkeys, ok := parseRangeLong(c, c.Args[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
+	if !ok {
+		return nil, false, 0, false
+	}
+	if numkeys > int64(len(c.Args)) {
+		c.W.WriteError(ErrSyntax)
+		return nil, false, 0, false
+	}
+	whereIdx := numkeysIdx + int(numkeys) + 1
+	if whereIdx >= len(c.Args) {
+		c.W.WriteError(ErrSyntax)
+		return nil, false, 0, false
+	}
+	if end, ok = where(c, c.Args[whereIdx]); !ok {
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := whereIdx + 1; j < len(c.Args); j++ {
+		if count == -1 && eqFold(c.Args[j], "count") && j+1 < len(c.Args) {
+			j++
+			if count, ok = parseRangeLong(c, c.Args[j], 1, math.MaxInt64, "count should be greater than 0"); !ok {
+				return nil, false, 0, false
+			}
+		} else {
+			c.W.WriteError(ErrSyntax)
+			return nil, false, 0, false
+		}
+	}
+	if count == -1 {
+		count = 1
+	}
+	return c.Args[numkeysIdx+1 : whereIdx], end, count, true
 }

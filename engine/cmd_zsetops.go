@@ -305,10 +305,6 @@ func zsetOpGeneric(c *Ctx, dst []byte, numkeysIdx int, op setOp, cardOnly bool) 
 	c.Eng.zsetStore(c, dst, items, big, []string{"zinterstore", "zunionstore", "zdiffstore"}[op])
 }
 
-// zrandmemberMaxCount bounds |count| for ZRANDMEMBER, as HRANDFIELD's:
-// tumbler builds a reply whole, where Redis streams any count.
-const zrandmemberMaxCount = 1 << 24
-
 // ZRANDMEMBER key [count [WITHSCORES]]
 //
 // zrandmemberCommand: without a count, one random member (nil for a
@@ -330,20 +326,9 @@ func cmdZRandMember(c *Ctx) {
 		c.W.WriteBulkString(z.At(rand.IntN(z.Len())).member)
 		return
 	}
-	l, ok := parseRangeLong(c, c.Args[2], -math.MaxInt64, math.MaxInt64, "")
+	l, withScores, ok := parseRandCount(c, "withscores")
 	if !ok {
 		return
-	}
-	withScores := false
-	if len(c.Args) > 4 || (len(c.Args) == 4 && !eqFold(c.Args[3], "withscores")) {
-		c.W.WriteError(ErrSyntax)
-		return
-	} else if len(c.Args) == 4 {
-		withScores = true
-		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-			c.W.WriteError("ERR value is out of range")
-			return
-		}
 	}
 	_, z, ok := getZset(c, c.Args[1], true)
 	if !ok {
@@ -353,13 +338,9 @@ func cmdZRandMember(c *Ctx) {
 		c.W.WriteArray(0)
 		return
 	}
-	count, uniq := l, true
-	if l < 0 {
-		count, uniq = -l, false
-	}
 	size := int64(z.Len())
-	if count > zrandmemberMaxCount && !(uniq && count >= size) {
-		c.W.WriteError("ERR value is out of range")
+	count, uniq, ok := randCount(c, l, size)
+	if !ok {
 		return
 	}
 	var ranks []int
@@ -404,64 +385,49 @@ func cmdZRandMember(c *Ctx) {
 // [key, [[member, score] ...]]; with none, a null array, or (BZMPOP) the
 // client blocks. BZMPOP's timeout is parsed after the other arguments.
 func zmpopGeneric(c *Ctx, numkeysIdx int, blocking bool) {
-	numkeys, ok := parseRangeLong(c, c.Args[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
+	keys, max, count, ok := parseMpop(c, numkeysIdx, parseMinMax)
 	if !ok {
 		return
 	}
-	if numkeys > int64(len(c.Args)) {
-		c.W.WriteError(ErrSyntax)
-		return
-	}
-	whereIdx := numkeysIdx + int(numkeys) + 1
-	if whereIdx >= len(c.Args) {
-		c.W.WriteError(ErrSyntax)
-		return
-	}
-	var max bool
-	switch where := c.Args[whereIdx]; {
-	case eqFold(where, "min"):
-	case eqFold(where, "max"):
-		max = true
-	default:
-		c.W.WriteError(ErrSyntax)
-		return
-	}
-	count := int64(-1)
-	for j := whereIdx + 1; j < len(c.Args); j++ {
-		if count == -1 && eqFold(c.Args[j], "count") && j+1 < len(c.Args) {
-			j++
-			if count, ok = parseRangeLong(c, c.Args[j], 1, math.MaxInt64, "count should be greater than 0"); !ok {
-				return
-			}
-		} else {
-			c.W.WriteError(ErrSyntax)
-			return
-		}
-	}
-	if count == -1 {
-		count = 1
-	}
-	keys := c.Args[numkeysIdx+1 : whereIdx]
 	if blocking {
 		blockingZpop(c, keys, max, c.Args[1], count, true)
-		return
+	} else if !zpopFirst(c, keys, max, count, true) {
+		c.W.WriteNullArray()
 	}
-	for _, key := range keys {
-		ent, z, ok := getZset(c, key, false)
-		if !ok {
-			return
-		}
-		if z != nil {
-			zpopReply(c, key, ent, z, max, count, true, true)
-			return
-		}
+}
+
+// parseMinMax parses MIN|MAX, replying a syntax error otherwise.
+func parseMinMax(c *Ctx, b []byte) (max, ok bool) {
+	switch {
+	case eqFold(b, "min"):
+		return false, true
+	case eqFold(b, "max"):
+		return true, true
 	}
-	c.W.WriteNullArray()
+	c.W.WriteError(ErrSyntax)
+	return false, false
 }
 
 // BZPOPMIN key [key ...] timeout / BZPOPMAX key [key ...] timeout
 func cmdBZPop(c *Ctx, max bool) {
 	blockingZpop(c, c.Args[1:len(c.Args)-1], max, c.Args[len(c.Args)-1], -1, false)
+}
+
+// zpopFirst pops from the first of keys that holds a sorted set, with a
+// key reply (zpopReply), and reports whether it replied: so it has when
+// a key of another kind comes first (WRONGTYPE).
+func zpopFirst(c *Ctx, keys [][]byte, max bool, count int64, nested bool) bool {
+	for _, key := range keys {
+		ent, z, ok := getZset(c, key, false)
+		if !ok {
+			return true
+		}
+		if z != nil {
+			zpopReply(c, key, ent, z, max, count, nested, true)
+			return true
+		}
+	}
+	return false
 }
 
 // blockingZpop is blockingGenericZpopCommand: the first key holding a
@@ -474,15 +440,8 @@ func blockingZpop(c *Ctx, keys [][]byte, max bool, timeoutArg []byte, count int6
 	if !ok {
 		return
 	}
-	for _, key := range keys {
-		ent, z, ok := getZset(c, key, false)
-		if !ok {
-			return
-		}
-		if z != nil {
-			zpopReply(c, key, ent, z, max, count, nested, true)
-			return
-		}
+	if zpopFirst(c, keys, max, count, nested) {
+		return
 	}
 	if !c.canBlock() {
 		c.W.WriteNullArray()

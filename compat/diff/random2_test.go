@@ -1401,27 +1401,7 @@ func (g *wideGen) zsetCmd() wstep {
 	case n < 21:
 		args = []string{g.kw("ZLEXCOUNT"), lexKey, g.pick(wLexBounds...), g.pick(wLexBounds...)}
 	case n < 28:
-		var lo, hi string
-		by := g.pick("", "", "BYSCORE", "BYLEX")
-		switch by {
-		case "BYSCORE":
-			lo, hi = g.pick(wBounds...), g.pick(wBounds...)
-		case "BYLEX":
-			lo, hi = g.pick(wLexBounds...), g.pick(wLexBounds...)
-			k = lexKey
-		default:
-			lo, hi = g.pick(wSmallInts...), g.pick(wSmallInts...)
-		}
-		args = []string{g.kw("ZRANGE"), k, lo, hi}
-		if by != "" {
-			args = append(args, g.kw(by))
-		}
-		if g.chance(0.3) {
-			args = append(args, g.kw("REV"))
-		}
-		if g.chance(0.3) {
-			args = append(args, g.kw("LIMIT"), g.pick(wSmallInts...), g.pick(wSmallInts...))
-		}
+		args = append([]string{g.kw("ZRANGE")}, g.zrangeForm(k, lexKey)...)
 		if g.chance(0.4) {
 			args = append(args, g.kw("WITHSCORES"))
 		}
@@ -1521,10 +1501,19 @@ func (g *wideGen) zsetOpArgs() []string {
 	return args
 }
 
-// zrangestoreArgs is ZRANGESTORE with any ZRANGE form (BYLEX on the lex
-// key), now and then WITHSCORES, which it refuses.
+// zrangestoreArgs is ZRANGESTORE with any ZRANGE form, now and then
+// WITHSCORES, which it refuses.
 func (g *wideGen) zrangestoreArgs(lexKey string) []string {
-	src := g.typedKey('z')
+	args := append([]string{g.kw("ZRANGESTORE"), g.typedKey('z')}, g.zrangeForm(g.typedKey('z'), lexKey)...)
+	if g.chance(0.05) {
+		args = append(args, g.kw("WITHSCORES"))
+	}
+	return args
+}
+
+// zrangeForm is the arguments of a ZRANGE form: the source k (lexKey
+// for BYLEX), a range by rank, score or lex, REV, LIMIT.
+func (g *wideGen) zrangeForm(k, lexKey string) []string {
 	var lo, hi string
 	by := g.pick("", "", "BYSCORE", "BYLEX")
 	switch by {
@@ -1532,11 +1521,11 @@ func (g *wideGen) zrangestoreArgs(lexKey string) []string {
 		lo, hi = g.pick(wBounds...), g.pick(wBounds...)
 	case "BYLEX":
 		lo, hi = g.pick(wLexBounds...), g.pick(wLexBounds...)
-		src = lexKey
+		k = lexKey
 	default:
 		lo, hi = g.pick(wSmallInts...), g.pick(wSmallInts...)
 	}
-	args := []string{g.kw("ZRANGESTORE"), g.typedKey('z'), src, lo, hi}
+	args := []string{k, lo, hi}
 	if by != "" {
 		args = append(args, g.kw(by))
 	}
@@ -1545,9 +1534,6 @@ func (g *wideGen) zrangestoreArgs(lexKey string) []string {
 	}
 	if g.chance(0.3) {
 		args = append(args, g.kw("LIMIT"), g.pick(wSmallInts...), g.pick(wSmallInts...))
-	}
-	if g.chance(0.05) {
-		args = append(args, g.kw("WITHSCORES"))
 	}
 	return args
 }
