@@ -128,7 +128,7 @@ func TestRun_MassExpiryJSON(t *testing.T) {
 	srv := server.RunT(t)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"--addr", srv.Addr(), "--workload", "massexpiry", "--workers", "2", "--keys", "500",
-		"--window", "20ms", "--lead", "300ms", "--duration", "3s", "--json"}, &out, &errb)
+		"--window", "20ms", "--lead", "1500ms", "--duration", "3s", "--json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
