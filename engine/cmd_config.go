@@ -112,6 +112,9 @@ var defaultParams = map[string]string{
 	"slave-read-only": "yes", "replica-read-only": "yes",
 	"proto-max-bulk-len": "536870912", "client-query-buffer-limit": "1073741824",
 	"lua-time-limit": "", "busy-reply-threshold": "",
+	// no latency monitor and no per-command latency histograms (LATENCY,
+	// INFO latencystats: cmd_admin.go)
+	"latency-monitor-threshold": "0", "latency-tracking": "no",
 }
 
 // lookupParam finds a registered parameter by name, case-insensitively.

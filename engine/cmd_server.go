@@ -25,6 +25,7 @@ func registerStandard(e *Engine) {
 	registerSet(e)     // cmd_set.go
 	registerObject(e)  // cmd_object.go
 	registerCAS(e)     // cmd_cas.go
+	registerAdmin(e)   // cmd_admin.go
 	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the other commands
 }
 
@@ -298,14 +299,17 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("used_cpu_user", strconv.FormatFloat(user, 'f', 6, 64))
 	})
 	section("modules", "Modules", func(add func(k, v string)) {})
+	section("commandstats", "Commandstats", e.infoCommandStats)
 	section("errorstats", "Errorstats", e.infoErrorStats)
+	// latency-tracking is off (no per-command histograms): the section is
+	// empty, as in Redis with latency-tracking no.
+	section("latencystats", "Latencystats", func(add func(k, v string)) {})
 	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
 	section("keyspace", "Keyspace", func(add func(k, v string)) {
 		if n := e.keys.len(); n > 0 {
 			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl=0")
 		}
 	})
-	section("commandstats", "Commandstats", e.infoCommandStats)
 	return b.String()
 }
 

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Persistence and replication commands are refused with the reason, not
+// as unknown commands: redis-cli --rdb, backup jobs and failover scripts
+// print what tumbler lacks.
+func TestAdmin_PersistenceAndReplicationRefused(t *testing.T) {
+	e := newTestEngine(t)
+	for _, args := range [][]string{{"SAVE"}, {"BGSAVE"}, {"bgsave", "SCHEDULE"}, {"BGREWRITEAOF"}} {
+		e.expect("-"+ErrNoPersistence(strings.ToUpper(args[0])), args...)
+	}
+	for _, args := range [][]string{{"SYNC"}, {"PSYNC", "?", "-1"}, {"REPLCONF", "capa", "eof"}, {"FAILOVER"}} {
+		e.expect("-"+ErrNoReplication(strings.ToUpper(args[0])), args...)
+	}
+	e.expect("-ERR SAVE is not supported: tumbler has no persistence (a restart starts empty)", "save")
+	e.expect("-ERR REPLICAOF is not supported: tumbler does not replicate", "REPLICAOF", "10.0.0.1", "6379")
+	e.expect("-ERR SLAVEOF is not supported: tumbler does not replicate", "slaveof", "10.0.0.1", "6379")
+	e.expect("+OK", "REPLICAOF", "no", "one")
+	// arity is checked first, as in Redis
+	e.expect("-"+ErrWrongArgs("save"), "SAVE", "x")
+	e.expect("-"+ErrWrongArgs("psync"), "PSYNC", "?")
+}
+
+// LASTSAVE agrees with INFO persistence's rdb_last_save_time.
+func TestAdmin_LastSaveIsInfoLastSaveTime(t *testing.T) {
+	e := newTestEngine(t)
+	info := e.infoString(map[string]bool{"persistence": true})
+	_, after, ok := strings.Cut(info, "rdb_last_save_time:")
+	if !ok {
+		t.Fatalf("no rdb_last_save_time in %q", info)
+	}
+	e.expect(":"+strings.TrimSpace(strings.SplitN(after, "\r\n", 2)[0]), "LASTSAVE")
+}
+
+// MEMORY USAGE grows with the value, counts every element with SAMPLES 0,
+// and is a null for a missing key.
+func TestAdmin_MemoryUsage(t *testing.T) {
+	e := newTestEngine(t)
+	usage := func(args ...string) int {
+		t.Helper()
+		got := e.do(append([]string{"MEMORY", "USAGE"}, args...)...)
+		n, err := strconv.Atoi(strings.TrimPrefix(got, ":"))
+		if err != nil {
+			t.Fatalf("MEMORY USAGE %q: %q", args, got)
+		}
+		return n
+	}
+	e.expect("(nil)", "MEMORY", "USAGE", "nosuch")
+	e.do("SET", "small", "v")
+	e.do("SET", "big", strings.Repeat("x", 1000))
+	if s, b := usage("small"), usage("big"); s <= 0 || b < s+900 {
+		t.Errorf("MEMORY USAGE: small %d, big %d", s, b)
+	}
+	e.do("SET", "ttl", "v", "PX", "10000")
+	if usage("ttl") <= usage("small") {
+		t.Errorf("a key with a deadline costs its index item too")
+	}
+	// a list whose first elements are short and the last long: sampling 5
+	// underestimates, SAMPLES 0 walks all
+	for i := 0; i < 10; i++ {
+		e.do("RPUSH", "l", "a")
+	}
+	e.do("RPUSH", "l", strings.Repeat("y", 10000))
+	if sampled, all := usage("l"), usage("l", "SAMPLES", "0"); all < sampled+10000/2 || all < 10000 {
+		t.Errorf("MEMORY USAGE l: sampled %d, all %d", sampled, all)
+	}
+	for _, kind := range [][]string{{"HSET", "h", "f", "v"}, {"SADD", "s", "m"}, {"ZADD", "z", "1", "m"}} {
+		e.do(kind...)
+		if n := usage(kind[1]); n <= usage("small") {
+			t.Errorf("MEMORY USAGE %s: %d", kind[1], n)
+		}
+	}
+}
+
+// INFO's sections come in Redis's order, latencystats among them.
+func TestAdmin_InfoSectionOrder(t *testing.T) {
+	e := newTestEngine(t)
+	e.do("SET", "k", "v")
+	got := e.do("INFO", "everything")
+	var titles []string
+	for _, line := range strings.Split(got, "\r\n") {
+		if _, title, ok := strings.Cut(line, "# "); ok {
+			titles = append(titles, title)
+		}
+	}
+	want := "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"
+	if strings.Join(titles, " ") != want {
+		t.Errorf("INFO everything sections:\n got %v\nwant %v", titles, want)
+	}
+}
