@@ -688,6 +688,11 @@ func init() {
 		},
 		get: func(c *Config) string { return c.RestartDelay.String() },
 	})
+	// DEBUG's gate, as Redis's protected config: no, yes, or local
+	// (loopback connections only); not changed by CONFIG SET.
+	addDirective(enumDirective("enable-debug-command", false, []string{"no", "yes", "local"},
+		func(c *Config) string { return debugMode(c.EnableDebugCommand) },
+		func(c *Config, v string) string { c.EnableDebugCommand = v; return "" }))
 	addDirective(&directive{
 		name: "daemonize",
 		set: func(c *Config, args []string) string {
@@ -800,7 +805,7 @@ func init() {
 	dbfilename appendfilename appenddirname server_cpulist bio_cpulist aof_rewrite_cpulist
 	bgsave_cpulist ignore-warnings proc-title-template bind-source-addr masterauth supervised
 	syslog-facility repl-diskless-load appendfsync oom-score-adj acl-pubsub-default
-	sanitize-dump-payload enable-protected-configs enable-debug-command enable-module-command
+	sanitize-dump-payload enable-protected-configs enable-module-command
 	cluster-preferred-endpoint-type propagation-error-behavior shutdown-on-sigint
 	shutdown-on-sigterm databases io-threads auto-aof-rewrite-percentage
 	cluster-replica-validity-factor cluster-slave-validity-factor list-max-listpack-size
@@ -1101,6 +1106,10 @@ func unhex(c byte) byte {
 
 // quoteArg returns s as one word of a config line: as is when that reads
 // back the same, otherwise double-quoted with escapes.
+// QuoteConfigArg quotes a word for a config line as CONFIG REWRITE does:
+// as is when it needs no quotes, else in double quotes with escapes.
+func QuoteConfigArg(s string) string { return quoteArg(s) }
+
 func quoteArg(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\r\n\v\f\"'\\") && isPrint(s) {
 		return s
@@ -1146,6 +1155,42 @@ func DirectiveNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// OtherDirectiveNames returns, sorted, the directives Redis 7.0 knows that
+// tumbler accepts and ignores or refuses (docs/configuration.md): the
+// command line takes them as flags too, as redis-server does
+// (--save "" --appendonly no).
+func OtherDirectiveNames() []string {
+	var names []string
+	for name := range ignoredDirectives {
+		names = append(names, name)
+	}
+	for name := range refusedDirectives {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// wordsDirectives are the directives besides the multi ones whose line
+// Redis reads as several words.
+var wordsDirectives = map[string]bool{
+	"save": true, "replicaof": true, "slaveof": true, "rename-command": true, "loadmodule": true,
+	"sentinel": true, "tls-protocols": true, "oom-score-adj-values": true,
+	"latency-tracking-info-percentiles": true,
+}
+
+// MultiWordDirective reports whether a directive's value may be several
+// words (bind, save, client-output-buffer-limit...): on the command line
+// redis-server gathers the words after --name up to the next --option
+// (--save 900 1 --bind 127.0.0.1 ::1).
+func MultiWordDirective(name string) bool {
+	name = strings.ToLower(name)
+	if d := directives[name]; d != nil && d.multi {
+		return true
+	}
+	return wordsDirectives[name]
 }
 
 // ---- CONFIG GET / SET / REWRITE ----

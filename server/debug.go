@@ -19,10 +19,6 @@ func (s *Server) registerDebug() {
 		Group: "server", Fn: s.cmdDebug})
 }
 
-func (s *Server) registerFixtureParams() {
-	s.eng.RegisterParam("enable-debug-command", func() string { return debugMode(s.cfg.EnableDebugCommand) })
-}
-
 func debugMode(m string) string {
 	switch strings.ToLower(m) {
 	case "yes", "local":

@@ -74,7 +74,6 @@ func (s *Server) initFixture() {
 	s.registerFaultCommands()
 	s.registerMonitor()
 	s.registerDebug()
-	s.registerFixtureParams()
 }
 
 // beginServing starts an accept loop on ln and, for a (re)start, the

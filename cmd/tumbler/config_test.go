@@ -216,3 +216,67 @@ func TestBinary_TLSOnly(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
+
+// The command line takes redis-server's: every directive Redis knows, a
+// multi-word one given as several arguments (--save 60 1).
+func TestGatherWords(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"--save", "", "--appendonly", "no"}, []string{"--save", "", "--appendonly", "no"}},
+		{[]string{"--save", "60", "1", "--port", "7000"}, []string{"--save", "60 1", "--port", "7000"}},
+		{[]string{"--bind", "127.0.0.1", "-::1"}, []string{"--bind", "127.0.0.1 -::1"}},
+		{[]string{"--user", "alice", "on", ">p w", "~*", "+@all"}, []string{"--user", `alice on ">p w" ~* +@all`}},
+		{[]string{"--port", "7000", "tumbler.conf"}, []string{"--port", "7000", "tumbler.conf"}},
+		{[]string{"-save", "60", "1"}, []string{"-save", "60", "1"}},
+		{[]string{"--save=60", "1"}, []string{"--save=60", "1"}},
+	} {
+		if got := gatherWords(tc.in); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("gatherWords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// enable-debug-command is a directive, in the file and as a flag, as the
+// DEBUG refusal tells the operator.
+func TestLoadConfig_EnableDebugCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tumbler.conf")
+	os.WriteFile(path, []byte("enable-debug-command local\n"), 0o600)
+	cfg, warnings, err := loadConfig(path, nil)
+	if err != nil || cfg.EnableDebugCommand != "local" || len(warnings) != 0 {
+		t.Fatalf("file: %q %q %v", cfg.EnableDebugCommand, warnings, err)
+	}
+	cfg, _, err = loadConfig(path, [][2]string{{"enable-debug-command", "yes"}})
+	if err != nil || cfg.EnableDebugCommand != "yes" {
+		t.Fatalf("flag: %q %v", cfg.EnableDebugCommand, err)
+	}
+	_, _, err = loadConfig("", [][2]string{{"enable-debug-command", "maybe"}})
+	if err == nil || !strings.Contains(err.Error(), "argument(s) must be one of the following: no, yes, local") {
+		t.Fatalf("bad value: %v", err)
+	}
+}
+
+// redis-server's usual command lines start tumbler: the directives it
+// ignores are warnings, the ones it refuses stop it with Redis's block.
+func TestBinary_RedisServerCommandLine(t *testing.T) {
+	bin := build(t)
+	port := freePort(t)
+	cmd, stderr, done := runBin(t, bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
+		"--save", "60", "1", "--dir", t.TempDir(), "--bind", "127.0.0.1", "-::1", "--enable-debug-command", "local")
+	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
+	rd := bufio.NewReader(c)
+	roundTrip(t, c, rd, "DEBUG SLEEP 0\r\n", "+OK\r\n")
+	roundTrip(t, c, rd, "CONFIG GET enable-debug-command\r\n", "*2\r\n$20\r\nenable-debug-command\r\n$5\r\nlocal\r\n")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"--save: 'save' is not supported", "--appendonly: 'appendonly' is not supported", "--dir: 'dir' is not supported"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("no warning %q in:\n%s", w, stderr)
+		}
+	}
+	_, stderr, done = runBin(t, bin, "--port", strconv.Itoa(port), "--replicaof", "10.0.0.1", "6379")
+	want := "Reading the command line\n>>> '--replicaof 10.0.0.1 6379'\ntumbler does not replicate"
+	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("--replicaof: exit %d, %q", code, stderr.String())
+	}
+}

@@ -45,11 +45,11 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file, until SIGINT/SIGTERM or SHUTDOWN")
 	// ---- configuration: config file, then directive flags (config.go) ----
 	dflags := addDirectiveFlags(flag.CommandLine)
-	flag.Parse()
+	_ = flag.CommandLine.Parse(gatherWords(os.Args[1:]))
 	var confPath string
 	if flag.NArg() > 0 { // tumbler /path/tumbler.conf [--flags...]
 		confPath = flag.Arg(0)
-		_ = flag.CommandLine.Parse(flag.Args()[1:])
+		_ = flag.CommandLine.Parse(gatherWords(flag.Args()[1:]))
 		if flag.NArg() > 0 {
 			fmt.Fprintf(os.Stderr, "tumbler: unexpected argument %q (only one config file may be given)\n", flag.Arg(0))
 			os.Exit(1)
@@ -185,9 +185,13 @@ func (f *directiveFlag) Set(v string) error {
 	return nil
 }
 
-// addDirectiveFlags defines a flag for every directive tumbler acts on.
+// addDirectiveFlags defines a flag for every directive tumbler acts on,
+// and, left out of the usage, one for every other directive Redis 7.0
+// knows, which the config file takes too: ignored with a warning (--save
+// "", --appendonly no) or refused with the reason (--replicaof).
 func addDirectiveFlags(fs *flag.FlagSet) *directiveFlags {
 	all := &directiveFlags{}
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 	for _, name := range server.DirectiveNames() {
 		if flagExcluded[name] {
 			continue
@@ -198,7 +202,52 @@ func addDirectiveFlags(fs *flag.FlagSet) *directiveFlags {
 		}
 		fs.Var(&directiveFlag{name: name, all: all}, name, usage)
 	}
+	for _, name := range server.OtherDirectiveNames() {
+		fs.Var(&directiveFlag{name: name, all: all}, name, "")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Usage != "" {
+				shown.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		shown.SetOutput(fs.Output())
+		shown.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "  --<directive> value...\n    \tany other redis.conf directive: accepted and ignored, or refused (docs/configuration.md)")
+	}
 	return all
+}
+
+// gatherWords makes each multi-word directive given as several arguments
+// one flag value, as redis-server reads its command line: the words after
+// --save up to the next --option are save's ("--save 900 1" is
+// "--save '900 1'"); a word with spaces or quotes is quoted.
+func gatherWords(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok || strings.Contains(name, "=") || !server.MultiWordDirective(name) {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && !strings.HasPrefix(args[j], "--") {
+			j++
+		}
+		words := args[i+1 : j]
+		if len(words) < 2 {
+			continue
+		}
+		quoted := make([]string, len(words))
+		for k, w := range words {
+			quoted[k] = server.QuoteConfigArg(w)
+		}
+		out = append(out, strings.Join(quoted, " "))
+		i = j - 1
+	}
+	return out
 }
 
 // loadConfig reads the config file (if any), then applies the directive
