@@ -24,8 +24,9 @@ func registerAdmin(e *Engine) {
 		refuse("save", 1, ErrNoPersistence("SAVE")),
 		refuse("bgsave", -1, ErrNoPersistence("BGSAVE")),
 		refuse("bgrewriteaof", 1, ErrNoPersistence("BGREWRITEAOF")),
-		refuse("sync", 1, ErrNoReplication("SYNC")),
-		refuse("psync", -3, ErrNoReplication("PSYNC")),
+		// redis-cli --rdb takes a backup through SYNC
+		refuse("sync", 1, ErrNoPersistenceOrReplication("SYNC")),
+		refuse("psync", -3, ErrNoPersistenceOrReplication("PSYNC")),
 		refuse("replconf", -1, ErrNoReplication("REPLCONF")),
 		refuse("failover", -1, ErrNoReplication("FAILOVER")),
 		&Command{Name: "replicaof", Arity: 3, Flags: admin | FlagStale, Group: "server", Fn: cmdReplicaOf},
@@ -54,6 +55,12 @@ func registerAdmin(e *Engine) {
 // dataset to disk.
 func ErrNoPersistence(cmd string) string {
 	return "ERR " + cmd + " is not supported: tumbler has no persistence (a restart starts empty)"
+}
+
+// ErrNoPersistenceOrReplication is tumbler's reply to SYNC and PSYNC, which
+// both replicas and backups (redis-cli --rdb) send.
+func ErrNoPersistenceOrReplication(cmd string) string {
+	return "ERR " + cmd + " is not supported: tumbler has no persistence or replication (a restart starts empty)"
 }
 
 // ErrNoReplication is tumbler's reply to a replication command.

@@ -14,7 +14,10 @@ func TestAdmin_PersistenceAndReplicationRefused(t *testing.T) {
 	for _, args := range [][]string{{"SAVE"}, {"BGSAVE"}, {"bgsave", "SCHEDULE"}, {"BGREWRITEAOF"}} {
 		e.expect("-"+ErrNoPersistence(strings.ToUpper(args[0])), args...)
 	}
-	for _, args := range [][]string{{"SYNC"}, {"PSYNC", "?", "-1"}, {"REPLCONF", "capa", "eof"}, {"FAILOVER"}} {
+	for _, args := range [][]string{{"SYNC"}, {"PSYNC", "?", "-1"}} {
+		e.expect("-"+ErrNoPersistenceOrReplication(strings.ToUpper(args[0])), args...)
+	}
+	for _, args := range [][]string{{"REPLCONF", "capa", "eof"}, {"FAILOVER"}} {
 		e.expect("-"+ErrNoReplication(strings.ToUpper(args[0])), args...)
 	}
 	e.expect("-ERR SAVE is not supported: tumbler has no persistence (a restart starts empty)", "save")
