@@ -668,6 +668,7 @@ func init() {
 		},
 		func(c *Config, v string) string { c.LogLevel = v; return "" }))
 	addDirective(stringDirective("logfile", func(c *Config) *string { return &c.LogFile }, nil))
+	addDirective(stringDirective("pidfile", func(c *Config) *string { return &c.PidFile }, nil))
 	addDirective(boolDirective("event-loop", false,
 		func(c *Config) bool { return !c.NoEventLoop },
 		func(c *Config, v bool) { c.NoEventLoop = !v }))
@@ -800,7 +801,7 @@ func init() {
 	syslog-enabled appendonly cluster-allow-reads-when-down cluster-allow-pubsubshard-when-down
 	crash-log-enabled crash-memcheck-enabled use-exit-on-panic disable-thp
 	cluster-allow-replica-migration replica-announced latency-tracking aof-disable-auto-gc
-	replica-ignore-disk-write-errors unixsocketperm pidfile replica-announce-ip slave-announce-ip
+	replica-ignore-disk-write-errors unixsocketperm replica-announce-ip slave-announce-ip
 	masteruser cluster-announce-ip cluster-config-file cluster-announce-hostname syslog-ident
 	dbfilename appendfilename appenddirname server_cpulist bio_cpulist aof_rewrite_cpulist
 	bgsave_cpulist ignore-warnings proc-title-template bind-source-addr masterauth supervised

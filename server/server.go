@@ -121,6 +121,10 @@ type Config struct {
 	// LogFile is where the tumbler binary writes its log (logfile); the
 	// server itself only reports it.
 	LogFile string
+	// PidFile is where the tumbler binary writes its process id while it
+	// runs (pidfile), as redis-server does; the server itself only
+	// reports it.
+	PidFile string
 	// ConfigFile is the config file the settings came from, for CONFIG
 	// REWRITE and INFO.
 	ConfigFile string

@@ -259,15 +259,25 @@ func TestLoadConfig_EnableDebugCommand(t *testing.T) {
 func TestBinary_RedisServerCommandLine(t *testing.T) {
 	bin := build(t)
 	port := freePort(t)
+	pidfile := filepath.Join(t.TempDir(), "tumbler.pid")
 	cmd, stderr, done := runBin(t, bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
-		"--save", "60", "1", "--dir", t.TempDir(), "--bind", "127.0.0.1", "-::1", "--enable-debug-command", "local")
+		"--save", "60", "1", "--dir", t.TempDir(), "--bind", "127.0.0.1", "-::1", "--enable-debug-command", "local",
+		"--pidfile", pidfile)
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "DEBUG SLEEP 0\r\n", "+OK\r\n")
 	roundTrip(t, c, rd, "CONFIG GET enable-debug-command\r\n", "*2\r\n$20\r\nenable-debug-command\r\n$5\r\nlocal\r\n")
+	// the pid file is written once the server listens (it answered), and
+	// removed at exit
+	if data, err := os.ReadFile(pidfile); err != nil || string(data) != strconv.Itoa(cmd.Process.Pid)+"\n" {
+		t.Errorf("pid file: %q %v, want %d", data, err, cmd.Process.Pid)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
+		t.Errorf("pid file left behind: %v", err)
 	}
 	for _, w := range []string{"--save: 'save' is not supported", "--appendonly: 'appendonly' is not supported", "--dir: 'dir' is not supported"} {
 		if !strings.Contains(stderr.String(), w) {

@@ -85,6 +85,10 @@ func main() {
 	for _, w := range warnings {
 		log.Warn("config: " + w)
 	}
+	// Caught from before the server listens: a SIGTERM sent as soon as it
+	// answers still stops it cleanly (profile written, pid file removed).
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	if err := srv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -98,9 +102,14 @@ func main() {
 		}
 		defer stop()
 	}
+	if cfg.PidFile != "" { // as redis-server: written once listening, removed at exit
+		if err := os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			log.Warn("Failed to write PID file: " + err.Error())
+		} else {
+			defer os.Remove(cfg.PidFile)
+		}
+	}
 	log.Info("tumbler ready to accept connections", "addr", srv.Addr(), "tls_addr", srv.TLSAddr())
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())
