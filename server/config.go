@@ -1105,12 +1105,12 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// quoteArg returns s as one word of a config line: as is when that reads
-// back the same, otherwise double-quoted with escapes.
 // QuoteConfigArg quotes a word for a config line as CONFIG REWRITE does:
 // as is when it needs no quotes, else in double quotes with escapes.
 func QuoteConfigArg(s string) string { return quoteArg(s) }
 
+// quoteArg returns s as one word of a config line: as is when that reads
+// back the same, otherwise double-quoted with escapes.
 func quoteArg(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\r\n\v\f\"'\\") && isPrint(s) {
 		return s
