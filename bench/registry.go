@@ -38,7 +38,12 @@ func newRegistry(keys int) *registry { return &registry{slots: make([]slot, keys
 // blame a grant whose reply was handled late: a worker descheduled between
 // its grant and this call finds a later holder recorded, whose lease is
 // still running, though its own grant came first and legitimately ended.
-func (r *registry) acquired(k, w int, leaseEnd, now int64) (ok, expired bool) {
+//
+// now is read after the other holder's record: both grants are then known
+// to have happened before it. A time read earlier could precede the other
+// grant (the worker descheduled past its own lease's end in between, and
+// the other worker took the expired lock) and blame a correct server.
+func (r *registry) acquired(k, w int, leaseEnd int64, now func() int64) (ok, expired bool) {
 	s := &r.slots[k]
 	me := int32(w + 1)
 	if s.holder.CompareAndSwap(0, me) {
@@ -46,9 +51,10 @@ func (r *registry) acquired(k, w int, leaseEnd, now int64) (ok, expired bool) {
 		return true, false
 	}
 	prevEnd := s.leaseEnd.Load()
+	t := now()
 	s.holder.Store(me)
 	s.leaseEnd.Store(leaseEnd)
-	return false, now >= prevEnd || now >= leaseEnd
+	return false, t >= prevEnd || t >= leaseEnd
 }
 
 // extended moves worker w's known lease end on key k forward.

@@ -201,7 +201,7 @@ func (w *worker) acquireReply(rep Reply) (granted, refused bool) {
 // with a request sent at sent; it counts a violation when another worker
 // still held it.
 func (w *worker) granted(k int, sent int64) {
-	ok, expired := w.r.reg.acquired(k, w.id, sent+int64(w.r.o.TTL), w.r.now())
+	ok, expired := w.r.reg.acquired(k, w.id, sent+int64(w.r.o.TTL), w.r.now)
 	switch {
 	case ok:
 	case expired:
