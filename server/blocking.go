@@ -15,7 +15,8 @@ import (
 // engine.Exec returns. The connection's goroutine then flushes the replies
 // of the commands before it, and waits, without the engine lock, for the
 // first of: the waiter is served (or released by CLIENT UNBLOCK), its
-// timeout, the client going away, the server closing. engine.FinishWait
+// timeout (on the server's clock: a manual clock's Advance moves it), the
+// client going away, the server closing. engine.FinishWait
 // settles the race between these under the engine lock and writes the
 // reply; then the rest of the pipeline runs.
 //
@@ -46,20 +47,44 @@ func (s *Server) waitBlocked(c *client) {
 	}
 	gone := c.fc.startReadAhead()
 	var timeout <-chan time.Time
+	var deadline int64 // on a manual clock: the timeout's end, server clock ms
 	if d := w.Timeout(); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
+		if s.ManualClock() != nil {
+			deadline = c.ctx.Now + ceilMs(d) // the blocking command's time
+		} else {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			timeout = t.C
+		}
 	}
 	why := engine.WaitWoken
-	select {
-	case <-w.Done():
-	case <-timeout:
-		why = engine.WaitTimeout
-	case <-gone:
-		why = engine.WaitGone
-	case <-s.done:
-		why = engine.WaitGone
+wait:
+	for {
+		// On a manual clock the timeout passes when Advance moves the
+		// clock beyond it (as in Redis, a wait lives through its last
+		// millisecond): Advance notifies the fixture's changed channel.
+		var changed <-chan struct{}
+		if deadline != 0 {
+			s.fx.pmu.Lock()
+			changed = s.fx.changed
+			s.fx.pmu.Unlock()
+			if s.eng.Now() > deadline {
+				why = engine.WaitTimeout
+				break
+			}
+		}
+		select {
+		case <-w.Done():
+		case <-timeout:
+			why = engine.WaitTimeout
+		case <-changed:
+			continue wait
+		case <-gone:
+			why = engine.WaitGone
+		case <-s.done:
+			why = engine.WaitGone
+		}
+		break
 	}
 	c.fc.stopReadAhead()
 	s.eng.FinishWait(&c.ctx, why)

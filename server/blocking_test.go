@@ -145,6 +145,43 @@ func TestBLPOP_TimeoutRepliesNullArrayInBothProtocols(t *testing.T) {
 	waitBlockedClients(t, srv, 0)
 }
 
+// On a manual clock a blocking command's timeout is on that clock, as
+// every other time is: Advance beyond it times the command out at once
+// (python-redis-lock waits with BLPOP), and as long as the clock has not
+// passed it the command keeps waiting, through its last millisecond as
+// in Redis, however much real time goes by.
+func TestBLPOP_TimeoutFollowsTheManualClock(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+
+	a.send(encode("BLPOP", "lock-signal:x", "60"))
+	waitBlockedClients(t, srv, 1)
+	srv.Advance(60 * time.Second) // at the deadline: still waiting
+	if got := b.do("LPUSH", "lock-signal:x", "1"); got != ":1\r\n" {
+		t.Fatalf("LPUSH = %q", got)
+	}
+	if got := a.read(); got != bulkPair("lock-signal:x", "1") {
+		t.Fatalf("BLPOP served at its deadline = %q", got)
+	}
+
+	a.send(encode("BLMOVE", "src", "dst", "LEFT", "LEFT", "60"))
+	waitBlockedClients(t, srv, 1)
+	srv.Advance(60*time.Second + time.Millisecond) // past it: a minute, without waiting one
+	if got := a.read(); got != "*-1\r\n" {
+		t.Fatalf("BLMOVE after Advance past its timeout = %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+
+	// A wait with no timeout is not ended by the clock.
+	a.send(encode("BRPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	srv.Advance(24 * time.Hour)
+	b.do("RPUSH", "q", "job")
+	if got := a.read(); got != bulkPair("q", "job") {
+		t.Fatalf("BRPOP 0 after a day = %q", got)
+	}
+}
+
 // A client that disconnects while blocked leaves the queue at once: the
 // next push stays in the list instead of going to a dead connection.
 func TestBLPOP_DisconnectWhileBlockedLeavesElementInList(t *testing.T) {

@@ -83,8 +83,9 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // readings). Keys whose deadline has passed are gone when it returns, for
 // lazy and active expiry alike (active expiry reclaims them before Advance
 // returns, unless DEBUG SET-ACTIVE-EXPIRE 0 or a CLIENT PAUSE holds it);
-// a Pause or CLIENT PAUSE that ends within d ends, and the restart delay
-// moves on. As in Redis, a key lives through its deadline's millisecond:
+// a Pause or CLIENT PAUSE that ends within d ends, the restart delay
+// moves on, and blocking commands (BLPOP...) whose timeout d passes reply
+// as timed out. As in Redis, a key lives through its deadline's millisecond:
 // after SET k v PX 30000, Advance(30*time.Second) leaves it with PTTL 0,
 // and one more millisecond removes it. It panics when the server runs on
 // the system clock.
