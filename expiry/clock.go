@@ -95,13 +95,19 @@ func floorDiv(a, b int64) int64 {
 type ManualClock struct {
 	mu   sync.Mutex
 	mono int64
+	frac time.Duration // the monotonic time past mono, under a millisecond
 	wall time.Time
 }
 
 // NewManualClock returns a manual clock starting at wall time start; its
 // monotonic reading starts at start in Unix milliseconds.
 func NewManualClock(start time.Time) *ManualClock {
-	return &ManualClock{mono: start.UnixMilli(), wall: start}
+	c := &ManualClock{mono: start.UnixMilli(), wall: start}
+	// The monotonic clock's millisecond turns when the wall clock's does.
+	if c.frac = start.Sub(time.UnixMilli(c.mono)); c.frac < 0 {
+		c.frac = 0
+	}
+	return c
 }
 
 // Mono implements Clock.
@@ -126,6 +132,8 @@ func (c *ManualClock) read() (int64, int64) {
 }
 
 // Advance moves both the monotonic and the wall clock forward by d.
+// Steps under a millisecond add up: ten Advance(100*time.Microsecond)
+// move Mono by one millisecond, as one Advance(time.Millisecond) does.
 // A negative d is ignored: monotonic time never goes backwards.
 func (c *ManualClock) Advance(d time.Duration) {
 	if d <= 0 {
@@ -133,6 +141,10 @@ func (c *ManualClock) Advance(d time.Duration) {
 	}
 	c.mu.Lock()
 	c.mono += int64(d / time.Millisecond)
+	if c.frac += d % time.Millisecond; c.frac >= time.Millisecond {
+		c.mono++
+		c.frac -= time.Millisecond
+	}
 	c.wall = c.wall.Add(d)
 	c.mu.Unlock()
 }

@@ -182,6 +182,27 @@ func TestManualClock_AdvanceAndJump(t *testing.T) {
 	}
 }
 
+func TestManualClock_SubMillisecondStepsAddUp(t *testing.T) {
+	start := time.UnixMilli(1_700_000_000_000).Add(700 * time.Microsecond)
+	c := NewManualClock(start)
+	m0 := c.Mono()
+	for i := 1; i <= 20; i++ {
+		c.Advance(100 * time.Microsecond)
+		// the monotonic millisecond turns with the wall clock's
+		mono, wall := Read(c)
+		if mono-m0 != wall-start.UnixMilli() {
+			t.Fatalf("after %d steps of 100µs: mono moved %d ms, wall %d ms", i, mono-m0, wall-start.UnixMilli())
+		}
+	}
+	if got := c.Mono() - m0; got != 2 {
+		t.Fatalf("2 ms in steps of 100µs moved mono by %d ms, want 2", got)
+	}
+	c.Advance(time.Hour + 1500*time.Microsecond)
+	if got := c.Mono() - m0; got != 3_600_000+4 {
+		t.Fatalf("mono moved %d ms, want 3600004 (2.7 + 1.5 rounds down to 4)", got)
+	}
+}
+
 func TestSystemClock_MonotonicAndNearWall(t *testing.T) {
 	c := NewSystemClock()
 	a := c.Mono()
