@@ -224,15 +224,20 @@ func (s *Server) waitingCommands() int {
 }
 
 // Held returns how many commands are held right now by a Pause, a CLIENT
-// PAUSE or a DEBUG SLEEP: received, and waiting to run.
+// PAUSE or a DEBUG SLEEP: received, and waiting to run. A connection has
+// at most one held command, the first the pause stopped: the commands it
+// pipelined behind that one wait behind it and are not counted. Clients
+// that send every caller's commands down one connection (rueidis, or a
+// go-redis pipeline) therefore count once however many goroutines wait
+// on them.
 func (s *Server) Held() int { return s.waitingCommands() }
 
-// WaitHeld waits until at least n commands are held (see Held), for up to
-// timeout of real time. A test that sends a command from another
-// goroutine during a Pause calls it before Advance, so that the command
-// is known to have reached the server and to be held, rather than to
-// arrive after the pause. It returns an error when the timeout passes
-// first, or ErrClosed when the server closes.
+// WaitHeld waits until at least n commands are held (see Held: one per
+// connection at most), for up to timeout of real time. A test that sends
+// a command from another goroutine during a Pause calls it before
+// Advance, so that the command is known to have reached the server and
+// to be held, rather than to arrive after the pause. It returns an error
+// when the timeout passes first, or ErrClosed when the server closes.
 func (s *Server) WaitHeld(n int, timeout time.Duration) error {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

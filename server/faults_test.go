@@ -868,6 +868,27 @@ func TestWaitHeld_ReturnsOnceTheCommandsAreHeld(t *testing.T) {
 	}
 }
 
+// Held counts one command a connection: the commands pipelined behind a
+// held one wait behind it, uncounted, and run in order after the pause.
+func TestHeld_OneCommandAConnection(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	srv.Pause(time.Minute)
+	a.send(encode("SET", "k", "1") + encode("INCR", "k") + encode("INCR", "k"))
+	b.send(encode("INCR", "n"))
+	if err := srv.WaitHeld(2, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Held(); n != 2 {
+		t.Fatalf("Held = %d, want 2: one for each connection", n)
+	}
+	srv.Advance(time.Minute)
+	a.expect("+OK\r\n")
+	a.expect(":2\r\n")
+	a.expect(":3\r\n")
+	b.expect(":1\r\n")
+}
+
 // Another listener may take the port while Restart has it closed: Restart
 // tries again for a while, and says what happened if it stays taken.
 func TestRestart_PortTakenMeanwhile(t *testing.T) {
