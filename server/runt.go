@@ -89,6 +89,14 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // after SET k v PX 30000, Advance(30*time.Second) leaves it with PTTL 0,
 // and one more millisecond removes it. It panics when the server runs on
 // the system clock.
+//
+// Clients that send absolute times from their own clock (rueidislock's
+// SET NX PXAT, EXAT, PEXPIREAT) find the server's wall clock ahead of
+// theirs by every Advance: their deadlines fall in its past, and SET NX
+// PXAT then stores a key already gone, so every locker gets the lock.
+// For them, follow Advance(d) with JumpWallClock(-d): TTLs move, the wall
+// clock stays beside theirs (it does not follow real time, so it falls
+// behind theirs by the real time the test takes).
 func (s *Server) Advance(d time.Duration) {
 	mc := s.ManualClock()
 	if mc == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis/rueidislock"
 	"github.com/tumblerdb/tumbler/server"
 )
 
@@ -371,6 +372,67 @@ func TestFixture_FaultsSeenByGoRedis(t *testing.T) {
 		want := "set logged " + m.Value() + " ex 8 nx"
 		if !slices.Equal(sets, []string{want}) {
 			t.Fatalf("SETs sent = %q, want [%q]", sets, want)
+		}
+	})
+}
+
+// TestFixture_AbsoluteDeadlinesAfterAdvance: rueidislock takes its keys
+// with SET NX PXAT, an absolute deadline from the client's own clock.
+// Advance moves the server's wall clock too, so afterwards the client's
+// deadlines are in the server's past: every SET NX PXAT stores a key that
+// is already gone and every locker "gets" the lock. JumpWallClock(-d)
+// after Advance(d) puts the server's wall clock back beside the client's
+// while the TTLs keep the time that passed.
+func TestFixture_AbsoluteDeadlinesAfterAdvance(t *testing.T) {
+	const validity = 5 * time.Second
+	t.Run("wall-ahead-of-the-client", func(t *testing.T) {
+		srv := server.RunT(t, server.WithManualClock())
+		srv.Advance(time.Minute)
+		a, b := newLocker(t, srv.Addr(), validity), newLocker(t, srv.Addr(), validity)
+		ctx := testCtx(t, 20*time.Second)
+		_, releaseA, errA := a.TryWithContext(ctx, "job")
+		_, releaseB, errB := b.TryWithContext(ctx, "job")
+		if errA != nil || errB != nil {
+			t.Fatalf("TryWithContext = %v, %v; the PXATs a minute in the server's past were expected to grant both", errA, errB)
+		}
+		releaseA()
+		releaseB()
+		if keys := srv.Keys(); len(keys) != 0 {
+			t.Fatalf("keys %v: SET PXAT in the past must leave none", keys)
+		}
+	})
+
+	t.Run("wall-put-back", func(t *testing.T) {
+		srv := server.RunT(t, server.WithManualClock())
+		step := func(d time.Duration) {
+			srv.Advance(d)
+			srv.JumpWallClock(-d)
+		}
+		step(time.Minute)
+		a, b := newLocker(t, srv.Addr(), validity), newLocker(t, srv.Addr(), validity)
+		ctx := testCtx(t, 20*time.Second)
+		lockedA, _, err := a.TryWithContext(ctx, "job")
+		if err != nil {
+			t.Fatalf("A: %v", err)
+		}
+		if _, _, err := b.TryWithContext(ctx, "job"); !errors.Is(err, rueidislock.ErrNotLocked) {
+			t.Fatalf("B while A holds the lock: %v; want ErrNotLocked", err)
+		}
+		// A stalls past its validity (no extension runs: its timer is real
+		// time); its keys expire and the invalidation tells A's locker. The
+		// manual wall clock does not follow the real one: the PXATs A sent
+		// are later on it by the real time the test has run, hence the
+		// second more.
+		step(validity + time.Second)
+		if _, releaseB, err := b.TryWithContext(ctx, "job"); err != nil {
+			t.Fatalf("B after A's validity: %v", err)
+		} else {
+			defer releaseB()
+		}
+		select {
+		case <-lockedA.Done():
+		case <-ctx.Done():
+			t.Fatal("A's lock context was not cancelled when its keys expired")
 		}
 	})
 }
