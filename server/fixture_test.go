@@ -145,6 +145,26 @@ func TestAdvanceAndJump_PanicOnSystemClock(t *testing.T) {
 	}
 }
 
+// A negative Advance is a mistake in the test (a deadline computed the
+// wrong way round): it panics with a message rather than doing nothing.
+func TestAdvance_NegativePanics(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	srv.Set("lock", "tok", time.Second)
+	func() {
+		defer func() {
+			msg, _ := recover().(string)
+			if !strings.Contains(msg, "Advance(-2s)") {
+				t.Errorf("Advance(-2s) recovered %q; want a panic naming it", msg)
+			}
+		}()
+		srv.Advance(-2 * time.Second)
+	}()
+	srv.Advance(0) // no time: allowed
+	if d := srv.TTL("lock"); d != time.Second {
+		t.Fatalf("TTL = %v after a refused negative Advance", d)
+	}
+}
+
 func TestInspection_GetTTLKeysSet(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	c := dial(t, srv.Addr())

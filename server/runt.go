@@ -88,7 +88,8 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // as timed out. As in Redis, a key lives through its deadline's millisecond:
 // after SET k v PX 30000, Advance(30*time.Second) leaves it with PTTL 0,
 // and one more millisecond removes it. It panics when the server runs on
-// the system clock.
+// the system clock, and when d is negative: a monotonic clock never goes
+// back (JumpWallClock moves the wall clock either way).
 //
 // Clients that send absolute times from their own clock (rueidislock's
 // SET NX PXAT, EXAT, PEXPIREAT) find the server's wall clock ahead of
@@ -101,6 +102,9 @@ func (s *Server) Advance(d time.Duration) {
 	mc := s.ManualClock()
 	if mc == nil {
 		panic("tumbler: Advance needs a server started WithManualClock")
+	}
+	if d < 0 {
+		panic("tumbler: Advance(" + d.String() + "): the clock only moves forward (JumpWallClock moves the wall clock back)")
 	}
 	mc.Advance(d)
 	s.fx.notify()
