@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -503,9 +504,10 @@ func (s *Server) userExists(name string) bool { return name == "default" }
 // ---- restart ----
 
 // Restart simulates a crash and restart of the server on the same
-// address: the listener and every connection close (clients see their
+// address: the listeners and every connection close (clients see their
 // connections drop and, until the server listens again, connections
-// refused), then the server listens on the same port again. With keepData
+// refused), then the server listens on the same ports again (its other
+// bind addresses and its TLS port too, with TLS). With keepData
 // false the keyspace comes back empty, as a node without persistence
 // does; with keepData true it is kept (deadlines keep running). Either
 // way the process-level state is fresh: no Pause, CLIENT PAUSE or MONITOR,
@@ -525,11 +527,12 @@ func (s *Server) Restart(keepData bool) error {
 		s.mu.Unlock()
 		return errors.New("tumbler: Restart before Start")
 	}
-	ln, acceptDone := s.ln, s.fx.acceptDone
+	lns, acceptDone := append([]net.Listener{s.ln}, s.prod.extra...), s.fx.acceptDone
 	s.mu.Unlock()
 
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
 	<-acceptDone // no connection is accepted from here on
 	s.closeConnections()
 	// Wait for every old connection's goroutine to return. A crash stops a
@@ -562,18 +565,33 @@ func (s *Server) Restart(keepData bool) error {
 		s.call("flushall")
 	}
 
-	nl, err := s.relisten(addr)
-	if err != nil {
-		return err
+	// Every listener comes back on its address: the other bind addresses
+	// and the TLS port (with its TLS configuration) too.
+	nls := make([]net.Listener, 0, len(lns))
+	closeAll := func() {
+		for _, nl := range nls {
+			_ = nl.Close()
+		}
+	}
+	for _, ln := range lns {
+		nl, err := s.relisten(ln.Addr().String())
+		if err != nil {
+			closeAll()
+			return err
+		}
+		if tl, ok := ln.(*tlsListener); ok {
+			nl = &tlsListener{Listener: tls.NewListener(nl, tl.cfg), cfg: tl.cfg}
+		}
+		nls = append(nls, nl)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		_ = nl.Close()
+		closeAll()
 		return ErrClosed
 	}
-	s.ln = nl
-	s.beginServing(nl)
+	s.ln, s.prod.extra = nls[0], nls[1:]
+	s.beginServing()
 	return nil
 }
 

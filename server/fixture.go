@@ -76,20 +76,31 @@ func (s *Server) initFixture() {
 	s.registerDebug()
 }
 
-// beginServing starts an accept loop on ln and, for a (re)start, the
-// restart delay. Start and Restart call it with s.mu held.
-func (s *Server) beginServing(ln net.Listener) {
+// beginServing starts an accept loop on s.ln and each of the other
+// listeners (s.prod.extra: more bind addresses, TLS) and, for a
+// (re)start, the restart delay. Start and Restart call it with s.mu held.
+func (s *Server) beginServing() {
 	s.fx.hooksOnce.Do(s.wrapCommands)
 	if d := s.cfg.RestartDelay; d > 0 {
 		s.fx.refuseUntil.Store(s.eng.Now() + int64(d/time.Millisecond))
 	}
 	done := make(chan struct{})
-	s.fx.acceptDone = done
+	s.fx.acceptDone = done // closed when every accept loop has returned
+	var loops sync.WaitGroup
+	for _, ln := range append([]net.Listener{s.ln}, s.prod.extra...) {
+		loops.Add(1)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer loops.Done()
+			s.acceptLoop(ln)
+		}()
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer close(done)
-		s.acceptLoop(ln)
+		loops.Wait()
+		close(done)
 	}()
 }
 

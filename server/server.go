@@ -268,7 +268,7 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.busyLoop()
 	}()
-	s.beginServing(ln) // fixture: the accept loop, started the same way again by Restart (server/fixture.go)
+	s.beginServing() // fixture: the accept loops, started the same way again by Restart (server/fixture.go)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
@@ -296,7 +296,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	started := s.started
-	ln := s.ln // Restart replaces it under mu
+	ln, extra := s.ln, s.prod.extra // Restart replaces them under mu
 	s.mu.Unlock()
 	s.closing.Store(true)
 	// No script may run past this point, including ones already queued in
@@ -308,7 +308,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := ln.Close()
-	s.closeListeners() // the other listeners (tls.go)
+	for _, l := range extra { // the other listeners (tls.go)
+		_ = l.Close()
+	}
 	s.clients.Range(func(k, _ any) bool {
 		k.(*client).closeNC()
 		return true

@@ -94,24 +94,25 @@ func (s *Server) listen() (net.Listener, error) {
 				tp = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 				s.prod.tlsAddr = ln.Addr().String()
 			}
-			opened[len(opened)-1] = tls.NewListener(ln, tlsCfg)
+			opened[len(opened)-1] = &tlsListener{Listener: tls.NewListener(ln, tlsCfg), cfg: tlsCfg}
 			if primary == nil {
 				primary = opened[len(opened)-1]
 			}
 		}
 	}
 	for _, ln := range opened {
-		if ln == primary {
-			continue
+		if ln != primary {
+			s.prod.extra = append(s.prod.extra, ln) // served by beginServing (fixture.go)
 		}
-		s.prod.extra = append(s.prod.extra, ln)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.acceptLoop(ln)
-		}()
 	}
 	return primary, nil
+}
+
+// tlsListener is a TLS listener that keeps its configuration, so that
+// Restart can listen again the same way.
+type tlsListener struct {
+	net.Listener
+	cfg *tls.Config
 }
 
 // bindHost turns a bind address into a host to listen on: a leading '-'

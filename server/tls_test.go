@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,4 +291,62 @@ func TestTLS_RedisCLI(t *testing.T) {
 	if got := run("GET", "lock"); got != "NOAUTH Authentication required." {
 		t.Fatalf("GET without password: %q", got)
 	}
+}
+
+// Restart takes every listener down and brings each back as it was: a
+// TLS port comes back speaking TLS (a TLS-only server's too), and no
+// listener serves while the server is down.
+func TestRestart_BringsBackEveryListenerAsItWas(t *testing.T) {
+	p := newTestPKI(t)
+	t.Run("tls-only", func(t *testing.T) {
+		srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "no"); c.TLSOnly = true }))
+		if got, err := p.tlsDo(srv.TLSAddr(), nil, "SET", "k", "v"); err != nil || got != "+OK\r\n" {
+			t.Fatalf("SET over TLS: %q, %v", got, err)
+		}
+		if err := srv.Restart(true); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := p.tlsDo(srv.TLSAddr(), nil, "GET", "k"); err != nil || got != "$1\r\nv\r\n" {
+			t.Fatalf("GET over TLS after Restart: %q, %v", got, err)
+		}
+	})
+	t.Run("plain-and-tls", func(t *testing.T) {
+		srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "no") }))
+		plainAddr, tlsAddr := srv.Addr(), srv.TLSAddr()
+		// A TLS client connected before the crash loses its connection.
+		tc, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		tcl := &rawClient{t: t, conn: tc, rd: bufio.NewReader(tc)}
+		if got := tcl.do("SET", "k", "v"); got != "+OK\r\n" {
+			t.Fatalf("SET over TLS: %q", got)
+		}
+		var down []string
+		srv.fx.listen = func(a string) (net.Listener, error) {
+			if len(down) == 0 { // the server is down: no port may serve
+				for _, addr := range []string{plainAddr, tlsAddr} {
+					if _, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+						t.Errorf("%s accepts connections while the server is down", addr)
+					}
+				}
+			}
+			down = append(down, a)
+			return net.Listen("tcp", a)
+		}
+		if err := srv.Restart(false); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(down, []string{plainAddr, tlsAddr}) {
+			t.Fatalf("listened again on %v, want %v", down, []string{plainAddr, tlsAddr})
+		}
+		tcl.expectClosed()
+		if got, err := p.tlsDo(tlsAddr, nil, "GET", "k"); err != nil || got != "$-1\r\n" {
+			t.Fatalf("GET over TLS after Restart(false): %q, %v", got, err)
+		}
+		if got := dial(t, plainAddr).do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("plain PING after Restart: %q", got)
+		}
+	})
 }
