@@ -73,7 +73,12 @@ func RunN(t Tester, n int, opts ...Option) []*Server {
 }
 
 // ManualClock returns the server's manual clock, or nil when it runs on
-// the system clock.
+// the system clock. Read it freely, but move it with the server's Advance
+// and JumpWallClock: the clock's own Advance moves time without telling
+// the server, so no Pause or CLIENT PAUSE ends, no blocking command times
+// out and active expiry does not run until something else wakes them
+// (the same holds for a clock shared by several servers through
+// Config.Clock: each server's Advance wakes only that server).
 func (s *Server) ManualClock() *expiry.ManualClock {
 	mc, _ := s.cfg.Clock.(*expiry.ManualClock)
 	return mc
