@@ -437,7 +437,9 @@ type CommandRecord struct {
 	// ClientID is the connection's CLIENT ID; Addr its address.
 	ClientID int64
 	Addr     string
-	// Args are the command and its arguments, exactly as sent.
+	// Args are the command and its arguments, exactly as sent: AUTH and
+	// HELLO ... AUTH keep their passwords (MONITOR redacts them), so that
+	// a test can check what its client sent.
 	Args []string
 }
 
