@@ -170,6 +170,12 @@ func TestBLPOP_TimeoutFollowsTheManualClock(t *testing.T) {
 	if got := a.read(); got != "*-1\r\n" {
 		t.Fatalf("BLMOVE after Advance past its timeout = %q", got)
 	}
+	a.send(encode("BZPOPMIN", "z", "0.5"))
+	waitBlockedClients(t, srv, 1)
+	srv.Advance(501 * time.Millisecond)
+	if got := a.read(); got != "*-1\r\n" {
+		t.Fatalf("BZPOPMIN after Advance past its timeout = %q", got)
+	}
 	waitBlockedClients(t, srv, 0)
 
 	// A wait with no timeout is not ended by the clock.
