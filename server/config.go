@@ -669,6 +669,14 @@ func init() {
 		func(c *Config, v string) string { c.LogLevel = v; return "" }))
 	addDirective(stringDirective("logfile", func(c *Config) *string { return &c.LogFile }, nil))
 	addDirective(stringDirective("pidfile", func(c *Config) *string { return &c.PidFile }, nil))
+	addDirective(enumDirective("supervised", false, []string{"upstart", "systemd", "auto", "no"},
+		func(c *Config) string {
+			if c.Supervised == "" {
+				return "no"
+			}
+			return c.Supervised
+		},
+		func(c *Config, v string) string { c.Supervised = v; return "" }))
 	addDirective(boolDirective("event-loop", false,
 		func(c *Config) bool { return !c.NoEventLoop },
 		func(c *Config, v bool) { c.NoEventLoop = !v }))
@@ -804,7 +812,7 @@ func init() {
 	replica-ignore-disk-write-errors unixsocketperm replica-announce-ip slave-announce-ip
 	masteruser cluster-announce-ip cluster-config-file cluster-announce-hostname syslog-ident
 	dbfilename appendfilename appenddirname server_cpulist bio_cpulist aof_rewrite_cpulist
-	bgsave_cpulist ignore-warnings proc-title-template bind-source-addr masterauth supervised
+	bgsave_cpulist ignore-warnings proc-title-template bind-source-addr masterauth
 	syslog-facility repl-diskless-load appendfsync oom-score-adj acl-pubsub-default
 	sanitize-dump-payload enable-protected-configs enable-module-command
 	cluster-preferred-endpoint-type propagation-error-behavior shutdown-on-sigint

@@ -125,6 +125,10 @@ type Config struct {
 	// runs (pidfile), as redis-server does; the server itself only
 	// reports it.
 	PidFile string
+	// Supervised is how the tumbler binary tells a supervisor it is ready
+	// (supervised: no, upstart, systemd, auto), as redis-server does; the
+	// server itself only reports it.
+	Supervised string
 	// ConfigFile is the config file the settings came from, for CONFIG
 	// REWRITE and INFO.
 	ConfigFile string

@@ -89,6 +89,7 @@ func main() {
 	// answers still stops it cleanly (profile written, pid file removed).
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	sup := resolveSupervisor(cfg.Supervised, log)
 	if err := srv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -110,12 +111,14 @@ func main() {
 		}
 	}
 	log.Info("tumbler ready to accept connections", "addr", srv.Addr(), "tls_addr", srv.TLSAddr())
+	sup.ready(log)
 	select {
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())
 	case <-srv.Done(): // obs: a client sent SHUTDOWN
 		log.Info("shut down by SHUTDOWN")
 	}
+	sup.stopping(log)
 	srv.Close()
 }
 

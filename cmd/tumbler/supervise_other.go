@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// stopSelf: upstart exists only on Unix.
+func stopSelf() {}
