@@ -22,6 +22,10 @@ func newLocker(t *testing.T, addr string, validity time.Duration) rueidislock.Lo
 	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
 		ClientOption: rueidis.ClientOption{InitAddress: []string{addr}},
 		KeyValidity:  validity,
+		// TryNextAfter is also each key's acquire timeout (20 ms by
+		// default): on a loaded machine under the race detector a slower
+		// reply failed the third key, which rueidislock does not retry.
+		TryNextAfter: 5 * time.Second,
 	})
 	if err != nil {
 		t.Fatalf("rueidislock.NewLocker: %v", err)
