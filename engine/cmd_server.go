@@ -38,11 +38,12 @@ func registerServer(e *Engine) {
 		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale | flagStats, Group: "server", Fn: cmdInfo},
 		&Command{Name: "cluster", Arity: -2, Flags: FlagNoKeys, Group: "cluster", Subs: clusterSubs()},
 		&Command{Name: "command", Arity: -1, Flags: FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdCommandAll, Subs: map[string]*Command{
-			"count": {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.cmdList))) }},
-			"info":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
-			"docs":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandDocs},
-			"list":  {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandList},
-			"help":  HelpCommand(FlagNoKeys, commandHelp),
+			"count":   {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(int64(len(c.Eng.cmdList))) }},
+			"info":    {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
+			"docs":    {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandDocs},
+			"list":    {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandList},
+			"getkeys": {Arity: -4, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandGetKeys},
+			"help":    HelpCommand(FlagNoKeys, commandHelp),
 		}},
 	)
 }
@@ -515,4 +516,62 @@ func cmdCommandList(c *Ctx) {
 	for _, name := range names {
 		c.W.WriteBulkString(name)
 	}
+}
+
+// COMMAND GETKEYS command [arg ...]
+//
+// As Redis 7.0's getKeysSubcommandImpl: the key arguments of a command
+// line, found as the command finds them (its Keys function, or its key
+// range), in the order they appear.
+func cmdCommandGetKeys(c *Ctx) {
+	args := c.Args[2:]
+	cmd := c.Eng.Lookup(args[0])
+	if cmd != nil && cmd.Subs != nil && len(args) > 1 {
+		cmd = lookupSub(cmd, args[1])
+	}
+	switch {
+	case cmd == nil:
+		c.W.WriteError("ERR Invalid command specified")
+		return
+	case (cmd.Keys == nil && cmd.FirstKey <= 0) || cmd.Flags&FlagPubSub != 0:
+		// (SPUBLISH's and SSUBSCRIBE's range is shard channels, which
+		// Redis's key specs mark as no keys)
+		c.W.WriteError("ERR The command has no key arguments")
+		return
+	case (cmd.Arity > 0 && cmd.Arity != len(args)) || len(args) < -cmd.Arity:
+		c.W.WriteError("ERR Invalid number of arguments specified for command")
+		return
+	}
+	pos := commandKeyPositions(cmd, args)
+	if len(pos) == 0 && cmd.Flags&FlagNoMandatoryKeys == 0 {
+		c.W.WriteError("ERR Invalid arguments specified for command")
+		return
+	}
+	c.W.WriteArray(len(pos))
+	for _, i := range pos {
+		c.W.WriteBulk(args[i])
+	}
+}
+
+// commandKeyPositions returns the positions of args's keys in ascending
+// order; none when the key range falls outside args (a syntax error to
+// the command).
+func commandKeyPositions(cmd *Command, args [][]byte) []int {
+	if cmd.Keys != nil {
+		pos := cmd.Keys(args)
+		slices.Sort(pos)
+		return pos
+	}
+	first, last := cmd.FirstKey, cmd.LastKey
+	if last < 0 {
+		last += len(args)
+	}
+	if first >= len(args) || last >= len(args) || last < first {
+		return nil
+	}
+	var pos []int
+	for i := first; i <= last; i += max(cmd.Step, 1) {
+		pos = append(pos, i)
+	}
+	return pos
 }

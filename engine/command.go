@@ -29,6 +29,9 @@ const (
 	// FlagMovableKeys: the command's keys are found by its Keys function
 	// (COMMAND INFO shows "movablekeys", as Redis for a getkeys_proc).
 	FlagMovableKeys
+	// FlagNoMandatoryKeys: the command may be given no keys at all (EVAL
+	// with numkeys 0), so finding none is no error (COMMAND GETKEYS).
+	FlagNoMandatoryKeys
 
 	// flagStats: the command reads or resets the counters a Ctx's
 	// PendingStats holds (INFO, CONFIG RESETSTAT), which are flushed
@@ -43,7 +46,7 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // Command is one entry of the command table.

@@ -106,6 +106,8 @@ var commandHelp = []string{
 	"    Return documentation details about multiple Redis commands.",
 	"    If no command names are given, documentation details for all",
 	"    commands are returned.",
+	"GETKEYS <full-command>",
+	"    Return the keys from a full Redis command.",
 	"HELP",
 	"    Prints this help.",
 }

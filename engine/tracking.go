@@ -47,11 +47,14 @@ func (e *Engine) beginFlush() {
 func (e *Engine) endFlush() { e.flushing = false }
 
 // trackRead reports the keys cmd read to the onRead hook when c's client
-// tracks keys. Read-only commands without key positions (KEYS, SCAN,
-// EVAL_RO) report nothing.
+// tracks keys. Read-only commands without key positions (KEYS, SCAN) and
+// scripts (EVAL_RO, tracked by the commands they run) report nothing.
 func (e *Engine) trackRead(c *Ctx, cmd *Command) {
 	if cmd.Flags&FlagReadonly == 0 || c.Client == nil || !c.Client.TrackKeys || e.onRead == nil || (cmd.FirstKey <= 0 && cmd.Keys == nil) {
 		return
+	}
+	if cmd.Group == "scripting" {
+		return // EVAL_RO: tracked by the commands it runs, as Redis's call() does
 	}
 	cmd.keyArgs(c.Args, func(key []byte) { e.onRead(c.Client, key) })
 }
