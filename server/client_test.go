@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -270,5 +272,31 @@ func TestClientReply_OffSkipOn(t *testing.T) {
 			t.Errorf("%q:\n got %q\nwant %q", tc.cmds, got.String(), want)
 		}
 		c.conn.Close()
+	}
+}
+
+// CLIENT INFO and CLIENT LIST show each connection's socket descriptor
+// (fd=), as Redis does: in-process, it is one of this process's sockets,
+// and two connections have two.
+func TestClientList_FdIsTheSocket(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/fd")
+	}
+	srv := RunT(t)
+	fds := map[int]bool{}
+	for _, c := range []*rawClient{dial(t, srv.Addr()), dial(t, srv.Addr())} {
+		info := c.do("CLIENT", "INFO")
+		_, rest, _ := strings.Cut(info, " fd=")
+		fd, err := strconv.Atoi(strings.Fields(rest)[0])
+		if err != nil || fd <= 2 {
+			t.Fatalf("CLIENT INFO fd: %q", info)
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || !strings.HasPrefix(target, "socket:") {
+			t.Fatalf("fd=%d is %q (%v), not a socket", fd, target, err)
+		}
+		fds[fd] = true
+	}
+	if len(fds) != 2 {
+		t.Fatalf("two connections share fd %v", fds)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -32,6 +33,7 @@ type client struct {
 	spare    []byte // the other output buffer, swapped in by flushShared
 	ctx      engine.Ctx
 	addr     string
+	fd       int // the socket's descriptor at accept, for CLIENT LIST; -1 if none
 	created  time.Time
 	closeNow bool
 	kick     chan struct{} // wakes the flusher of a push-capable connection
@@ -57,7 +59,7 @@ type client struct {
 func (s *Server) serveConn(nc net.Conn, id int64) {
 	s.eng.Stats.ConnsReceived.Add(1)
 	fc := newFramedConn(nc, nil)
-	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), created: time.Now(), gone: make(chan struct{})}
+	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}
 	c.ID = id
 	c.NeedsAuth = s.authRequired() // (auth.go)
 	c.prod.srv = s
@@ -473,4 +475,25 @@ func eqLower(b []byte, lower string) bool {
 		}
 	}
 	return true
+}
+
+// connFD returns the descriptor of nc's socket (under TLS, the
+// underlying connection's), or -1 for a connection without one.
+func connFD(nc net.Conn) int {
+	if t, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = t.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	if rc.Control(func(f uintptr) { fd = int(f) }) != nil {
+		return -1
+	}
+	return fd
 }

@@ -224,7 +224,7 @@ func (s *Server) clientLine(me *client) string {
 	return "id=" + strconv.FormatInt(me.ID, 10) +
 		" addr=" + me.addr +
 		" laddr=" + me.nc.LocalAddr().String() +
-		" fd=0 name=" + me.Name +
+		" fd=" + strconv.Itoa(me.fd) + " name=" + me.Name +
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
 		" db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
