@@ -65,9 +65,10 @@ func hsetGeneric(c *Ctx, hmset bool) {
 	if !ok {
 		return
 	}
+	lim := c.Eng.limits()
 	var created int64
 	for i := 2; i < len(c.Args); i += 2 {
-		if h.Set(string(c.Args[i]), string(c.Args[i+1])) {
+		if h.Set(string(c.Args[i]), string(c.Args[i+1]), lim) {
 			created++
 		}
 	}
@@ -91,7 +92,7 @@ func cmdHSetNX(c *Ctx) {
 		c.W.WriteInt(0)
 		return
 	}
-	h.Set(string(c.Args[2]), string(c.Args[3]))
+	h.Set(string(c.Args[2]), string(c.Args[3]), c.Eng.limits())
 	c.W.WriteInt(1)
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hset", key)
@@ -234,7 +235,7 @@ func cmdHIncrBy(c *Ctx) {
 		return
 	}
 	cur += incr
-	h.Set(field, strconv.FormatInt(cur, 10))
+	h.Set(field, strconv.FormatInt(cur, 10), c.Eng.limits())
 	c.W.WriteInt(cur)
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hincrby", key)
@@ -278,7 +279,7 @@ func cmdHIncrByFloat(c *Ctx) {
 		return
 	}
 	s := formatLongDoubleHuman(sum)
-	h.Set(field, s)
+	h.Set(field, s, c.Eng.limits())
 	c.W.WriteBulkString(s)
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hincrbyfloat", key)

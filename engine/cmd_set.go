@@ -59,9 +59,10 @@ func cmdSAdd(c *Ctx) {
 	if s == nil {
 		_, s = c.Eng.createSet(key, string(c.Args[2]))
 	}
+	lim := c.Eng.limits()
 	var added int64
 	for _, m := range c.Args[2:] {
-		if s.Add(string(m)) {
+		if s.Add(string(m), lim) {
 			added++
 		}
 	}
@@ -137,7 +138,7 @@ func cmdSMove(c *Ctx) {
 	} else {
 		ds = dent.obj().v.(*set)
 	}
-	if ds.Add(m) {
+	if ds.Add(m, c.Eng.limits()) {
 		c.Eng.modified(string(dst))
 		c.Eng.notifyBytes(NotifySet, "sadd", dst)
 	}
@@ -232,7 +233,7 @@ func cmdSPop(c *Ctx) {
 	case remaining <= 0:
 		// the whole set, as sunionDiffGenericCommand replies it, after its
 		// read lookup counts a keyspace hit
-		popped = rebuilt(s.list)
+		popped = rebuilt(s.list, c.Eng.limits())
 		c.Eng.Stats.KeyspaceHits.Add(1)
 		for _, m := range popped {
 			s.Del(m)
@@ -249,12 +250,13 @@ func cmdSPop(c *Ctx) {
 		// again when it is an integer) and reply what is left of the old
 		// one, in its order.
 		var kept *set
+		lim := c.Eng.limits()
 		for ; remaining > 0; remaining-- {
 			m := s.randomMember()
 			if kept == nil {
 				kept = newSet(m)
 			}
-			kept.Add(m)
+			kept.Add(m, lim)
 			s.Del(m)
 		}
 		popped = s.Members()
@@ -279,16 +281,22 @@ func (e *Engine) setEmptied(key []byte, ent *entry, s *set) {
 
 // rebuilt returns members in the order of a set built from them, as
 // Redis replies a result it builds (an intset, so sorted, when every
-// member is an integer).
-func rebuilt(members []string) []string {
+// member is an integer and there are at most set-max-intset-entries).
+func rebuilt(members []string, lim *EncodingLimits) []string {
 	if len(members) == 0 {
 		return nil
 	}
+	return setOf(members, lim).Members()
+}
+
+// setOf builds a set of members (at least one), its encoding chosen as
+// SADD would choose it.
+func setOf(members []string, lim *EncodingLimits) *set {
 	s := newSet(members[0])
 	for _, m := range members {
-		s.Add(m)
+		s.Add(m, lim)
 	}
-	return s.Members()
+	return s
 }
 
 // SRANDMEMBER key [count]
@@ -364,6 +372,7 @@ const (
 // result (an empty one deletes dst) and replying its size. Every key is
 // type-checked; a missing key is an empty set.
 func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
+	lim := c.Eng.limits()
 	sets := make([]*set, len(keys))
 	empty := false
 	for i, k := range keys {
@@ -407,7 +416,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 				if acc == nil {
 					acc = newSet(m)
 				}
-				acc.Add(m)
+				acc.Add(m, lim)
 			}
 		}
 		if acc != nil {
@@ -427,7 +436,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 					members = append(members, m)
 				}
 			}
-			members = rebuilt(members) // built as a set: an intset is sorted
+			members = rebuilt(members, lim) // built as a set: an intset is sorted
 		}
 	}
 	if dst == nil {
@@ -459,10 +468,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 		}
 		return
 	}
-	s := newSet(members[0])
-	for _, m := range members {
-		s.Add(m)
-	}
+	s := setOf(members, lim)
 	nu := newObjEntry(dst, nil, &object{kind: KindSet, v: s})
 	if old != nil {
 		e.replaceEntry(old, nu, 0)

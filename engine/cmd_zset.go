@@ -134,8 +134,9 @@ scores:
 	}
 	var added, updated, processed int64
 	var score float64
+	lim := c.Eng.limits()
 	if z == nil && !xx {
-		z = newZset(len(c.Args[i+1]) > zsetMaxListpackValue)
+		z = newZset(lim.ZsetMaxListpackEntries == 0 || int64(len(c.Args[i+1])) > lim.ZsetMaxListpackValue)
 		ent = c.Eng.createZset(key, z)
 	}
 	if z != nil {
@@ -159,13 +160,13 @@ scores:
 					continue
 				}
 				if score != cur {
-					z.Set(member, score)
+					z.Set(member, score, lim)
 					updated++
 				}
 			case xx:
 				continue
 			default:
-				z.Set(member, score)
+				z.Set(member, score, lim)
 				added++
 			}
 			processed++
@@ -487,9 +488,10 @@ func zrangeCommand(c *Ctx, argStart int, rt zrangeType, dir zdirection) {
 	}
 	if store {
 		// zrangeResultBeginStore: a skip list from the start for a rank
-		// range known to pass 128 members, else the compact encoding,
-		// converted as members are added
-		c.Eng.zsetStore(c, c.Args[1], items, rt == zrangeRank && len(items) > zsetMaxListpackEntries, "zrangestore")
+		// range known to pass zset-max-listpack-entries members, else
+		// the compact encoding, converted as members are added
+		big := rt == zrangeRank && int64(len(items)) > c.Eng.limits().ZsetMaxListpackEntries
+		c.Eng.zsetStore(c, c.Args[1], items, big, "zrangestore")
 		return
 	}
 	writeZitems(c, items, withScores)
@@ -532,8 +534,9 @@ func (e *Engine) zsetStore(c *Ctx, dst []byte, items []zitem, big bool, event st
 		return
 	}
 	z := newZset(big)
+	lim := e.limits()
 	for _, it := range items {
-		z.Set(it.member, it.score)
+		z.Set(it.member, it.score, lim)
 	}
 	if old != nil {
 		nu := newObjEntry(dst, nil, &object{kind: KindZSet, v: z})

@@ -298,9 +298,10 @@ func zsetOpGeneric(c *Ctx, dst []byte, numkeysIdx int, op setOp, cardOnly bool) 
 	}
 	// built as a skip list, then converted to the compact encoding when
 	// small enough (zsetConvertToListpackIfNeeded)
-	big := len(items) > zsetMaxListpackEntries
+	lim := c.Eng.limits()
+	big := int64(len(items)) > lim.ZsetMaxListpackEntries
 	for _, it := range items {
-		big = big || len(it.member) > zsetMaxListpackValue
+		big = big || int64(len(it.member)) > lim.ZsetMaxListpackValue
 	}
 	c.Eng.zsetStore(c, dst, items, big, []string{"zinterstore", "zunionstore", "zdiffstore"}[op])
 }

@@ -161,6 +161,9 @@ type Engine struct {
 	params    configState // CONFIG GET/SET parameters (cmd_config.go)
 	mem       memLimit    // maxmemory (memory.go)
 
+	// enc: the encoding thresholds, replaced whole (encoding.go)
+	enc atomic.Pointer[EncodingLimits]
+
 	busyThreshold atomic.Int64  // ns
 	maxString     atomic.Int64  // proto-max-bulk-len: APPEND's limit; 0 = 512 MB
 	scriptStart   atomic.Int64  // unix ns of the running script's start; 0 = none
@@ -217,6 +220,7 @@ func New(cfg Config) *Engine {
 		cfg.BusyThreshold = 5 * time.Second
 	}
 	e.busyThreshold.Store(int64(cfg.BusyThreshold))
+	e.SetEncodingLimits(DefaultEncodingLimits())
 	registerStandard(e)
 	registerMulti(e) // MULTI/EXEC/WATCH commands and WATCH's onModified hook (multi.go)
 	return e

@@ -1,17 +1,11 @@
 package engine
 
-// Redis 7's built-in defaults for the compact hash encoding
-// (hash-max-listpack-*; the sample redis.conf lowers entries to 128).
-const (
-	hashMaxListpackEntries = 512
-	hashMaxListpackValue   = 64
-)
-
 // hash is the value of a hash key. Like Redis it starts compact: a slice
 // of field/value pairs in insertion order ("listpack"), searched linearly,
 // which is what makes HGETALL's order match Redis's for small hashes. It
-// becomes a Go map ("hashtable") once it has more than 512 fields or a
-// field or value longer than 64 bytes, and never goes back.
+// becomes a Go map ("hashtable") once it has more than
+// hash-max-listpack-entries fields (512) or a field or value longer than
+// hash-max-listpack-value bytes (64), and never goes back.
 //
 // An empty hash never stays in the keyspace: commands delete the key when
 // they remove its last field.
@@ -75,9 +69,11 @@ func (h *hash) convert() {
 
 // Set stores field's value and reports whether the field is new. As in
 // Redis's hashTypeSet, a field or value too long for the compact form
-// converts it first, and so does growing past the entry limit.
-func (h *hash) Set(field, value string) (created bool) {
-	if h.m == nil && (len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue) {
+// converts it first, and a compact hash left with more fields than
+// hash-max-listpack-entries is converted after the write, an update
+// included (the limit may have been lowered since the hash grew).
+func (h *hash) Set(field, value string, lim *EncodingLimits) (created bool) {
+	if h.m == nil && (int64(len(field)) > lim.HashMaxListpackValue || int64(len(value)) > lim.HashMaxListpackValue) {
 		h.convert()
 	}
 	if h.m != nil {
@@ -85,15 +81,17 @@ func (h *hash) Set(field, value string) (created bool) {
 		h.m[field] = value
 		return !exists
 	}
+	created = true
 	if i := h.find(field); i >= 0 {
 		h.lp[i].value = value
-		return false
+		created = false
+	} else {
+		h.lp = append(h.lp, hashPair{field, value})
 	}
-	h.lp = append(h.lp, hashPair{field, value})
-	if len(h.lp) > hashMaxListpackEntries {
+	if int64(len(h.lp)) > lim.HashMaxListpackEntries {
 		h.convert()
 	}
-	return true
+	return created
 }
 
 // Del removes field and reports whether it was there.

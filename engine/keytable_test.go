@@ -353,7 +353,7 @@ func TestObjEntry_SurvivesGC(t *testing.T) {
 	ents := make([]*entry, 2000)
 	for i := range ents {
 		h := newHash()
-		h.Set("f", strconv.Itoa(i))
+		h.Set("f", strconv.Itoa(i), &defaults)
 		ents[i] = newObjEntry([]byte("h"+strconv.Itoa(i)), nil, &object{kind: KindHash, v: h})
 	}
 	var junk [][]byte

@@ -6,12 +6,10 @@ import (
 	"strconv"
 )
 
-// Redis 7.0's set-max-intset-entries default.
-const setMaxIntsetEntries = 512
-
 // set is the value of a set key. Like Redis 7.0 it reports the "intset"
 // encoding while every member is an integer (as string2ll reads one) and
-// there are at most 512 of them, and "hashtable" from then on; an intset
+// there are at most set-max-intset-entries of them (512), and
+// "hashtable" from then on; an intset
 // is walked in ascending numeric order, as Redis's sorted integer array
 // is, a hashtable in the map's order (Redis's is its dict's: clients may
 // not rely on either).
@@ -52,13 +50,14 @@ func (s *set) Has(m string) bool {
 }
 
 // Add adds m, reporting whether it was new; a member that is no integer,
-// or one past 512, converts an intset to a hashtable, as setTypeAdd does.
-func (s *set) Add(m string) bool {
+// or one past set-max-intset-entries, converts an intset to a hashtable,
+// as setTypeAdd does.
+func (s *set) Add(m string, lim *EncodingLimits) bool {
 	if _, ok := s.idx[m]; ok {
 		return false
 	}
 	if s.intset {
-		if _, isInt := parseInt([]byte(m)); !isInt || len(s.list)+1 > setMaxIntsetEntries {
+		if _, isInt := parseInt([]byte(m)); !isInt || int64(len(s.list)+1) > lim.SetMaxIntsetEntries {
 			s.intset = false
 		}
 	}

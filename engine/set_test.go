@@ -83,7 +83,7 @@ func TestSet_IndexAgainstModel(t *testing.T) {
 			}
 			delete(model, m)
 		} else {
-			if s.Add(m) == model[m] {
+			if s.Add(m, &defaults) == model[m] {
 				t.Fatalf("step %d: Add(%s) disagrees", step, m)
 			}
 			model[m] = true

@@ -97,10 +97,14 @@ func TestList_FilterKeepsOrder(t *testing.T) {
 	}
 }
 
+// defaults are Redis 7.0's encoding thresholds, for value types tested
+// outside a command.
+var defaults = DefaultEncodingLimits()
+
 func TestHash_CompactUntilLimitsThenTable(t *testing.T) {
 	h := newHash()
-	for i := 0; i < hashMaxListpackEntries; i++ {
-		h.Set("f"+strconv.Itoa(i), "v")
+	for i := 0; i < 512; i++ {
+		h.Set("f"+strconv.Itoa(i), "v", &defaults)
 	}
 	if h.Encoding() != "listpack" {
 		t.Fatalf("%d fields: %s", h.Len(), h.Encoding())
@@ -110,8 +114,8 @@ func TestHash_CompactUntilLimitsThenTable(t *testing.T) {
 	if order[0] != "f0" || order[len(order)-1] != "f511" {
 		t.Fatal("compact form does not keep insertion order")
 	}
-	h.Set("one-more", "v")
-	if h.Encoding() != "hashtable" || h.Len() != hashMaxListpackEntries+1 {
+	h.Set("one-more", "v", &defaults)
+	if h.Encoding() != "hashtable" || h.Len() != 513 {
 		t.Fatalf("after %d fields: %s", h.Len(), h.Encoding())
 	}
 	for i := 0; i < 400; i++ {
@@ -121,11 +125,11 @@ func TestHash_CompactUntilLimitsThenTable(t *testing.T) {
 		t.Fatal("a hash never goes back to the compact form")
 	}
 	h2 := newHash()
-	h2.Set("a", strings.Repeat("x", hashMaxListpackValue))
+	h2.Set("a", strings.Repeat("x", 64), &defaults)
 	if h2.Encoding() != "listpack" {
 		t.Fatal("a 64-byte value fits the compact form")
 	}
-	h2.Set(strings.Repeat("y", hashMaxListpackValue+1), "v")
+	h2.Set(strings.Repeat("y", 65), "v", &defaults)
 	if h2.Encoding() != "hashtable" {
 		t.Fatal("a 65-byte field must convert")
 	}

@@ -7,19 +7,13 @@ import (
 	"github.com/tidwall/btree"
 )
 
-// Redis 7's built-in defaults for the compact sorted set encoding
-// (zset-max-listpack-*).
-const (
-	zsetMaxListpackEntries = 128
-	zsetMaxListpackValue   = 64
-)
-
 // zset is the value of a sorted set key: members with scores, ordered by
 // score and then by member bytes, as Redis orders them. A map finds a
 // member's score; a B-tree (whose nodes count their items) keeps the
 // order and finds the item at a rank. Like Redis it reports the compact
-// encoding ("listpack") until it holds more than 128 members or a member
-// longer than 64 bytes, and "skiplist" from then on.
+// encoding ("listpack") until it holds more than zset-max-listpack-entries
+// members (128) or a member longer than zset-max-listpack-value bytes
+// (64), and "skiplist" from then on.
 //
 // An empty sorted set never stays in the keyspace: commands delete the
 // key when they remove its last member.
@@ -42,8 +36,8 @@ func zitemLess(a, b zitem) bool {
 }
 
 // newZset returns an empty sorted set; big selects the "skiplist"
-// encoding from the start (Redis chooses it when the first member is
-// longer than 64 bytes).
+// encoding from the start (Redis chooses it for ZADD when the first
+// member is too long or zset-max-listpack-entries is 0).
 func newZset(big bool) *zset {
 	return &zset{
 		m:    make(map[string]float64),
@@ -70,13 +64,14 @@ func (z *zset) Score(member string) (float64, bool) {
 }
 
 // Set gives member score, adding it if it is new. A new member that
-// takes the set past 128 members, or is longer than 64 bytes, converts it
-// to "skiplist" first, as zsetAdd does. The compact encoding stores a
+// takes the set past zset-max-listpack-entries members, or is longer than
+// zset-max-listpack-value bytes, converts it to "skiplist" first, as
+// zsetAdd does. The compact encoding stores a
 // score as text (d2string prints an integral score as an integer), so
 // there -0 becomes 0; the skip list keeps it.
-func (z *zset) Set(member string, score float64) {
+func (z *zset) Set(member string, score float64, lim *EncodingLimits) {
 	old, exists := z.m[member]
-	if !exists && !z.big && (len(z.m)+1 > zsetMaxListpackEntries || len(member) > zsetMaxListpackValue) {
+	if !exists && !z.big && (int64(len(z.m)+1) > lim.ZsetMaxListpackEntries || int64(len(member)) > lim.ZsetMaxListpackValue) {
 		z.big = true
 	}
 	if score == 0 && !z.big {

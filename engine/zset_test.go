@@ -27,7 +27,7 @@ func TestZset_OrderRanksAgainstModel(t *testing.T) {
 		} else {
 			s := float64(r.IntN(20)) / 2
 			if _, ok := model[m]; !ok || model[m] != s {
-				z.Set(m, s)
+				z.Set(m, s, &defaults)
 				model[m] = s
 			}
 		}
