@@ -319,7 +319,7 @@ func hgetallGeneric(c *Ctx, keys, vals bool) {
 // first, a missing key is an empty scan, then the options (TYPE is
 // SCAN's only). Redis returns a compact (listpack) hash whole, with
 // cursor 0, whatever the cursor and COUNT; tumbler does so for every hash
-// (a hash over 512 fields too, as one reply: allowed by SCAN's contract,
+// (a hashtable too, as one reply: allowed by SCAN's contract,
 // which lets a call return more than COUNT). MATCH filters on the field.
 // writeWholeScan replies a key's SCAN done in one call: cursor 0 and
 // every item.

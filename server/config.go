@@ -107,6 +107,7 @@ func (s *Server) applyLive(c *Config) {
 	s.eng.SetSlowlogSlowerThan(slowlogSlowerThan(c))
 	s.eng.SetSlowlogMaxLen(slowlogMaxLen(c))
 	s.eng.SetNotifyKeyspaceEvents(c.NotifyKeyspaceEvents)
+	s.eng.SetEncodingLimits(encodingsOf(c))
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
 }
@@ -180,6 +181,10 @@ type directive struct {
 	live bool
 	// fileOnly directives (user) are not CONFIG parameters.
 	fileOnly bool
+	// alias, when set, is the directive this is another name of
+	// (lua-time-limit for busy-reply-threshold): CONFIG GET and SET know
+	// both names, CONFIG REWRITE writes only the other one.
+	alias string
 	// set parses the words into c and returns "" or the reason they are
 	// refused, worded as Redis words it; warn, if set, returns a warning
 	// for accepted words that tumbler does not act on.
@@ -195,6 +200,13 @@ type directive struct {
 var directives = map[string]*directive{}
 
 func addDirective(d *directive) { directives[d.name] = d }
+
+// addAlias adds name as another name of the directive d.
+func addAlias(d *directive, name string) {
+	a := *d
+	a.name, a.alias = name, d.name
+	addDirective(&a)
+}
 
 // numeric parses and bounds a number as Redis's numeric configs do:
 // memory values (1gb, 100mb, 1k) when mem is set, integers (string2ll)
@@ -577,20 +589,20 @@ func init() {
 			return []string{f("normal", l.Normal), f("replica", l.Replica), f("pubsub", l.PubSub)}
 		},
 	})
-	for _, name := range []string{"busy-reply-threshold", "lua-time-limit"} {
-		addDirective(numDirective(name, true, numeric{lo: 0, hi: longMax},
-			func(c *Config) int64 {
-				if c.LuaTimeLimit <= 0 {
-					return 5000
-				}
-				return c.LuaTimeLimit.Milliseconds()
-			},
-			func(c *Config, v int64) {
-				// 0 (every script is busy at once) is kept as 1 ns: a zero
-				// Config.LuaTimeLimit means the 5 s default.
-				c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
-			}))
-	}
+	d = numDirective("busy-reply-threshold", true, numeric{lo: 0, hi: longMax},
+		func(c *Config) int64 {
+			if c.LuaTimeLimit <= 0 {
+				return 5000
+			}
+			return c.LuaTimeLimit.Milliseconds()
+		},
+		func(c *Config, v int64) {
+			// 0 (every script is busy at once) is kept as 1 ns: a zero
+			// Config.LuaTimeLimit means the 5 s default.
+			c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
+		})
+	addDirective(d)
+	addAlias(d, "lua-time-limit")
 	addDirective(numDirective("slowlog-log-slower-than", true, numeric{lo: -1, hi: longMax},
 		slowlogSlowerThan, func(c *Config, v int64) { c.SlowlogLogSlowerThan = &v }))
 	addDirective(numDirective("slowlog-max-len", true, numeric{unsigned: true, lo: 0, hi: longMax},
@@ -697,6 +709,25 @@ func init() {
 		},
 		get: func(c *Config) string { return c.RestartDelay.String() },
 	})
+	// The encoding thresholds, with Redis 7.0's bounds: the sizes are
+	// size_t (0 to LONG_MAX), the value lengths memory values; the list
+	// settings are ints and only reported.
+	entries := numeric{unsigned: true, lo: 0, hi: longMax}
+	bytes := numeric{mem: true, unsigned: true, lo: 0, hi: longMax}
+	encDirective("hash-max-listpack-entries", "hash-max-ziplist-entries", entries,
+		func(l *engine.EncodingLimits) *int64 { return &l.HashMaxListpackEntries })
+	encDirective("hash-max-listpack-value", "hash-max-ziplist-value", bytes,
+		func(l *engine.EncodingLimits) *int64 { return &l.HashMaxListpackValue })
+	encDirective("set-max-intset-entries", "", entries,
+		func(l *engine.EncodingLimits) *int64 { return &l.SetMaxIntsetEntries })
+	encDirective("zset-max-listpack-entries", "zset-max-ziplist-entries", entries,
+		func(l *engine.EncodingLimits) *int64 { return &l.ZsetMaxListpackEntries })
+	encDirective("zset-max-listpack-value", "zset-max-ziplist-value", bytes,
+		func(l *engine.EncodingLimits) *int64 { return &l.ZsetMaxListpackValue })
+	encDirective("list-max-listpack-size", "list-max-ziplist-size", numeric{lo: -1 << 31, hi: intMax},
+		func(l *engine.EncodingLimits) *int64 { return &l.ListMaxListpackSize })
+	encDirective("list-compress-depth", "", numeric{lo: 0, hi: intMax},
+		func(l *engine.EncodingLimits) *int64 { return &l.ListCompressDepth })
 	// DEBUG's gate, as Redis's protected config: no, yes, or local
 	// (loopback connections only); not changed by CONFIG SET.
 	addDirective(enumDirective("enable-debug-command", false, []string{"no", "yes", "local"},
@@ -732,6 +763,35 @@ func init() {
 		},
 		get: func(c *Config) string { return "no" },
 	})
+}
+
+// encodingsOf returns the encoding thresholds of c.
+func encodingsOf(c *Config) engine.EncodingLimits {
+	if c.Encodings == nil {
+		return engine.DefaultEncodingLimits()
+	}
+	return *c.Encodings
+}
+
+// encDirective adds a live directive for one encoding threshold (field
+// of the limits), and its old name when alias is set. Setting it gives
+// the Config limits of its own, so copies of a Config never share a
+// change.
+func encDirective(name, alias string, n numeric, field func(*engine.EncodingLimits) *int64) {
+	d := numDirective(name, true, n,
+		func(c *Config) int64 {
+			l := encodingsOf(c)
+			return *field(&l)
+		},
+		func(c *Config, v int64) {
+			l := encodingsOf(c)
+			*field(&l) = v
+			c.Encodings = &l
+		})
+	addDirective(d)
+	if alias != "" {
+		addAlias(d, alias)
+	}
 }
 
 // fullAccess reports whether user rules grant every key and command
@@ -792,7 +852,8 @@ var refusedDirectives = map[string]string{
 
 // ignoredDirectives are the other directives Redis 7.0 knows: accepted
 // with a warning, as they only tune what tumbler does not have
-// (persistence, replication, encodings, eviction...). save, appendonly,
+// (persistence, replication, eviction...; list-max-ziplist-entries and
+// -value, which Redis 7.0 ignores too). save, appendonly,
 // dbfilename and dir are among them: tumbler keeps nothing across restarts.
 var ignoredDirectives = map[string]bool{}
 
@@ -817,22 +878,19 @@ func init() {
 	sanitize-dump-payload enable-protected-configs enable-module-command
 	cluster-preferred-endpoint-type propagation-error-behavior shutdown-on-sigint
 	shutdown-on-sigterm databases io-threads auto-aof-rewrite-percentage
-	cluster-replica-validity-factor cluster-slave-validity-factor list-max-listpack-size
-	list-max-ziplist-size tcp-keepalive cluster-migration-barrier active-defrag-cycle-min
+	cluster-replica-validity-factor cluster-slave-validity-factor
+	tcp-keepalive cluster-migration-barrier active-defrag-cycle-min
 	active-defrag-cycle-max active-defrag-threshold-lower active-defrag-threshold-upper
 	lfu-log-factor lfu-decay-time replica-priority slave-priority repl-diskless-sync-delay
 	maxmemory-samples maxmemory-eviction-tenacity replica-announce-port slave-announce-port
 	tcp-backlog cluster-port cluster-announce-bus-port cluster-announce-port
 	cluster-announce-tls-port repl-timeout repl-ping-replica-period repl-ping-slave-period
-	list-compress-depth rdb-key-save-delay key-load-delay active-expire-effort hz
+	rdb-key-save-delay key-load-delay active-expire-effort hz
 	min-replicas-to-write min-slaves-to-write min-replicas-max-lag min-slaves-max-lag
 	watchdog-period shutdown-timeout repl-diskless-sync-max-replicas socket-mark-id
 	active-defrag-max-scan-fields acllog-max-len cluster-node-timeout
 	latency-monitor-threshold stream-node-max-entries repl-backlog-size
-	cluster-link-sendbuf-limit hash-max-listpack-entries hash-max-ziplist-entries
-	set-max-intset-entries zset-max-listpack-entries zset-max-ziplist-entries
-	active-defrag-ignore-bytes hash-max-listpack-value hash-max-ziplist-value
-	stream-node-max-bytes zset-max-listpack-value zset-max-ziplist-value hll-sparse-max-bytes
+	cluster-link-sendbuf-limit active-defrag-ignore-bytes stream-node-max-bytes hll-sparse-max-bytes
 	tracking-table-max-keys maxmemory-clients repl-backlog-ttl auto-aof-rewrite-min-size
 	loading-process-events-interval-bytes tls-session-cache-size tls-session-cache-timeout
 	tls-cluster tls-replication tls-prefer-server-ciphers tls-session-caching tls-key-file-pass
@@ -1274,7 +1332,8 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 
 // ConfigRewrite rewrites the config file with the live settings, as
 // Redis's CONFIG REWRITE: each directive tumbler acts on is written where
-// it first appears (later occurrences are dropped), others and comments
+// it first appears, under its current name when the line has an old one
+// (later occurrences are dropped), others and comments
 // are kept, and settings not in the file that differ from the default
 // are appended, after a "# Generated by CONFIG REWRITE" line unless the
 // file has one.
@@ -1331,6 +1390,9 @@ func rewriteConfig(path string, cfg *Config) ([]byte, error) {
 			out = append(out, raw)
 			continue
 		}
+		if d.alias != "" {
+			d = directives[d.alias] // an old name's line gets the new name
+		}
 		if !done[d.name] {
 			done[d.name] = true
 			out = append(out, directiveLines(d, cfg)...)
@@ -1341,7 +1403,7 @@ func rewriteConfig(path string, cfg *Config) ([]byte, error) {
 	added := signed
 	for _, name := range DirectiveNames() {
 		d := directives[name]
-		if done[name] {
+		if done[name] || d.alias != "" {
 			continue
 		}
 		lines := directiveLines(d, cfg)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tumblerdb/tumbler/engine"
 	"github.com/tumblerdb/tumbler/luavm"
 )
 
@@ -111,6 +112,13 @@ restart-delay 1500
 event-loop no
 daemonize no
 cluster-enabled no
+hash-max-ziplist-entries 100
+hash-max-listpack-value 1kb
+set-max-intset-entries 5
+zset-max-listpack-entries 7
+zset-max-ziplist-value 8
+list-max-ziplist-size -3
+list-compress-depth 1
 `)
 	var cfg Config
 	warnings, err := LoadConfigFile(path, &cfg)
@@ -140,6 +148,10 @@ cluster-enabled no
 		TLSCACertDir: "/cadir", TLSAuthClients: "optional", TLSProtocols: "TLSv1.2 TLSv1.3",
 		LogLevel: "warning", LogFile: "/tmp/t.log", MetricsAddr: "127.0.0.1:9121",
 		RestartDelay: 1500 * time.Millisecond, NoEventLoop: true, ConfigFile: path,
+		Encodings: &engine.EncodingLimits{
+			HashMaxListpackEntries: 100, HashMaxListpackValue: 1024, SetMaxIntsetEntries: 5,
+			ZsetMaxListpackEntries: 7, ZsetMaxListpackValue: 8, ListMaxListpackSize: -3, ListCompressDepth: 1,
+		},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("config\n got %+v\nwant %+v", cfg, want)
@@ -428,6 +440,73 @@ func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(path); string(again) != want {
 		t.Fatalf("second rewrite\n%s", again)
+	}
+}
+
+// The encoding thresholds are live: CONFIG SET reaches the engine, under
+// either name; the old name of a directive in the config file is
+// rewritten under the new one, as Redis 7.0 does (and lua-time-limit as
+// busy-reply-threshold).
+func TestConfig_EncodingThresholds(t *testing.T) {
+	path := writeConf(t, "enc.conf", "port 0\nhash-max-ziplist-entries 100\nlua-time-limit 100\n"+
+		"zset-max-ziplist-value 10\nzset-max-listpack-value 20\nlist-max-ziplist-entries 5\n")
+	var cfg Config
+	warnings, err := LoadConfigFile(path, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{path + ":6: 'list-max-ziplist-entries' is not supported by tumbler and is ignored"}; !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings %q", warnings)
+	}
+	cfg.Addr, cfg.TLSOnly = "127.0.0.1:0", false // the test's own port
+	srv := RunT(t, WithConfig(func(c *Config) { *c = cfg }))
+	if l := srv.Engine().EncodingLimits(); l.HashMaxListpackEntries != 100 || l.ZsetMaxListpackValue != 20 || l.SetMaxIntsetEntries != 512 {
+		t.Fatalf("engine limits %+v", l)
+	}
+	c := dial(t, srv.Addr())
+	steps := []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"CONFIG", "GET", "hash-max-listpack-entries"}, "*2\r\n$25\r\nhash-max-listpack-entries\r\n$3\r\n100\r\n"},
+		{[]string{"CONFIG", "SET", "hash-max-listpack-value", "1kb", "set-max-intset-entries", "5", "list-compress-depth", "2", "list-max-ziplist-size", "7"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "hash-max-ziplist-value"}, "*2\r\n$22\r\nhash-max-ziplist-value\r\n$4\r\n1024\r\n"},
+		{[]string{"CONFIG", "SET", "set-max-intset-entries", "-1"}, "-ERR CONFIG SET failed (possibly related to argument 'set-max-intset-entries') - argument must be between 0 and 9223372036854775807 inclusive\r\n"},
+		{[]string{"CONFIG", "SET", "hash-max-ziplist-entries", "1", "hash-max-listpack-entries", "0"}, "+OK\r\n"},
+		{[]string{"HSET", "h", "f", "v"}, ":1\r\n"},
+		{[]string{"OBJECT", "ENCODING", "h"}, "$9\r\nhashtable\r\n"},
+		{[]string{"CONFIG", "SET", "hash-max-listpack-entries", "100"}, "+OK\r\n"},
+		{[]string{"CONFIG", "REWRITE"}, "+OK\r\n"},
+	}
+	for _, st := range steps {
+		if got := c.do(st.cmd...); got != st.want {
+			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\nlist-max-ziplist-entries 5\n" +
+		rewriteSignature + "\nhash-max-listpack-value 1024\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n"
+	if string(data) != want {
+		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
+	}
+}
+
+// The thresholds are flags of the binary too.
+func TestApplyDirective_EncodingThresholds(t *testing.T) {
+	var cfg Config
+	for _, d := range [][2]string{{"zset-max-ziplist-entries", "3"}, {"list-max-listpack-size", "-1"}} {
+		if w, err := ApplyDirective(&cfg, d[0], d[1]); err != nil || w != "" {
+			t.Fatalf("%s: %q, %v", d[0], w, err)
+		}
+	}
+	want := engine.DefaultEncodingLimits()
+	want.ZsetMaxListpackEntries, want.ListMaxListpackSize = 3, -1
+	if cfg.Encodings == nil || *cfg.Encodings != want {
+		t.Fatalf("encodings %+v", cfg.Encodings)
+	}
+	_, err := ApplyDirective(&cfg, "hash-max-ziplist-value", "x")
+	if err == nil || !strings.Contains(err.Error(), ">>> 'hash-max-ziplist-value x'\nargument must be a memory value") {
+		t.Fatalf("flag error: %v", err)
 	}
 }
 

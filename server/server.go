@@ -155,6 +155,13 @@ type Config struct {
 	// keyspace notifications published (engine.ParseKeyspaceEvents's
 	// flags; 0, the default, publishes none).
 	NotifyKeyspaceEvents uint32
+	// Encodings are the thresholds of the compact encodings that OBJECT
+	// ENCODING reports (hash-max-listpack-entries, hash-max-listpack-value,
+	// set-max-intset-entries, zset-max-listpack-entries,
+	// zset-max-listpack-value, list-max-listpack-size, list-compress-depth,
+	// and the old *-ziplist-* names); nil means Redis 7.0's defaults.
+	// The directives replace the value pointed to, never change it.
+	Encodings *engine.EncodingLimits
 }
 
 // Errors returned by Start.
