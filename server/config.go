@@ -293,8 +293,12 @@ const (
 )
 
 func numDirective(name string, live bool, n numeric, get func(c *Config) int64, set func(c *Config, v int64)) *directive {
+	var lines func(c *Config) []string
+	if n.mem {
+		lines = func(c *Config) []string { return []string{name + " " + formatMemory(get(c))} }
+	}
 	return &directive{
-		name: name, live: live,
+		name: name, live: live, lines: lines,
 		set: func(c *Config, args []string) string {
 			v, reason := n.parse(args[0])
 			if reason == "" {
@@ -309,6 +313,21 @@ func numDirective(name string, live bool, n numeric, get func(c *Config) int64, 
 			return strconv.FormatInt(get(c), 10)
 		},
 	}
+}
+
+// formatMemory writes a memory value as CONFIG REWRITE does
+// (rewriteConfigFormatMemory): in gb, mb or kb when it is a whole number
+// of them, else in bytes.
+func formatMemory(v int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "gb"}, {1 << 20, "mb"}, {1 << 10, "kb"}} {
+		if v != 0 && v%u.size == 0 {
+			return strconv.FormatInt(v/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(v, 10)
 }
 
 // yesNo is Redis's yesnotoi.

@@ -75,6 +75,19 @@ func writeConf(t *testing.T, name, text string) string {
 	return p
 }
 
+// CONFIG REWRITE writes memory values as Redis's
+// rewriteConfigFormatMemory: the largest unit that divides them.
+func TestFormatMemory_AsRedisRewrite(t *testing.T) {
+	for v, want := range map[int64]string{
+		0: "0", 64: "64", 1000: "1000", 1024: "1kb", 1536: "1536", 3 << 20: "3mb",
+		1<<30 + 1<<20: "1025mb", 2 << 30: "2gb", 512 << 20: "512mb",
+	} {
+		if got := formatMemory(v); got != want {
+			t.Errorf("formatMemory(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
+
 func TestLoadConfigFile_EveryDirective(t *testing.T) {
 	path := writeConf(t, "tumbler.conf", `# a comment
    # an indented comment
@@ -423,7 +436,7 @@ func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	want := "# my settings\nport 0\ntimeout 20\nsave 60 1\nmaxclients 100\n" + rewriteSignature +
-		"\nmaxmemory 67108864\nrequirepass \"p w\"\n"
+		"\nmaxmemory 64mb\nrequirepass \"p w\"\n"
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
 	}
@@ -485,7 +498,7 @@ func TestConfig_EncodingThresholds(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\nlist-max-ziplist-entries 5\n" +
-		rewriteSignature + "\nhash-max-listpack-value 1024\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n"
+		rewriteSignature + "\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n"
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
 	}
