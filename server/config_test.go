@@ -281,6 +281,23 @@ func TestLoadConfigFile_IncludeAndLaterLinesWin(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// wireStep is a command and the raw reply it must get.
+type wireStep struct {
+	cmd  []string
+	want string
+}
+
+// doSteps sends each step's command in turn and stops the test at the
+// first reply that differs.
+func doSteps(t *testing.T, c *rawClient, steps []wireStep) {
+	t.Helper()
+	for _, st := range steps {
+		if got := c.do(st.cmd...); got != st.want {
+			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
+		}
+	}
+}
+
 // The slow log's settings from Config take effect, and CONFIG SET
 // changes them.
 func TestConfig_SlowlogSettings(t *testing.T) {
@@ -382,10 +399,7 @@ func TestApplyDirective_FlagsLikeLines(t *testing.T) {
 func TestConfigSet_LiveAndAtomic(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())
-	steps := []struct {
-		cmd  []string
-		want string
-	}{
+	steps := []wireStep{
 		{[]string{"CONFIG", "SET", "timeout", "30", "maxclients", "77", "maxmemory", "1gb"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "timeout"}, "*2\r\n$7\r\ntimeout\r\n$2\r\n30\r\n"},
 		{[]string{"CONFIG", "GET", "maxclients"}, "*2\r\n$10\r\nmaxclients\r\n$2\r\n77\r\n"},
@@ -409,11 +423,7 @@ func TestConfigSet_LiveAndAtomic(t *testing.T) {
 		{[]string{"CONFIG", "SET", "busy-reply-threshold", "1234"}, "+OK\r\n"},
 		{[]string{"CONFIG", "REWRITE"}, "-ERR The server is running without a config file\r\n"},
 	}
-	for _, st := range steps {
-		if got := c.do(st.cmd...); got != st.want {
-			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
-		}
-	}
+	doSteps(t, c, steps)
 	if l := srv.live(); l.Timeout != 30*time.Second || l.MaxClients != 77 || srv.Engine().MaxMemory() != 1<<30 || srv.Engine().BusyThreshold() != 1234*time.Millisecond {
 		t.Fatalf("live settings not applied: %+v", l)
 	}
@@ -477,10 +487,7 @@ func TestConfig_EncodingThresholds(t *testing.T) {
 		t.Fatalf("engine limits %+v", l)
 	}
 	c := dial(t, srv.Addr())
-	steps := []struct {
-		cmd  []string
-		want string
-	}{
+	steps := []wireStep{
 		{[]string{"CONFIG", "GET", "hash-max-listpack-entries"}, "*2\r\n$25\r\nhash-max-listpack-entries\r\n$3\r\n100\r\n"},
 		{[]string{"CONFIG", "SET", "hash-max-listpack-value", "1kb", "set-max-intset-entries", "5", "list-compress-depth", "2", "list-max-ziplist-size", "7"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "hash-max-ziplist-value"}, "*2\r\n$22\r\nhash-max-ziplist-value\r\n$4\r\n1024\r\n"},
@@ -491,11 +498,7 @@ func TestConfig_EncodingThresholds(t *testing.T) {
 		{[]string{"CONFIG", "SET", "hash-max-listpack-entries", "100"}, "+OK\r\n"},
 		{[]string{"CONFIG", "REWRITE"}, "+OK\r\n"},
 	}
-	for _, st := range steps {
-		if got := c.do(st.cmd...); got != st.want {
-			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
-		}
-	}
+	doSteps(t, c, steps)
 	data, _ := os.ReadFile(path)
 	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\nlist-max-ziplist-entries 5\n" +
 		rewriteSignature + "\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n"
@@ -573,10 +576,7 @@ func TestConfigLuaMemoryLimit(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())
 	bomb := "local t = {}\nwhile true do t[#t+1] = string.rep('x', 1000) end"
-	steps := []struct {
-		cmd  []string
-		want string
-	}{
+	steps := []wireStep{
 		{[]string{"CONFIG", "GET", "lua-memory-limit"}, "*2\r\n$16\r\nlua-memory-limit\r\n$9\r\n268435456\r\n"},
 		{[]string{"CONFIG", "SET", "lua-memory-limit", "-1"}, "-ERR CONFIG SET failed (possibly related to argument 'lua-memory-limit') - argument must be a memory value\r\n"},
 		{[]string{"CONFIG", "SET", "lua-memory-limit", "0"}, "+OK\r\n"},
@@ -587,11 +587,7 @@ func TestConfigLuaMemoryLimit(t *testing.T) {
 		{[]string{"PING"}, "+PONG\r\n"},
 		{[]string{"EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "k"}, "+OK\r\n"},
 	}
-	for _, st := range steps {
-		if got := c.do(st.cmd...); got != st.want {
-			t.Fatalf("%q = %q, want %q", st.cmd, got, st.want)
-		}
-	}
+	doSteps(t, c, steps)
 	if got := srv.vm.MemoryLimit(); got != 16<<20 {
 		t.Fatalf("VM limit %d", got)
 	}
