@@ -3,6 +3,7 @@ package expiry
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -333,7 +334,13 @@ func checkIndex[T any](t *testing.T, x *Index[T]) {
 	t.Helper()
 	refs, first, last := 0, true, int64(0)
 	bad := ""
+	sum := new(big.Int) // of the deadlines, for MeanDeadline
 	x.tr.Scan(func(g group) bool {
+		k := int64(1)
+		if isSet(g.p) {
+			k = int64(setOf[T](g.p).n)
+		}
+		sum.Add(sum, new(big.Int).Mul(big.NewInt(g.dl), big.NewInt(k)))
 		if !first && g.dl <= last {
 			bad = "groups out of deadline order at " + strconv.FormatInt(g.dl, 10)
 			return false
@@ -383,6 +390,15 @@ func checkIndex[T any](t *testing.T, x *Index[T]) {
 	}
 	if refs != x.Len() {
 		t.Fatalf("the groups hold %d refs, Len is %d", refs, x.Len())
+	}
+	mean, ok := x.MeanDeadline()
+	if ok != (refs > 0) {
+		t.Fatalf("MeanDeadline ok=%v with %d refs", ok, refs)
+	}
+	if ok {
+		if want := new(big.Int).Quo(sum, big.NewInt(int64(refs))); want.Int64() != mean || !want.IsInt64() {
+			t.Fatalf("MeanDeadline = %d, the deadlines' mean is %s", mean, want)
+		}
 	}
 	for i, c := range x.cache {
 		if c.p == nil {
@@ -764,6 +780,57 @@ func TestIndex_AnyInt64Deadline(t *testing.T) {
 	}
 	if len(due) != len(want)-removed-never || x.Len() != never || removed == 0 || never == 0 {
 		t.Fatalf("popped %d of %d (%d removed), Len %d, want %d never due", len(due), len(want), removed, x.Len(), never)
+	}
+}
+
+// TestIndex_MeanDeadlineAndCountDue: the mean follows adds, removes and
+// pops, without overflow at the ends of int64; CountDue counts the refs
+// past their deadline, sets included, and stops at its group budget.
+func TestIndex_MeanDeadlineAndCountDue(t *testing.T) {
+	x := NewIndex[lock]()
+	if _, ok := x.MeanDeadline(); ok {
+		t.Fatal("an empty index has no mean")
+	}
+	a, b, c, d := &lock{}, &lock{}, &lock{}, &lock{}
+	x.Add(a, 1000)
+	x.Add(b, 1000) // a set of two
+	x.Add(c, 4000)
+	if m, _ := x.MeanDeadline(); m != 2000 {
+		t.Fatalf("mean = %d, want 2000", m)
+	}
+	if n, all := x.CountDue(1000, 10); n != 0 || !all { // due only once now > deadline
+		t.Fatalf("CountDue(1000) = %d, %v", n, all)
+	}
+	if n, all := x.CountDue(1001, 10); n != 2 || !all {
+		t.Fatalf("CountDue(1001) = %d, %v; want the set's 2", n, all)
+	}
+	if n, all := x.CountDue(5000, 1); n != 2 || all {
+		t.Fatalf("CountDue(5000, one group) = %d, %v; want 2, incomplete", n, all)
+	}
+	if n, all := x.CountDue(5000, 2); n != 3 || !all {
+		t.Fatalf("CountDue(5000) = %d, %v", n, all)
+	}
+	x.Remove(c, 4000)
+	x.Add(d, -3000)
+	if m, _ := x.MeanDeadline(); m != -333 { // (1000+1000-3000)/3, toward zero
+		t.Fatalf("mean = %d, want -333", m)
+	}
+	x.PopDue(1001, 10, nil)
+	if m, _ := x.MeanDeadline(); x.Len() != 0 {
+		t.Fatalf("left %d refs, mean %d", x.Len(), m)
+	}
+	for i := 0; i < 1000; i++ {
+		x.Add(&lock{}, math.MaxInt64-int64(i%3))
+	}
+	x.Add(&lock{}, math.MinInt64)
+	checkIndex(t, x)
+	x.Clear()
+	if _, ok := x.MeanDeadline(); ok {
+		t.Fatal("a cleared index has no mean")
+	}
+	x.Add(a, 7)
+	if m, _ := x.MeanDeadline(); m != 7 {
+		t.Fatalf("after Clear the sum restarts: mean %d", m)
 	}
 }
 

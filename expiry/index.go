@@ -62,6 +62,7 @@ type Index[T any] struct {
 	tr      *btree.BTreeG[group]
 	cache   *[cacheSlots]group // recent groups by deadline (see lookup)
 	n       int                // refs held, in all groups
+	sum     sum128             // the sum of their deadlines (MeanDeadline)
 	addHint btree.PathHint     // Add's path, to deadlines before the last
 	rmHint  btree.PathHint     // Remove's path
 	pfHint  btree.PathHint     // Prefetch's path
@@ -126,6 +127,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 	if !ok || last.dl < deadline {
 		x.insert(ref, deadline)
 		x.n++
+		x.sum.add(deadline, 1)
 		return
 	}
 	g := last
@@ -133,6 +135,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 		if g, ok = x.lookup(deadline, &x.addHint); !ok {
 			x.insert(ref, deadline)
 			x.n++
+			x.sum.add(deadline, 1)
 			return
 		}
 	}
@@ -150,6 +153,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 		x.put(group{deadline, s.tagged()}, &x.addHint)
 	}
 	x.n++
+	x.sum.add(deadline, 1)
 }
 
 // insert adds the group of deadline, which is not in the tree, with ref.
@@ -175,6 +179,7 @@ func (x *Index[T]) Remove(ref *T, deadline int64) bool {
 			return false
 		}
 		x.n--
+		x.sum.add(deadline, -1)
 		x.settle(s, deadline, &x.rmHint)
 		return true
 	}
@@ -184,6 +189,7 @@ func (x *Index[T]) Remove(ref *T, deadline int64) bool {
 	x.tr.DeleteHint(group{dl: deadline}, &x.rmHint)
 	x.uncache(deadline)
 	x.n--
+	x.sum.add(deadline, -1)
 	return true
 }
 
@@ -248,6 +254,7 @@ func (x *Index[T]) PopDue(now int64, max int, dst []Item[T]) []Item[T] {
 			x.uncache(g.dl)
 			dst = append(dst, Item[T]{g.dl, (*T)(g.p)})
 			x.n--
+			x.sum.add(g.dl, -1)
 			max--
 			continue
 		}
@@ -257,15 +264,51 @@ func (x *Index[T]) PopDue(now int64, max int, dst []Item[T]) []Item[T] {
 			x.uncache(g.dl)
 			dst = s.appendAll(dst, g.dl)
 			x.n -= int(s.n)
+			x.sum.add(g.dl, -int64(s.n))
 			max -= int(s.n)
 			continue
 		}
 		dst = s.pop(dst, g.dl, max)
 		x.n -= max
+		x.sum.add(g.dl, -int64(max))
 		x.settle(s, g.dl, nil)
 		break
 	}
 	return dst
+}
+
+// MeanDeadline returns the mean of the deadlines in the index (INFO
+// keyspace's avg_ttl), ok=false when it is empty. The index keeps their
+// sum as refs come and go, so this costs nothing per item.
+func (x *Index[T]) MeanDeadline() (mean int64, ok bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	return x.sum.div(int64(x.n)), true
+}
+
+// CountDue counts the refs whose deadline is past at now (Expired), not
+// yet popped: INFO's expired_stale_perc. It visits at most maxGroups
+// deadlines and reports whether it saw them all.
+func (x *Index[T]) CountDue(now int64, maxGroups int) (n int, complete bool) {
+	complete = true
+	x.tr.Scan(func(g group) bool {
+		if !Expired(g.dl, now) {
+			return false
+		}
+		if maxGroups == 0 {
+			complete = false
+			return false
+		}
+		maxGroups--
+		if isSet(g.p) {
+			n += int(setOf[T](g.p).n)
+		} else {
+			n++
+		}
+		return true
+	})
+	return n, complete
 }
 
 // Scan calls fn for every item in deadline order (refs sharing a deadline
@@ -290,6 +333,7 @@ func (x *Index[T]) Clear() {
 	x.tr.Clear()
 	clear(x.cache[:])
 	x.n = 0
+	x.sum = sum128{}
 	x.addHint, x.rmHint, x.pfHint = btree.PathHint{}, btree.PathHint{}, btree.PathHint{}
 }
 
@@ -481,3 +525,52 @@ func (s *refSet[T]) resize(want int) {
 // millisecond: with millisecond clocks, now >= deadline would let a PX N
 // lock set late in a millisecond go after N-1 ms and a little.
 func Expired(deadline, now int64) bool { return deadline != 0 && now > deadline }
+
+// sum128 is a signed 128-bit sum of int64 values: a million deadlines
+// near 2^62 do not overflow it.
+type sum128 struct {
+	hi int64
+	lo uint64
+}
+
+// add adds v*k.
+func (s *sum128) add(v, k int64) {
+	neg := (v < 0) != (k < 0)
+	mv, mk := uint64(v), uint64(k)
+	if v < 0 {
+		mv = -mv
+	}
+	if k < 0 {
+		mk = -mk
+	}
+	hi, lo := bits.Mul64(mv, mk)
+	if neg { // two's complement of the 128-bit product
+		lo = ^lo + 1
+		hi = ^hi
+		if lo == 0 {
+			hi++
+		}
+	}
+	var c uint64
+	s.lo, c = bits.Add64(s.lo, lo, 0)
+	s.hi += int64(hi) + int64(c)
+}
+
+// div returns s/n rounded toward zero, for n > 0 and a quotient that fits
+// an int64 (a mean of int64 values does).
+func (s sum128) div(n int64) int64 {
+	hi, lo := uint64(s.hi), s.lo
+	neg := s.hi < 0
+	if neg {
+		lo = ^lo + 1
+		hi = ^hi
+		if lo == 0 {
+			hi++
+		}
+	}
+	q, _ := bits.Div64(hi, lo, uint64(n))
+	if neg {
+		return -int64(q)
+	}
+	return int64(q)
+}
