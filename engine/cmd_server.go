@@ -123,15 +123,21 @@ type ServerInfo struct {
 	TrackingClients int
 	PubSubChannels  int
 	PubSubPatterns  int
+	PubSubShards    int // shard channels with subscribers
+	// The tracking table: keys clients may cache, (key, client) pairs,
+	// and BCAST prefixes.
+	TrackingKeys, TrackingItems, TrackingPrefixes int
 	// PausedClients counts the clients whose command CLIENT PAUSE holds:
 	// blocked_clients counts them, as Redis counts its postponed clients.
 	PausedClients int
 }
 
 // ScriptCounter is implemented by a Scripter that can tell how many
-// scripts it holds (INFO memory's number_of_cached_scripts).
+// scripts it holds and their size (INFO memory's number_of_cached_scripts
+// and used_memory_scripts_eval).
 type ScriptCounter interface {
 	CachedScripts() int
+	CachedScriptBytes() int
 }
 
 // InfoProvider supplies the server's part of INFO.
@@ -221,6 +227,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("uptime_in_days", strconv.FormatInt(uptime/86400, 10))
 		add("hz", "10")
 		add("configured_hz", "10")
+		// Redis's LRU clock: seconds, in 24 bits (LRU_CLOCK)
+		add("lru_clock", strconv.FormatInt(now.Unix()&(1<<24-1), 10))
 		add("executable", exe)
 		add("config_file", si.ConfigFile)
 		add("io_threads_active", "0")
@@ -236,68 +244,116 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")
 	})
-	section("memory", "Memory", func(add func(k, v string)) {
-		m := readMemory()
-		add("used_memory", strconv.FormatUint(m.used, 10))
-		add("used_memory_human", humanBytes(m.used))
-		add("used_memory_rss", strconv.FormatUint(m.rss, 10))
-		add("used_memory_rss_human", humanBytes(m.rss))
-		add("used_memory_peak", strconv.FormatUint(m.peak, 10))
-		add("used_memory_peak_human", humanBytes(m.peak))
-		add("total_system_memory", strconv.FormatUint(m.system, 10))
-		add("total_system_memory_human", humanBytes(m.system))
-		if sc, ok := e.scripter.(ScriptCounter); ok {
-			add("number_of_cached_scripts", strconv.Itoa(sc.CachedScripts()))
-		}
-		maxmem, _ := strconv.ParseUint(e.paramValue("maxmemory"), 10, 64)
-		add("maxmemory", strconv.FormatUint(maxmem, 10))
-		add("maxmemory_human", humanBytes(maxmem))
-		add("maxmemory_policy", e.paramValue("maxmemory-policy"))
-		add("mem_allocator", "go")
-		// nothing is freed in the background, so nothing is pending
-		add("lazyfree_pending_objects", "0")
-		add("lazyfreed_objects", "0")
-	})
+	section("memory", "Memory", func(add func(k, v string)) { e.infoMemory(add) })
 	section("persistence", "Persistence", func(add func(k, v string)) {
+		// no persistence: the values Redis shows with saving, AOF and
+		// fork-based work unused
 		add("loading", "0")
 		add("async_loading", "0")
+		add("current_cow_peak", "0")
+		add("current_cow_size", "0")
+		add("current_cow_size_age", "0")
+		add("current_fork_perc", "0.00")
+		add("current_save_keys_processed", "0")
+		add("current_save_keys_total", "0")
 		add("rdb_changes_since_last_save", "0")
 		add("rdb_bgsave_in_progress", "0")
 		add("rdb_last_save_time", strconv.FormatInt(e.start.Unix(), 10))
 		add("rdb_last_bgsave_status", "ok")
+		add("rdb_last_bgsave_time_sec", "-1")
+		add("rdb_current_bgsave_time_sec", "-1")
+		add("rdb_saves", "0")
+		add("rdb_last_cow_size", "0")
+		add("rdb_last_load_keys_expired", "0")
+		add("rdb_last_load_keys_loaded", "0")
 		add("aof_enabled", "0")
 		add("aof_rewrite_in_progress", "0")
+		add("aof_rewrite_scheduled", "0")
+		add("aof_last_rewrite_time_sec", "-1")
+		add("aof_current_rewrite_time_sec", "-1")
+		add("aof_last_bgrewrite_status", "ok")
+		add("aof_rewrites", "0")
+		add("aof_rewrites_consecutive_failures", "0")
+		add("aof_last_write_status", "ok")
+		add("aof_last_cow_size", "0")
+		add("module_fork_in_progress", "0")
+		add("module_fork_last_cow_size", "0")
 	})
 	section("stats", "Stats", func(add func(k, v string)) {
-		add("total_connections_received", strconv.FormatInt(e.Stats.ConnsReceived.Load(), 10))
-		add("total_commands_processed", strconv.FormatInt(e.Stats.Commands.Load(), 10))
-		add("instantaneous_ops_per_sec", strconv.FormatInt(e.OpsPerSec(), 10))
-		add("rejected_connections", strconv.FormatInt(e.Stats.RejectedConns.Load(), 10))
-		add("expired_keys", strconv.FormatInt(e.Stats.ExpiredKeys.Load(), 10))
+		i64 := func(k string, v int64) { add(k, strconv.FormatInt(v, 10)) }
+		netIn, netOut, reads, writes := e.Net.Totals()
+		kin, kout := e.NetKbps()
+		i64("total_connections_received", e.Stats.ConnsReceived.Load())
+		i64("total_commands_processed", e.Stats.Commands.Load())
+		i64("instantaneous_ops_per_sec", e.OpsPerSec())
+		i64("total_net_input_bytes", netIn)
+		i64("total_net_output_bytes", netOut)
+		add("total_net_repl_input_bytes", "0") // no replication
+		add("total_net_repl_output_bytes", "0")
+		add("instantaneous_input_kbps", strconv.FormatFloat(kin, 'f', 2, 64))
+		add("instantaneous_output_kbps", strconv.FormatFloat(kout, 'f', 2, 64))
+		add("instantaneous_input_repl_kbps", "0.00")
+		add("instantaneous_output_repl_kbps", "0.00")
+		i64("rejected_connections", e.Stats.RejectedConns.Load())
+		add("sync_full", "0")
+		add("sync_partial_ok", "0")
+		add("sync_partial_err", "0")
+		i64("expired_keys", e.Stats.ExpiredKeys.Load())
+		add("expired_stale_perc", strconv.FormatFloat(e.expiredStalePerc(), 'f', 2, 64))
+		i64("expired_time_cap_reached_count", e.Stats.ExpireTimeCap.Load())
+		i64("expire_cycle_cpu_milliseconds", e.obs.expireNs.Load()/int64(time.Millisecond))
+		// never evicts (maxmemory-policy is always noeviction), nor
+		// evicts clients (no maxmemory-clients)
 		add("evicted_keys", "0")
-		add("keyspace_hits", strconv.FormatInt(e.Stats.KeyspaceHits.Load(), 10))
-		add("keyspace_misses", strconv.FormatInt(e.Stats.KeyspaceMisses.Load(), 10))
+		add("evicted_clients", "0")
+		add("total_eviction_exceeded_time", "0")
+		add("current_eviction_exceeded_time", "0")
+		i64("keyspace_hits", e.Stats.KeyspaceHits.Load())
+		i64("keyspace_misses", e.Stats.KeyspaceMisses.Load())
 		add("pubsub_channels", strconv.Itoa(si.PubSubChannels))
 		add("pubsub_patterns", strconv.Itoa(si.PubSubPatterns))
+		add("pubsubshard_channels", strconv.Itoa(si.PubSubShards))
+		add("latest_fork_usec", "0") // never forks
+		add("total_forks", "0")
 		add("migrate_cached_sockets", "0") // no MIGRATE
-		add("total_eval_calls", strconv.FormatInt(e.Stats.ScriptRuns.Load(), 10))
+		add("slave_expires_tracked_keys", "0")
+		for _, k := range []string{"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time"} {
+			add(k, "0") // no defragmentation: Go's allocator is not jemalloc
+		}
+		add("tracking_total_keys", strconv.Itoa(si.TrackingKeys))
+		add("tracking_total_items", strconv.Itoa(si.TrackingItems))
+		add("tracking_total_prefixes", strconv.Itoa(si.TrackingPrefixes))
+		i64("total_eval_calls", e.Stats.ScriptRuns.Load())
 		// Redis counts error replies from a master or in an AOF here;
 		// tumbler has neither, so none are ever unexpected.
 		add("unexpected_error_replies", "0")
 		errs, _ := e.ErrorReplies()
-		add("total_error_replies", strconv.FormatInt(errs, 10))
+		i64("total_error_replies", errs)
+		add("dump_payload_sanitizations", "0") // no RESTORE
+		i64("total_reads_processed", reads)
+		i64("total_writes_processed", writes)
+		add("io_threaded_reads_processed", "0") // no I/O threads: event loops read their own
+		add("io_threaded_writes_processed", "0")
 	})
 	section("replication", "Replication", func(add func(k, v string)) {
 		add("role", "master")
 		add("connected_slaves", "0")
 		add("master_failover_state", "no-failover")
 		add("master_replid", runID)
+		add("master_replid2", "0000000000000000000000000000000000000000")
 		add("master_repl_offset", "0")
+		add("second_repl_offset", "-1")
+		add("repl_backlog_active", "0")
+		add("repl_backlog_size", "1048576") // repl-backlog-size's default, unused
+		add("repl_backlog_first_byte_offset", "0")
+		add("repl_backlog_histlen", "0")
 	})
 	section("cpu", "CPU", func(add func(k, v string)) {
-		sys, user := cpuTimes()
+		sys, user, csys, cuser := cpuTimes()
 		add("used_cpu_sys", strconv.FormatFloat(sys, 'f', 6, 64))
 		add("used_cpu_user", strconv.FormatFloat(user, 'f', 6, 64))
+		add("used_cpu_sys_children", strconv.FormatFloat(csys, 'f', 6, 64))
+		add("used_cpu_user_children", strconv.FormatFloat(cuser, 'f', 6, 64))
 	})
 	section("modules", "Modules", func(add func(k, v string)) {})
 	section("commandstats", "Commandstats", e.infoCommandStats)
@@ -308,7 +364,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
 	section("keyspace", "Keyspace", func(add func(k, v string)) {
 		if n := e.keys.len(); n > 0 {
-			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl=0")
+			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl="+strconv.FormatInt(e.avgTTL(), 10))
 		}
 	})
 	return b.String()

@@ -126,6 +126,10 @@ type Stats struct {
 	ExpiredScanned  atomic.Int64
 	ScriptRuns      atomic.Int64
 	ConnectedClient atomic.Int64
+	// ExpireTimeCap counts the times the active expiry loop stopped
+	// reclaiming with due keys left, to let clients run
+	// (expired_time_cap_reached_count).
+	ExpireTimeCap atomic.Int64
 }
 
 // Config holds the engine's settings.
@@ -195,6 +199,7 @@ type Engine struct {
 	blk         blockState    // clients blocked on keys (blocking.go)
 
 	Stats Stats
+	Net   NetCounters // bytes and calls on client sockets, added by the server (observe.go)
 	start time.Time
 
 	obs observer // obs: commandstats, errorstats, ops/sec, slow log, script latency (engine/observe.go)
@@ -223,6 +228,7 @@ func New(cfg Config) *Engine {
 	e.SetEncodingLimits(DefaultEncodingLimits())
 	registerStandard(e)
 	registerMulti(e) // MULTI/EXEC/WATCH commands and WATCH's onModified hook (multi.go)
+	e.obs.startMem = heapObjects()
 	return e
 }
 
@@ -458,6 +464,8 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 		return 0, 0, false // a busy script has the keyspace; retry when woken
 	}
 	defer e.mu.Unlock()
+	start := time.Now()
+	defer func() { e.obs.expireNs.Add(int64(time.Since(start))) }() // expire_cycle_cpu_milliseconds
 	now := e.clock.Mono()
 	due := e.idx.PopDue(now, max, e.due[:0]) // off the index already
 	for i, it := range due {

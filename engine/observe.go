@@ -349,6 +349,9 @@ func (e *Engine) resetObserved() {
 	e.obs.errStats.total.Store(0)
 	e.obs.errStats.mu.Unlock()
 	e.obs.ops.reset()
+	e.Net.reset()
+	e.obs.expireNs.Store(0)
+	e.Stats.ExpireTimeCap.Store(0)
 }
 
 // markScriptCommands flags the commands whose duration is a script run's.
@@ -405,53 +408,137 @@ func (e *Engine) ScriptLatency() (count uint64, sum float64, buckets map[float64
 	return cum + h.counts[len(ScriptBuckets)].Load(), float64(h.sumNs.Load()) / 1e9, buckets
 }
 
-// ---- instantaneous_ops_per_sec ----
+// ---- instantaneous_ops_per_sec and _kbps ----
 
-// opsSamples is how many samples instantaneous_ops_per_sec averages
+// opsSamples is how many samples the instantaneous_* fields average
 // (Redis's STATS_METRIC_SAMPLES).
 const opsSamples = 16
+
+// The instantaneous metrics, as Redis's STATS_METRIC_*.
+const (
+	metricCommands = iota
+	metricNetInput
+	metricNetOutput
+	nMetrics
+)
 
 type opsSampler struct {
 	mu      sync.Mutex
 	lastT   time.Time
-	lastN   int64
-	samples [opsSamples]int64
+	lastN   [nMetrics]int64
+	samples [nMetrics][opsSamples]int64
 	idx     int
 }
 
 func (o *opsSampler) reset() {
 	o.mu.Lock()
 	o.lastT = time.Time{}
-	o.samples = [opsSamples]int64{}
+	o.samples = [nMetrics][opsSamples]int64{}
 	o.mu.Unlock()
 }
 
-// SampleOps records the command rate since the previous sample. The
-// server calls it every 100 ms, as Redis's serverCron does.
+// SampleOps records the command rate and the network rates since the
+// previous sample, and the peak of used memory. The server calls it every
+// 100 ms, as Redis's serverCron does.
 func (e *Engine) SampleOps(now time.Time) {
 	o := &e.obs.ops
-	n := e.Stats.Commands.Load()
+	in, out, _, _ := e.Net.Totals()
+	n := [nMetrics]int64{e.Stats.Commands.Load(), in, out}
+	notePeak(heapObjects())
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.lastT.IsZero() {
 		if ms := now.Sub(o.lastT).Milliseconds(); ms > 0 {
-			o.samples[o.idx] = (n - o.lastN) * 1000 / ms
+			for m := range n {
+				o.samples[m][o.idx] = (n[m] - o.lastN[m]) * 1000 / ms
+			}
 			o.idx = (o.idx + 1) % opsSamples
 		}
 	}
 	o.lastT, o.lastN = now, n
 }
 
-// OpsPerSec returns the mean of the last 16 samples of SampleOps.
-func (e *Engine) OpsPerSec() int64 {
-	o := &e.obs.ops
+// rate returns the mean of the last 16 samples of metric m, per second.
+func (o *opsSampler) rate(m int) int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var sum int64
-	for _, v := range o.samples {
+	for _, v := range o.samples[m] {
 		sum += v
 	}
 	return sum / opsSamples
+}
+
+// OpsPerSec returns the mean of the last 16 samples of SampleOps.
+func (e *Engine) OpsPerSec() int64 { return e.obs.ops.rate(metricCommands) }
+
+// NetKbps returns instantaneous_input_kbps and instantaneous_output_kbps:
+// the bytes read from and written to client sockets, per second, in KB.
+func (e *Engine) NetKbps() (in, out float64) {
+	return float64(e.obs.ops.rate(metricNetInput)) / 1024, float64(e.obs.ops.rate(metricNetOutput)) / 1024
+}
+
+// ---- network counters ----
+
+// NetCounters count what the server reads from and writes to client
+// sockets (INFO stats: total_net_input_bytes, total_net_output_bytes,
+// total_reads_processed, total_writes_processed). They are added to on
+// every read and write, so they are split in stripes of a cache line
+// each: a connection adds to the stripe of its id (Stripe), and
+// connections on different cores seldom share one. An add is an
+// uncontended atomic add; a read sums the stripes.
+type NetCounters struct {
+	stripes [netStripes]NetStripe
+}
+
+const netStripes = 8
+
+// NetStripe is one stripe of NetCounters. A nil *NetStripe counts nothing.
+type NetStripe struct {
+	inBytes, outBytes, reads, writes atomic.Int64
+	_                                [64 - 4*8]byte // a cache line each
+}
+
+// Stripe returns the stripe a connection with this id adds to.
+func (c *NetCounters) Stripe(id int64) *NetStripe { return &c.stripes[uint64(id)%netStripes] }
+
+// Read counts a read of n bytes from a client socket (none when n <= 0).
+func (s *NetStripe) Read(n int) {
+	if s != nil && n > 0 {
+		s.reads.Add(1)
+		s.inBytes.Add(int64(n))
+	}
+}
+
+// Wrote counts a write of n bytes to a client socket (none when n <= 0).
+func (s *NetStripe) Wrote(n int) {
+	if s != nil && n > 0 {
+		s.writes.Add(1)
+		s.outBytes.Add(int64(n))
+	}
+}
+
+// Totals returns the bytes read and written, and the reads and writes
+// that moved them.
+func (c *NetCounters) Totals() (in, out, reads, writes int64) {
+	for i := range c.stripes {
+		s := &c.stripes[i]
+		in += s.inBytes.Load()
+		out += s.outBytes.Load()
+		reads += s.reads.Load()
+		writes += s.writes.Load()
+	}
+	return
+}
+
+func (c *NetCounters) reset() {
+	for i := range c.stripes {
+		s := &c.stripes[i]
+		s.inBytes.Store(0)
+		s.outBytes.Store(0)
+		s.reads.Store(0)
+		s.writes.Store(0)
+	}
 }
 
 // ---- INFO commandstats and errorstats ----
@@ -491,6 +578,8 @@ type observer struct {
 	ops        opsSampler
 	slowlog    slowlog
 	scriptHist histogram
+	expireNs   atomic.Int64 // time spent in ReclaimDue (expire_cycle_cpu_milliseconds)
+	startMem   uint64       // heap objects when the engine was made (used_memory_startup)
 }
 
 // paramValue returns a CONFIG GET parameter's value: a registered one, or
@@ -508,6 +597,11 @@ func (e *Engine) paramValue(name string) string {
 
 type memInfo struct {
 	used, rss, peak, system uint64
+	// the Go allocator's figures, named as Redis's jemalloc ones:
+	// active is the heap's spans in use (objects and the room left in
+	// their spans), resident what the runtime has mapped and not
+	// returned to the OS
+	active, resident uint64
 }
 
 var memPeak atomic.Uint64
@@ -515,6 +609,8 @@ var memPeak atomic.Uint64
 var memSamples = []metrics.Sample{
 	{Name: "/memory/classes/heap/objects:bytes"},
 	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
 }
 
 // readMemory samples the Go heap with runtime/metrics, which does not stop
@@ -524,27 +620,46 @@ func readMemory() memInfo {
 	s := make([]metrics.Sample, len(memSamples))
 	copy(s, memSamples)
 	metrics.Read(s)
-	var m memInfo
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		m.used = s[0].Value.Uint64()
+	u := func(i int) uint64 {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			return s[i].Value.Uint64()
+		}
+		return 0
+	}
+	m := memInfo{used: u(0), active: u(0) + u(2)}
+	if total, released := u(1), u(3); total > released {
+		m.resident = total - released
 	}
 	m.rss = procRSS()
-	if m.rss == 0 && s[1].Value.Kind() == metrics.KindUint64 {
-		m.rss = s[1].Value.Uint64()
+	if m.rss == 0 {
+		m.rss = u(1)
 	}
 	m.system = systemMemory()
+	m.peak = notePeak(m.used)
+	return m
+}
+
+// heapObjects returns the bytes of heap objects (used_memory).
+func heapObjects() uint64 {
+	s := []metrics.Sample{memSamples[0]}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		return s[0].Value.Uint64()
+	}
+	return 0
+}
+
+// notePeak raises used_memory_peak to used and returns the peak.
+func notePeak(used uint64) uint64 {
 	for {
 		p := memPeak.Load()
-		if m.used <= p {
-			m.peak = p
-			break
+		if used <= p {
+			return p
 		}
-		if memPeak.CompareAndSwap(p, m.used) {
-			m.peak = m.used
-			break
+		if memPeak.CompareAndSwap(p, used) {
+			return used
 		}
 	}
-	return m
 }
 
 // KeyCountNoWait is KeyCount for scrapers: while a script is busy it does
@@ -555,4 +670,120 @@ func (e *Engine) KeyCountNoWait() (keys, expires int, ok bool) {
 	}
 	defer e.mu.Unlock()
 	return e.keys.len(), e.idx.Len(), true
+}
+
+// infoMemory writes INFO's memory section: Redis 7.0's fields, from the
+// Go runtime's figures. The Lua VM's own memory (used_memory_lua and the
+// like) is not told apart from the Go heap, and client buffers
+// (mem_clients_normal) are not summed: those fields are left out.
+func (e *Engine) infoMemory(add func(k, v string)) {
+	m := readMemory()
+	u64 := func(k string, v uint64) { add(k, strconv.FormatUint(v, 10)) }
+	i64 := func(k string, v int64) { add(k, strconv.FormatInt(v, 10)) }
+	ratio := func(k string, a, b uint64) {
+		r := 0.0
+		if b > 0 {
+			r = float64(a) / float64(b)
+		}
+		add(k, strconv.FormatFloat(r, 'f', 2, 64))
+	}
+	perc := func(k string, a, b uint64) {
+		p := 0.0
+		if b > 0 {
+			p = float64(a) * 100 / float64(b)
+		}
+		add(k, strconv.FormatFloat(p, 'f', 2, 64)+"%")
+	}
+	scripts, scriptBytes := 0, uint64(0)
+	sc, hasScripts := e.scripter.(ScriptCounter)
+	if hasScripts {
+		scripts, scriptBytes = sc.CachedScripts(), uint64(sc.CachedScriptBytes())
+	}
+	// As Redis: the overhead is the memory at start-up plus the script
+	// cache; the dataset is the rest of used_memory.
+	startup := e.obs.startMem
+	overhead := startup + scriptBytes
+	dataset := uint64(0)
+	if m.used > overhead {
+		dataset = m.used - overhead
+	}
+	net := uint64(0)
+	if m.used > startup {
+		net = m.used - startup
+	}
+	u64("used_memory", m.used)
+	add("used_memory_human", humanBytes(m.used))
+	u64("used_memory_rss", m.rss)
+	add("used_memory_rss_human", humanBytes(m.rss))
+	u64("used_memory_peak", m.peak)
+	add("used_memory_peak_human", humanBytes(m.peak))
+	perc("used_memory_peak_perc", m.used, m.peak)
+	u64("used_memory_overhead", overhead)
+	u64("used_memory_startup", startup)
+	u64("used_memory_dataset", dataset)
+	perc("used_memory_dataset_perc", dataset, net)
+	u64("allocator_allocated", m.used)
+	u64("allocator_active", m.active)
+	u64("allocator_resident", m.resident)
+	u64("total_system_memory", m.system)
+	add("total_system_memory_human", humanBytes(m.system))
+	u64("used_memory_scripts_eval", scriptBytes)
+	if hasScripts {
+		add("number_of_cached_scripts", strconv.Itoa(scripts))
+	}
+	add("number_of_functions", "0") // no FUNCTION
+	add("number_of_libraries", "0")
+	add("used_memory_functions", "0")
+	u64("used_memory_scripts", scriptBytes)
+	add("used_memory_scripts_human", humanBytes(scriptBytes))
+	maxmem, _ := strconv.ParseUint(e.paramValue("maxmemory"), 10, 64)
+	u64("maxmemory", maxmem)
+	add("maxmemory_human", humanBytes(maxmem))
+	add("maxmemory_policy", e.paramValue("maxmemory-policy"))
+	ratio("allocator_frag_ratio", m.active, m.used)
+	i64("allocator_frag_bytes", int64(m.active-m.used))
+	ratio("allocator_rss_ratio", m.resident, m.active)
+	i64("allocator_rss_bytes", int64(m.resident-m.active))
+	ratio("rss_overhead_ratio", m.rss, m.resident)
+	i64("rss_overhead_bytes", int64(m.rss-m.resident))
+	ratio("mem_fragmentation_ratio", m.rss, m.used)
+	i64("mem_fragmentation_bytes", int64(m.rss-m.used))
+	// no replication, AOF or cluster: nothing held for them
+	for _, k := range []string{"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves", "mem_cluster_links", "mem_aof_buffer"} {
+		add(k, "0")
+	}
+	add("mem_allocator", "go")
+	add("active_defrag_running", "0")
+	// nothing is freed in the background, so nothing is pending
+	add("lazyfree_pending_objects", "0")
+	add("lazyfreed_objects", "0")
+}
+
+// staleGroups bounds the deadlines expiredStalePerc visits: past it (a
+// mass expiry of keys with that many distinct deadlines, still being
+// reclaimed) the figure is a lower bound.
+const staleGroups = 10000
+
+// expiredStalePerc is INFO's expired_stale_perc: the share of the keys
+// with a deadline that are past it and not yet reclaimed (Redis
+// estimates it from its expiry cycle's samples; tumbler's index counts
+// them). Call it under the keyspace lock.
+func (e *Engine) expiredStalePerc() float64 {
+	n := e.idx.Len()
+	if n == 0 {
+		return 0
+	}
+	due, _ := e.idx.CountDue(e.clock.Mono(), staleGroups)
+	return float64(due) * 100 / float64(n)
+}
+
+// avgTTL is INFO keyspace's avg_ttl: the mean time left, in ms, of the
+// keys with a deadline (Redis estimates it from samples; tumbler's index
+// keeps the sum of its deadlines). Call it under the keyspace lock.
+func (e *Engine) avgTTL() int64 {
+	mean, ok := e.idx.MeanDeadline()
+	if !ok {
+		return 0
+	}
+	return max(mean-e.clock.Mono(), 0)
 }

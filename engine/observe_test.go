@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,8 +89,147 @@ func TestInfo_KeyspaceOmittedWhenEmpty(t *testing.T) {
 	}
 	te.do("SET", "a", "1")
 	te.do("SET", "b", "1", "PX", "10000")
-	if got := te.infoField("keyspace", "db0"); got != "keys=2,expires=1,avg_ttl=0" {
+	if got := te.infoField("keyspace", "db0"); got != "keys=2,expires=1,avg_ttl=10000" {
 		t.Errorf("db0 = %q", got)
+	}
+}
+
+// TestInfo_AvgTTLIsTheMeanTimeLeft: avg_ttl is the mean of the keys'
+// remaining TTLs in ms, following sets, deletes, persists and the clock.
+func TestInfo_AvgTTLIsTheMeanTimeLeft(t *testing.T) {
+	te := newTestEngine(t)
+	te.do("SET", "a", "1", "PX", "10000")
+	te.do("SET", "b", "1", "PX", "30000")
+	te.do("SET", "c", "1", "PX", "5000")
+	te.do("SET", "plain", "1")
+	if got := te.infoField("keyspace", "db0"); got != "keys=4,expires=3,avg_ttl=15000" {
+		t.Errorf("db0 = %q", got)
+	}
+	te.do("DEL", "c")
+	te.do("PEXPIRE", "a", "20000") // a moves from 10 s to 20 s
+	te.clock.Advance(4 * time.Second)
+	if got := te.infoField("keyspace", "db0"); got != "keys=3,expires=2,avg_ttl=21000" {
+		t.Errorf("db0 = %q, want the mean of 16 s and 26 s", got)
+	}
+	te.do("PERSIST", "b")
+	if got := te.infoField("keyspace", "db0"); got != "keys=3,expires=1,avg_ttl=16000" {
+		t.Errorf("db0 = %q", got)
+	}
+}
+
+// TestInfo_ExpiredStalePercCountsDueKeysNotReclaimed: keys past their
+// deadline that no one has reclaimed yet are the stale share.
+func TestInfo_ExpiredStalePercCountsDueKeysNotReclaimed(t *testing.T) {
+	te := newTestEngine(t)
+	for i, px := range []string{"1000", "1000", "2000", "60000"} {
+		te.do("SET", "k"+strconv.Itoa(i), "v", "PX", px)
+	}
+	if got := te.infoField("stats", "expired_stale_perc"); got != "0.00" {
+		t.Errorf("expired_stale_perc = %q before any deadline", got)
+	}
+	te.clock.Advance(1500 * time.Millisecond) // two due, nobody reclaimed them
+	if got := te.infoField("stats", "expired_stale_perc"); got != "50.00" {
+		t.Errorf("expired_stale_perc = %q, want 2 of 4", got)
+	}
+	te.clock.Advance(time.Second)
+	if got := te.infoField("stats", "expired_stale_perc"); got != "75.00" {
+		t.Errorf("expired_stale_perc = %q, want 3 of 4", got)
+	}
+	if n, _, _ := te.ReclaimDue(100); n != 3 {
+		t.Fatalf("reclaimed %d", n)
+	}
+	if got := te.infoField("stats", "expired_stale_perc"); got != "0.00" {
+		t.Errorf("expired_stale_perc = %q after reclaiming", got)
+	}
+	if te.obs.expireNs.Load() <= 0 {
+		t.Error("the time ReclaimDue took was not counted (expire_cycle_cpu_milliseconds)")
+	}
+}
+
+// TestInfo_NetworkCountersAndRates: what the server counts on its
+// sockets shows in INFO stats, the rates averaged as ops/sec is, and
+// CONFIG RESETSTAT clears them.
+func TestInfo_NetworkCountersAndRates(t *testing.T) {
+	te := newTestEngine(t)
+	var nilStripe *NetStripe
+	nilStripe.Read(10) // counts nothing, and does not panic
+	te.Net.Stripe(1).Read(100)
+	te.Net.Stripe(2).Read(50)
+	te.Net.Stripe(9).Wrote(7) // the same stripe as 1
+	te.Net.Stripe(3).Read(0)  // no input: not a read
+	for k, want := range map[string]string{
+		"total_net_input_bytes": "150", "total_net_output_bytes": "7",
+		"total_reads_processed": "2", "total_writes_processed": "1",
+		"instantaneous_input_kbps": "0.00",
+	} {
+		if got := te.infoField("stats", k); got != want {
+			t.Errorf("%s = %q, want %s", k, got, want)
+		}
+	}
+	t0 := time.Unix(1000, 0)
+	te.SampleOps(t0)
+	for i := 0; i < 16; i++ {
+		te.Net.Stripe(int64(i)).Read(1024) // 10 KB/s in
+		te.Net.Stripe(int64(i)).Wrote(512) // 5 KB/s out
+		te.SampleOps(t0.Add(time.Duration(i+1) * 100 * time.Millisecond))
+	}
+	if got := te.infoField("stats", "instantaneous_input_kbps"); got != "10.00" {
+		t.Errorf("instantaneous_input_kbps = %q, want 10.00", got)
+	}
+	if got := te.infoField("stats", "instantaneous_output_kbps"); got != "5.00" {
+		t.Errorf("instantaneous_output_kbps = %q, want 5.00", got)
+	}
+	te.do("CONFIG", "RESETSTAT")
+	for _, k := range []string{"total_net_input_bytes", "total_net_output_bytes", "total_reads_processed", "total_writes_processed"} {
+		if got := te.infoField("stats", k); got != "0" {
+			t.Errorf("%s = %q after CONFIG RESETSTAT", k, got)
+		}
+	}
+	if got := te.infoField("stats", "instantaneous_input_kbps"); got != "0.00" {
+		t.Errorf("instantaneous_input_kbps = %q after CONFIG RESETSTAT", got)
+	}
+}
+
+// TestInfo_MemoryFieldsAgree: the derived memory fields are computed from
+// the same sample and agree with each other as in Redis.
+func TestInfo_MemoryFieldsAgree(t *testing.T) {
+	te := newTestEngine(t)
+	f := map[string]string{}
+	out := strings.TrimPrefix(te.do("INFO", "memory"), "=")
+	for _, line := range strings.Split(out, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			f[k] = v
+		}
+	}
+	n := func(k string) float64 {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(f[k], "%"), 64)
+		if err != nil {
+			t.Fatalf("%s = %q", k, f[k])
+		}
+		return v
+	}
+	used, rss, active, resident := n("used_memory"), n("used_memory_rss"), n("allocator_active"), n("allocator_resident")
+	if n("allocator_allocated") != used || active < used || resident < active {
+		t.Errorf("allocated %v, active %v, resident %v, used %v", n("allocator_allocated"), active, resident, used)
+	}
+	near := func(k string, want float64) {
+		if got := n(k); math.Abs(got-want) > 0.006 {
+			t.Errorf("%s = %v, want %.2f", k, got, want)
+		}
+	}
+	near("mem_fragmentation_ratio", rss/used)
+	near("allocator_frag_ratio", active/used)
+	near("allocator_rss_ratio", resident/active)
+	near("used_memory_peak_perc", used*100/n("used_memory_peak"))
+	if n("mem_fragmentation_bytes") != rss-used || n("allocator_frag_bytes") != active-used {
+		t.Errorf("mem_fragmentation_bytes %v, allocator_frag_bytes %v", n("mem_fragmentation_bytes"), n("allocator_frag_bytes"))
+	}
+	if n("used_memory_startup") <= 0 || n("used_memory_overhead") < n("used_memory_startup") ||
+		n("used_memory_dataset") != used-n("used_memory_overhead") {
+		t.Errorf("startup %v, overhead %v, dataset %v, used %v", n("used_memory_startup"), n("used_memory_overhead"), n("used_memory_dataset"), used)
+	}
+	if v, _ := strconv.ParseInt(te.infoField("server", "lru_clock"), 10, 64); v <= 0 || v >= 1<<24 {
+		t.Errorf("lru_clock = %d", v)
 	}
 }
 

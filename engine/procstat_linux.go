@@ -33,12 +33,16 @@ func systemMemory() uint64 {
 	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
-// cpuTimes returns the process's system and user CPU seconds.
-func cpuTimes() (sys, user float64) {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0, 0
-	}
+// cpuTimes returns the process's system and user CPU seconds, and those
+// of its waited-for children (none: tumbler never forks).
+func cpuTimes() (sys, user, childSys, childUser float64) {
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(ru.Stime), tv(ru.Utime)
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		sys, user = tv(ru.Stime), tv(ru.Utime)
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		childSys, childUser = tv(ru.Stime), tv(ru.Utime)
+	}
+	return
 }

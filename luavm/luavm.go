@@ -86,10 +86,12 @@ func parseShebang(body []byte) (n int, fl shebangFlags, errMsg string) {
 // VM is the script runner. Create it with New and install it with
 // engine.SetScripter.
 type VM struct {
-	mu      sync.RWMutex
-	bySHA   map[string]*script
-	byBody  map[string]*script
-	flushes atomic.Uint64 // SCRIPT FLUSHes: recent's entries from before one are void
+	mu     sync.RWMutex
+	bySHA  map[string]*script
+	byBody map[string]*script
+	// scriptBytes: the SHA1s and bodies of byBody's scripts (CachedScriptBytes)
+	scriptBytes int
+	flushes     atomic.Uint64 // SCRIPT FLUSHes: recent's entries from before one are void
 
 	// recent holds the last scripts found by SHA (lookupRecent), for the
 	// callers that hold the keyspace lock: one at a time.
@@ -239,6 +241,14 @@ func (vm *VM) CachedScripts() int {
 	return len(vm.bySHA)
 }
 
+// CachedScriptBytes returns the bytes of the cached scripts' bodies and
+// SHA1s (INFO memory's used_memory_scripts_eval).
+func (vm *VM) CachedScriptBytes() int {
+	vm.mu.RLock()
+	defer vm.mu.RUnlock()
+	return vm.scriptBytes
+}
+
 // flagsOf returns the shebang flags of the script an EVAL (arg is the
 // body) or EVALSHA (evalsha; arg is the SHA) runs, as Redis's
 // evalGetCommandFlags finds them: ok is false when the command keeps its
@@ -352,6 +362,9 @@ func (vm *VM) load(body []byte) (*script, string) {
 	} else {
 		vm.bySHA[sha] = s
 	}
+	if _, ok := vm.byBody[string(body)]; !ok {
+		vm.scriptBytes += len(sha) + len(body)
+	}
 	vm.byBody[string(body)] = s
 	vm.mu.Unlock()
 	return s, ""
@@ -432,6 +445,7 @@ func (vm *VM) Flush() {
 	vm.mu.Lock()
 	vm.bySHA = make(map[string]*script)
 	vm.byBody = make(map[string]*script)
+	vm.scriptBytes = 0
 	vm.mu.Unlock()
 	vm.flushes.Add(1) // after: a lookupRecent that saw the old count found the old map
 }

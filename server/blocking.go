@@ -158,6 +158,7 @@ func (c *framedConn) startReadAhead() <-chan struct{} {
 		var buf [4096]byte
 		for len(c.ahead) < readAheadMax {
 			n, err := c.Conn.Read(buf[:])
+			c.net.Read(n)
 			c.ahead = append(c.ahead, buf[:n]...)
 			if err != nil {
 				var ne net.Error
@@ -199,8 +200,13 @@ func (c *framedConn) readConn(p []byte) (int, error) {
 	if c.aheadErr != nil {
 		return 0, c.aheadErr
 	}
+	var n int
+	var err error
 	if c.raw != nil {
-		return c.raw.read(p) // (rawread.go)
+		n, err = c.raw.read(p) // (rawread.go)
+	} else {
+		n, err = c.Conn.Read(p)
 	}
-	return c.Conn.Read(p)
+	c.net.Read(n)
+	return n, err
 }

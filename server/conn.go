@@ -59,6 +59,7 @@ type client struct {
 func (s *Server) serveConn(nc net.Conn, id int64) {
 	s.eng.Stats.ConnsReceived.Add(1)
 	fc := newFramedConn(nc, nil)
+	fc.net = s.eng.Net.Stripe(id) // INFO's network counters (engine/observe.go)
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}
 	c.ID = id
 	c.NeedsAuth = s.authRequired() // (auth.go)
@@ -342,7 +343,8 @@ func (c *client) flushShared() error {
 		return nil
 	}
 	c.prod.srv.holdOutput(c) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
-	_, err := c.nc.Write(out)
+	n, err := c.nc.Write(out)
+	c.fc.net.Wrote(n)
 	c.omu.Lock()
 	c.ps.inflight = 0
 	c.omu.Unlock()

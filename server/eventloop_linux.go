@@ -415,6 +415,7 @@ func (l *ioLoop) flushOut() {
 		c.lp.queued = false
 		b := c.w.b
 		n, err := c.fc.raw.loopWrite(b)
+		c.fc.net.Wrote(n)
 		switch {
 		case err != nil:
 			c.w.b = b[:0]

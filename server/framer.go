@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // This file puts a guard in front of redcon's request parser. redcon's
@@ -133,6 +135,10 @@ type framedConn struct {
 
 	// raw, if set, reads the socket instead of Conn.Read (rawread.go).
 	raw *rawReader
+
+	// net counts the bytes read and written (INFO's total_net_*_bytes);
+	// nil counts nothing.
+	net *engine.NetStripe
 
 	rerr error  // the connection's error, returned once pending data is out
 	err  error  // the protocol error, returned by every Read from now on
@@ -294,7 +300,8 @@ func (c *framedConn) fail() error {
 	if !c.sent && len(c.line) > 0 {
 		c.sent = true
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(framerErrWriteTimeout))
-		_, _ = c.Conn.Write(c.line)
+		n, _ := c.Conn.Write(c.line)
+		c.net.Wrote(n)
 		_ = c.Conn.SetWriteDeadline(time.Time{})
 	}
 	return c.err

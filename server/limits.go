@@ -177,13 +177,17 @@ func (c *client) writeOut(b []byte) error {
 func (c *client) write(b []byte) (int, error) {
 	r := c.fc.raw
 	if r == nil {
-		return c.nc.Write(b)
+		n, err := c.nc.Write(b)
+		c.fc.net.Wrote(n)
+		return n, err
 	}
 	n, err := r.write(b)
 	if err != nil || n == len(b) {
+		c.fc.net.Wrote(n)
 		return n, err
 	}
 	m, err := c.nc.Write(b[n:])
+	c.fc.net.Wrote(n + m)
 	return n + m, err
 }
 

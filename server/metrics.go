@@ -34,6 +34,8 @@ var (
 	descConnsTotal    = prometheus.NewDesc("tumbler_connections_received_total", "Connections accepted.", nil, nil)
 	descRejected      = prometheus.NewDesc("tumbler_rejected_connections_total", "Connections refused (maxclients).", nil, nil)
 	descSlowlog       = prometheus.NewDesc("tumbler_slowlog_length", "Entries in the slow log.", nil, nil)
+	descNetIn         = prometheus.NewDesc("tumbler_net_input_bytes_total", "Bytes read from client connections.", nil, nil)
+	descNetOut        = prometheus.NewDesc("tumbler_net_output_bytes_total", "Bytes written to client connections.", nil, nil)
 )
 
 // collector exports the server's counters to Prometheus.
@@ -41,7 +43,7 @@ type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCommands, descCommandErrors, descCommandTime, descErrors, descKeys, descKeysDeadline,
-		descExpired, descHits, descMisses, descScriptRuns, descNativeRuns, descScriptTime, descClients, descConnsTotal, descRejected, descSlowlog} {
+		descExpired, descHits, descMisses, descScriptRuns, descNativeRuns, descScriptTime, descClients, descConnsTotal, descRejected, descSlowlog, descNetIn, descNetOut} {
 		ch <- d
 	}
 }
@@ -82,6 +84,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descConnsTotal, float64(e.Stats.ConnsReceived.Load()))
 	counter(descRejected, float64(e.Stats.RejectedConns.Load()))
 	gauge(descSlowlog, float64(e.SlowlogLen()))
+	in, out, _, _ := e.Net.Totals()
+	counter(descNetIn, float64(in))
+	counter(descNetOut, float64(out))
 }
 
 // MetricsHandler returns an http.Handler serving the server's metrics (and

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -112,8 +113,10 @@ func TestInfo_ClientsAndStatsOverTheWire(t *testing.T) {
 		t.Errorf("total_connections_received = %q", got)
 	}
 	c.do("SET", "k", "v", "PX", "100000")
-	if got := infoField(t, c, "keyspace", "db0"); got != "keys=1,expires=1,avg_ttl=0" {
-		t.Errorf("db0 = %q", got)
+	db0 := infoField(t, c, "keyspace", "db0")
+	ttl, err := strconv.Atoi(strings.TrimPrefix(db0, "keys=1,expires=1,avg_ttl="))
+	if err != nil || ttl <= 90000 || ttl > 100000 {
+		t.Errorf("db0 = %q, want the 100 s key's time left as avg_ttl", db0)
 	}
 	// instantaneous_ops_per_sec is sampled every 100 ms: keep commands
 	// flowing until a sample sees them.
@@ -132,6 +135,101 @@ func TestInfo_ClientsAndStatsOverTheWire(t *testing.T) {
 	}
 	if got := infoField(t, c, "commandstats", "cmdstat_ping"); !strings.HasPrefix(got, "calls=") {
 		t.Errorf("cmdstat_ping = %q", got)
+	}
+}
+
+// TestInfo_NetworkBytesAreExact: total_net_input_bytes and
+// total_net_output_bytes count every byte of requests and replies, on the
+// event loop and on connection goroutines alike.
+func TestInfo_NetworkBytesAreExact(t *testing.T) {
+	for _, noLoop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoEventLoop=%v", noLoop), func(t *testing.T) {
+			srv := RunT(t, WithConfig(func(c *Config) { c.NoEventLoop = noLoop }))
+			c := dial(t, srv.Addr())
+			d := dial(t, srv.Addr())
+			stat := func(reply, key string) int64 {
+				for _, line := range strings.Split(reply, "\r\n") {
+					if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+						n, err := strconv.ParseInt(v, 10, 64)
+						if err != nil {
+							t.Fatalf("%s = %q", key, v)
+						}
+						return n
+					}
+				}
+				t.Fatalf("no %s in %q", key, reply)
+				return 0
+			}
+			r1 := c.do("INFO", "stats")
+			const k = 20
+			for i := 0; i < k; i++ {
+				if got := d.do("PING"); got != "+PONG\r\n" {
+					t.Fatalf("PING = %q", got)
+				}
+			}
+			r2 := c.do("INFO", "stats")
+			in := stat(r2, "total_net_input_bytes") - stat(r1, "total_net_input_bytes")
+			out := stat(r2, "total_net_output_bytes") - stat(r1, "total_net_output_bytes")
+			if want := int64(k*len(encode("PING")) + len(encode("INFO", "stats"))); in != want {
+				t.Errorf("input grew by %d bytes, want %d", in, want)
+			}
+			if want := int64(k*len("+PONG\r\n") + len(r1)); out != want {
+				t.Errorf("output grew by %d bytes, want %d", out, want)
+			}
+			if reads := stat(r2, "total_reads_processed") - stat(r1, "total_reads_processed"); reads < k+1 {
+				t.Errorf("%d reads counted for %d requests", reads, k+1)
+			}
+			if writes := stat(r2, "total_writes_processed") - stat(r1, "total_writes_processed"); writes < k+1 {
+				t.Errorf("%d writes counted for %d replies", writes, k+1)
+			}
+		})
+	}
+}
+
+// TestInfo_TrackingShardAndScriptFigures: the tracking table's size, the
+// shard channels and the script cache's bytes are measured.
+func TestInfo_TrackingShardAndScriptFigures(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	for _, x := range []*rawClient{a, b} {
+		x.do("HELLO", "3")
+		x.do("CLIENT", "TRACKING", "ON")
+	}
+	a.do("GET", "k1")
+	a.do("GET", "k2")
+	b.do("GET", "k1")
+	check := func(when string, want map[string]string) {
+		t.Helper()
+		for k, v := range want {
+			if got := infoField(t, c, "stats", k); got != v {
+				t.Errorf("%s: %s = %q, want %s", when, k, got, v)
+			}
+		}
+	}
+	check("three reads of two keys", map[string]string{"tracking_total_keys": "2", "tracking_total_items": "3", "tracking_total_prefixes": "0"})
+	c.do("SET", "k1", "v") // invalidates k1 for a and b
+	check("k1 written", map[string]string{"tracking_total_keys": "1", "tracking_total_items": "1"})
+	p := dial(t, srv.Addr())
+	p.do("HELLO", "3")
+	p.do("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a:", "PREFIX", "b:")
+	check("BCAST with two prefixes", map[string]string{"tracking_total_prefixes": "2"})
+
+	sub := dial(t, srv.Addr())
+	sub.send(encode("SSUBSCRIBE", "s1", "s2"))
+	sub.read()
+	sub.read()
+	check("two shard channels", map[string]string{"pubsubshard_channels": "2", "pubsub_channels": "0"})
+
+	body := "return 1"
+	c.do("SCRIPT", "LOAD", body)
+	if got, want := infoField(t, c, "memory", "used_memory_scripts_eval"), strconv.Itoa(40+len(body)); got != want {
+		t.Errorf("used_memory_scripts_eval = %q, want %s (SHA1 and body)", got, want)
+	}
+	c.do("SCRIPT", "FLUSH")
+	if got := infoField(t, c, "memory", "used_memory_scripts_eval"); got != "0" {
+		t.Errorf("used_memory_scripts_eval = %q after SCRIPT FLUSH", got)
 	}
 }
 

@@ -501,8 +501,13 @@ func (s *Server) pubsubInfo(si *engine.ServerInfo) {
 	s.ps.mu.RLock()
 	si.PubSubChannels = len(s.ps.tables[kindChannel])
 	si.PubSubPatterns = len(s.ps.tables[kindPattern])
+	si.PubSubShards = len(s.ps.tables[kindShard])
 	s.ps.mu.RUnlock()
 	si.TrackingClients = int(s.trk.nclients.Load())
+	t := &s.trk
+	t.mu.Lock()
+	si.TrackingKeys, si.TrackingItems, si.TrackingPrefixes = len(t.keys), t.items, len(t.prefixes)
+	t.mu.Unlock()
 }
 
 // connClosed drops a closing connection's subscriptions and tracking.

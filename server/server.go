@@ -369,6 +369,9 @@ func (s *Server) expireLoop() {
 			if time.Since(slice) < sliceLen {
 				continue
 			}
+			// due keys are left for after the clients' turn: Redis's
+			// expired_time_cap_reached_count
+			s.eng.Stats.ExpireTimeCap.Add(1)
 			if !s.probe.ready() {
 				sliceLen = expirySlice
 			} else {

@@ -131,7 +131,7 @@ func TestInfo_ReadyCheckFields(t *testing.T) {
 	c.do("SET", "a", "1", "EX", "100")
 	c.do("SET", "b", "1")
 	info := c.do("INFO")
-	for _, f := range []string{"redis_version:7.2.4\r\n", "loading:0\r\n", "# Clients\r\nconnected_clients:1\r\n", "role:master\r\n", "db0:keys=2,expires=1,avg_ttl=0\r\n", "# Memory\r\nused_memory:", "# Stats\r\n"} {
+	for _, f := range []string{"redis_version:7.2.4\r\n", "loading:0\r\n", "# Clients\r\nconnected_clients:1\r\n", "role:master\r\n", "db0:keys=2,expires=1,avg_ttl=", "# Memory\r\nused_memory:", "# Stats\r\n"} {
 		if !strings.Contains(info, f) {
 			t.Errorf("INFO lacks %q", f)
 		}

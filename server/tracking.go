@@ -35,6 +35,7 @@ type trackTable struct {
 	mu       sync.Mutex
 	nclients atomic.Int32                  // connections with tracking on
 	keys     map[string]map[int64]struct{} // key -> IDs of clients that may cache it
+	items    int                           // (key, client ID) pairs in keys
 	byID     map[int64]*client             // tracking connections and redirect targets
 	prefixes map[string]*bcastPrefix       // BCAST prefix -> subscribers and written keys
 	dirty    atomic.Bool                   // some prefix has written keys to broadcast
@@ -271,7 +272,7 @@ func (t *trackTable) disableLocked(me *client) {
 	if st.on {
 		if t.nclients.Add(-1) == 0 {
 			// Nobody tracks any more: the table only holds stale IDs.
-			t.keys = map[string]map[int64]struct{}{}
+			t.keys, t.items = map[string]map[int64]struct{}{}, 0
 		}
 		st.on, st.broken, st.bcast, st.optin, st.optout, st.noloop = false, false, false, false, false, false
 	}
@@ -434,7 +435,10 @@ func (s *Server) trackRead(ec *engine.Client, key []byte) {
 		ids = map[int64]struct{}{}
 		t.keys[string(key)] = ids
 	}
-	ids[me.ID] = struct{}{}
+	if _, ok := ids[me.ID]; !ok {
+		ids[me.ID] = struct{}{}
+		t.items++
+	}
 	t.mu.Unlock()
 }
 
@@ -464,6 +468,7 @@ func (s *Server) trackModified(key string) {
 		return
 	}
 	delete(t.keys, key)
+	t.items -= len(ids)
 	for id := range ids {
 		target := t.byID[id]
 		if target == nil || gone(target) || !target.ps.trk.on || target.ps.trk.bcast {
@@ -505,7 +510,7 @@ func (s *Server) trackFlush() {
 		}
 		s.sendInvalidation(c, nullPayload(c), false)
 	}
-	t.keys = map[string]map[int64]struct{}{}
+	t.keys, t.items = map[string]map[int64]struct{}{}, 0
 }
 
 // afterCommand runs on a connection's goroutine after each command: it
