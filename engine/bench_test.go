@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,4 +170,28 @@ func BenchmarkGetBatch16_1MKeys(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkNetStripe_ReadWrote is what the server adds to a request's
+// socket read and reply write for INFO's network counters; Parallel has
+// every goroutine on a stripe of its own, as connections spread over them.
+func BenchmarkNetStripe_ReadWrote(b *testing.B) {
+	var n NetCounters
+	s := n.Stripe(1)
+	for i := 0; i < b.N; i++ {
+		s.Read(40)
+		s.Wrote(7)
+	}
+}
+
+func BenchmarkNetStripe_ReadWroteParallel(b *testing.B) {
+	var n NetCounters
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		s := n.Stripe(next.Add(1))
+		for pb.Next() {
+			s.Read(40)
+			s.Wrote(7)
+		}
+	})
 }

@@ -127,7 +127,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 	if !ok || last.dl < deadline {
 		x.insert(ref, deadline)
 		x.n++
-		x.sum.add(deadline, 1)
+		x.sum.inc(deadline)
 		return
 	}
 	g := last
@@ -135,7 +135,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 		if g, ok = x.lookup(deadline, &x.addHint); !ok {
 			x.insert(ref, deadline)
 			x.n++
-			x.sum.add(deadline, 1)
+			x.sum.inc(deadline)
 			return
 		}
 	}
@@ -153,7 +153,7 @@ func (x *Index[T]) Add(ref *T, deadline int64) {
 		x.put(group{deadline, s.tagged()}, &x.addHint)
 	}
 	x.n++
-	x.sum.add(deadline, 1)
+	x.sum.inc(deadline)
 }
 
 // insert adds the group of deadline, which is not in the tree, with ref.
@@ -179,7 +179,7 @@ func (x *Index[T]) Remove(ref *T, deadline int64) bool {
 			return false
 		}
 		x.n--
-		x.sum.add(deadline, -1)
+		x.sum.dec(deadline)
 		x.settle(s, deadline, &x.rmHint)
 		return true
 	}
@@ -189,7 +189,7 @@ func (x *Index[T]) Remove(ref *T, deadline int64) bool {
 	x.tr.DeleteHint(group{dl: deadline}, &x.rmHint)
 	x.uncache(deadline)
 	x.n--
-	x.sum.add(deadline, -1)
+	x.sum.dec(deadline)
 	return true
 }
 
@@ -254,7 +254,7 @@ func (x *Index[T]) PopDue(now int64, max int, dst []Item[T]) []Item[T] {
 			x.uncache(g.dl)
 			dst = append(dst, Item[T]{g.dl, (*T)(g.p)})
 			x.n--
-			x.sum.add(g.dl, -1)
+			x.sum.dec(g.dl)
 			max--
 			continue
 		}
@@ -531,6 +531,20 @@ func Expired(deadline, now int64) bool { return deadline != 0 && now > deadline 
 type sum128 struct {
 	hi int64
 	lo uint64
+}
+
+// inc adds v: the index's common case, small enough to inline.
+func (s *sum128) inc(v int64) {
+	var c uint64
+	s.lo, c = bits.Add64(s.lo, uint64(v), 0)
+	s.hi += int64(c) + v>>63 // v sign-extended to 128 bits
+}
+
+// dec subtracts v.
+func (s *sum128) dec(v int64) {
+	var b uint64
+	s.lo, b = bits.Sub64(s.lo, uint64(v), 0)
+	s.hi -= int64(b) + v>>63
 }
 
 // add adds v*k.
