@@ -54,8 +54,17 @@ func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 // runBin starts the binary; it is killed when the test ends.
 func runBin(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
 	t.Helper()
+	return runBinEnv(t, bin, nil, args...)
+}
+
+// runBinEnv is runBin with env added to the binary's environment.
+func runBinEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

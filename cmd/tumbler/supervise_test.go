@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,22 +13,6 @@ import (
 	"testing"
 	"time"
 )
-
-// startSupervised starts the binary with env added to its environment.
-func startSupervised(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
-	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd, &stderr, done
-}
 
 // notifySocket listens where a service manager would and returns its path
 // and the messages it receives.
@@ -82,7 +65,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			sock, msgs := notifySocket(t)
 			port := strconv.Itoa(freePort(t))
-			cmd, stderr, done := startSupervised(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port, "--supervised", mode)
+			cmd, stderr, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port, "--supervised", mode)
 			nextMsg(t, msgs, "STATUS=tumbler is starting...\n")
 			nextMsg(t, msgs, "STATUS=Ready to accept connections\n")
 			nextMsg(t, msgs, "READY=1\n")
@@ -101,7 +84,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 	t.Run("no", func(t *testing.T) {
 		sock, msgs := notifySocket(t)
 		port := strconv.Itoa(freePort(t))
-		cmd, _, done := startSupervised(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port)
+		cmd, _, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port)
 		c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 		c.Close()
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -114,7 +97,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 	})
 	t.Run("no socket", func(t *testing.T) {
 		port := strconv.Itoa(freePort(t))
-		cmd, stderr, done := startSupervised(t, bin, []string{"NOTIFY_SOCKET="}, "--port", port, "--supervised", "systemd")
+		cmd, stderr, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET="}, "--port", port, "--supervised", "systemd")
 		c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 		c.Close()
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -129,7 +112,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 func TestBinary_SupervisedUpstart(t *testing.T) {
 	bin := build(t)
 	port := strconv.Itoa(freePort(t))
-	cmd, stderr, done := startSupervised(t, bin, []string{"UPSTART_JOB=tumbler"}, "--port", port, "--supervised", "auto")
+	cmd, stderr, done := runBinEnv(t, bin, []string{"UPSTART_JOB=tumbler"}, "--port", port, "--supervised", "auto")
 	stat := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat"
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tumblerdb/tumbler/server"
 )
 
 // TestCjsonRandomDiff sends the same random cjson scripts to redis-server
@@ -46,18 +44,7 @@ func TestCjsonRandomDiff(t *testing.T) {
 		}
 		cases = n
 	}
-	redisAddr := startRedis(t)
-	tumblerAddr := server.RunT(t).Addr()
-	rc, err := dial(redisAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.close()
-	tc, err := dial(tumblerAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.close()
+	rc, tc := dialPair(t)
 
 	g := &cjsonGen{r: rand.New(rand.NewPCG(seed, 0x636a736f6e))}
 	mismatches := 0

@@ -14,18 +14,7 @@ import (
 // key positions tumbler's commands declare (their key ranges and key
 // finders, which CLIENT TRACKING uses too) against Redis's key specs.
 func TestCommandGetKeysDiff(t *testing.T) {
-	redisAddr := startRedis(t)
-	tumblerAddr := server.RunT(t).Addr()
-	rc, err := dial(redisAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.close()
-	tc, err := dial(tumblerAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.close()
+	rc, tc := dialPair(t)
 
 	names := commandNames(t, tc)
 	if len(names) < 100 {
@@ -107,4 +96,20 @@ func commandNames(t *testing.T, c *conn) []string {
 		}
 	}
 	return names
+}
+
+// dialPair starts a redis-server and an in-process tumbler and returns a
+// connection to each, closed when the test ends.
+func dialPair(t *testing.T) (redis, tumbler *conn) {
+	t.Helper()
+	var err error
+	if redis, err = dial(startRedis(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redis.close)
+	if tumbler, err = dial(server.RunT(t).Addr()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tumbler.close)
+	return redis, tumbler
 }
