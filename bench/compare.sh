@@ -148,6 +148,9 @@ stop_servers() {
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# gen_ticks: the CPU time of this shell's waited-for children (cutime +
+# cstime), which is the load generators': they run as its descendants.
+gen_ticks() { awk '{print $16 + $17}' "/proc/$$/stat"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -248,15 +251,18 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if
 
 # measure ID PORT PID SERVER: one run, recording ops/s and CPU µs per request.
 measure() {
-	local id=$1 port=$2 pid=$3 who=$4 c0 c1 w0 w1
+	local id=$1 port=$2 pid=$3 who=$4 c0 c1 g0 g1 w0 w1
 	c0=$(cpu_ticks "$pid")
+	g0=$(gen_ticks)
 	w0=$(date +%s.%N)
 	run_workload "$id" "$port" "${N[$id]}"
 	w1=$(date +%s.%N)
+	g1=$(gen_ticks)
 	c1=$(cpu_ticks "$pid")
 	echo "$RUN_OPS" >>"$TMP/$id.$who.ops"
 	awk -v d=$((c1 - c0)) -v t="$CLK_TCK" -v n="$RUN_REQS" 'BEGIN { printf "%.3f\n", d / t * 1e6 / n }' >>"$TMP/$id.$who.cpu"
 	awk -v d=$((c1 - c0)) -v t="$CLK_TCK" -v w0="$w0" -v w1="$w1" 'BEGIN { printf "%.0f\n", d / t / (w1 - w0) * 100 }' >>"$TMP/$id.$who.util"
+	awk -v d=$((g1 - g0)) -v t="$CLK_TCK" -v w0="$w0" -v w1="$w1" 'BEGIN { printf "%.0f\n", d / t / (w1 - w0) * 100 }' >>"$TMP/$id.$who.gen"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -319,14 +325,14 @@ stop_servers
 {
 	echo "## Throughput and server CPU (pinned, median of $ROUNDS)"
 	echo
-	echo "| workload | tumbler ops/s | redis ops/s | tumbler/redis | tumbler CPU µs/req | redis CPU µs/req | CPU tumbler/redis | server CPU % tumbler / redis |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| workload | tumbler ops/s | redis ops/s | tumbler/redis | tumbler CPU µs/req | redis CPU µs/req | CPU tumbler/redis | server CPU % tumbler / redis | load generator CPU % tumbler / redis |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for id in "${ALL[@]}"; do
 		to=$(median <"$TMP/$id.tumbler.ops")
 		ro=$(median <"$TMP/$id.redis.ops")
 		tc=$(median <"$TMP/$id.tumbler.cpu")
 		rc=$(median <"$TMP/$id.redis.cpu")
-		echo "| $(label "$id") | $(fmt_int "$to") | $(fmt_int "$ro") | $(ratio "$to" "$ro") | $tc | $rc | $(ratio "$tc" "$rc") | $(median <"$TMP/$id.tumbler.util") / $(median <"$TMP/$id.redis.util") |"
+		echo "| $(label "$id") | $(fmt_int "$to") | $(fmt_int "$ro") | $(ratio "$to" "$ro") | $tc | $rc | $(ratio "$tc" "$rc") | $(median <"$TMP/$id.tumbler.util") / $(median <"$TMP/$id.redis.util") | $(median <"$TMP/$id.tumbler.gen") / $(median <"$TMP/$id.redis.gen") |"
 	done
 	echo
 	echo "CPU µs/req is the server's utime+stime over the run divided by the requests sent"
@@ -334,7 +340,9 @@ stop_servers
 	echo "resolution is 1/$CLK_TCK s. Server CPU % is that time over the run's wall time: well"
 	echo "under 100 means the server was not the bottleneck (the load generator or the"
 	echo "loopback was), so the ops/s ratio there understates the difference and CPU µs/req"
-	echo "is the fairer comparison. The EVALSHA workloads release random keys right after"
+	echo "is the fairer comparison. Load generator CPU % is the generator's utime+stime"
+	echo "over the run's wall time$([ ${#GEN_PIN[@]} -gt 0 ] && echo ", on its one CPU"): near 100 means the generator, not the"
+	echo "server, set the pace of that run. The EVALSHA workloads release random keys right after"
 	echo "the SET NX PX workloads took locks on the same names (30 s TTL): by the expected"
 	echo "counts about three quarters of the P1 releases and a third of the P16 ones find"
 	echo "their lock held (GET then DEL); the rest find none (GET, reply 0)."
@@ -480,7 +488,7 @@ if [ "$UNPINNED" = 1 ]; then
 		for id in set_p16 get_p16; do
 			to=$(median <"$TMP/$id.tumbler.ops")
 			ro=$(median <"$TMP/$id.redis.ops")
-			echo "| $(label "$id") | $(fmt_int "$to") | $(fmt_int "$ro") | $(ratio "$to" "$ro") | $(median <"$TMP/$id.tumbler.cpu") | $(median <"$TMP/$id.redis.cpu") | $(median <"$TMP/$id.tumbler.util") / $(median <"$TMP/$id.redis.util") |"
+			echo "| $(label "$id") | $(fmt_int "$to") | $(fmt_int "$ro") | $(ratio "$to" "$ro") | $(median <"$TMP/$id.tumbler.cpu") | $(median <"$TMP/$id.redis.cpu") | $(median <"$TMP/$id.tumbler.util") / $(median <"$TMP/$id.redis.util") | $(median <"$TMP/$id.tumbler.gen") / $(median <"$TMP/$id.redis.gen") |"
 		done
 		echo
 	} >>"$REPORT"
