@@ -57,6 +57,7 @@ type fixture struct {
 // connFixture is a connection's fixture state (client.fx).
 type connFixture struct {
 	killed   chan struct{} // closed by kill
+	dead     atomic.Bool   // set by kill: no command of it runs any more
 	killOnce sync.Once
 	created  int64        // server clock, mono ms
 	last     atomic.Int64 // last interaction (a read of requests), as Redis's lastinteraction
@@ -136,6 +137,7 @@ func (s *Server) fixtureConnEnd(c *client) {
 // CLIENT LIST, CLIENT KILL or connected_clients does not see it while its
 // goroutine winds down (unregister then finds it gone).
 func (s *Server) kill(c *client) {
+	c.fx.dead.Store(true)
 	c.fx.killOnce.Do(func() { close(c.fx.killed) })
 	c.closeNC()
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
@@ -149,6 +151,14 @@ func (s *Server) kill(c *client) {
 // should run; when it should not, the reply is written (or the connection
 // is gone).
 func (s *Server) fixtureBefore(c *client) bool {
+	// A killed client runs nothing more, as Redis's processInputBuffer
+	// stops at CLIENT_CLOSE_ASAP: a socket an event loop had when it was
+	// killed is only shut down, and Linux still hands over the bytes
+	// received before that.
+	if c.fx.dead.Load() {
+		c.closeNow = true
+		return false
+	}
 	// Read once: a pause that begins after this read does not hold the
 	// command (nor may it make an event loop wait).
 	paused := s.fx.anyPause.Load()
