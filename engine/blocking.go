@@ -65,7 +65,8 @@ type Waiter struct {
 	elems   []*clist.Element // w's entry in each key's queue, as keys
 	timeout time.Duration
 	state   waitState
-	stay    bool // set by the command when it runs again and finds nothing
+	stay    bool  // set by the command when it runs again and finds nothing
+	firstNs int64 // how long the command ran when it blocked (for its latency histogram)
 	reply   recorder
 	done    chan struct{}
 }
@@ -211,12 +212,16 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	// the client's pending invalidations after FinishWait).
 	prev := e.current
 	e.current = w.client
+	start := e.nowNs()
 	w.cmd.Fn(&sub)
 	e.current = prev
 	if w.stay {
 		w.reply.ops = w.reply.ops[:0]
 		return
 	}
+	// Its histogram gets the time it ran, first and last (Redis's
+	// updateStatsOnUnblock: the time blocked is not counted).
+	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs+e.nowNs()-start))
 	e.release(w, waitServed)
 }
 
@@ -287,6 +292,7 @@ func (e *Engine) UnblockClient(cl *Client, withError bool) bool {
 	if w == nil || w.state != waitBlocked {
 		return false
 	}
+	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs)) // as Redis's CLIENT UNBLOCK (a timeout does not)
 	if withError {
 		e.release(w, waitUnblockError)
 	} else {

@@ -45,7 +45,7 @@ func registerAdmin(e *Engine) {
 			"reset":     {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(0) }},
 			"doctor":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteVerbatim("txt", latencyDoctorOff) }},
 			"graph":     {Arity: 3, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyGraph},
-			"histogram": {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteMap(0) }},
+			"histogram": {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyHistogram},
 			"help":      HelpCommand(admin, latencyHelp),
 		}},
 	)

@@ -358,9 +358,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 	section("modules", "Modules", func(add func(k, v string)) {})
 	section("commandstats", "Commandstats", e.infoCommandStats)
 	section("errorstats", "Errorstats", e.infoErrorStats)
-	// latency-tracking is off (no per-command histograms): the section is
-	// empty, as in Redis with latency-tracking no.
-	section("latencystats", "Latencystats", func(add func(k, v string)) {})
+	section("latencystats", "Latencystats", e.infoLatencyStats)
 	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
 	section("keyspace", "Keyspace", func(add func(k, v string)) {
 		if n := e.keys.len(); n > 0 {

@@ -226,6 +226,8 @@ func New(cfg Config) *Engine {
 	}
 	e.busyThreshold.Store(int64(cfg.BusyThreshold))
 	e.SetEncodingLimits(DefaultEncodingLimits())
+	e.SetLatencyTracking(true) // Redis's default: latency-tracking yes
+	e.SetLatencyPercentiles(defaultLatencyPercentiles)
 	registerStandard(e)
 	registerMulti(e) // MULTI/EXEC/WATCH commands and WATCH's onModified hook (multi.go)
 	e.obs.startMem = heapObjects()

@@ -23,7 +23,8 @@ type cmdStats struct {
 	nanos    atomic.Int64
 	rejected atomic.Int64
 	failed   atomic.Int64
-	script   bool // EVAL and friends: feeds the script latency histogram
+	script   bool                    // EVAL and friends: feeds the script latency histogram
+	lat      atomic.Pointer[latHist] // INFO latencystats; nil until the first call (latency.go)
 }
 
 // PendingStats holds counters a client's commands added since the last
@@ -50,22 +51,46 @@ type PendingStats struct {
 type pendingCmd struct {
 	st           *cmdStats
 	calls, nanos int64
+	// latency histogram counts not yet added: hn calls in counter hidx
+	// (a batch's calls of one command mostly fall in one counter)
+	hidx, hn int32
 }
 
-// addCall counts a call of st that took d.
-func (p *PendingStats) addCall(e *Engine, st *cmdStats, d time.Duration) {
+// addCall counts a call of st that took d; track says whether it goes in
+// st's latency histogram.
+func (p *PendingStats) addCall(e *Engine, st *cmdStats, d time.Duration, track bool) {
 	for i := 0; i < p.n; i++ {
 		if pc := &p.cmds[i]; pc.st == st {
 			pc.calls++
 			pc.nanos += int64(d)
+			if track {
+				if idx := int32(latIndex(latClamp(d))); idx == pc.hidx && pc.hn > 0 {
+					pc.hn++
+				} else {
+					pc.flushLatency()
+					pc.hidx, pc.hn = idx, 1
+				}
+			}
 			return
 		}
 	}
 	if p.n == len(p.cmds) {
 		e.flushPending(p)
 	}
-	p.cmds[p.n] = pendingCmd{st, 1, int64(d)}
+	pc := pendingCmd{st: st, calls: 1, nanos: int64(d)}
+	if track {
+		pc.hidx, pc.hn = int32(latIndex(latClamp(d))), 1
+	}
+	p.cmds[p.n] = pc
 	p.n++
+}
+
+// flushLatency adds the pending histogram counts to the histogram.
+func (pc *pendingCmd) flushLatency() {
+	if pc.hn > 0 {
+		pc.st.hist().counts[pc.hidx].Add(int64(pc.hn))
+		pc.hn = 0
+	}
 }
 
 // FlushStats adds what c's PendingStats hold to the engine's counters.
@@ -80,6 +105,7 @@ func (e *Engine) flushPending(p *PendingStats) {
 		pc := &p.cmds[i]
 		pc.st.calls.Add(pc.calls)
 		pc.st.nanos.Add(pc.nanos)
+		pc.flushLatency()
 		*pc = pendingCmd{}
 	}
 	p.n = 0
@@ -229,12 +255,22 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	d := time.Duration(end - start)
 	c.W = w // the tap keeps forwarding to w, should a handler have kept it
 	st := &cmd.stats
+	// A command that blocked goes in its histogram when it is served
+	// (Waiter.firstNs), as Redis's updateStatsOnUnblock.
+	track := e.obs.latTracking.Load()
+	if c.Blocked != nil {
+		c.Blocked.firstNs = int64(d)
+		track = false
+	}
 	p := c.Pending
 	if p != nil {
-		p.addCall(e, st, d)
+		p.addCall(e, st, d, track)
 	} else {
 		st.calls.Add(1)
 		st.nanos.Add(int64(d))
+		if track {
+			st.hist().counts[latIndex(latClamp(d))].Add(1)
+		}
 	}
 	if c.tap.failed {
 		st.failed.Add(1)
@@ -337,6 +373,7 @@ func (e *Engine) resetObserved() {
 		cmd.stats.nanos.Store(0)
 		cmd.stats.rejected.Store(0)
 		cmd.stats.failed.Store(0)
+		cmd.stats.lat.Store(nil) // as Redis frees them: gone from latencystats until called again
 	}
 	for _, cmd := range e.cmdList {
 		reset(cmd)
@@ -578,8 +615,11 @@ type observer struct {
 	ops        opsSampler
 	slowlog    slowlog
 	scriptHist histogram
-	expireNs   atomic.Int64 // time spent in ReclaimDue (expire_cycle_cpu_milliseconds)
-	startMem   uint64       // heap objects when the engine was made (used_memory_startup)
+	// latency-tracking and latency-tracking-info-percentiles (latency.go)
+	latTracking    atomic.Bool
+	latPercentiles atomic.Pointer[[]float64]
+	expireNs       atomic.Int64 // time spent in ReclaimDue (expire_cycle_cpu_milliseconds)
+	startMem       uint64       // heap objects when the engine was made (used_memory_startup)
 }
 
 // paramValue returns a CONFIG GET parameter's value: a registered one, or
