@@ -13,6 +13,7 @@ func registerRename(e *Engine) {
 	e.Register(
 		&Command{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Fn: func(c *Ctx) { renameGeneric(c, false) }},
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Fn: func(c *Ctx) { renameGeneric(c, true) }},
+		&Command{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Fn: cmdMove},
 		&Command{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Fn: cmdCopy},
 		&Command{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Fn: cmdExists},
 		&Command{Name: "randomkey", Arity: 1, Flags: FlagReadonly, Group: "generic", Fn: cmdRandomKey},
@@ -82,6 +83,23 @@ func (e *Engine) addCopy(key []byte, ent *entry, obj *object) *entry {
 
 // COPY source destination [DB destination-db] [REPLACE]
 //
+// MOVE key db. There is one database, so every MOVE fails as in Redis
+// started with --databases 1: before the key is looked up, another index
+// is out of range and 0 is the key's own database.
+func cmdMove(c *Ctx) {
+	db, ok := parseInt(c.Args[2])
+	switch {
+	case !ok:
+		c.W.WriteError(ErrNotInteger)
+	case db != int64(int32(db)): // getIntFromObjectOrReply
+		c.W.WriteError(ErrIntRange)
+	case db != 0:
+		c.W.WriteError(ErrDBIndex)
+	default:
+		c.W.WriteError(ErrSameObject)
+	}
+}
+
 // copyCommand: 1 if copied, 0 if source is missing or destination exists
 // (without REPLACE); the copy keeps the TTL. There is one database: DB 0
 // is the only index that is not out of range.
@@ -98,7 +116,7 @@ func cmdCopy(c *Ctx) {
 				return
 			}
 			if db != int64(int32(db)) { // getIntFromObjectOrReply
-				c.W.WriteError("ERR value is out of range, value must between -2147483648 and 2147483647")
+				c.W.WriteError(ErrIntRange)
 				return
 			}
 			if db != 0 {
