@@ -53,6 +53,14 @@ type ParamSpec struct {
 	// client-output-buffer-limit): CONFIG SET splits the value at each
 	// space, as Redis does.
 	MultiArg bool
+	// Hidden parameters are reported by CONFIG GET only when named, never
+	// matched by a pattern (Redis's HIDDEN_CONFIG: testing knobs).
+	Hidden bool
+	// CheckSet, if set, is asked by CONFIG SET while it checks the names,
+	// before any value is parsed; a reason it returns fails the command as
+	// an immutable parameter does (Redis's protected configs: "can't set
+	// protected config").
+	CheckSet func(c *Ctx) string
 }
 
 // ConfigPair is one parameter and its new value for ConfigHandler.ConfigSet.
@@ -147,9 +155,17 @@ func (e *Engine) configValues() map[string]string {
 // CONFIG GET parameter [parameter ...]
 func cmdConfigGet(c *Ctx) {
 	values := c.Eng.configValues()
+	hidden := map[string]bool{}
+	for _, p := range c.Eng.params.params {
+		if p.Hidden {
+			hidden[p.Name] = true
+		}
+	}
 	var all []string
 	for k := range values {
-		all = append(all, k)
+		if !hidden[k] {
+			all = append(all, k)
+		}
 	}
 	sort.Strings(all)
 	// Each parameter is reported once, under the first pattern that names
@@ -225,6 +241,12 @@ func cmdConfigSet(c *Ctx) {
 		if p == nil || !p.Settable || e.params.handler == nil {
 			c.W.WriteError(ErrConfigSet(name, "can't set immutable config"))
 			return
+		}
+		if p.CheckSet != nil {
+			if reason := p.CheckSet(c); reason != "" {
+				c.W.WriteError(ErrConfigSet(name, reason))
+				return
+			}
 		}
 		for _, q := range specs {
 			if q == p {

@@ -71,6 +71,25 @@ func TestConfigSet_ChecksNamesBeforeSetting(t *testing.T) {
 	te.expect("%1 $alpha $2", "CONFIG", "GET", "alpha")
 }
 
+// A hidden parameter answers only to its name; CheckSet refuses a
+// parameter among the name checks, before the handler sees any value.
+func TestConfig_HiddenAndCheckSet(t *testing.T) {
+	te, f := newConfigEngine(t)
+	te.RegisterParamSpec(ParamSpec{Name: "secret-knob", Get: func() string { return "7" }, Settable: true, Hidden: true})
+	te.RegisterParamSpec(ParamSpec{Name: "guarded", Get: func() string { return "g" }, Settable: true,
+		CheckSet: func(c *Ctx) string { return "can't set protected config" }})
+	te.expect("%1 $secret-knob $7", "CONFIG", "GET", "secret-knob")
+	te.expect("%1 $SECRET-KNOB $7", "CONFIG", "GET", "SECRET-KNOB")
+	te.expect("%0", "CONFIG", "GET", "secret-*")
+	te.expect("%1 $guarded $g", "CONFIG", "GET", "g*")
+	te.expect("-ERR CONFIG SET failed (possibly related to argument 'GUARDED') - can't set protected config", "CONFIG", "SET", "alpha", "bad", "GUARDED", "1")
+	te.expect("-ERR Unknown option or number of arguments for CONFIG SET - 'nope'", "CONFIG", "SET", "nope", "1", "guarded", "1")
+	if len(f.calls) != 0 {
+		t.Fatalf("handler called for refused commands: %v", f.calls)
+	}
+	te.expect("+OK", "CONFIG", "SET", "secret-knob", "8")
+}
+
 func TestConfigRewrite_NeedsHandler(t *testing.T) {
 	te := newTestEngine(t)
 	te.expect("-ERR The server is running without a config file", "CONFIG", "REWRITE")
