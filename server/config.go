@@ -432,8 +432,10 @@ func parseOutputLimits(l *OutputBufferLimits, args []string) string {
 		}
 		hard, ok1 := memToULL(args[j+1])
 		soft, ok2 := memToULL(args[j+2])
-		secs, ok3 := strtoll(args[j+3])
-		if !ok1 || !ok2 || !ok3 || secs < 0 {
+		// strtoll's value goes to an int, as Redis's soft_seconds
+		ll, rest, _ := cStrtoll(args[j+3], 10)
+		secs := int64(int32(ll))
+		if !ok1 || !ok2 || rest != "" || secs < 0 {
 			return "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 		}
 		*dst = OutputBufferLimit{Hard: hard, Soft: soft, SoftSeconds: secs}
@@ -442,32 +444,50 @@ func parseOutputLimits(l *OutputBufferLimits, args []string) string {
 	return ""
 }
 
-// strtoll accepts what C's strtoll(s, &end, 10) with *end == 0 accepts:
-// leading spaces, a sign, digits (saturating, as the int the seconds are
-// stored in would not).
-func strtoll(s string) (int64, bool) {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
+// cStrtoll is C's strtoll(s, &end, base) for base 8 or 10: leading
+// white space, a sign, digits, saturating at the int64 bounds (overflow,
+// as errno ERANGE). rest is what end points to: the text after the
+// digits, or all of s when there are none, so that like C it takes ""
+// (rest "") as 0 but not " " or "-".
+func cStrtoll(s string, base int) (v int64, rest string, overflow bool) {
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
 	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
 	}
-	if s == "" {
-		return 0, false
+	start := i
+	var u uint64
+	limit := uint64(1) << 63 // the magnitude of the bound on this side
+	if !neg {
+		limit--
 	}
-	var v int64
-	for _, ch := range s {
-		if ch < '0' || ch > '9' {
-			return 0, false
+	for ; i < len(s) && s[i] >= '0' && s[i] < '0'+byte(base); i++ {
+		d := uint64(s[i] - '0')
+		if overflow || u > (limit-d)/uint64(base) {
+			overflow = true
+			continue
 		}
-		if v < (longMax-9)/10 {
-			v = v*10 + int64(ch-'0')
-		}
+		u = u*uint64(base) + d
+	}
+	if i == start {
+		return 0, s, false
+	}
+	if overflow {
+		u = limit
 	}
 	if neg {
-		v = -v
+		return -int64(u), s[i:], overflow
 	}
-	return v, true
+	return int64(u), s[i:], overflow
+}
+
+// isCSpace is C's isspace in the C locale.
+func isCSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 func init() {

@@ -599,3 +599,47 @@ func TestConfigLuaMemoryLimit(t *testing.T) {
 		t.Fatalf("lua-memory-limit 64mb: %v, %d", err, luaMemoryLimit(&cfg))
 	}
 }
+
+// C's strtoll, as Redis's save, oom-score-adj-values and output buffer
+// limits read numbers with it.
+func TestCStrtoll(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		base     int
+		v        int64
+		rest     string
+		overflow bool
+	}{
+		{"", 10, 0, "", false},
+		{" ", 10, 0, " ", false},
+		{"-", 10, 0, "-", false},
+		{" +42", 10, 42, "", false},
+		{"-42x", 10, -42, "x", false},
+		{"9223372036854775807", 10, 1<<63 - 1, "", false},
+		{"9223372036854775808", 10, 1<<63 - 1, "", true},
+		{"-9223372036854775808", 10, -1 << 63, "", false},
+		{"-99999999999999999999", 10, -1 << 63, "", true},
+		{"0777", 8, 511, "", false},
+		{"78", 8, 7, "8", false},
+	} {
+		v, rest, overflow := cStrtoll(tc.in, tc.base)
+		if v != tc.v || rest != tc.rest || overflow != tc.overflow {
+			t.Errorf("cStrtoll(%q, %d) = %d %q %v, want %d %q %v", tc.in, tc.base, v, rest, overflow, tc.v, tc.rest, tc.overflow)
+		}
+	}
+}
+
+// The output buffer limits' seconds are read as Redis reads them:
+// strtoll into an int, so "" is 0 and a number past 32 bits wraps.
+func TestOutputLimits_SecondsAsRedis(t *testing.T) {
+	var l OutputBufferLimits
+	if reason := parseOutputLimits(&l, []string{"normal", "0", "0", ""}); reason != "" || l.Normal.SoftSeconds != 0 {
+		t.Fatalf("empty seconds: %q %+v", reason, l.Normal)
+	}
+	if reason := parseOutputLimits(&l, []string{"normal", "0", "0", "9999999999"}); reason != "" || l.Normal.SoftSeconds != 1410065407 {
+		t.Fatalf("wrapped seconds: %q %+v", reason, l.Normal)
+	}
+	if reason := parseOutputLimits(&l, []string{"normal", "0", "0", "2147483648"}); reason == "" {
+		t.Fatalf("seconds wrapping to a negative int accepted: %+v", l.Normal)
+	}
+}
