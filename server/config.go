@@ -195,6 +195,26 @@ type directive struct {
 	// lines, if set, gives the directive's lines for CONFIG REWRITE
 	// (default: name and get's value, quoted as needed).
 	lines func(c *Config) []string
+
+	// inert directives are Redis parameters tumbler stores and reports
+	// but does not act on (config_params.go); they are not among
+	// DirectiveNames.
+	inert bool
+	// fixed directives have tumbler's value whatever they are given
+	// (save, appendonly): a value that differs is accepted with warn's
+	// warning from the config file and refused by CONFIG SET with
+	// refuse's reason. CONFIG REWRITE leaves their lines as they are.
+	fixed  bool
+	refuse func(args []string) string
+	// protected directives are Redis's PROTECTED_CONFIG: CONFIG SET
+	// changes them only as enable-protected-configs allows.
+	protected bool
+	// hidden directives are Redis's HIDDEN_CONFIG: CONFIG GET reports
+	// them only when named, not for a pattern.
+	hidden bool
+	// apply, if set, adjusts a changed value after CONFIG SET has set
+	// every parameter, as Redis's apply functions do (watchdog-period).
+	apply func(c *Config)
 }
 
 var directives = map[string]*directive{}
@@ -208,37 +228,89 @@ func addAlias(d *directive, name string) {
 	addDirective(&a)
 }
 
-// numeric parses and bounds a number as Redis's numeric configs do:
-// memory values (1gb, 100mb, 1k) when mem is set, integers (string2ll)
-// otherwise; unsigned types compare and print their bounds unsigned.
+// numeric parses and bounds a number as Redis's numeric configs do
+// (numericParseString, numericBoundaryCheck): memory values (1gb, 100mb,
+// 1k) when mem is set, percentages (10%, kept negative) too when percent
+// is, octal numbers when octal is, integers (string2ll) otherwise;
+// unsigned types compare and print their bounds unsigned.
 type numeric struct {
-	mem, unsigned bool
-	lo, hi        int64
+	mem, unsigned, percent, octal bool
+	lo, hi                        int64
 }
 
 func (n numeric) parse(s string) (int64, string) {
-	var v int64
+	v, ok := int64(0), false
 	if n.mem {
-		u, ok := memToULL(s)
-		if !ok {
-			return 0, "argument must be a memory value"
-		}
+		var u uint64
+		u, ok = memToULL(s)
 		v = int64(u)
-	} else {
-		ll, ok := engine.ParseInt([]byte(s))
-		if !ok {
-			return 0, "argument couldn't be parsed into an integer"
-		}
-		v = ll
 	}
-	if n.unsigned {
+	if !ok && n.percent && len(s) > 1 && s[len(s)-1] == '%' {
+		v, ok = engine.ParseInt([]byte(s[:len(s)-1]))
+		ok = ok && v >= 0
+		v = -v
+	}
+	if !ok && n.octal {
+		var rest string
+		var overflow bool
+		v, rest, overflow = cStrtoll(s, 8)
+		ok = rest == "" && !overflow
+	}
+	if !ok && !n.mem && !n.percent && !n.octal {
+		v, ok = engine.ParseInt([]byte(s))
+	}
+	switch {
+	case ok:
+	case n.mem && n.percent:
+		return 0, "argument must be a memory or percent value"
+	case n.mem:
+		return 0, "argument must be a memory value"
+	case n.octal:
+		return 0, "argument couldn't be parsed as an octal number"
+	default:
+		return 0, "argument couldn't be parsed into an integer"
+	}
+	switch {
+	case n.unsigned:
 		if uint64(v) < uint64(n.lo) || uint64(v) > uint64(n.hi) {
-			return 0, "argument must be between " + strconv.FormatUint(uint64(n.lo), 10) + " and " + strconv.FormatUint(uint64(n.hi), 10) + " inclusive"
+			f := func(b int64) string { return strconv.FormatUint(uint64(b), 10) }
+			if n.octal {
+				f = func(b int64) string { return strconv.FormatUint(uint64(b), 8) }
+			}
+			return 0, "argument must be between " + f(n.lo) + " and " + f(n.hi) + " inclusive"
 		}
-	} else if v < n.lo || v > n.hi {
+	case n.percent && v < 0:
+		if v < n.lo {
+			return 0, "percentage argument must be less or equal to " + strconv.FormatInt(-n.lo, 10)
+		}
+	case v < n.lo || v > n.hi:
 		return 0, "argument must be between " + strconv.FormatInt(n.lo, 10) + " and " + strconv.FormatInt(n.hi, 10) + " inclusive"
 	}
 	return v, ""
+}
+
+// format writes a value as CONFIG GET shows it (numericConfigGet).
+func (n numeric) format(v int64) string {
+	switch {
+	case n.percent && v < 0:
+		return strconv.FormatInt(-v, 10) + "%"
+	case n.mem:
+		return strconv.FormatUint(uint64(v), 10)
+	case n.octal:
+		return strconv.FormatUint(uint64(v), 8)
+	case n.unsigned:
+		return strconv.FormatUint(uint64(v), 10)
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// rewrite writes a value as CONFIG REWRITE does (numericConfigRewrite):
+// memory values in gb, mb or kb when they divide.
+func (n numeric) rewrite(v int64) string {
+	if n.mem && !(n.percent && v < 0) {
+		return formatMemory(v)
+	}
+	return n.format(v)
 }
 
 // memToULL is Redis's memtoull: digits with an optional unit b, k (1000),
@@ -293,12 +365,8 @@ const (
 )
 
 func numDirective(name string, live bool, n numeric, get func(c *Config) int64, set func(c *Config, v int64)) *directive {
-	var lines func(c *Config) []string
-	if n.mem {
-		lines = func(c *Config) []string { return []string{name + " " + formatMemory(get(c))} }
-	}
 	return &directive{
-		name: name, live: live, lines: lines,
+		name: name, live: live,
 		set: func(c *Config, args []string) string {
 			v, reason := n.parse(args[0])
 			if reason == "" {
@@ -306,12 +374,8 @@ func numDirective(name string, live bool, n numeric, get func(c *Config) int64, 
 			}
 			return reason
 		},
-		get: func(c *Config) string {
-			if n.unsigned {
-				return strconv.FormatUint(uint64(get(c)), 10)
-			}
-			return strconv.FormatInt(get(c), 10)
-		},
+		get:   func(c *Config) string { return n.format(get(c)) },
+		lines: func(c *Config) []string { return []string{name + " " + n.rewrite(get(c))} },
 	}
 }
 
@@ -889,56 +953,11 @@ var refusedDirectives = map[string]string{
 	"sentinel":       "sentinel directive while not in sentinel mode",
 }
 
-// ignoredDirectives are the other directives Redis 7.0 knows: accepted
-// with a warning, as they only tune what tumbler does not have
-// (persistence, replication, eviction...; list-max-ziplist-entries and
-// -value, which Redis 7.0 ignores too). save, appendonly,
-// dbfilename and dir are among them: tumbler keeps nothing across restarts.
-var ignoredDirectives = map[string]bool{}
-
-func init() {
-	for _, name := range strings.Fields(`rdbchecksum io-threads-do-reads always-show-logo
-	rdbcompression rdb-del-sync-files activerehashing stop-writes-on-bgsave-error set-proc-title
-	dynamic-hz lazyfree-lazy-eviction lazyfree-lazy-expire lazyfree-lazy-server-del
-	lazyfree-lazy-user-del lazyfree-lazy-user-flush repl-disable-tcp-nodelay repl-diskless-sync
-	aof-rewrite-incremental-fsync no-appendfsync-on-rewrite cluster-require-full-coverage
-	rdb-save-incremental-fsync aof-load-truncated aof-use-rdb-preamble aof-timestamp-enabled
-	cluster-replica-no-failover cluster-slave-no-failover replica-lazy-flush slave-lazy-flush
-	replica-serve-stale-data slave-serve-stale-data replica-read-only slave-read-only
-	replica-ignore-maxmemory slave-ignore-maxmemory jemalloc-bg-thread activedefrag
-	syslog-enabled appendonly cluster-allow-reads-when-down cluster-allow-pubsubshard-when-down
-	crash-log-enabled crash-memcheck-enabled use-exit-on-panic disable-thp
-	cluster-allow-replica-migration replica-announced latency-tracking aof-disable-auto-gc
-	replica-ignore-disk-write-errors unixsocketperm replica-announce-ip slave-announce-ip
-	masteruser cluster-announce-ip cluster-config-file cluster-announce-hostname syslog-ident
-	dbfilename appendfilename appenddirname server_cpulist bio_cpulist aof_rewrite_cpulist
-	bgsave_cpulist ignore-warnings proc-title-template bind-source-addr masterauth
-	syslog-facility repl-diskless-load appendfsync oom-score-adj acl-pubsub-default
-	sanitize-dump-payload enable-protected-configs enable-module-command
-	cluster-preferred-endpoint-type propagation-error-behavior shutdown-on-sigint
-	shutdown-on-sigterm databases io-threads auto-aof-rewrite-percentage
-	cluster-replica-validity-factor cluster-slave-validity-factor
-	tcp-keepalive cluster-migration-barrier active-defrag-cycle-min
-	active-defrag-cycle-max active-defrag-threshold-lower active-defrag-threshold-upper
-	lfu-log-factor lfu-decay-time replica-priority slave-priority repl-diskless-sync-delay
-	maxmemory-samples maxmemory-eviction-tenacity replica-announce-port slave-announce-port
-	tcp-backlog cluster-port cluster-announce-bus-port cluster-announce-port
-	cluster-announce-tls-port repl-timeout repl-ping-replica-period repl-ping-slave-period
-	rdb-key-save-delay key-load-delay active-expire-effort hz
-	min-replicas-to-write min-slaves-to-write min-replicas-max-lag min-slaves-max-lag
-	watchdog-period shutdown-timeout repl-diskless-sync-max-replicas socket-mark-id
-	active-defrag-max-scan-fields acllog-max-len cluster-node-timeout
-	latency-monitor-threshold stream-node-max-entries repl-backlog-size
-	cluster-link-sendbuf-limit active-defrag-ignore-bytes stream-node-max-bytes hll-sparse-max-bytes
-	tracking-table-max-keys maxmemory-clients repl-backlog-ttl auto-aof-rewrite-min-size
-	loading-process-events-interval-bytes tls-session-cache-size tls-session-cache-timeout
-	tls-cluster tls-replication tls-prefer-server-ciphers tls-session-caching tls-key-file-pass
-	tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-dh-params-file
-	tls-ciphers tls-ciphersuites dir save oom-score-adj-values
-	latency-tracking-info-percentiles list-max-ziplist-entries list-max-ziplist-value
-	lua-replicate-commands`) {
-		ignoredDirectives[name] = true
-	}
+// ignoredDirectives are the directives Redis 7.0 still reads and
+// ignores, with one argument (its deprecated_configs): accepted with a
+// warning. They are not CONFIG parameters.
+var ignoredDirectives = map[string]bool{
+	"list-max-ziplist-entries": true, "list-max-ziplist-value": true, "lua-replicate-commands": true,
 }
 
 // ---- the config file ----
@@ -1078,7 +1097,7 @@ func applyDirective(cfg *Config, name string, args []string, resplit bool) (warn
 	d := directives[name]
 	if d == nil {
 		switch {
-		case ignoredDirectives[name]:
+		case ignoredDirectives[name] && len(args) == 1:
 			return "'" + name + "' is not supported by tumbler and is ignored", ""
 		case refusedDirectives[name] != "":
 			return "", refusedDirectives[name]
@@ -1256,19 +1275,26 @@ func isPrint(s string) bool {
 // sorted: every one may be given as a flag of the tumbler binary.
 func DirectiveNames() []string {
 	var names []string
-	for name := range directives {
-		names = append(names, name)
+	for name, d := range directives {
+		if !d.inert {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	return names
 }
 
 // OtherDirectiveNames returns, sorted, the directives Redis 7.0 knows that
-// tumbler accepts and ignores or refuses (docs/configuration.md): the
-// command line takes them as flags too, as redis-server does
-// (--save "" --appendonly no).
+// tumbler accepts and does not act on, or ignores, or refuses
+// (docs/configuration.md): the command line takes them as flags too, as
+// redis-server does (--save "" --appendonly no).
 func OtherDirectiveNames() []string {
 	var names []string
+	for name, d := range directives {
+		if d.inert {
+			names = append(names, name)
+		}
+	}
 	for name := range ignoredDirectives {
 		names = append(names, name)
 	}
@@ -1279,12 +1305,21 @@ func OtherDirectiveNames() []string {
 	return names
 }
 
+// allDirectiveNames returns the names of every directive, sorted.
+func allDirectiveNames() []string {
+	names := make([]string, 0, len(directives))
+	for name := range directives {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // wordsDirectives are the directives besides the multi ones whose line
 // Redis reads as several words.
 var wordsDirectives = map[string]bool{
-	"save": true, "replicaof": true, "slaveof": true, "rename-command": true, "loadmodule": true,
-	"sentinel": true, "tls-protocols": true, "oom-score-adj-values": true,
-	"latency-tracking-info-percentiles": true,
+	"replicaof": true, "slaveof": true, "rename-command": true, "loadmodule": true,
+	"sentinel": true, "tls-protocols": true,
 }
 
 // MultiWordDirective reports whether a directive's value may be several
@@ -1302,9 +1337,13 @@ func MultiWordDirective(name string) bool {
 // ---- CONFIG GET / SET / REWRITE ----
 
 // registerConfigParams makes every directive but the file-only ones a
-// CONFIG GET parameter, settable when live.
+// CONFIG GET parameter, settable when live, and the parameters of the
+// directives tumbler refuses parameters with Redis's empty value.
 func (s *Server) registerConfigParams() {
-	for _, name := range DirectiveNames() {
+	for _, name := range reportedEmpty {
+		s.eng.RegisterParam(name, func() string { return "" })
+	}
+	for _, name := range allDirectiveNames() {
 		d := directives[name]
 		if d.fileOnly {
 			continue
@@ -1332,7 +1371,11 @@ func (s *Server) registerConfigParams() {
 				return d.get(s.live())
 			}
 		}
-		s.eng.RegisterParamSpec(engine.ParamSpec{Name: name, Get: get, Settable: d.live, MultiArg: d.multi})
+		spec := engine.ParamSpec{Name: name, Get: get, Settable: d.live, MultiArg: d.multi, Hidden: d.hidden}
+		if d.protected {
+			spec.CheckSet = s.checkProtected
+		}
+		s.eng.RegisterParamSpec(spec)
 	}
 }
 
@@ -1358,8 +1401,18 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 		if reason := d.set(&next, args); reason != "" {
 			return i, reason
 		}
+		if d.fixed {
+			if reason := d.refuse(args); reason != "" {
+				return i, reason
+			}
+		}
 	}
 	old := s.live()
+	for _, p := range pairs {
+		if d := directives[p.Name]; d.apply != nil && d.get(&next) != d.get(old) {
+			d.apply(&next)
+		}
+	}
 	if next.MaxMemory != 0 && next.MaxMemory != old.MaxMemory {
 		if used := s.eng.UsedMemory(); next.MaxMemory < used {
 			s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: write commands will be refused", "maxmemory", next.MaxMemory, "used", used)
@@ -1370,12 +1423,12 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 }
 
 // ConfigRewrite rewrites the config file with the live settings, as
-// Redis's CONFIG REWRITE: each directive tumbler acts on is written where
-// it first appears, under its current name when the line has an old one
-// (later occurrences are dropped), others and comments
-// are kept, and settings not in the file that differ from the default
-// are appended, after a "# Generated by CONFIG REWRITE" line unless the
-// file has one.
+// Redis's CONFIG REWRITE: each directive is written where it first
+// appears, under its current name when the line has an old one (later
+// occurrences are dropped), others, the fixed directives' lines and
+// comments are kept, and settings not in the file that differ from the
+// default are appended, after a "# Generated by CONFIG REWRITE" line
+// unless the file has one.
 func (h configHandler) ConfigRewrite() string {
 	s := h.s
 	s.prod.mu.Lock()
@@ -1425,7 +1478,7 @@ func rewriteConfig(path string, cfg *Config) ([]byte, error) {
 			continue
 		}
 		d := directives[strings.ToLower(args[0])]
-		if d == nil {
+		if d == nil || d.fixed {
 			out = append(out, raw)
 			continue
 		}
@@ -1440,9 +1493,9 @@ func rewriteConfig(path string, cfg *Config) ([]byte, error) {
 	var defaults Config
 	fillDefaults(&defaults)
 	added := signed
-	for _, name := range DirectiveNames() {
+	for _, name := range allDirectiveNames() {
 		d := directives[name]
-		if done[name] || d.alias != "" {
+		if done[name] || d.alias != "" || d.fixed {
 			continue
 		}
 		lines := directiveLines(d, cfg)

@@ -162,6 +162,14 @@ type Config struct {
 	// and the old *-ziplist-* names); nil means Redis 7.0's defaults.
 	// The directives replace the value pointed to, never change it.
 	Encodings *engine.EncodingLimits
+
+	// params are the Redis parameters tumbler accepts and reports but
+	// does not act on (hz, tcp-keepalive, appendfsync...: config_params.go),
+	// by name, as CONFIG GET shows them; a parameter not in the map has
+	// Redis's default. Set them with ApplyDirective or LoadConfigFile. A
+	// change replaces the map, never modifies it, so copies of a Config
+	// (CONFIG SET's) never share one.
+	params map[string]string
 }
 
 // Errors returned by Start.

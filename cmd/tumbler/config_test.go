@@ -38,7 +38,7 @@ func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 	if len(cfg.Users) != 2 || cfg.Users[0].Name != "alice" || cfg.Users[0].Passwords[0] != "c" || cfg.Users[1].Name != "bob" || cfg.Users[1].Passwords[0] != "p:w" {
 		t.Fatalf("users %+v", cfg.Users)
 	}
-	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], path+":5: 'save'") || !strings.HasPrefix(warnings[1], "--daemonize: ") {
+	if len(warnings) != 2 || warnings[0] != path+":5: tumbler keeps no data on disk: 'save 60 1' is ignored" || !strings.HasPrefix(warnings[1], "--daemonize: ") {
 		t.Fatalf("warnings %q", warnings)
 	}
 	_, _, err = loadConfig("", [][2]string{{"maxmemory", "lots"}})
@@ -144,13 +144,15 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "tumbler.conf")
 	logfile := filepath.Join(dir, "tumbler.log")
-	os.WriteFile(conf, []byte("# tumbler\nport "+strconv.Itoa(filePort)+"\nrequirepass filepw\nmaxclients 20\nappendonly no\nlogfile "+logfile+"\n"), 0o600)
-	cmd, stderr, done := runBin(t, bin, conf, "--port", strconv.Itoa(flagPort), "--requirepass", "flagpw")
+	os.WriteFile(conf, []byte("# tumbler\nport "+strconv.Itoa(filePort)+"\nrequirepass filepw\nmaxclients 20\nappendonly no\nappendfsync always\nlogfile "+logfile+"\n"), 0o600)
+	cmd, stderr, done := runBin(t, bin, conf, "--port", strconv.Itoa(flagPort), "--requirepass", "flagpw", "--hz", "50")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(flagPort)) })
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "AUTH filepw\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n")
 	roundTrip(t, c, rd, "AUTH flagpw\r\n", "+OK\r\n")
 	roundTrip(t, c, rd, "CONFIG GET maxclients\r\n", "*2\r\n$10\r\nmaxclients\r\n$2\r\n20\r\n")
+	roundTrip(t, c, rd, "CONFIG GET appendfsync\r\n", "*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n")
+	roundTrip(t, c, rd, "CONFIG GET hz\r\n", "*2\r\n$2\r\nhz\r\n$2\r\n50\r\n")
 	roundTrip(t, c, rd, "CONFIG SET timeout 7\r\nCONFIG REWRITE\r\n", "+OK\r\n+OK\r\n")
 	if _, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(filePort), time.Second); err == nil {
 		t.Fatal("the file's port is served although --port overrides it")
@@ -160,11 +162,13 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	data, _ := os.ReadFile(conf)
-	if !strings.Contains(string(data), "\nport "+strconv.Itoa(flagPort)+"\nrequirepass flagpw\n") || !strings.Contains(string(data), "\ntimeout 7\n") || !strings.Contains(string(data), "appendonly no") {
+	if !strings.Contains(string(data), "\nport "+strconv.Itoa(flagPort)+"\nrequirepass flagpw\n") || !strings.Contains(string(data), "\ntimeout 7\n") ||
+		!strings.Contains(string(data), "\nappendonly no\nappendfsync always\n") || !strings.Contains(string(data), "\nhz 50\n") {
 		t.Fatalf("rewritten config:\n%s", data)
 	}
 	log, _ := os.ReadFile(logfile)
-	if !strings.Contains(string(log), "ready to accept connections") || !strings.Contains(string(log), "'appendonly' is not supported by tumbler and is ignored") {
+	if !strings.Contains(string(log), "ready to accept connections") || !strings.Contains(string(log), "'appendfsync' is accepted but has no effect in tumbler") ||
+		!strings.Contains(string(log), "--hz: 'hz' is accepted but has no effect in tumbler") || strings.Contains(string(log), "appendonly") {
 		t.Fatalf("log file:\n%s\nstderr:\n%s", log, stderr)
 	}
 }
@@ -271,11 +275,17 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "tumbler.pid")
 	cmd, stderr, done := runBin(t, bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
 		"--save", "60", "1", "--dir", t.TempDir(), "--bind", "127.0.0.1", "-::1", "--enable-debug-command", "local",
-		"--pidfile", pidfile)
+		"--pidfile", pidfile, "--tcp-keepalive", "60", "--shutdown-on-sigterm", "now", "force", "--databases", "16")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "DEBUG SLEEP 0\r\n", "+OK\r\n")
 	roundTrip(t, c, rd, "CONFIG GET enable-debug-command\r\n", "*2\r\n$20\r\nenable-debug-command\r\n$5\r\nlocal\r\n")
+	// the parameters tumbler does not act on are reported; save and
+	// databases keep tumbler's values
+	roundTrip(t, c, rd, "CONFIG GET tcp-keepalive\r\n", "*2\r\n$13\r\ntcp-keepalive\r\n$2\r\n60\r\n")
+	roundTrip(t, c, rd, "CONFIG GET shutdown-on-sigterm\r\n", "*2\r\n$19\r\nshutdown-on-sigterm\r\n$9\r\nnow force\r\n")
+	roundTrip(t, c, rd, "CONFIG GET save\r\n", "*2\r\n$4\r\nsave\r\n$0\r\n\r\n")
+	roundTrip(t, c, rd, "CONFIG GET databases\r\n", "*2\r\n$9\r\ndatabases\r\n$1\r\n1\r\n")
 	// the pid file is written once the server listens (it answered), and
 	// removed at exit
 	if data, err := os.ReadFile(pidfile); err != nil || string(data) != strconv.Itoa(cmd.Process.Pid)+"\n" {
@@ -288,10 +298,18 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}
-	for _, w := range []string{"--save: 'save' is not supported", "--appendonly: 'appendonly' is not supported", "--dir: 'dir' is not supported"} {
+	for _, w := range []string{"--save: tumbler keeps no data on disk: 'save 60 1' is ignored", "--dir: tumbler writes no data files",
+		"--tcp-keepalive: 'tcp-keepalive' is accepted but has no effect", "--databases: tumbler has one database: 'databases 16' is ignored"} {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("no warning %q in:\n%s", w, stderr)
 		}
+	}
+	if strings.Contains(stderr.String(), "--appendonly") {
+		t.Errorf("a warning for --appendonly no, which is what tumbler does:\n%s", stderr)
+	}
+	_, stderr, done = runBin(t, bin, "--port", strconv.Itoa(port), "--hz", "fast")
+	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), ">>> '--hz fast'\nargument couldn't be parsed into an integer") {
+		t.Fatalf("--hz fast: exit %d, %q", code, stderr.String())
 	}
 	_, stderr, done = runBin(t, bin, "--port", strconv.Itoa(port), "--replicaof", "10.0.0.1", "6379")
 	want := "Reading the command line\n>>> '--replicaof 10.0.0.1 6379'\ntumbler does not replicate"
