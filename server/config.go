@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -697,12 +698,23 @@ func init() {
 			if c.LuaTimeLimit <= 0 {
 				return 5000
 			}
+			if raw, ok := c.params["busy-reply-threshold"]; ok && c.LuaTimeLimit == math.MaxInt64 {
+				v, _ := strconv.ParseInt(raw, 10, 64)
+				return v
+			}
 			return c.LuaTimeLimit.Milliseconds()
 		},
 		func(c *Config, v int64) {
 			// 0 (every script is busy at once) is kept as 1 ns: a zero
-			// Config.LuaTimeLimit means the 5 s default.
-			c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
+			// Config.LuaTimeLimit means the 5 s default. Past what a
+			// Duration holds (292 years) it is the longest Duration, and
+			// the value is kept to be reported.
+			c.LuaTimeLimit = math.MaxInt64
+			if v < math.MaxInt64/int64(time.Millisecond) {
+				c.LuaTimeLimit = max(time.Duration(v)*time.Millisecond, 1)
+			} else {
+				c.setParam("busy-reply-threshold", strconv.FormatInt(v, 10))
+			}
 		})
 	addDirective(d)
 	addAlias(d, "lua-time-limit")

@@ -125,6 +125,8 @@ func TestParams_ParseAsRedis(t *testing.T) {
 		{"latency-tracking-info-percentiles", []string{"1e-400"}, "Invalid latency-tracking-info-percentiles parameters"},
 		{"latency-tracking-info-percentiles", []string{"5x"}, "Invalid latency-tracking-info-percentiles parameters"},
 		{"slave-priority", []string{"5"}, "5"},
+		{"busy-reply-threshold", []string{"9223372036854775807"}, "9223372036854775807"}, // past a Duration
+		{"lua-time-limit", []string{"9223372036854"}, "9223372036854"},
 		{"save", []string{"3600 1 300 100"}, ""}, // checked, and nothing saved
 		{"save", []string{"3600"}, "Invalid save parameters"},
 		{"save", []string{"0 1"}, "Invalid save parameters"},
