@@ -209,6 +209,76 @@ func TestConfigProtectedDiff(t *testing.T) {
 	}
 }
 
+// CONFIG REWRITE writes the parameters tumbler does not act on as Redis
+// does: in place (an old name under the new one), appended when not the
+// default, strings quoted, memory values in units, a string without value
+// left out. Redis's file order of appended lines is its hash table's, so
+// each parameter's lines are compared, not their places.
+func TestConfigRewriteDiff(t *testing.T) {
+	const conf = "hz 10\nmasterauth x\nslave-priority 5\nappendfsync everysec\ntcp-keepalive 300\nrepl-timeout 60\nrepl-timeout 70\n"
+	dir := t.TempDir()
+	rPath, tPath := dir+"/redis.conf", dir+"/tumbler.conf"
+	for _, p := range []string{rPath, tPath} {
+		if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := dial(startRedis73(t, rPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.close)
+	var cfg server.Config
+	if _, err := server.LoadConfigFile(tPath, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort73(t)))
+	srv := server.RunT(t, server.WithConfig(func(c *server.Config) { *c = cfg }))
+	tc, err := dial(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.close)
+	set := []string{"CONFIG", "SET", "hz", "50", "masterauth", "", "tcp-keepalive", "60", "maxmemory-clients", "10%",
+		"repl-backlog-size", "2mb", "shutdown-on-sigterm", "now force", "masteruser", `a"b`, "cluster-announce-ip", "1.2.3.4",
+		"appendfsync", "always", "lazyfree-lazy-user-del", "yes", "proc-title-template", "{title} x",
+		"cluster-link-sendbuf-limit", "1kb", "active-defrag-ignore-bytes", "200mb", "hll-sparse-max-bytes", "1000",
+		"replica-announce-ip", "", "ignore-warnings", "", "acl-pubsub-default", "allchannels", "latency-tracking-info-percentiles", ""}
+	compareConfig(t, rc, tc, set...)
+	compareConfig(t, rc, tc, "CONFIG", "REWRITE")
+	names := map[string]bool{"slave-priority": true, "replica-priority": true, "repl-timeout": true}
+	for i := 2; i < len(set); i += 2 {
+		names[set[i]] = true
+	}
+	want, got := linesOf(t, rPath, names), linesOf(t, tPath, names)
+	for name := range names {
+		if strings.Join(want[name], "|") != strings.Join(got[name], "|") {
+			t.Errorf("CONFIG REWRITE of %s:\n redis:   %q\n tumbler: %q", name, want[name], got[name])
+		}
+	}
+	if len(want["hz"]) != 1 || want["hz"][0] != "hz 50" {
+		t.Fatalf("Redis's file: %q", want)
+	}
+}
+
+// linesOf returns a config file's lines by directive, for the names
+// asked.
+func linesOf(t *testing.T, path string, names map[string]bool) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		if names[name] {
+			out[name] = append(out[name], line)
+		}
+	}
+	return out
+}
+
 // tolerated reports whether a reply pair differs only as configSetDiffs
 // allows.
 func tolerated(how setDiff, want, got []byte) bool {
@@ -320,7 +390,7 @@ func sameMap(a, b map[string]string) bool {
 func dialConfigPair(t *testing.T, directives ...string) (redis, tumbler *conn) {
 	t.Helper()
 	var err error
-	if redis, err = dial(startRedis73(t, directives...)); err != nil {
+	if redis, err = dial(startRedis73(t, "", directives...)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(redis.close)
@@ -360,8 +430,9 @@ func freePort73(t *testing.T) int {
 }
 
 // startRedis73 runs redis-server on a port of 7300-7399, in a directory
-// of its own, with the extra directives, until the test ends.
-func startRedis73(t *testing.T, extra ...string) string {
+// of its own, with the config file conf (if not "") and the extra
+// directives, until the test ends.
+func startRedis73(t *testing.T, conf string, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -374,6 +445,9 @@ func startRedis73(t *testing.T, extra ...string) string {
 		port := freePort73(t)
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir(), "--logfile", ""}
+		if conf != "" {
+			args = append([]string{conf}, args...)
+		}
 		for i := 0; i+1 < len(extra); i += 2 {
 			args = append(args, "--"+extra[i], extra[i+1])
 		}
