@@ -442,6 +442,9 @@ func enumDirective(name string, live bool, values []string, get func(c *Config) 
 	}
 }
 
+// stringDirective is a string setting; check, if set, refuses a value.
+// CONFIG REWRITE writes the value quoted as Redis does (sdscatrepr), and
+// no line for an empty value, as for Redis's strings that may be NULL.
 func stringDirective(name string, get func(c *Config) *string, check func(v string) string) *directive {
 	return &directive{
 		name: name,
@@ -455,6 +458,12 @@ func stringDirective(name string, get func(c *Config) *string, check func(v stri
 			return ""
 		},
 		get: func(c *Config) string { return *get(c) },
+		lines: func(c *Config) []string {
+			if *get(c) == "" {
+				return nil
+			}
+			return []string{name + " " + catRepr(*get(c))}
+		},
 	}
 }
 
@@ -794,7 +803,9 @@ func init() {
 			return c.LogLevel
 		},
 		func(c *Config, v string) string { c.LogLevel = v; return "" }))
-	addDirective(stringDirective("logfile", func(c *Config) *string { return &c.LogFile }, nil))
+	d = stringDirective("logfile", func(c *Config) *string { return &c.LogFile }, nil)
+	d.lines = func(c *Config) []string { return []string{"logfile " + catRepr(c.LogFile)} } // Redis allows it empty
+	addDirective(d)
 	addDirective(stringDirective("pidfile", func(c *Config) *string { return &c.PidFile }, nil))
 	addDirective(enumDirective("supervised", false, []string{"upstart", "systemd", "auto", "no"},
 		func(c *Config) string {

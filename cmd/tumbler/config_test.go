@@ -162,7 +162,7 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	data, _ := os.ReadFile(conf)
-	if !strings.Contains(string(data), "\nport "+strconv.Itoa(flagPort)+"\nrequirepass flagpw\n") || !strings.Contains(string(data), "\ntimeout 7\n") ||
+	if !strings.Contains(string(data), "\nport "+strconv.Itoa(flagPort)+"\nrequirepass \"flagpw\"\n") || !strings.Contains(string(data), "\ntimeout 7\n") ||
 		!strings.Contains(string(data), "\nappendonly no\nappendfsync always\n") || !strings.Contains(string(data), "\nhz 50\n") {
 		t.Fatalf("rewritten config:\n%s", data)
 	}

@@ -209,14 +209,15 @@ func TestConfigProtectedDiff(t *testing.T) {
 	}
 }
 
-// CONFIG REWRITE writes the parameters tumbler does not act on as Redis
-// does: in place (an old name under the new one), appended when not the
+// CONFIG REWRITE writes the parameters tumbler does not act on (and the
+// strings it does: requirepass, logfile, pidfile) as Redis does: in place (an old name under the new one), appended when not the
 // default, strings quoted, memory values in units, a string without value
 // left out. Redis's file order of appended lines is its hash table's, so
 // each parameter's lines are compared, not their places.
 func TestConfigRewriteDiff(t *testing.T) {
-	const conf = "hz 10\nmasterauth x\nslave-priority 5\nappendfsync everysec\ntcp-keepalive 300\nrepl-timeout 60\nrepl-timeout 70\n"
 	dir := t.TempDir()
+	conf := "hz 10\nmasterauth x\nslave-priority 5\nappendfsync everysec\ntcp-keepalive 300\nrepl-timeout 60\nrepl-timeout 70\n" +
+		"requirepass old\nlogfile \"\"\npidfile " + dir + "/r.pid\n"
 	rPath, tPath := dir+"/redis.conf", dir+"/tumbler.conf"
 	for _, p := range []string{rPath, tPath} {
 		if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
@@ -243,10 +244,12 @@ func TestConfigRewriteDiff(t *testing.T) {
 		"repl-backlog-size", "2mb", "shutdown-on-sigterm", "now force", "masteruser", `a"b`, "cluster-announce-ip", "1.2.3.4",
 		"appendfsync", "always", "lazyfree-lazy-user-del", "yes", "proc-title-template", "{title} x",
 		"cluster-link-sendbuf-limit", "1kb", "active-defrag-ignore-bytes", "200mb", "hll-sparse-max-bytes", "1000",
-		"replica-announce-ip", "", "ignore-warnings", "", "acl-pubsub-default", "allchannels", "latency-tracking-info-percentiles", ""}
+		"replica-announce-ip", "", "ignore-warnings", "", "acl-pubsub-default", "allchannels", "latency-tracking-info-percentiles", "",
+		"requirepass", "new"}
+	compareConfig(t, rc, tc, "AUTH", "old")
 	compareConfig(t, rc, tc, set...)
 	compareConfig(t, rc, tc, "CONFIG", "REWRITE")
-	names := map[string]bool{"slave-priority": true, "replica-priority": true, "repl-timeout": true}
+	names := map[string]bool{"slave-priority": true, "replica-priority": true, "repl-timeout": true, "logfile": true, "pidfile": true}
 	for i := 2; i < len(set); i += 2 {
 		names[set[i]] = true
 	}
