@@ -181,6 +181,7 @@ var flagUsage = map[string]string{
 	"loglevel":                   "debug|verbose|notice|warning (default notice)",
 	"logfile":                    "write the log to this file instead of stderr",
 	"client-output-buffer-limit": "\"class hard soft seconds\" ... (default \"normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60\")",
+	"enable-protected-configs":   "no|yes|local: allow CONFIG SET of the protected dbfilename and dir (local: from loopback clients) (default no)",
 }
 
 // directiveFlags records directive flags in command-line order.
@@ -199,8 +200,9 @@ func (f *directiveFlag) Set(v string) error {
 
 // addDirectiveFlags defines a flag for every directive tumbler acts on,
 // and, left out of the usage, one for every other directive Redis 7.0
-// knows, which the config file takes too: ignored with a warning (--save
-// "", --appendonly no) or refused with the reason (--replicaof).
+// knows, which the config file takes too: checked and reported by CONFIG
+// GET but without effect (--hz 50, --save "", --appendonly no), or
+// refused with the reason (--replicaof).
 func addDirectiveFlags(fs *flag.FlagSet) *directiveFlags {
 	all := &directiveFlags{}
 	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
@@ -226,7 +228,7 @@ func addDirectiveFlags(fs *flag.FlagSet) *directiveFlags {
 		})
 		shown.SetOutput(fs.Output())
 		shown.PrintDefaults()
-		fmt.Fprintln(fs.Output(), "  --<directive> value...\n    \tany other redis.conf directive: accepted and ignored, or refused (docs/configuration.md)")
+		fmt.Fprintln(fs.Output(), "  --<directive> value...\n    \tany other Redis 7.0 directive: checked and reported by CONFIG GET but without effect, or refused (docs/configuration.md)")
 	}
 	return all
 }
