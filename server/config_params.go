@@ -142,7 +142,7 @@ func enum(multi bool, values []enumValue, check func(v int) string) paramKind {
 		for _, word := range w {
 			matched := false
 			for _, e := range values {
-				if strings.EqualFold(word, e.name) {
+				if engine.EqFold([]byte(word), e.name) { // strcasecmp: ASCII only
 					v |= e.val
 					matched = true
 				}
@@ -186,9 +186,9 @@ func enumName(values []enumValue, v int, multi bool) string {
 	return strings.Join(names, " ")
 }
 
-// String configs: nullEmpty is EMPTY_STRING_IS_NULL (an empty value is
-// no value, which CONFIG REWRITE leaves out of the file), sds keeps a
-// value past a NUL byte (a char* config ends there).
+// String config flags: strNull is EMPTY_STRING_IS_NULL (an empty value
+// is no value, which CONFIG REWRITE leaves out of the file), strSDS keeps
+// a value past a NUL byte (a char* config ends there).
 const (
 	strNull = 1 << iota
 	strSDS
@@ -458,8 +458,8 @@ func shutdownFlags(v int) string {
 }
 
 var (
-	shutdownOnSig = []enumValue{{"default", 0}, {"save", 1}, {"nosave", 2}, {"now", 4}, {"force", 8}}
-	protectedMode = enumNames("no", "yes", "local")
+	shutdownOnSig   = []enumValue{{"default", 0}, {"save", 1}, {"nosave", 2}, {"now", 4}, {"force", 8}}
+	protectedAction = enumNames("no", "yes", "local")
 )
 
 // paramTable is Redis 7.0's standardConfig table (src/config.c, in its
@@ -534,7 +534,7 @@ var paramTable = []paramDef{
 	{"oom-score-adj", "", 0, "no", enum(false, []enumValue{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}, nil)},
 	{"acl-pubsub-default", "", 0, "resetchannels", enum(false, enumNames("allchannels", "resetchannels"), nil)},
 	{"sanitize-dump-payload", "", 0, "no", enum(false, enumNames("no", "yes", "clients"), nil)},
-	{"enable-module-command", "", pImmutable, "no", enum(false, protectedMode, nil)},
+	{"enable-module-command", "", pImmutable, "no", enum(false, protectedAction, nil)},
 	{"cluster-preferred-endpoint-type", "", 0, "ip", enum(false, enumNames("ip", "hostname", "unknown-endpoint"), nil)},
 	{"propagation-error-behavior", "", 0, "ignore", enum(false, enumNames("ignore", "panic", "panic-on-replicas"), nil)},
 	{"shutdown-on-sigint", "", 0, "default", enum(true, shutdownOnSig, shutdownFlags)},
@@ -751,7 +751,7 @@ func init() {
 	// enable-protected-configs gates CONFIG SET of the protected
 	// parameters (dbfilename, dir): no, yes, or local (loopback
 	// connections only).
-	addDirective(paramDirective(paramDef{"enable-protected-configs", "", pImmutable, "no", enum(false, protectedMode, nil)}))
+	addDirective(paramDirective(paramDef{"enable-protected-configs", "", pImmutable, "no", enum(false, protectedAction, nil)}))
 }
 
 // checkProtected is CONFIG SET's check of a protected parameter

@@ -91,6 +91,8 @@ func TestParams_ParseAsRedis(t *testing.T) {
 		{"appendfsync", []string{"ALWAYS"}, "always"},
 		{"appendfsync", []string{"sometimes"}, "argument(s) must be one of the following: everysec, always, no"},
 		{"oom-score-adj", []string{"relative"}, "yes"}, // its first name
+		{"repl-diskless-load", []string{"SWAPDB"}, "swapdb"},
+		{"repl-diskless-load", []string{"\u017fwapdb"}, "argument(s) must be one of the following: disabled, on-empty-db, swapdb"}, // strcasecmp folds ASCII only
 		{"shutdown-on-sigint", []string{"now save"}, "save now"},
 		{"shutdown-on-sigint", []string{"default", "now"}, "now"},
 		{"shutdown-on-sigint", []string{"save nosave"}, "shutdown options SAVE and NOSAVE can't be used simultaneously"},
