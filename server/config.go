@@ -213,9 +213,6 @@ type directive struct {
 	// hidden directives are Redis's HIDDEN_CONFIG: CONFIG GET reports
 	// them only when named, not for a pattern.
 	hidden bool
-	// apply, if set, adjusts a changed value after CONFIG SET has set
-	// every parameter, as Redis's apply functions do (watchdog-period).
-	apply func(c *Config)
 }
 
 var directives = map[string]*directive{}
@@ -1431,11 +1428,7 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 		}
 	}
 	old := s.live()
-	for _, p := range pairs {
-		if d := directives[p.Name]; d.apply != nil && d.get(&next) != d.get(old) {
-			d.apply(&next)
-		}
-	}
+	applyParams(&next, old, pairs)
 	if next.MaxMemory != 0 && next.MaxMemory != old.MaxMemory {
 		if used := s.eng.UsedMemory(); next.MaxMemory < used {
 			s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: write commands will be refused", "maxmemory", next.MaxMemory, "used", used)

@@ -732,26 +732,46 @@ func init() {
 	for _, f := range fixedParams {
 		addDirective(fixedDirective(f))
 	}
-	// CONFIG SET holds repl-backlog-size at 16kb at least
-	// (resizeReplicationBacklog) and watchdog-period, when not 0, at two
-	// ticks of hz (applyWatchdogPeriod); a config file's values stay as
-	// given, as in Redis.
-	directives["repl-backlog-size"].apply = func(c *Config) {
-		if v, _ := strconv.ParseInt(c.param("repl-backlog-size", "1048576"), 10, 64); v < 16<<10 {
-			c.setParam("repl-backlog-size", strconv.Itoa(16<<10))
-		}
-	}
-	directives["watchdog-period"].apply = func(c *Config) {
-		v, _ := strconv.ParseInt(c.param("watchdog-period", "0"), 10, 64)
-		hz, _ := strconv.ParseInt(c.param("hz", "10"), 10, 64)
-		if v > 0 && v < 1000/hz*2 {
-			c.setParam("watchdog-period", strconv.FormatInt(1000/hz*2, 10))
-		}
-	}
 	// enable-protected-configs gates CONFIG SET of the protected
 	// parameters (dbfilename, dir): no, yes, or local (loopback
 	// connections only).
 	addDirective(paramDirective(paramDef{"enable-protected-configs", "", pImmutable, "no", enum(false, protectedAction, nil)}))
+}
+
+// applyParams does to the values CONFIG SET has set what Redis's apply
+// functions do, for each changed parameter in the order of the pairs:
+// updateReplBacklogSize holds repl-backlog-size at 16kb at least,
+// updateWatchdogPeriod holds watchdog-period, when not 0, at two ticks
+// of the server's hz, which is the new hz only once updateHZ has run
+// (hz named before it). A config file's values stay as given, as in
+// Redis.
+func applyParams(next, old *Config, pairs []engine.ConfigPair) {
+	num := func(c *Config, name, def string) int64 {
+		v, _ := strconv.ParseInt(c.param(name, def), 10, 64)
+		return v
+	}
+	hz := num(old, "hz", "10")
+	for _, p := range pairs {
+		name := p.Name
+		if d := directives[name]; d.alias != "" {
+			name = d.alias
+		}
+		if d := directives[name]; d.get(next) == d.get(old) {
+			continue // set to the value it had: Redis applies nothing
+		}
+		switch name {
+		case "hz":
+			hz = num(next, "hz", "10")
+		case "repl-backlog-size":
+			if num(next, name, "1048576") < 16<<10 {
+				next.setParam(name, strconv.Itoa(16<<10))
+			}
+		case "watchdog-period":
+			if v := num(next, name, "0"); v > 0 && v < 1000/hz*2 {
+				next.setParam(name, strconv.FormatInt(1000/hz*2, 10))
+			}
+		}
+	}
 }
 
 // checkProtected is CONFIG SET's check of a protected parameter

@@ -300,6 +300,27 @@ func TestParams_ConfigSetGet(t *testing.T) {
 	}
 }
 
+// CONFIG SET adjusts repl-backlog-size and watchdog-period as Redis's
+// apply functions do, in the order of the pairs: the watchdog's floor is
+// two ticks of the hz in force, the new one only if hz came first.
+func TestParams_ApplyInPairsOrder(t *testing.T) {
+	c := dial(t, RunT(t).Addr())
+	doSteps(t, c, []wireStep{
+		{[]string{"CONFIG", "SET", "repl-backlog-size", "5"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "repl-backlog-size"}, getReply("repl-backlog-size", "16384")},
+		{[]string{"CONFIG", "SET", "watchdog-period", "100"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "watchdog-period"}, getReply("watchdog-period", "200")},
+		{[]string{"CONFIG", "SET", "watchdog-period", "0"}, "+OK\r\n"},
+		{[]string{"CONFIG", "SET", "watchdog-period", "100", "hz", "1"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "watchdog-period"}, getReply("watchdog-period", "200")},
+		{[]string{"CONFIG", "SET", "watchdog-period", "0", "hz", "10"}, "+OK\r\n"},
+		{[]string{"CONFIG", "SET", "hz", "1", "watchdog-period", "100"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "watchdog-period"}, getReply("watchdog-period", "2000")},
+		{[]string{"CONFIG", "SET", "watchdog-period", "2000"}, "+OK\r\n"}, // unchanged
+		{[]string{"CONFIG", "GET", "watchdog-period"}, getReply("watchdog-period", "2000")},
+	})
+}
+
 // enable-protected-configs lets CONFIG SET change dbfilename (and ask for
 // dir, which stays the working directory): yes for every client, local
 // for loopback ones.

@@ -183,12 +183,26 @@ func TestConfigParamsDiff(t *testing.T) {
 	}
 }
 
-// The protected parameters: with enable-protected-configs local (a
-// loopback client may), dbfilename is set and checked as Redis does; dir
-// stays tumbler's working directory.
-func TestConfigProtectedDiff(t *testing.T) {
+// Sequences of CONFIG commands: the protected parameters with
+// enable-protected-configs local (a loopback client may: dbfilename is set
+// and checked as Redis does; dir stays tumbler's working directory), the
+// order of the name checks, and Redis's adjustments after a CONFIG SET in
+// the order of its pairs.
+func TestConfigSequencesDiff(t *testing.T) {
 	rc, tc := dialConfigPair(t, "enable-protected-configs", "local")
 	for _, args := range [][]string{
+		{"CONFIG", "SET", "hz", "x", "tcp-backlog", "5"},
+		{"CONFIG", "SET", "tcp-backlog", "5", "nosuch", "1"},
+		{"CONFIG", "SET", "slave-priority", "1", "replica-priority", "2"},
+		{"CONFIG", "GET", "slave-priority"},
+		{"CONFIG", "SET", "watchdog-period", "100", "hz", "1"},
+		{"CONFIG", "GET", "watchdog-period"},
+		{"CONFIG", "SET", "watchdog-period", "0", "hz", "10"},
+		{"CONFIG", "SET", "hz", "1", "watchdog-period", "100"},
+		{"CONFIG", "GET", "watchdog-period"},
+		{"CONFIG", "SET", "watchdog-period", "2000"},
+		{"CONFIG", "GET", "watchdog-period"},
+		{"CONFIG", "SET", "watchdog-period", "0", "hz", "10", "replica-priority", "100"},
 		{"CONFIG", "GET", "enable-protected-configs"},
 		{"CONFIG", "SET", "dbfilename", "x.rdb"},
 		{"CONFIG", "GET", "dbfilename"},
