@@ -278,6 +278,48 @@ func TestConfigRewriteDiff(t *testing.T) {
 	}
 }
 
+// A config file is read as Redis reads it: the same file gives both
+// servers the same parameters (several words on a line or in one quoted
+// word, old names, values Redis holds or keeps as given).
+func TestConfigFileDiff(t *testing.T) {
+	conf := "hz 1000\nmaxmemory-clients 10%\nunixsocketperm 0700\noom-score-adj-values \"1 2 3\"\n" +
+		"latency-tracking-info-percentiles 50 99.99\nshutdown-on-sigint now save\nshutdown-on-sigterm \"force now\"\n" +
+		"watchdog-period 100\nrepl-backlog-size 5\nslave-priority 5\nmasterauth x\nsyslog-ident tumbler\n" +
+		"tcp-backlog 100\nio-threads 4\nsocket-mark-id 7\nappendfsync ALWAYS\nlist-max-ziplist-entries 5\n" +
+		"latency-tracking-info-percentiles \"\"\nreplica-announce-ip 10.0.0.1\nproc-title-template \"{title} {port}\"\n"
+	path := t.TempDir() + "/both.conf"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := dial(startRedis73(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.close)
+	var cfg server.Config
+	if _, err := server.LoadConfigFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort73(t)))
+	tc, err := dial(server.RunT(t, server.WithConfig(func(c *server.Config) { *c = cfg })).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.close)
+	want, got := configGetAll(t, rc), configGetAll(t, tc)
+	for name, v := range want {
+		if got[name] != v && configValueDiffs[name] == "" {
+			t.Errorf("%s: tumbler %q, Redis %q", name, got[name], v)
+		}
+	}
+	for _, name := range hiddenParams {
+		compareConfig(t, rc, tc, "CONFIG", "GET", name)
+	}
+	if want["hz"] != "500" || want["io-threads"] != "4" {
+		t.Fatalf("Redis read hz %q io-threads %q", want["hz"], want["io-threads"])
+	}
+}
+
 // linesOf returns a config file's lines by directive, for the names
 // asked.
 func linesOf(t *testing.T, path string, names map[string]bool) map[string][]string {
