@@ -109,8 +109,22 @@ func (s *Server) applyLive(c *Config) {
 	s.eng.SetSlowlogMaxLen(slowlogMaxLen(c))
 	s.eng.SetNotifyKeyspaceEvents(c.NotifyKeyspaceEvents)
 	s.eng.SetEncodingLimits(encodingsOf(c))
+	s.eng.SetLatencyTracking(c.param("latency-tracking", "yes") == "yes")
+	s.eng.SetLatencyPercentiles(latencyPercentiles(c))
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
+}
+
+// latencyPercentiles is latency-tracking-info-percentiles, as numbers
+// (its value is checked and written out when set: see percentiles).
+func latencyPercentiles(c *Config) []float64 {
+	var ps []float64
+	for _, w := range strings.Fields(c.param("latency-tracking-info-percentiles", "50 99 99.9")) {
+		if f, err := strconv.ParseFloat(w, 64); err == nil {
+			ps = append(ps, f)
+		}
+	}
+	return ps
 }
 
 // slowlogSlowerThan and slowlogMaxLen are the slow log settings, with

@@ -21,8 +21,8 @@ import (
 // values live in Config.params.
 //
 // A few parameters describe what tumbler does and so keep tumbler's
-// value (save, appendonly, databases, dir, latency-tracking,
-// latency-monitor-threshold: fixedParams): a value given in the config
+// value (save, appendonly, databases, dir, latency-monitor-threshold:
+// fixedParams): a value given in the config
 // file is checked and ignored with a warning, CONFIG SET refuses any
 // other value, CONFIG REWRITE leaves their lines alone.
 
@@ -608,7 +608,12 @@ var paramTable = []paramDef{
 	// special configs
 	{"oom-score-adj-values", "", 0, "0 200 800", oomScoreAdjValues},
 	{"latency-tracking-info-percentiles", "", 0, "50 99 99.9", percentiles},
+	{"latency-tracking", "", 0, "yes", yesno(nil)},
 }
+
+// actedParams are the parameters of paramTable that tumbler acts on
+// (applyLive), not only reports.
+var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
 // replication, no unix socket, no ACL file): CONFIG GET shows their
@@ -670,8 +675,6 @@ var fixedParams = []fixedParam{
 		}
 		return w[0], ""
 	}}}, cwd, "tumbler writes no data files and never changes directory"},
-	{paramDef{"latency-tracking", "", 0, "no", yesno(nil)},
-		func() string { return "no" }, "tumbler keeps no per-command latency histograms"},
 	{paramDef{"latency-monitor-threshold", "", 0, "0", ints(0, longMax)},
 		func() string { return "0" }, "tumbler has no latency monitor"},
 }
@@ -717,6 +720,10 @@ func fixedDirective(f fixedParam) *directive {
 func init() {
 	for _, p := range paramTable {
 		d := paramDirective(p)
+		if actedParams[p.name] {
+			addDirective(d)
+			continue
+		}
 		d.inert = true
 		d.warn = func(args []string) string {
 			if v, _ := p.kind.parse(args); v == p.def {

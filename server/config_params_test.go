@@ -136,7 +136,9 @@ func TestParams_ParseAsRedis(t *testing.T) {
 		{"appendonly", []string{"maybe"}, "argument must be 'yes' or 'no'"},
 		{"appendonly", []string{"yes"}, "no"},
 		{"latency-monitor-threshold", []string{"-1"}, "argument must be between 0 and 9223372036854775807 inclusive"},
-		{"latency-tracking", []string{"yes"}, "no"},
+		{"latency-tracking", []string{"NO"}, "no"},
+		{"latency-tracking", []string{"maybe"}, "argument must be 'yes' or 'no'"},
+		{"latency-tracking-info-percentiles", []string{"0 50.5"}, "0 50.5"},
 		{"dir", []string{"/nonexistent"}, cwd()},
 		{"enable-protected-configs", []string{"LOCAL"}, "local"},
 		{"list-max-ziplist-entries", []string{"1", "2"}, "Bad directive or wrong number of arguments"},
@@ -191,12 +193,11 @@ func readRedisConfig(t *testing.T) (values map[string]string, hidden map[string]
 // tumblerDefaults are the parameters whose default in tumbler is not
 // Redis's, and why.
 var tumblerDefaults = map[string]string{
-	"port":             "the test server's port",
-	"bind":             "tumbler listens on 127.0.0.1 by default, Redis on * -::* (protected mode)",
-	"dir":              "the working directory, in either",
-	"save":             "tumbler keeps no data on disk",
-	"databases":        "tumbler has one database",
-	"latency-tracking": "tumbler keeps no per-command latency histograms",
+	"port":      "the test server's port",
+	"bind":      "tumbler listens on 127.0.0.1 by default, Redis on * -::* (protected mode)",
+	"dir":       "the working directory, in either",
+	"save":      "tumbler keeps no data on disk",
+	"databases": "tumbler has one database",
 }
 
 // Every Redis 7.0 parameter is a CONFIG parameter with Redis's default
@@ -234,7 +235,7 @@ func TestParams_RedisDefaults(t *testing.T) {
 	if strings.Join(own, " ") != "event-loop lua-memory-limit metrics-addr restart-delay" {
 		t.Errorf("tumbler's own parameters: %q", own)
 	}
-	if all["dir"] != cwd() || all["save"] != "" || all["databases"] != "1" || all["latency-tracking"] != "no" {
+	if all["dir"] != cwd() || all["save"] != "" || all["databases"] != "1" || all["latency-tracking"] != "yes" {
 		t.Errorf("dir %q save %q databases %q latency-tracking %q", all["dir"], all["save"], all["databases"], all["latency-tracking"])
 	}
 }
@@ -284,7 +285,6 @@ func TestParams_ConfigSetGet(t *testing.T) {
 		{[]string{"CONFIG", "SET", "save", "60"}, setErr("save", "Invalid save parameters")},
 		{[]string{"CONFIG", "SET", "appendonly", "NO"}, "+OK\r\n"},
 		{[]string{"CONFIG", "SET", "appendonly", "yes"}, setErr("appendonly", "tumbler keeps no data on disk: only appendonly no is supported")},
-		{[]string{"CONFIG", "SET", "latency-tracking", "yes"}, setErr("latency-tracking", "tumbler keeps no per-command latency histograms: only latency-tracking no is supported")},
 		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "100"}, setErr("latency-monitor-threshold", "tumbler has no latency monitor: only latency-monitor-threshold 0 is supported")},
 		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "0"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "save"}, getReply("save", "")},

@@ -25,11 +25,10 @@ import (
 // configValueDiffs are the parameters whose CONFIG GET * value is not
 // Redis's, and why.
 var configValueDiffs = map[string]string{
-	"port":             "each server has its own port",
-	"dir":              "each server's working directory (Redis's is its --dir, tumbler's the test's)",
-	"databases":        "tumbler has one database (1); Redis's default is 16",
-	"latency-tracking": "tumbler keeps no per-command latency histograms (no); Redis's default is yes",
-	"maxclients":       "Redis lowers it to what the open-files limit allows; tumbler reports what it was given",
+	"port":       "each server has its own port",
+	"dir":        "each server's working directory (Redis's is its --dir, tumbler's the test's)",
+	"databases":  "tumbler has one database (1); Redis's default is 16",
+	"maxclients": "Redis lowers it to what the open-files limit allows; tumbler reports what it was given",
 }
 
 // tumblerOwnParams are tumbler's parameters that Redis does not have
@@ -66,7 +65,6 @@ var configSetDiffs = map[string]struct {
 	"bind":                      {setNever, "moves the server's listener"},
 	"save":                      {tumblerRefuses, "tumbler keeps no data on disk: only save \"\""},
 	"appendonly":                {tumblerRefuses, "tumbler keeps no data on disk: only appendonly no"},
-	"latency-tracking":          {tumblerRefuses, "tumbler keeps no per-command latency histograms: only no"},
 	"latency-monitor-threshold": {tumblerRefuses, "tumbler has no latency monitor: only 0"},
 	"maxmemory-policy":          {tumblerRefuses, "tumbler never evicts keys: only noeviction"},
 	"tls-port":                  {tumblerImmutable, "tumbler opens its TLS listener at start-up only"},

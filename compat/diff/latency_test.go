@@ -60,6 +60,42 @@ func TestLatencyStatsDiff(t *testing.T) {
 	if !slices.Equal(want, got) {
 		t.Errorf("INFO latencystats lists\n redis:   %v\n tumbler: %v", want, got)
 	}
+	compareHistograms(t, rc, tc)
+
+	// latency-tracking-info-percentiles chooses the percentiles shown;
+	// latency-tracking no empties the section and records nothing more,
+	// the histograms kept for LATENCY HISTOGRAM
+	value = regexp.MustCompile(`^p0=[0-9]+\.[0-9]{3},p12\.5=[0-9]+\.[0-9]{3},p100=[0-9]+\.[0-9]{3}$`)
+	for _, c := range []*conn{rc, tc} {
+		if r, err := c.do("CONFIG", "SET", "latency-tracking-info-percentiles", "0 12.5 100"); err != nil || string(r) != "+OK\r\n" {
+			t.Fatalf("CONFIG SET latency-tracking-info-percentiles: %q %v", r, err)
+		}
+	}
+	if want, got = lines(rc, "redis"), lines(tc, "tumbler"); !slices.Equal(want, got) {
+		t.Errorf("INFO latencystats lists\n redis:   %v\n tumbler: %v", want, got)
+	}
+	for _, c := range []*conn{rc, tc} {
+		for _, args := range [][]string{{"CONFIG", "SET", "latency-tracking", "no"}, {"GET", "k"}, {"HSET", "h", "f", "v"}} {
+			if _, err := c.do(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []*conn{rc, tc} {
+		raw, err := c.do("INFO", "latencystats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), "latency_percentiles") {
+			t.Errorf("latency-tracking no: %q", raw)
+		}
+	}
+	compareHistograms(t, rc, tc)
+}
+
+// compareHistograms compares the shapes of LATENCY HISTOGRAM's replies.
+func compareHistograms(t *testing.T, rc, tc *conn) {
+	t.Helper()
 
 	// LATENCY HISTOGRAM, all and by name (a container's subcommands too;
 	// unknown names and commands never called skipped)
