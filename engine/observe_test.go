@@ -342,6 +342,25 @@ func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 	if strings.Join(got, " ") != "HELLO 3 SETNAME auth AUTH (redacted) (redacted)" {
 		t.Errorf("HELLO = %q", got)
 	}
+	// CONFIG SET of Redis's SENSITIVE_CONFIG parameters, in any case;
+	// not when the pairs are incomplete (Redis refuses those first)
+	for in, want := range map[string]string{
+		"config set requirepass pw maxmemory 0":  "config set requirepass (redacted) maxmemory 0",
+		"CONFIG SET MasterAuth pw masteruser u":  "CONFIG SET MasterAuth (redacted) masteruser (redacted)",
+		"config set maxmemory 0 requirepass pw":  "config set maxmemory 0 requirepass (redacted)",
+		"config set requirepass pw maxmemory":    "config set requirepass pw maxmemory",
+		"config get requirepass pw":              "config get requirepass pw",
+		"config set nosuch 1 requirepass pw x":   "config set nosuch 1 requirepass pw x",
+		"config set nosuch 1 requirepass pw a b": "config set nosuch 1 requirepass (redacted) a b",
+	} {
+		var args [][]byte
+		for _, w := range strings.Fields(in) {
+			args = append(args, []byte(w))
+		}
+		if got := strings.Join(slowlogArgs(args), " "); got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestSlowlog_ErrorsAndHelp(t *testing.T) {

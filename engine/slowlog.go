@@ -97,9 +97,17 @@ func slowlogArgs(args [][]byte) []string {
 const redacted = "(redacted)"
 
 // redact hides credentials as Redis's redactClientCommandArgument does:
-// every argument of AUTH, the user name and password of HELLO ... AUTH.
+// every argument of AUTH, the user name and password of HELLO ... AUTH,
+// the values of CONFIG SET's SENSITIVE_CONFIG parameters (in a CONFIG SET
+// with whole pairs: Redis checks the count first).
 func redact(args [][]byte, out []string) {
 	switch {
+	case EqFold(args[0], "config") && len(args) >= 4 && len(args)%2 == 0 && EqFold(args[1], "set"):
+		for i := 2; i+1 < len(out); i += 2 {
+			if EqFold(args[i], "requirepass") || EqFold(args[i], "masterauth") || EqFold(args[i], "masteruser") {
+				out[i+1] = redacted
+			}
+		}
 	case EqFold(args[0], "auth"):
 		for i := 1; i < len(out); i++ {
 			out[i] = redacted
