@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func configGet(t *testing.T, c *rawClient, pattern string) map[string]string {
 		head, _ := rd.ReadString('\n')
 		size, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
 		b := make([]byte, size+2)
-		if _, err := rd.Read(b); err != nil {
+		if _, err := io.ReadFull(rd, b); err != nil {
 			t.Fatalf("CONFIG GET %s: %q", pattern, raw)
 		}
 		return string(b[:size])
