@@ -40,7 +40,7 @@ func registerScript(e *Engine) {
 			"load":   {Arity: 3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptLoad},
 			"exists": {Arity: -3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptExists},
 			"flush":  {Arity: -2, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptFlush},
-			"kill":   {Arity: 2, Flags: FlagNoScript | FlagNoKeys | FlagAllowBusy, Fn: cmdScriptKill},
+			"kill":   {Arity: 2, Flags: FlagNoScript | FlagNoKeys | FlagAllowBusy, Fn: func(c *Ctx) { killGeneric(c, true) }},
 			"help":   {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdScriptHelp},
 			"debug":  {Arity: 3, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptDebug},
 		}},
@@ -91,7 +91,7 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 		return
 	}
 	run.native = false
-	e.scriptBegin()
+	e.scriptBegin(nil, nil)
 	// deferred: scriptEnd may have to take back the keyspace lock, and must
 	// do so before Exec releases it, even if Run panics
 	defer e.scriptEnd()
@@ -140,9 +140,9 @@ func cmdScriptFlush(c *Ctx) {
 	c.W.WriteStatus(statusOK)
 }
 
-// SCRIPT KILL
-func cmdScriptKill(c *Ctx) {
-	if msg := c.Eng.killScript(); msg != "" {
+// SCRIPT KILL (eval) and FUNCTION KILL
+func killGeneric(c *Ctx, eval bool) {
+	if msg := c.Eng.killScript(eval); msg != "" {
 		c.W.WriteError(msg)
 		return
 	}

@@ -15,6 +15,7 @@ func registerStandard(e *Engine) {
 	registerKeys(e)
 	registerRename(e)
 	registerScript(e)
+	registerFunctions(e) // functions.go
 	registerServer(e)
 	registerConfig(e)
 	registerPubSub(e)

@@ -302,7 +302,7 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	allowBusy := cmd.Flags&FlagAllowBusy != 0
 	if !allowBusy && e.Busy() {
-		e.reject(c, cmd, ErrBusy)
+		e.reject(c, cmd, e.BusyError())
 		return
 	}
 	if e.denyOOM(cmd, c.Args) && e.OutOfMemory() { // maxmemory (memory.go)
@@ -341,7 +341,7 @@ func (e *Engine) execLocked(c *Ctx, cmd *Command, allowBusy bool) {
 		e.mu.Unlock()
 		c.Unchain() // a wait for a busy script, or the BUSY reply, is not this command's time
 		if !e.lockOrBusy(allowBusy) {
-			e.reject(c, cmd, ErrBusy)
+			e.reject(c, cmd, e.BusyError())
 			return
 		}
 	}
@@ -487,12 +487,16 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 // Now returns the current monotonic time in ms from the engine's clock.
 func (e *Engine) Now() int64 { return e.clock.Mono() }
 
-// scriptBegin and scriptEnd bracket a script run for busy detection.
-func (e *Engine) scriptBegin() {
+// scriptBegin and scriptEnd bracket a script run for busy detection. fn
+// is the function an FCALL runs, with the FCALL's arguments; nil for an
+// EVAL.
+func (e *Engine) scriptBegin(fn *Function, args [][]byte) {
 	e.gate.Lock()
 	e.yielded = false
 	e.scriptWrote.Store(false)
 	e.killRequested = false
+	e.runFn, e.runArgs = fn, args
+	e.fnRunning.Store(fn != nil)
 	e.scriptStart.Store(time.Now().UnixNano())
 	e.gate.Unlock()
 	e.Stats.ScriptRuns.Add(1)
@@ -500,6 +504,16 @@ func (e *Engine) scriptBegin() {
 	case e.scriptStarted <- struct{}{}:
 	default:
 	}
+}
+
+// BusyError is the reply to a command refused while a script is busy:
+// Redis names the command that stops it, SCRIPT KILL for an EVAL's script
+// and FUNCTION KILL for a function.
+func (e *Engine) BusyError() string {
+	if e.fnRunning.Load() {
+		return ErrBusyFunction
+	}
+	return ErrBusy
 }
 
 // ScriptStarted receives (coalesced) when a script starts; with
@@ -529,28 +543,23 @@ func (e *Engine) scriptWrite() bool {
 	return true
 }
 
-// killScript is SCRIPT KILL's decision. Sent while a script runs but has
-// not reached the busy threshold, it waits for the threshold, as Redis
-// only reads it then. It replies NOTBUSY when no script is running (or the
-// one it waited for ended), UNKILLABLE once the script has written.
-func (e *Engine) killScript() string {
+// busyScript waits, as a command sent while a script runs reaches Redis
+// only once the script has passed the busy threshold or ended, for one or
+// the other: it returns the busy script's start (0 when none runs, or the
+// one it waited for ended), and its function and FCALL arguments (nil for
+// an EVAL), with e.gate held, so that the script stays as reported until
+// the caller unlocks it.
+func (e *Engine) busyScript() (fn *Function, args [][]byte, start int64) {
 	var target int64
 	for {
 		e.gate.Lock()
 		start := e.scriptStart.Load()
 		if start == 0 || (target != 0 && start != target) {
-			e.gate.Unlock()
-			return ErrNotBusy
+			return nil, nil, 0
 		}
 		target = start
 		if e.Busy() {
-			defer e.gate.Unlock()
-			if e.scriptWrote.Load() {
-				return ErrUnkillable
-			}
-			e.killRequested = true
-			e.scripter.Kill()
-			return ""
+			return e.runFn, e.runArgs, start
 		}
 		if e.scriptDone == nil {
 			e.scriptDone = make(chan struct{})
@@ -567,11 +576,36 @@ func (e *Engine) killScript() string {
 	}
 }
 
+// killScript is SCRIPT KILL's (eval) and FUNCTION KILL's decision, made
+// once the running script is busy (busyScript). It replies NOTBUSY when no
+// script is running, UNKILLABLE once the script has written, and BUSY when
+// the script is of the other kind (a function for SCRIPT KILL, an EVAL's
+// for FUNCTION KILL), as Redis's scriptKill.
+func (e *Engine) killScript(eval bool) string {
+	fn, _, start := e.busyScript()
+	defer e.gate.Unlock()
+	switch {
+	case start == 0:
+		return ErrNotBusy
+	case e.scriptWrote.Load():
+		return ErrUnkillable
+	case eval && fn != nil:
+		return ErrBusyFunction
+	case !eval && fn == nil:
+		return ErrBusy
+	}
+	e.killRequested = true
+	e.scripter.Kill()
+	return ""
+}
+
 func (e *Engine) scriptEnd() {
 	e.gate.Lock()
 	yielded := e.yielded
 	e.yielded = false
 	e.scriptStart.Store(0)
+	e.runFn, e.runArgs = nil, nil
+	e.fnRunning.Store(false)
 	if e.scriptDone != nil {
 		close(e.scriptDone)
 		e.scriptDone = nil

@@ -7,7 +7,7 @@
 // Replies are written to a Writer: the server encodes them as RESP2/RESP3,
 // the Lua VM turns them into Lua values. The engine never imports the
 // network, redcon, gopher-lua or the server; scripting reaches it through
-// the Scripter interface defined here.
+// the Scripter and FunctionEngine interfaces defined here.
 //
 // # Time
 //
@@ -22,9 +22,10 @@
 // One mutex guards the keyspace, as Redis's single thread does: a command
 // runs to completion, and a script runs all its calls, with no other command
 // interleaved. Commands flagged NoKeys (connection commands such as PING or
-// HELLO) run without the lock. A script that has run longer than the busy
-// threshold makes commands fail with BUSY, both new ones and those already
-// waiting behind it, except those flagged AllowBusy (SCRIPT KILL among them).
+// HELLO) run without the lock. A script (or function) that has run longer
+// than the busy threshold makes commands fail with BUSY, both new ones and
+// those already waiting behind it, except those flagged AllowBusy (SCRIPT
+// KILL and FUNCTION KILL among them).
 //
 // # Caveats
 //

@@ -179,6 +179,14 @@ type Engine struct {
 	scriptStarted chan struct{} // signalled by scriptBegin, for the server's busy watcher
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun
+	// runFn is the running function (nil for an EVAL's script) and
+	// runArgs the FCALL that runs it, for FUNCTION STATS; guarded by gate.
+	// fnRunning mirrors runFn != nil for the BUSY reply.
+	runFn     *Function
+	runArgs   [][]byte
+	fnRunning atomic.Bool
+
+	funcs functionState // FUNCTION's libraries and engines (functions.go)
 
 	// lazyHold: until this engine time (monotonic ms; 0: never) lookups
 	// leave an expired key in place (HoldLazyExpiry).

@@ -347,7 +347,7 @@ func TestScriptKill_OrderedWithFirstWrite(t *testing.T) {
 	e.SetBusyThreshold(time.Millisecond)
 	run := &ScriptRun{}
 	sc := &Ctx{Eng: e.Engine, Script: run, Now: e.Now()}
-	e.scriptBegin()
+	e.scriptBegin(nil, nil)
 	e.scriptStart.Store(time.Now().Add(-time.Second).UnixNano()) // past the threshold
 	e.expect("+OK", "SCRIPT", "KILL")
 	if st.killed != 1 {
@@ -366,7 +366,7 @@ func TestScriptKill_OrderedWithFirstWrite(t *testing.T) {
 	// and a script that wrote first cannot be killed
 	run = &ScriptRun{}
 	sc = &Ctx{Eng: e.Engine, Script: run, Now: e.Now()}
-	e.scriptBegin()
+	e.scriptBegin(nil, nil)
 	w.Reset()
 	e.Lock()
 	sc.Call([][]byte{[]byte("SET"), []byte("k"), []byte("v")}, w)
@@ -383,7 +383,7 @@ func TestScriptKill_WaitsForThresholdThenNotBusyIfScriptEnded(t *testing.T) {
 	e := newTestEngine(t)
 	st := &stubScripter{}
 	e.SetScripter(st)
-	e.scriptBegin() // running, far from the 5 s threshold
+	e.scriptBegin(nil, nil) // running, far from the 5 s threshold
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		e.scriptEnd()
@@ -403,7 +403,7 @@ func TestScriptKill_WaitsForThresholdThenKills(t *testing.T) {
 	st := &stubScripter{}
 	e.SetScripter(st)
 	e.SetBusyThreshold(80 * time.Millisecond)
-	e.scriptBegin()
+	e.scriptBegin(nil, nil)
 	defer e.scriptEnd()
 	start := time.Now()
 	e.expect("+OK", "SCRIPT", "KILL")

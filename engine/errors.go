@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // Error texts, verbatim from Redis 7 (src/server.c shared objects,
 // src/t_string.c, src/expire.c, src/eval.c, src/script_lua.c).
 const (
@@ -61,6 +63,13 @@ func ErrInvalidExpire(name string) string {
 // container (given in upper case, as Redis prints it).
 func ErrUnknownSubcommand(sub []byte, container string) string {
 	return "ERR unknown subcommand '" + clip(sub, 128) + "'. Try " + container + " HELP."
+}
+
+// ErrSubcommandSyntax is Redis's addReplySubcommandSyntaxError for args:
+// a subcommand given the wrong arguments, named as sent, and its
+// container in upper case.
+func ErrSubcommandSyntax(args [][]byte) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" + clip(args[1], 128) + "'. Try " + strings.ToUpper(string(args[0])) + " HELP."
 }
 
 // ErrUnknownCommand returns Redis's text for an unknown command: the name

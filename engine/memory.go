@@ -80,15 +80,19 @@ type ScriptFlagger interface {
 }
 
 // denyOOM reports whether cmd with args is refused over maxmemory: its
-// flag says so, or, for a script command, the script's own flags do
-// (Redis's evalGetCommandFlags). Scripts are asked only when maxmemory
-// is set.
+// flag says so, or, for a script command, the flags of the script or the
+// function it runs do (Redis's evalGetCommandFlags and
+// fcallGetCommandFlags). Scripts are asked only when maxmemory is set.
 func (e *Engine) denyOOM(cmd *Command, args [][]byte) bool {
 	if cmd.Flags&FlagDenyOOM != 0 {
 		return true
 	}
 	if !cmd.stats.script || len(args) < 2 || e.mem.max.Load() == 0 {
 		return false
+	}
+	if strings.HasPrefix(cmd.Name, "fcall") {
+		fl, ok := e.FunctionFlags(args[1])
+		return ok && fl.DenyOOM()
 	}
 	sf, ok := e.scripter.(ScriptFlagger)
 	return ok && sf.DenyOOM(strings.Contains(cmd.Name, "sha"), args[1])

@@ -345,7 +345,7 @@ func TestStartBatch_BusyWaitIsNotACommandsTime(t *testing.T) {
 	run("GET", "a")
 	// a script takes the lock and runs past the busy threshold
 	e.Lock()
-	e.scriptBegin()
+	e.scriptBegin(nil, nil)
 	e.scriptStart.Store(time.Now().Add(-time.Second).UnixNano())
 	e.YieldIfBusy()
 	if !e.busyYield.Load() {

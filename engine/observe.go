@@ -739,10 +739,11 @@ func (e *Engine) infoMemory(add func(k, v string)) {
 	if hasScripts {
 		scripts, scriptBytes = sc.CachedScripts(), uint64(sc.CachedScriptBytes())
 	}
+	functions, libraries, fnBytes := e.FunctionCounts()
 	// As Redis: the overhead is the memory at start-up plus the script
-	// cache; the dataset is the rest of used_memory.
+	// cache and the functions; the dataset is the rest of used_memory.
 	startup := e.obs.startMem
-	overhead := startup + scriptBytes
+	overhead := startup + scriptBytes + uint64(fnBytes)
 	dataset := uint64(0)
 	if m.used > overhead {
 		dataset = m.used - overhead
@@ -771,11 +772,11 @@ func (e *Engine) infoMemory(add func(k, v string)) {
 	if hasScripts {
 		add("number_of_cached_scripts", strconv.Itoa(scripts))
 	}
-	add("number_of_functions", "0") // no FUNCTION
-	add("number_of_libraries", "0")
-	add("used_memory_functions", "0")
-	u64("used_memory_scripts", scriptBytes)
-	add("used_memory_scripts_human", humanBytes(scriptBytes))
+	add("number_of_functions", strconv.Itoa(functions))
+	add("number_of_libraries", strconv.Itoa(libraries))
+	add("used_memory_functions", strconv.Itoa(fnBytes))
+	u64("used_memory_scripts", scriptBytes+uint64(fnBytes))
+	add("used_memory_scripts_human", humanBytes(scriptBytes+uint64(fnBytes)))
 	maxmem, _ := strconv.ParseUint(e.paramValue("maxmemory"), 10, 64)
 	u64("maxmemory", maxmem)
 	add("maxmemory_human", humanBytes(maxmem))

@@ -202,8 +202,7 @@ func registerObserve(e *Engine) {
 // SLOWLOG GET [count]
 func cmdSlowlogGet(c *Ctx) {
 	if len(c.Args) > 3 {
-		// Redis's addReplySubcommandSyntaxError: the subcommand as sent.
-		c.W.WriteError("ERR unknown subcommand or wrong number of arguments for '" + clip(c.Args[1], 128) + "'. Try SLOWLOG HELP.")
+		c.W.WriteError(ErrSubcommandSyntax(c.Args))
 		return
 	}
 	n := int64(10)
