@@ -1,4 +1,5 @@
-// Package luavm runs EVAL scripts for the engine with gopher-lua.
+// Package luavm runs EVAL scripts and FCALL functions for the engine with
+// gopher-lua.
 //
 // It implements engine.Scripter: compiled chunks are cached by the
 // lowercase SHA1 of the exact script bytes, one reused Lua state runs them
@@ -6,6 +7,11 @@
 // enough), and redis.call goes straight to the engine's dispatcher with no
 // RESP round trip. Values cross the boundary as Redis converts them
 // (src/script_lua.c).
+//
+// It is also the Lua engine of function libraries (engine.FunctionEngine,
+// functions.go): FUNCTION LOAD runs a library once, with only
+// redis.register_function and a few fields to see, and FCALL calls the
+// functions it registered, on the same state with globals of their own.
 //
 // The sandbox is Redis 7's: base (without dofile, loadfile, require,
 // module, print, getfenv, setfenv), table, string, math, cjson and bit;
@@ -15,8 +21,8 @@
 //
 // # Concurrency
 //
-// Run is called with the engine's keyspace lock held and never
-// concurrently with itself. Load, Exists and Flush take the cache's own
+// Run, Create and Call are called with the engine's keyspace lock held and
+// never concurrently with each other. Load, Exists and Flush take the cache's own
 // lock. Kill may be called from any goroutine.
 //
 // # Caveats

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -26,26 +27,19 @@ type script struct {
 	sha   string
 	proto *lua.FunctionProto
 	fn    *lua.LFunction // bound to the VM's state, created on first run
-	// shebang is set when the script starts with "#!lua"; noWrites and
-	// allowOOM when its flags include no-writes and allow-oom.
-	shebang  bool
-	noWrites bool
-	allowOOM bool
+	// shebang is set when the script starts with "#!lua", flags to the
+	// flags it declares.
+	shebang bool
+	flags   engine.ScriptFlag
 	// native is the script's Go program when it is a well-known lock
 	// script (native.go).
 	native *nativeMatch
 }
 
-// scriptFlags are the flags a "#!lua flags=..." shebang may carry.
-var scriptFlags = map[string]bool{"no-writes": true, "allow-oom": true, "allow-stale": true, "no-cluster": true, "allow-cross-slot-keys": true}
-
-// shebangFlags are the flags of a shebang tumbler acts on.
-type shebangFlags struct{ noWrites, allowOOM bool }
-
 // parseShebang is Redis's evalExtractShebangFlags. It returns the number of
 // bytes of the shebang line (0 when there is none), its flags, and an
 // error text.
-func parseShebang(body []byte) (n int, fl shebangFlags, errMsg string) {
+func parseShebang(body []byte) (n int, fl engine.ScriptFlag, errMsg string) {
 	if !strings.HasPrefix(string(body), "#!") {
 		return 0, fl, ""
 	}
@@ -69,15 +63,11 @@ func parseShebang(body []byte) (n int, fl shebangFlags, errMsg string) {
 			if f == "" {
 				continue
 			}
-			if !scriptFlags[f] {
+			sf, ok := engine.ParseScriptFlag(f, false)
+			if !ok {
 				return 0, fl, "ERR Unexpected flag in script shebang: " + f
 			}
-			switch f {
-			case "no-writes":
-				fl.noWrites = true
-			case "allow-oom":
-				fl.allowOOM = true
-			}
+			fl |= sf
 		}
 	}
 	return end, fl, ""
@@ -112,10 +102,24 @@ type VM struct {
 	cjsonCfg     *cjsonConfig
 	cjsonFlushes uint64
 
+	// functions (functions.go): their globals, the read-only view of them
+	// they see as _G, the libraries' environment and its metatable, what
+	// a library sees while it loads, the library loading, and the count
+	// of Lua states replaced (resetState), which makes functions again.
+	fnGlobals *lua.LTable
+	fnG       *lua.LTable
+	fnEnv     *lua.LTable
+	fnEnvMeta *lua.LTable
+	fnLoadAPI *lua.LTable
+	loading   *loadRun
+	stateGen  uint64
+
 	// per run
 	ctx  *engine.Ctx
-	cur  *script
 	resp int
+	// runEnv is the globals of the code running: chunks made by load and
+	// loadstring get it (an EVAL's, or the functions').
+	runEnv *lua.LTable
 	// lastErr is the value most recently raised by error() and the line it
 	// was raised on, to report the line of a non-table error.
 	lastErr     lua.LValue
@@ -123,6 +127,7 @@ type VM struct {
 	killMu      sync.Mutex
 	cancel      context.CancelFunc
 	killed      bool
+	timedOut    bool // pcall's timeout stopped the run
 	running     bool
 	closed      bool
 	lctx        context.Context
@@ -169,10 +174,12 @@ func New() *VM {
 	return vm
 }
 
-// Install creates a VM and installs it as e's scripter.
+// Install creates a VM and installs it as e's scripter and as the engine
+// of "#!lua" function libraries.
 func Install(e *engine.Engine) *VM {
 	vm := New()
 	e.SetScripter(vm)
+	e.RegisterFunctionEngine("LUA", vm)
 	return vm
 }
 
@@ -182,27 +189,36 @@ func SHA1Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// compile parses body as Redis does: the chunk is named user_script.
-func compile(body []byte) (*lua.FunctionProto, string) {
-	chunk, err := parse.Parse(strings.NewReader(string(body)), "user_script")
+// Chunk names: Redis compiles an EVAL's script as "@user_script" and a
+// function library as "@user_function", and errors name a line as
+// "user_script:3:".
+const (
+	chunkScript   = "user_script"
+	chunkFunction = "user_function"
+)
+
+// compile parses body as Redis does, as the chunk named chunk. The error
+// is Lua 5.1's: "<chunk>:<line>: <message>".
+func compile(body []byte, chunk string) (*lua.FunctionProto, string) {
+	parsed, err := parse.Parse(strings.NewReader(string(body)), chunk)
 	if err != nil {
 		if pe, ok := err.(*parse.Error); ok && pe.Pos.Line < 0 {
 			// gopher-lua reports an error at end of input as line -1
 			pe.Pos.Line = strings.Count(string(body), "\n") + 1
 			pe.Token = "<eof>"
 		}
-		return nil, "ERR Error compiling script (new function): " + compileMessage(err)
+		return nil, compileMessage(err, chunk)
 	}
-	proto, err := lua.Compile(chunk, "user_script")
+	proto, err := lua.Compile(parsed, chunk)
 	if err != nil {
-		return nil, "ERR Error compiling script (new function): " + compileMessage(err)
+		return nil, compileMessage(err, chunk)
 	}
 	return proto, ""
 }
 
 // compileMessage turns gopher-lua's parse error into Lua 5.1's shape,
-// "user_script:LINE: message".
-func compileMessage(err error) string {
+// "<chunk>:LINE: message".
+func compileMessage(err error, chunk string) string {
 	msg := err.Error()
 	if pe, ok := err.(*parse.Error); ok {
 		tok := pe.Token
@@ -213,7 +229,7 @@ func compileMessage(err error) string {
 		if m == "syntax error" {
 			m = "unexpected symbol"
 		}
-		return "user_script:" + strconv.Itoa(pe.Pos.Line) + ": " + m + " near '" + tok + "'"
+		return chunk + ":" + strconv.Itoa(pe.Pos.Line) + ": " + m + " near '" + tok + "'"
 	}
 	return strings.ReplaceAll(msg, "\n", " ")
 }
@@ -253,7 +269,7 @@ func (vm *VM) CachedScriptBytes() int {
 // body) or EVALSHA (evalsha; arg is the SHA) runs, as Redis's
 // evalGetCommandFlags finds them: ok is false when the command keeps its
 // own flags (no shebang, a shebang in error, an unknown SHA).
-func (vm *VM) flagsOf(evalsha bool, arg []byte) (fl shebangFlags, ok bool) {
+func (vm *VM) flagsOf(evalsha bool, arg []byte) (fl engine.ScriptFlag, ok bool) {
 	var s *script
 	if evalsha {
 		if len(arg) != 40 {
@@ -271,7 +287,7 @@ func (vm *VM) flagsOf(evalsha bool, arg []byte) (fl shebangFlags, ok bool) {
 			return fl, errMsg == "" && n > 0
 		}
 	}
-	return shebangFlags{noWrites: s.noWrites, allowOOM: s.allowOOM}, s.shebang
+	return s.flags, s.shebang
 }
 
 // MayWrite reports whether Redis flags this EVAL or EVALSHA (see flagsOf;
@@ -284,7 +300,7 @@ func (vm *VM) MayWrite(evalsha, ro bool, arg []byte) bool {
 	if !ok {
 		return !ro
 	}
-	return !fl.noWrites
+	return fl.Writes()
 }
 
 // DenyOOM implements engine.ScriptFlagger: a script with a shebang is
@@ -293,7 +309,7 @@ func (vm *VM) MayWrite(evalsha, ro bool, arg []byte) bool {
 // write is checked.
 func (vm *VM) DenyOOM(evalsha bool, arg []byte) bool {
 	fl, ok := vm.flagsOf(evalsha, arg)
-	return ok && !fl.noWrites && !fl.allowOOM
+	return ok && fl.DenyOOM()
 }
 
 // recentScript is a script lookupRecent found, under the SHA bytes as a
@@ -347,11 +363,11 @@ func (vm *VM) load(body []byte) (*script, string) {
 		if errMsg != "" {
 			return nil, errMsg
 		}
-		proto, errMsg := compile(body[n:])
+		proto, errMsg := compile(body[n:], chunkScript)
 		if errMsg != "" {
-			return nil, errMsg
+			return nil, "ERR Error compiling script (new function): " + errMsg
 		}
-		s = &script{sha: sha, proto: proto, shebang: n > 0, noWrites: fl.noWrites, allowOOM: fl.allowOOM}
+		s = &script{sha: sha, proto: proto, shebang: n > 0, flags: fl}
 		if n == 0 {
 			s.native = matchNative(body)
 		}
@@ -492,14 +508,14 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		return false
 	}
 	if s.shebang {
-		if c.Script.ReadOnly && !s.noWrites {
-			c.W.WriteError("ERR Can not execute a script with write flag using *_ro command.")
+		if c.Script.ReadOnly && s.flags.Writes() {
+			c.W.WriteError(engine.ErrScriptWriteFlagRO)
 			return true
 		}
-		if s.noWrites {
+		if !s.flags.Writes() {
 			c.Script.ReadOnly = true
 		}
-		c.Script.AllowOOM = s.allowOOM
+		c.Script.AllowOOM = s.flags&engine.ScriptAllowOOM != 0
 	}
 	if n := vm.flushes.Load(); n != vm.cjsonFlushes {
 		// Redis's SCRIPT FLUSH makes a new Lua state: cjson's settings
@@ -507,53 +523,113 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		vm.cjsonFlushes = n
 		vm.resetCjson()
 	}
-	L := vm.L
 	if s.fn == nil {
-		s.fn = L.NewFunctionFromProto(s.proto)
+		s.fn = vm.L.NewFunctionFromProto(s.proto)
 		s.fn.Env = vm.env
 	}
 	vm.setArgs(keys, argv)
-	vm.ctx, vm.cur, vm.resp = c, s, 2
-	vm.lastErr, vm.lastErrLine = nil, ""
+	vm.run(c, s.fn, nil, where{s.sha, chunkScript}, vm.env)
+	return true
+}
 
+// where names a running script in its errors, as Redis's
+// " script: <name>, on @<chunk>:<line>.": an EVAL's by its SHA1, a
+// function by its name.
+type where struct{ name, chunk string }
+
+func (w where) at(line string) string {
+	return " script: " + w.name + ", on @" + w.chunk + ":" + line + "."
+}
+
+// run calls fn with args as one script run (an EVAL's script, or an
+// FCALL's function, with env its globals) and writes its reply, or its
+// error, to c.W.
+func (vm *VM) run(c *engine.Ctx, fn *lua.LFunction, args []lua.LValue, w where, env *lua.LTable) {
+	vm.ctx, vm.resp, vm.runEnv = c, 2, env
+	vm.lastErr, vm.lastErrLine = nil, ""
+	err, stop := vm.pcall(fn, 1, 0, args...)
+	switch {
+	case stop == stopClosed:
+		c.W.WriteError("ERR server is shutting down")
+	case err == nil:
+		ret := vm.L.Get(-1)
+		vm.L.Pop(1)
+		writeLuaValue(c.W, ret, vm.resp, 0)
+	case stop == stopMemory:
+		c.W.WriteError(memoryError(w, vm.memLimit.Load(), err))
+		vm.resetState()
+	case stop == stopKilled:
+		c.W.WriteError(engine.ErrScriptKilled + w.at(lineOf(err, w.chunk)))
+	default:
+		vm.writeRunError(c.W, w, err)
+	}
+	vm.ctx, vm.runEnv = nil, vm.env
+}
+
+// stopCause says what stopped a Lua run before its end.
+type stopCause uint8
+
+const (
+	stopNone    stopCause = iota
+	stopKilled            // Kill: SCRIPT KILL, FUNCTION KILL, a closing server
+	stopMemory            // the memory bound (memory.go)
+	stopTimeout           // pcall's timeout
+	stopClosed            // the VM is closed: nothing ran
+)
+
+// pcall calls fn with args on the Lua state, leaving nret results on its
+// stack, as one Lua run: the memory bound watches it, and Kill, or
+// timeout when it passes (0: none), stops it. The cause it reports
+// matters only with an error: a run that ended as it was stopped ended.
+func (vm *VM) pcall(fn *lua.LFunction, nret int, timeout time.Duration, args ...lua.LValue) (error, stopCause) {
+	L := vm.L
 	vm.killMu.Lock()
 	if vm.closed {
 		vm.killMu.Unlock()
-		c.W.WriteError("ERR server is shutting down")
-		return true
+		return nil, stopClosed
 	}
 	vm.running = true
 	vm.memStart()
+	gen := vm.gen
 	vm.killMu.Unlock()
+	var timer *time.Timer
+	if timeout > 0 {
+		timer = time.AfterFunc(timeout, func() {
+			vm.killMu.Lock()
+			if vm.running && vm.gen == gen && vm.cancel != nil {
+				vm.timedOut = true
+				vm.cancel()
+			}
+			vm.killMu.Unlock()
+		})
+	}
 
-	L.Push(s.fn)
-	err := L.PCall(0, 1, nil)
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	err := L.PCall(len(args), nret, nil)
 
+	if timer != nil {
+		timer.Stop()
+	}
 	vm.killMu.Lock()
 	vm.running = false
-	killed, memKilled := vm.killed, vm.memKilled
-	if killed || memKilled {
-		vm.killed, vm.memKilled = false, false
+	stop := stopNone
+	switch {
+	case vm.memKilled:
+		stop = stopMemory
+	case vm.killed:
+		stop = stopKilled
+	case vm.timedOut:
+		stop = stopTimeout
+	}
+	if stop != stopNone {
+		vm.killed, vm.memKilled, vm.timedOut = false, false, false
 		vm.newContext()
 	}
 	vm.killMu.Unlock()
-
-	if err != nil {
-		if memKilled {
-			c.W.WriteError(memoryError(s.sha, vm.memLimit.Load(), err))
-			vm.resetState()
-		} else if killed {
-			c.W.WriteError(engine.ErrScriptKilled + " script: " + s.sha + ", on @user_script:" + lineOf(err) + ".")
-		} else {
-			vm.writeRunError(c.W, s.sha, err)
-		}
-	} else {
-		ret := L.Get(-1)
-		L.Pop(1)
-		writeLuaValue(c.W, ret, vm.resp, 0)
-	}
-	vm.ctx, vm.cur = nil, nil
-	return true
+	return err, stop
 }
 
 func (vm *VM) newContext() {
@@ -565,39 +641,41 @@ func (vm *VM) newContext() {
 // setArgs gives the run fresh KEYS and ARGV tables: a script may modify
 // them, and nothing it does may reach the next script.
 func (vm *VM) setArgs(keys, argv [][]byte) {
-	mk := func(vals [][]byte) *lua.LTable {
-		t := vm.L.CreateTable(len(vals), 0)
-		for i, v := range vals {
-			t.RawSetInt(i+1, lua.LString(v))
-		}
-		return t
+	vm.globals.RawSetString("KEYS", vm.argTable(keys))
+	vm.globals.RawSetString("ARGV", vm.argTable(argv))
+}
+
+// argTable is a new array of vals, as Redis's luaCreateArray.
+func (vm *VM) argTable(vals [][]byte) *lua.LTable {
+	t := vm.L.CreateTable(len(vals), 0)
+	for i, v := range vals {
+		t.RawSetInt(i+1, lua.LString(v))
 	}
-	vm.globals.RawSetString("KEYS", mk(keys))
-	vm.globals.RawSetString("ARGV", mk(argv))
+	return t
 }
 
 // writeRunError formats a runtime error as Redis 7 does:
-// "<err> script: <sha>, on @user_script:<line>."
-func (vm *VM) writeRunError(w engine.Writer, sha string, err error) {
-	msg, line := errorInfo(err)
+// "<err> script: <name>, on @<chunk>:<line>."
+func (vm *VM) writeRunError(wr engine.Writer, w where, err error) {
+	msg, line := errorInfo(err, w.chunk)
 	ae, _ := err.(*lua.ApiError)
 	if ae != nil && vm.lastErr != nil && ae.Object == vm.lastErr {
 		line = vm.lastErrLine
 	}
-	msg += " script: " + sha + ", on @user_script:" + line + "."
+	msg += w.at(line)
 	if ae != nil {
 		if t, ok := ae.Object.(*lua.LTable); ok && t.RawGetString(ignoreStatsField) == lua.LTrue {
-			engine.WriteErrorNoStats(w, msg)
+			engine.WriteErrorNoStats(wr, msg)
 			return
 		}
 	}
-	w.WriteError(msg)
+	wr.WriteError(msg)
 }
 
 // errorInfo extracts the error message and line from a script error: a
-// table {err=..., line=...} raised by redis.call or error({err=...}), or a
-// string "user_script:N: msg" which becomes "ERR user_script:N: msg".
-func errorInfo(err error) (msg, line string) {
+// table {err=...} raised by redis.call or error({err=...}), or a string
+// "<chunk>:N: msg" which becomes "ERR <chunk>:N: msg".
+func errorInfo(err error, chunk string) (msg, line string) {
 	var obj lua.LValue = lua.LNil
 	if ae, ok := err.(*lua.ApiError); ok {
 		obj = ae.Object
@@ -610,18 +688,18 @@ func errorInfo(err error) (msg, line string) {
 		return strings.TrimRight(m, "\r\n"), "0"
 	}
 	if obj == lua.LNil {
-		return "ERR nil", lineOf(err)
+		return "ERR nil", lineOf(err, chunk)
 	}
-	return "ERR " + obj.String(), lineOf(err)
+	return "ERR " + obj.String(), lineOf(err, chunk)
 }
 
-// lineOf finds the "user_script:N:" position in an error message.
-func lineOf(err error) string {
+// lineOf finds the "<chunk>:N:" position in an error message.
+func lineOf(err error, chunk string) string {
 	s := err.Error()
 	if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil && ae.Object != lua.LNil {
 		s = ae.Object.String()
 	}
-	const tag = "user_script:"
+	tag := chunk + ":"
 	i := strings.Index(s, tag)
 	if i < 0 {
 		return "0"

@@ -150,8 +150,8 @@ func (vm *VM) stopWatchdog() {
 }
 
 // memoryError is the reply to a script stopped by the memory bound.
-func memoryError(sha string, limit int64, err error) string {
-	return engine.ErrScriptMemory + " (lua-memory-limit is " + strconv.FormatInt(limit, 10) + " bytes) script: " + sha + ", on @user_script:" + lineOf(err) + "."
+func memoryError(w where, limit int64, err error) string {
+	return engine.ErrScriptMemory + " (lua-memory-limit is " + strconv.FormatInt(limit, 10) + " bytes)" + w.at(lineOf(err, w.chunk))
 }
 
 // resetState replaces the Lua state after a run stopped by the memory
@@ -173,6 +173,7 @@ func (vm *VM) resetState() {
 		s.fn = nil // bound to the old state's environment
 	}
 	vm.mu.RUnlock()
+	vm.stateGen++ // functions are made again from their library's code (functions.go)
 }
 
 // sizeLimit is the largest string a library function may build in one

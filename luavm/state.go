@@ -134,7 +134,7 @@ func (vm *VM) initState() {
 	}))
 	origGetmt := G.RawGetString("getmetatable").(*lua.LFunction)
 	G.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
-		if t, ok := L.Get(1).(*lua.LTable); ok && vm.roReal[t] != nil && t != vm.env {
+		if t, ok := L.Get(1).(*lua.LTable); ok && vm.roReal[t] != nil && t != vm.env && t != vm.fnG {
 			L.Push(lua.LNil)
 			return 1
 		}
@@ -142,7 +142,7 @@ func (vm *VM) initState() {
 	}))
 	origSetmt := G.RawGetString("setmetatable").(*lua.LFunction)
 	G.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
-		if t, ok := L.Get(1).(*lua.LTable); ok && (vm.ro[t] || t == vm.globals) {
+		if t, ok := L.Get(1).(*lua.LTable); ok && (vm.ro[t] || t == vm.globals || t == vm.fnGlobals) {
 			return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
 		}
 		return origSetmt.GFunction(L)
@@ -197,7 +197,7 @@ func (vm *VM) initState() {
 		mathLib.RawSetString("random", L.NewFunction(vm.mathRandom))
 		mathLib.RawSetString("randomseed", L.NewFunction(vm.mathRandomseed))
 	}
-	G.RawSetString("redis", vm.readonly(vm.redisLib()))
+	G.RawSetString("redis", vm.readonly(vm.redisLib(true)))
 	vm.openExtraLibs(G)
 	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit", "struct", "cmsgpack"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
@@ -220,7 +220,7 @@ func (vm *VM) initState() {
 		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			n := orig.GFunction(L)
 			if fn, ok := L.Get(-n).(*lua.LFunction); ok && n > 0 {
-				fn.Env = vm.env
+				fn.Env = vm.runEnv
 			}
 			return n
 		}))
@@ -241,18 +241,27 @@ func (vm *VM) initState() {
 	L.SetMetatable(G, gmt)
 
 	// Scripts see a read-only proxy of the globals.
-	vm.env = vm.readonly(G)
-	G.RawSetString("_G", vm.env)
-	// getmetatable(_G) yields a read-only table holding the globals'
-	// protection, as Redis's: its __index raises the error for a missing
-	// global (writes are refused by the table being read-only, so there is
-	// no __newindex).
-	if mt, ok := vm.env.Metatable.(*lua.LTable); ok {
-		view := L.NewTable()
+	vm.env = vm.globalsView(G, gmt)
+	vm.runEnv = vm.env
+	vm.initFunctions(G, gmt) // functions.go
+	vm.newContext()
+}
+
+// globalsView returns the read-only proxy of the globals G (whose
+// metatable is gmt) that code sees as _G, and makes it G's _G.
+// getmetatable(_G) yields a read-only table holding the globals'
+// protection, as Redis's: its __index raises the error for a missing
+// global (writes are refused by the table being read-only, so there is
+// no __newindex).
+func (vm *VM) globalsView(G, gmt *lua.LTable) *lua.LTable {
+	env := vm.readonly(G)
+	G.RawSetString("_G", env)
+	if mt, ok := env.Metatable.(*lua.LTable); ok {
+		view := vm.L.NewTable()
 		view.RawSetString("__index", gmt.RawGetString("__index"))
 		mt.RawSetString("__metatable", vm.readonly(view))
 	}
-	vm.newContext()
+	return env
 }
 
 // maxStringLen is Redis's default proto-max-bulk-len.
@@ -353,7 +362,10 @@ func callerLine(L *lua.LState) string {
 	return "0"
 }
 
-func (vm *VM) redisLib() *lua.LTable {
+// redisLib builds the redis table: an EVAL's (eval), or a function's,
+// which lacks replicate_commands, breakpoint and debug (Redis's eval.c
+// adds those to the scripts' Lua state only).
+func (vm *VM) redisLib(eval bool) *lua.LTable {
 	L := vm.L
 	t := L.NewTable()
 	fns := map[string]lua.LGFunction{
@@ -435,9 +447,11 @@ func (vm *VM) redisLib() *lua.LTable {
 			}
 			return 0 // nothing to replicate to
 		},
-		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
-		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
-		"debug":              func(L *lua.LState) int { return 0 },
+	}
+	if eval {
+		fns["replicate_commands"] = func(L *lua.LState) int { L.Push(lua.LTrue); return 1 }
+		fns["breakpoint"] = func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }
+		fns["debug"] = func(L *lua.LState) int { return 0 }
 	}
 	for name, fn := range fns {
 		t.RawSetString(name, L.NewFunction(fn))
