@@ -555,6 +555,13 @@ func (s *Server) mayWait(args [][]byte) bool {
 		}
 		return eqLower(name, "waitaof")
 	case 8:
+		// FUNCTION LOAD and RESTORE run a library's code (up to
+		// engine.FunctionLoadTimeout); KILL and STATS wait for a script
+		// to become busy, as SCRIPT KILL.
+		if eqLower(name, "function") {
+			return len(args) > 1 && (engine.EqFold(args[1], "load") || engine.EqFold(args[1], "restore") ||
+				engine.EqFold(args[1], "kill") || engine.EqFold(args[1], "stats"))
+		}
 		return engine.EqFold(name, "fcall_ro")
 	case 10:
 		return engine.EqFold(name, "evalsha_ro") && !s.isLockScript(args, true)

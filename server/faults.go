@@ -508,8 +508,9 @@ func (s *Server) userExists(name string) bool { return name == "default" }
 // connections drop and, until the server listens again, connections
 // refused), then the server listens on the same ports again (its other
 // bind addresses and its TLS port too, with TLS). With keepData
-// false the keyspace comes back empty, as a node without persistence
-// does; with keepData true it is kept (deadlines keep running). Either
+// false the keyspace and the functions (FUNCTION LOAD) come back empty,
+// as on a node without persistence; with keepData true both are kept
+// (deadlines keep running), as Redis keeps functions with its data. Either
 // way the process-level state is fresh: no Pause, CLIENT PAUSE or MONITOR,
 // active expiry on, and an empty script cache (Redis 7 does not persist
 // scripts, so clients see NOSCRIPT and fall back to EVAL). The command
@@ -563,6 +564,7 @@ func (s *Server) Restart(keepData bool) error {
 	s.vm.Flush()
 	if !keepData {
 		s.call("flushall")
+		s.call("function", "flush") // Redis keeps functions with its data, in the RDB
 	}
 
 	// Every listener comes back on its address: the other bind addresses

@@ -300,13 +300,19 @@ func (s *Server) pauseClassOf(c *client, cmd *engine.Command, valid bool) pauseC
 
 // pausedByWrite reports whether CLIENT PAUSE WRITE holds cmd with args.
 // A script's shebang flags decide for EVAL, EVALSHA and their _RO forms,
-// as in Redis: one flagged no-writes is neither a write nor
-// may-replicate, one without is a write.
+// and a function's flags for FCALL and FCALL_RO, as in Redis: one flagged
+// no-writes is neither a write nor may-replicate, one without is a write.
 func (s *Server) pausedByWrite(cmd *engine.Command, args [][]byte) bool {
 	switch cmd.Name {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro":
 		if len(args) > 1 {
 			return s.vm.MayWrite(strings.HasPrefix(cmd.Name, "evalsha"), strings.HasSuffix(cmd.Name, "_ro"), args[1])
+		}
+	case "fcall", "fcall_ro":
+		if len(args) > 1 {
+			if fl, ok := s.eng.FunctionFlags(args[1]); ok {
+				return fl.Writes()
+			}
 		}
 	}
 	return cmd.Flags&engine.FlagWrite != 0 || mayReplicate[cmd.Name]
@@ -331,7 +337,10 @@ func (s *Server) wrapCommands() {
 		if fn == nil {
 			return
 		}
-		write, name, feed := cmd.Flags&engine.FlagWrite != 0, cmd.Name, !skipMonitor(cmd)
+		// FUNCTION LOAD and the like write functions, not keys: the
+		// restart delay lets them through.
+		write := cmd.Flags&engine.FlagWrite != 0 && !strings.HasPrefix(cmd.Name, "function|")
+		name, feed := cmd.Name, !skipMonitor(cmd)
 		cmd.Fn = func(c *engine.Ctx) {
 			if c.Script != nil && feed && s.monitoring() {
 				s.feedMonitors(nil, c.Args)

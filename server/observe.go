@@ -111,7 +111,7 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 		return
 	}
 	if !nosave && s.eng.Busy() {
-		c.W.WriteError(engine.ErrBusy)
+		c.W.WriteError(s.eng.BusyError())
 		return
 	}
 	s.log.Warn("User requested shutdown...", "addr", cl(c).addr)
