@@ -136,14 +136,14 @@ type target struct {
 	addr string
 }
 
-// open dials a fresh connection and resets the server: FLUSHALL and
-// SCRIPT FLUSH.
+// open dials a fresh connection and resets the server: FLUSHALL,
+// SCRIPT FLUSH and FUNCTION FLUSH.
 func (tg target) open() (*conn, error) {
 	c, err := dial(tg.addr)
 	if err != nil {
 		return nil, err
 	}
-	for _, cmd := range [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}} {
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"SCRIPT", "FLUSH"}, {"FUNCTION", "FLUSH"}} {
 		reply, err := c.do(cmd...)
 		if err == nil && string(reply) != "+OK\r\n" {
 			err = fmt.Errorf("%s: %q", strings.Join(cmd, " "), reply)

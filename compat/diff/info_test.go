@@ -16,7 +16,7 @@ var infoOmitted = map[string]string{
 	"used_memory_lua":            "Lua runs on the Go heap: its memory is not told apart",
 	"used_memory_lua_human":      "Lua runs on the Go heap",
 	"used_memory_vm_eval":        "Lua runs on the Go heap",
-	"used_memory_vm_functions":   "Lua runs on the Go heap (and there are no functions)",
+	"used_memory_vm_functions":   "Lua runs on the Go heap",
 	"used_memory_vm_total":       "Lua runs on the Go heap",
 	"used_memory_vm_total_human": "Lua runs on the Go heap",
 	"mem_clients_normal":         "client buffers are not summed",
@@ -58,6 +58,10 @@ var infoShapeDiffers = map[string]bool{
 
 type infoField struct{ section, key, value string }
 
+// infoLibrary is a function library of two functions, for INFO's
+// number_of_functions and number_of_libraries.
+const infoLibrary = "#!lua name=infolib\nredis.register_function('info_a', function() return 1 end)\nredis.register_function('info_b', function() return 2 end)"
+
 func readInfo(t *testing.T, addr string) []infoField {
 	t.Helper()
 	c, err := dial(addr)
@@ -66,10 +70,11 @@ func readInfo(t *testing.T, addr string) []infoField {
 	}
 	defer c.close()
 	// the same small lock workload on both: keys with and without a TTL,
-	// a lock script, an error reply
+	// a lock script, a function library, an error reply
 	for _, cmd := range [][]string{
 		{"FLUSHALL"}, {"SET", "lock:a", "me", "PX", "60000", "NX"}, {"SET", "plain", "1"}, {"GET", "lock:a"},
 		{"EVAL", "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) else return 0 end", "1", "lock:a", "me", "30000"},
+		{"FUNCTION", "FLUSH"}, {"FUNCTION", "LOAD", infoLibrary},
 		{"NOSUCHCOMMAND"},
 	} {
 		if _, err := c.do(cmd...); err != nil {
@@ -153,6 +158,18 @@ func TestInfo_FieldsMatchRedis(t *testing.T) {
 			t.Errorf("%s comes before %s, Redis has it after", r.key, lastKey)
 		}
 		last, lastKey = pos[r.key], r.key
+	}
+	// the same functions, counted alike
+	for _, key := range []string{"number_of_functions", "number_of_libraries"} {
+		var want string
+		for _, r := range redis {
+			if r.key == key {
+				want = r.value
+			}
+		}
+		if got[key].value != want || want == "0" {
+			t.Errorf("%s = %q, Redis: %q", key, got[key].value, want)
+		}
 	}
 	// Redis's avg_ttl is an estimate its expiry cycle updates (0 until
 	// then); tumbler's is the mean time left, at once.
