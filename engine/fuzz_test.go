@@ -28,6 +28,8 @@ func FuzzExec(f *testing.F) {
 		"ZRANGE\x00z\x00[a\x00+\x00BYLEX\x00REV", "ZINCRBY\x00z\x00inf\x00a", "SADD\x00s\x001\x00x", "SINTERSTORE\x00d\x00s\x00z",
 		"SPOP\x00s\x003", "SRANDMEMBER\x00s\x00-3", "SINTERCARD\x001\x00s\x00LIMIT\x001", "HRANDFIELD\x00h\x00-2\x00WITHVALUES",
 		"RENAME\x00z\x00l", "COPY\x00z\x00d\x00REPLACE", "INCRBYFLOAT\x00f\x001e308", "LMPOP\x001\x00l\x00LEFT", "BLMOVE\x00l\x00l\x00LEFT\x00RIGHT\x000",
+		"FCALL\x00f\x001\x00k", "FUNCTION\x00LOAD\x00#!lua name=l\nredis.register_function('f', function() end)", "FUNCTION\x00LIST\x00WITHCODE",
+		"FUNCTION\x00RESTORE\x00" + string(dumpFooter([]byte("\xf5\x09#!x name=l"))) + "\x00REPLACE", "FUNCTION\x00STATS", "FUNCTION\x00KILL",
 	} {
 		f.Add([]byte(s), []byte("SET\x00k\x00v"), []byte("GET\x00k"))
 	}
