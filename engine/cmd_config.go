@@ -311,7 +311,14 @@ func cmdConfigRewrite(c *Ctx) {
 
 // CONFIG RESETSTAT
 func cmdConfigResetStat(c *Ctx) {
-	s := &c.Eng.Stats
+	c.Eng.ResetStats()
+	c.W.WriteStatus(statusOK)
+}
+
+// ResetStats clears what CONFIG RESETSTAT clears: INFO's counters,
+// commandstats, errorstats and the latency histograms.
+func (e *Engine) ResetStats() {
+	s := &e.Stats
 	s.ExpiredKeys.Store(0)
 	s.KeyspaceHits.Store(0)
 	s.KeyspaceMisses.Store(0)
@@ -321,6 +328,5 @@ func cmdConfigResetStat(c *Ctx) {
 	s.ConnsReceived.Store(0)
 	s.RejectedConns.Store(0)
 	s.ScriptRuns.Store(0)
-	c.Eng.resetObserved() // obs: commandstats, errorstats, slow-log counters (observe.go)
-	c.W.WriteStatus(statusOK)
+	e.resetObserved() // obs: commandstats, errorstats, slow-log counters (observe.go)
 }

@@ -512,10 +512,14 @@ func (s *Server) userExists(name string) bool { return name == "default" }
 // as on a node without persistence; with keepData true both are kept
 // (deadlines keep running), as Redis keeps functions with its data. Either
 // way the process-level state is fresh: no Pause, CLIENT PAUSE or MONITOR,
-// active expiry on, and an empty script cache (Redis 7 does not persist
-// scripts, so clients see NOSCRIPT and fall back to EVAL). The command
-// log, latency, pending FailNext failures and the clock survive: they
-// belong to the test. Config.RestartDelay starts again.
+// active expiry on, an empty script cache (Redis 7 does not persist
+// scripts, so clients see NOSCRIPT and fall back to EVAL), the settings
+// the server started with (CONFIG SET changes are lost, as a restarted
+// Redis reads its config file again), and INFO's counters, commandstats,
+// latency histograms and the slow log cleared (INFO's uptime and run_id
+// go on). The command log, latency, pending FailNext failures and the
+// clock survive: they belong to the test. Config.RestartDelay starts
+// again.
 func (s *Server) Restart(keepData bool) error {
 	s.fx.restartMu.Lock()
 	defer s.fx.restartMu.Unlock()
@@ -562,6 +566,14 @@ func (s *Server) Restart(keepData bool) error {
 	s.fx.pmu.Unlock()
 	s.fx.activeExpireOff.Store(false)
 	s.vm.Flush()
+	// A restarted Redis reads its configuration again (CONFIG SET changes
+	// are lost) and starts its statistics and slow log afresh.
+	s.prod.mu.Lock()
+	start := s.cfg
+	s.applyLive(&start)
+	s.prod.mu.Unlock()
+	s.eng.ResetStats()
+	s.eng.SlowlogReset()
 	if !keepData {
 		s.call("flushall")
 		s.call("function", "flush") // Redis keeps functions with its data, in the RDB

@@ -189,6 +189,48 @@ func TestRestart_HeldCommandsDieWithTheOldProcess(t *testing.T) {
 	}
 }
 
+// A restarted node has the settings it started with and fresh
+// statistics: CONFIG SET changes, commandstats, the latency histograms and
+// the slow log do not survive Restart, as they do not survive a Redis
+// restart; the settings given at start do.
+func TestRestart_StartSettingsAndFreshStats(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.ProtoMaxBulkLen = 1 << 20 }))
+	c := dial(t, srv.Addr())
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "notify-keyspace-events", "KEA"},
+		{"CONFIG", "SET", "slowlog-log-slower-than", "0"},
+		{"CONFIG", "SET", "hz", "50"},
+		{"CONFIG", "SET", "proto-max-bulk-len", "2mb"},
+		{"SET", "k", "v"}, {"GET", "k"},
+	} {
+		if got := c.do(args...); !strings.HasPrefix(got, "+OK") && !strings.HasPrefix(got, "$1") {
+			t.Fatalf("%v: %q", args, got)
+		}
+	}
+	if err := srv.Restart(true); err != nil {
+		t.Fatal(err)
+	}
+	c = dial(t, srv.Addr())
+	for param, want := range map[string]string{"notify-keyspace-events": "", "slowlog-log-slower-than": "10000", "hz": "10", "proto-max-bulk-len": "1048576"} {
+		if got := c.do("CONFIG", "GET", param); !strings.HasSuffix(got, "\r\n"+want+"\r\n") {
+			t.Errorf("after Restart CONFIG GET %s = %q, want %q", param, got, want)
+		}
+	}
+	if got := c.do("SLOWLOG", "LEN"); got != ":0\r\n" {
+		t.Errorf("SLOWLOG LEN after Restart = %q", got)
+	}
+	info := c.do("INFO", "commandstats")
+	if strings.Contains(info, "cmdstat_get:") || strings.Contains(info, "cmdstat_config|set:") {
+		t.Errorf("commandstats survived Restart: %q", info)
+	}
+	if info := c.do("INFO", "latencystats"); strings.Contains(info, "_get:") {
+		t.Errorf("latency histograms survived Restart: %q", info)
+	}
+	if got := c.do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Errorf("GET k after Restart(true) = %q", got)
+	}
+}
+
 func TestRestart_ClearsClientPauseAndMonitors(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	m := dial(t, srv.Addr())
