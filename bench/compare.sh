@@ -467,7 +467,7 @@ if [ "$UNPINNED" = 1 ]; then
 	GEN_PIN=()
 	start_servers 0 "$NCPU"
 	for id in set_p16 get_p16; do
-		rm -f "$TMP/$id".*.ops "$TMP/$id".*.cpu "$TMP/$id".*.util
+		rm -f "$TMP/$id".*.ops "$TMP/$id".*.cpu "$TMP/$id".*.util "$TMP/$id".*.gen
 	done
 	for r in $(seq "$ROUNDS"); do
 		redis-cli -h 127.0.0.1 -p "$T_PORT" FLUSHALL >/dev/null
@@ -483,8 +483,8 @@ if [ "$UNPINNED" = 1 ]; then
 	{
 		echo "## Unpinned: tumbler GOMAXPROCS=$NCPU, nothing pinned (median of $ROUNDS)"
 		echo
-		echo "| workload | tumbler ops/s | redis ops/s | tumbler/redis | tumbler CPU µs/req | redis CPU µs/req | server CPU % tumbler / redis |"
-		echo "|---|---:|---:|---:|---:|---:|---:|"
+		echo "| workload | tumbler ops/s | redis ops/s | tumbler/redis | tumbler CPU µs/req | redis CPU µs/req | server CPU % tumbler / redis | load generator CPU % tumbler / redis |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 		for id in set_p16 get_p16; do
 			to=$(median <"$TMP/$id.tumbler.ops")
 			ro=$(median <"$TMP/$id.redis.ops")
