@@ -14,23 +14,23 @@ import (
 // backup cron jobs and failover scripts then say what is missing.
 func registerAdmin(e *Engine) {
 	admin := FlagNoKeys | FlagAdmin | FlagNoScript
-	refuse := func(name string, arity int, msg string) *Command {
-		return &Command{Name: name, Arity: arity, Flags: admin, Group: "server", Fn: func(c *Ctx) { c.W.WriteError(msg) }}
+	refuse := func(name string, arity int, flags Flag, msg string) *Command {
+		return &Command{Name: name, Arity: arity, Flags: admin | flags, Group: "server", Fn: func(c *Ctx) { c.W.WriteError(msg) }}
 	}
 	e.Register(
 		&Command{Name: "role", Arity: 1, Flags: FlagNoKeys | FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Fn: cmdRole},
 		&Command{Name: "lastsave", Arity: 1, Flags: FlagNoKeys | FlagLoading | FlagStale | FlagFast, Group: "server", Fn: cmdLastSave},
 		&Command{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast | FlagNoKeys, Group: "server", Fn: cmdSwapDB},
-		refuse("save", 1, ErrNoPersistence("SAVE")),
-		refuse("bgsave", -1, ErrNoPersistence("BGSAVE")),
-		refuse("bgrewriteaof", 1, ErrNoPersistence("BGREWRITEAOF")),
+		refuse("save", 1, FlagNoAsyncLoading|FlagNoMulti, ErrNoPersistence("SAVE")),
+		refuse("bgsave", -1, FlagNoAsyncLoading, ErrNoPersistence("BGSAVE")),
+		refuse("bgrewriteaof", 1, FlagNoAsyncLoading, ErrNoPersistence("BGREWRITEAOF")),
 		// redis-cli --rdb takes a backup through SYNC
-		refuse("sync", 1, ErrNoPersistenceOrReplication("SYNC")),
-		refuse("psync", -3, ErrNoPersistenceOrReplication("PSYNC")),
-		refuse("replconf", -1, ErrNoReplication("REPLCONF")),
-		refuse("failover", -1, ErrNoReplication("FAILOVER")),
-		&Command{Name: "replicaof", Arity: 3, Flags: admin | FlagStale, Group: "server", Fn: cmdReplicaOf},
-		&Command{Name: "slaveof", Arity: 3, Flags: admin | FlagStale, Group: "server", Fn: cmdReplicaOf},
+		refuse("sync", 1, FlagNoAsyncLoading|FlagNoMulti, ErrNoPersistenceOrReplication("SYNC")),
+		refuse("psync", -3, FlagNoAsyncLoading|FlagNoMulti, ErrNoPersistenceOrReplication("PSYNC")),
+		refuse("replconf", -1, FlagAllowBusy|FlagLoading|FlagStale, ErrNoReplication("REPLCONF")),
+		refuse("failover", -1, FlagStale, ErrNoReplication("FAILOVER")),
+		&Command{Name: "replicaof", Arity: 3, Flags: admin | FlagStale | FlagNoAsyncLoading, Group: "server", Fn: cmdReplicaOf},
+		&Command{Name: "slaveof", Arity: 3, Flags: admin | FlagStale | FlagNoAsyncLoading, Group: "server", Fn: cmdReplicaOf},
 		&Command{Name: "memory", Arity: -2, Group: "server", Subs: map[string]*Command{
 			"usage":        {Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Fn: cmdMemoryUsage},
 			"stats":        {Arity: 2, Flags: FlagNoKeys, Fn: cmdMemoryStats},
@@ -46,7 +46,7 @@ func registerAdmin(e *Engine) {
 			"doctor":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteVerbatim("txt", latencyDoctorOff) }},
 			"graph":     {Arity: 3, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyGraph},
 			"histogram": {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyHistogram},
-			"help":      HelpCommand(admin, latencyHelp),
+			"help":      HelpCommand(FlagNoKeys, latencyHelp),
 		}},
 	)
 }

@@ -15,9 +15,9 @@ func registerConfig(e *Engine) {
 	const f = FlagNoKeys | FlagNoScript | FlagLoading | FlagStale
 	e.Register(&Command{Name: "config", Arity: -2, Group: "server", Subs: map[string]*Command{
 		"help":      HelpCommand(0, configHelp),
-		"get":       {Arity: -3, Flags: f, Fn: cmdConfigGet},
+		"get":       {Arity: -3, Flags: f | FlagAdmin, Fn: cmdConfigGet},
 		"set":       {Arity: -4, Flags: f | FlagAdmin, Fn: cmdConfigSet},
-		"resetstat": {Arity: 2, Flags: f | flagStats, Fn: cmdConfigResetStat},
+		"resetstat": {Arity: 2, Flags: f | FlagAdmin | flagStats, Fn: cmdConfigResetStat},
 		"rewrite":   {Arity: 2, Flags: f | FlagAdmin, Fn: cmdConfigRewrite},
 	}})
 }

@@ -32,13 +32,13 @@ func registerScript(e *Engine) {
 	e.Register(
 		// The keys follow numkeys (Redis's evalGetKeys); a script may be
 		// given none.
-		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagStale | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, false) }},
-		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagStale | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, false) }},
-		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, true) }},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, true) }},
-		&Command{Name: "script", Arity: -2, Flags: FlagNoScript, Group: "scripting", Subs: map[string]*Command{
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, false) }},
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, false) }},
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, true) }},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, true) }},
+		&Command{Name: "script", Arity: -2, Group: "scripting", Subs: map[string]*Command{
 			"load":   {Arity: 3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptLoad},
-			"exists": {Arity: -3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptExists},
+			"exists": {Arity: -3, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptExists},
 			"flush":  {Arity: -2, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptFlush},
 			"kill":   {Arity: 2, Flags: FlagNoScript | FlagNoKeys | FlagAllowBusy, Fn: func(c *Ctx) { killGeneric(c, true) }},
 			"help":   {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdScriptHelp},

@@ -32,8 +32,8 @@ func registerStandard(e *Engine) {
 
 func registerServer(e *Engine) {
 	e.Register(
-		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagNoKeys | FlagStale, Group: "connection", Fn: cmdPing},
-		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagStale, Group: "connection", Fn: func(c *Ctx) { c.W.WriteBulk(c.Args[1]) }},
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagNoKeys, Group: "connection", Fn: cmdPing},
+		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: func(c *Ctx) { c.W.WriteBulk(c.Args[1]) }},
 		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: cmdSelect},
 		&Command{Name: "time", Arity: 1, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdTime},
 		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale | flagStats, Group: "server", Fn: cmdInfo},
@@ -106,9 +106,21 @@ func clusterSubs() map[string]*Command {
 		"myid": 2, "myshardid": 2, "nodes": 2, "replicas": 3, "replicate": 3, "reset": -2,
 		"saveconfig": 2, "set-config-epoch": 3, "setslot": -4, "shards": 2, "slaves": 3, "slots": 2,
 	} {
-		subs[name] = &Command{Arity: arity, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
+		subs[name] = &Command{Arity: arity, Flags: FlagNoKeys | FlagStale, Fn: func(c *Ctx) { c.W.WriteError(ErrClusterDisabled) }}
 	}
-	subs["reset"].Flags |= FlagNoScript // the one subcommand scripts may not call
+	// Flags as Redis 7.0's: admin ones, those refused while loading
+	// asynchronously, the one scripts may not call.
+	for _, name := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports",
+		"delslots", "delslotsrange", "failover", "flushslots", "forget", "meet", "replicas",
+		"replicate", "reset", "saveconfig", "set-config-epoch", "setslot", "slaves"} {
+		subs[name].Flags |= FlagAdmin
+	}
+	for _, name := range []string{"addslots", "addslotsrange", "bumpepoch", "delslots", "delslotsrange",
+		"failover", "flushslots", "forget", "meet", "replicate", "saveconfig", "set-config-epoch", "setslot"} {
+		subs[name].Flags |= FlagNoAsyncLoading
+	}
+	subs["reset"].Flags |= FlagNoScript
+	subs["help"].Flags |= FlagLoading
 	return subs
 }
 

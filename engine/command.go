@@ -32,6 +32,16 @@ const (
 	// FlagNoMandatoryKeys: the command may be given no keys at all (EVAL
 	// with numkeys 0), so finding none is no error (COMMAND GETKEYS).
 	FlagNoMandatoryKeys
+	// FlagNoMulti: refused inside MULTI with ErrNoMulti, as Redis's
+	// CMD_NO_MULTI (SYNC, PSYNC, SAVE, SHUTDOWN in 7.0; multi.go).
+	FlagNoMulti
+	// FlagSkipSlowlog: never in the slow log (EXEC: its commands are).
+	FlagSkipSlowlog
+	// FlagSkipMonitor, FlagNoAsyncLoading: shown by COMMAND INFO as Redis
+	// flags them. (MONITOR's choices are server/monitor.go's; tumbler
+	// never loads asynchronously.)
+	FlagSkipMonitor
+	FlagNoAsyncLoading
 
 	// flagStats: the command reads or resets the counters a Ctx's
 	// PendingStats holds (INFO, CONFIG RESETSTAT), which are flushed
@@ -46,7 +56,10 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
+	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
+	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"},
+	{FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // Command is one entry of the command table.

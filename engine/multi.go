@@ -37,12 +37,6 @@ const (
 	errNoClient      = "ERR transactions need a client connection"
 )
 
-// FlagNoMulti marks a command refused inside MULTI with ErrNoMulti, as
-// Redis's CMD_NO_MULTI (SYNC, PSYNC, SAVE, SHUTDOWN in 7.0). It is defined
-// here, apart from the iota list in command.go, so that the feature stays
-// in one file; it uses a high bit the list will not reach.
-const FlagNoMulti Flag = 1 << 30
-
 // multiState is one client's transaction and WATCH state (Redis's
 // c->mstate, c->watched_keys and the CLIENT_MULTI / CLIENT_DIRTY_EXEC /
 // CLIENT_DIRTY_CAS flags).
@@ -96,7 +90,7 @@ func registerMulti(e *Engine) {
 	e.Register(
 		&Command{Name: "multi", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Mark the start of a transaction block", Fn: cmdMulti},
-		&Command{Name: "exec", Arity: 1, Flags: tx, Group: "transactions",
+		&Command{Name: "exec", Arity: 1, Flags: tx | FlagSkipSlowlog, Group: "transactions",
 			Summary: "Execute all commands issued after MULTI", Fn: cmdExec},
 		&Command{Name: "discard", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Discard all commands issued after MULTI", Fn: cmdDiscard},

@@ -283,7 +283,7 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 			e.obs.scriptHist.observe(d)
 		}
 	}
-	if us := int64(d / time.Microsecond); e.obs.slowlog.wants(us) {
+	if us := int64(d / time.Microsecond); e.obs.slowlog.wants(us) && cmd.Flags&FlagSkipSlowlog == 0 {
 		e.obs.slowlog.add(c, us)
 	}
 }

@@ -175,9 +175,9 @@ func (s *Server) admit(c *client) bool {
 // registerAuthCommands adds ACL WHOAMI.
 func (s *Server) registerAuthCommands() {
 	const f = engine.FlagNoKeys | engine.FlagNoScript | engine.FlagLoading | engine.FlagStale
-	s.eng.Register(&engine.Command{Name: "acl", Arity: -2, Flags: f, Group: "server", Subs: map[string]*engine.Command{
+	s.eng.Register(&engine.Command{Name: "acl", Arity: -2, Flags: engine.FlagNoKeys, Group: "server", Subs: map[string]*engine.Command{
 		"whoami": {Arity: 2, Flags: f, Fn: func(c *engine.Ctx) { c.W.WriteBulkString(userOf(cl(c))) }},
-		"help":   engine.HelpCommand(f, engine.ACLHelp),
+		"help":   engine.HelpCommand(engine.FlagNoKeys, engine.ACLHelp),
 	}})
 }
 

@@ -16,8 +16,8 @@ func (s *Server) registerConnCommands() {
 		&engine.Command{Name: "auth", Arity: -2, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdAuth},
 		&engine.Command{Name: "quit", Arity: -1, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdQuit},
 		&engine.Command{Name: "reset", Arity: 1, Flags: conn | engine.FlagFast | engine.FlagNoAuth | engine.FlagLoading | engine.FlagStale | engine.FlagAllowBusy, Group: "connection", Fn: s.cmdReset},
-		&engine.Command{Name: "client", Arity: -2, Flags: conn, Group: "connection", Subs: map[string]*engine.Command{
-			"help":    engine.HelpCommand(conn, engine.ClientHelp),
+		&engine.Command{Name: "client", Arity: -2, Flags: engine.FlagNoKeys, Group: "connection", Subs: map[string]*engine.Command{
+			"help":    engine.HelpCommand(engine.FlagNoKeys, engine.ClientHelp),
 			"setname": {Arity: 3, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientSetName},
 			"getname": {Arity: 2, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientGetName},
 			"setinfo": {Arity: 4, Flags: conn | engine.FlagLoading | engine.FlagStale, Fn: s.cmdClientSetInfo},

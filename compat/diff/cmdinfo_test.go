@@ -1,0 +1,87 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCommandInfoDiff compares COMMAND INFO for every command, container
+// and subcommand tumbler has with redis-server's: the name, arity, flags
+// (in Redis's order) and first/last/step key positions must be byte for
+// byte Redis's. Flags are behaviour as much as documentation: noscript
+// refuses a command inside scripts, no_multi inside MULTI, and clients
+// (go-redis's cluster routing, for one) read them. The ACL categories,
+// tips, key specs and subcommand lists are not compared here.
+func TestCommandInfoDiff(t *testing.T) {
+	rc, tc := dialPair(t)
+
+	names := commandNames(t, tc)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if c, _, ok := strings.Cut(n, "|"); ok && !seen[c] {
+			seen[c] = true
+			names = append(names, c) // the container too
+		}
+	}
+	compared := 0
+	for _, name := range names {
+		want := infoHead(t, rc, name)
+		if want == nil {
+			continue // a command Redis 7.0 lacks
+		}
+		got := infoHead(t, tc, name)
+		compared++
+		for i, field := range []string{"name", "arity", "flags", "first key", "last key", "step"} {
+			if field == "flags" && got != nil && redis72Flags[name] != "" && string(got[i]) == redis72Flags[name] {
+				continue
+			}
+			if got == nil || string(want[i]) != string(got[i]) {
+				var g []byte
+				if got != nil {
+					g = got[i]
+				}
+				t.Errorf("COMMAND INFO %s, %s:\n redis:   %q\n tumbler: %q", name, field, want[i], g)
+			}
+		}
+	}
+	if compared < 250 {
+		t.Fatalf("only %d commands compared", compared)
+	}
+}
+
+// redis72Flags are the commands whose flags are Redis 7.2's, not 7.0's:
+// tumbler lets scripts call them, as 7.2 does (redis #11568: a blocking
+// command in a script never blocks; WAIT there returns at once), where
+// 7.0 flags them noscript. The random suite's "blocking list commands
+// run from scripts" entry is the same choice.
+var redis72Flags = map[string]string{
+	"blpop":      "*2\r\n+write\r\n+blocking\r\n",
+	"brpop":      "*2\r\n+write\r\n+blocking\r\n",
+	"brpoplpush": "*3\r\n+write\r\n+denyoom\r\n+blocking\r\n",
+	"blmove":     "*3\r\n+write\r\n+denyoom\r\n+blocking\r\n",
+	"bzpopmin":   "*3\r\n+write\r\n+blocking\r\n+fast\r\n",
+	"bzpopmax":   "*3\r\n+write\r\n+blocking\r\n+fast\r\n",
+	"wait":       "*0\r\n",
+}
+
+// infoHead is the first six elements of name's COMMAND INFO entry, or nil
+// when the server does not know the command.
+func infoHead(t *testing.T, c *conn, name string) [][]byte {
+	t.Helper()
+	r, err := c.do("COMMAND", "INFO", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, entries, ok := Elements(r)
+	if !ok || len(entries) != 1 {
+		t.Fatalf("COMMAND INFO %s: %q", name, r)
+	}
+	_, info, ok := Elements(entries[0])
+	if !ok {
+		return nil // a null entry: unknown command
+	}
+	if len(info) < 6 {
+		t.Fatalf("COMMAND INFO %s: %q", name, r)
+	}
+	return info[:6]
+}
