@@ -27,6 +27,7 @@ func registerStandard(e *Engine) {
 	registerObject(e)  // cmd_object.go
 	registerCAS(e)     // cmd_cas.go
 	registerAdmin(e)   // cmd_admin.go
+	registerSort(e)    // cmd_sort.go
 	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the other commands
 }
 

@@ -50,6 +50,10 @@ var notifyCases = [][]string{
 	// sets
 	{"SADD s 1 2 3", "SADD s 1", "SREM s 9", "SREM s 1", "SMOVE s t 2", "SMOVE s t 9", "SMOVE s t 3", "SADD a 1 2", "SADD b 2 3",
 		"SINTERSTORE d a b", "SUNIONSTORE d a b", "SDIFFSTORE d a a", "SDIFFSTORE d a b", "SPOP a 0", "SADD p 7", "SPOP p", "SADD q 1 2", "SPOP q 5", "SISMEMBER nosuch 1", "SINTERSTORE d2 nosuch b", "SUNIONSTORE d3 nosuch b", "SDIFFSTORE d3 b b"},
+	// SORT: lookups of the sorted key and of BY/GET keys; STORE
+	{"RPUSH l 2 1 3", "MSET w_1 3 w_2 2", "HSET h_3 f x", "SORT l", "SORT_RO l BY w_* GET # GET h_*->f", "SORT nosuch",
+		"SORT l STORE d", "SORT l BY nosort STORE d", "SET t v", "EXPIRE t 100", "SORT l STORE t", "TTL t",
+		"SORT nosuch STORE d", "SORT nosuch STORE d", "SORT l LIMIT 5 1 STORE t", "SET s x", "SORT s STORE d"},
 	// scripts, MULTI, the lock workloads
 	{"SET lock tok NX PX 30000", "EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end\" 1 lock tok 60000",
 		"EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end\" 1 lock tok", "MULTI", "SET a 1", "INCR a", "EXEC"},

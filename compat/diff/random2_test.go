@@ -191,6 +191,7 @@ type knownWide struct {
 // knownWideDiffs are deliberate or documented differences, or ones that
 // cannot reasonably be removed.
 var knownWideDiffs = []knownWide{
+	knownSortErrno,
 	// tostring() and .. of a non-integer number: gopher-lua prints more
 	// digits than Lua 5.1's %.14g (README, "Deliberate differences"),
 	// and Go's texts for the special values (+Inf, -Inf, NaN, 0 for
@@ -254,6 +255,21 @@ var knownWideDiffs = []knownWide{
 			containsAny(strings.ToLower(st.body), "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "call(argv[1]", "pcall(argv[1]")
 	}},
 }
+
+// knownSortErrno: SORT l (or SORT_RO, or BY a pattern), numbers only
+//
+//	redis:   -ERR One or more scores can't be converted into double
+//	tumbler: the sorted elements
+//
+// Redis's sortCommandGeneric tests errno == ERANGE after strtod without
+// clearing errno first, so an ERANGE left behind by an earlier command (a
+// score or float that overflowed) fails every numeric SORT until some
+// other call sets errno again. A Redis bug tumbler does not copy. Not
+// stateless: with STORE, Redis stores nothing.
+var knownSortErrno = knownWide{"SORT sees a stale ERANGE in Redis", false, func(st wstep, want, got []byte) bool {
+	return containsAny(strings.ToLower(st.args[0]), "sort") && string(want) == "-"+"ERR One or more scores can't be converted into double\r\n" &&
+		!bytes.HasPrefix(got, []byte("-"))
+}}
 
 // wideBugs are the differences this test found that are tumbler bugs
 // (or gaps), not fixed yet. Like knownRandomDiffBugs they keep the test
@@ -368,6 +384,8 @@ func luaWordingOnly(want, got []byte) bool {
 		return true
 	case containsAny(w, "malformed pattern", "unfinished capture", "invalid capture index", "invalid pattern capture", "missing '['"):
 		return true
+	case strings.Contains(w, "attempt to concatenate") && strings.Contains(g, "cannot perform concat operation"):
+		return true // eval.txt has the arithmetic twin ("cannot perform add operation")
 	}
 	// the function's name quoted or not
 	if strings.ReplaceAll(w, "'", "") == strings.ReplaceAll(g, "'", "") {
@@ -975,6 +993,9 @@ func (g *wideGen) command(inMulti bool) wstep {
 	case n < 48:
 		return g.setCmd()
 	case n < 50:
+		if g.chance(0.3) {
+			return g.sortCmd()
+		}
 		return g.keyspaceCmd(inMulti)
 	case n < 58:
 		return g.txCmd(inMulti)
@@ -1595,6 +1616,46 @@ func (g *wideGen) setCmd() wstep {
 		// a count past the set's size: the whole set, not a random part
 		args = []string{g.kw(g.pick("SPOP", "SRANDMEMBER")), k, g.pick("100", "0", "x")}
 		return wstep{args: args, unordered: true, fixedArity: true}
+	}
+	return wstep{args: args, unordered: unordered}
+}
+
+// sortCmd is SORT or SORT_RO of a list, sorted set or set, with options
+// and patterns over the string and hash keys. Where the order of equal
+// elements is the servers' own (a set left unsorted, ALPHA BY ties: Redis
+// loads sets and sorted sets in hash order), the reply is compared as a
+// multiset, and neither LIMIT nor STORE is given.
+func (g *wideGen) sortCmd() wstep {
+	name := g.pick("SORT", "SORT", "SORT_RO")
+	args := []string{g.kw(name), g.typedKey(g.pick("l", "z", "t")[0])}
+	var opts [][]string
+	var by string // the last BY: the one sorted by
+	alpha, nosort := false, false
+	for i := g.r.IntN(5); i > 0; i-- {
+		switch o := g.pick("BY", "GET", "GET", "LIMIT", "ASC", "DESC", "ALPHA", "ALPHA", "STORE", "FOO"); o {
+		case "BY":
+			by = g.pick("nosort", "s:*", "h:*->f", "h:*->n", "nokey*")
+			nosort = nosort || by == "nosort" // a BY without '*' is for good
+			opts = append(opts, []string{g.kw(o), by})
+		case "GET":
+			opts = append(opts, []string{g.kw(o), g.pick("#", "s:*", "h:*->f", "h:*->", "plain")})
+		case "LIMIT":
+			opts = append(opts, []string{g.kw(o), g.intArg(), g.intArg()})
+		case "STORE":
+			opts = append(opts, []string{g.kw(o), g.typedKey('l')})
+		case "ALPHA":
+			alpha = true
+			opts = append(opts, []string{g.kw(o)})
+		default:
+			opts = append(opts, []string{g.kw(o)})
+		}
+	}
+	unordered := nosort || alpha && by != ""
+	for _, o := range opts {
+		if unordered && (strings.EqualFold(o[0], "LIMIT") || strings.EqualFold(o[0], "STORE")) {
+			continue
+		}
+		args = append(args, o...)
 	}
 	return wstep{args: args, unordered: unordered}
 }
