@@ -12,6 +12,7 @@ import (
 
 func registerStandard(e *Engine) {
 	registerString(e)
+	registerBits(e) // cmd_bits.go
 	registerKeys(e)
 	registerRename(e)
 	registerScript(e)

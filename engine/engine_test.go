@@ -495,7 +495,7 @@ func TestCommandList_FilterByAndSubcommands(t *testing.T) {
 			t.Errorf("COMMAND LIST lacks %q: %s", name, all)
 		}
 	}
-	te.expect("*5 $get $getdel $getex $getrange $getset", "COMMAND", "LIST", "FILTERBY", "PATTERN", "get*")
+	te.expect("*6 $get $getbit $getdel $getex $getrange $getset", "COMMAND", "LIST", "FILTERBY", "PATTERN", "get*")
 	te.expect("*2 $script|flush $script|load", "COMMAND", "list", "filterby", "pattern", "SCRIPT|[fl]*")
 	te.expect("*0", "COMMAND", "LIST", "FILTERBY", "MODULE", "get")
 	te.expect("*0", "COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcategory")
