@@ -30,11 +30,15 @@ func FuzzExec(f *testing.F) {
 		"RENAME\x00z\x00l", "COPY\x00z\x00d\x00REPLACE", "INCRBYFLOAT\x00f\x001e308", "LMPOP\x001\x00l\x00LEFT", "BLMOVE\x00l\x00l\x00LEFT\x00RIGHT\x000",
 		"FCALL\x00f\x001\x00k", "FUNCTION\x00LOAD\x00#!lua name=l\nredis.register_function('f', function() end)", "FUNCTION\x00LIST\x00WITHCODE",
 		"FUNCTION\x00RESTORE\x00" + string(dumpFooter([]byte("\xf5\x09#!x name=l"))) + "\x00REPLACE", "FUNCTION\x00STATS", "FUNCTION\x00KILL",
+		"SETBIT\x00k\x008388607\x001", "SETRANGE\x00k\x001048575\x00x", "BITCOUNT\x00k\x00-9223372036854775808\x00-1\x00BIT",
+		"BITPOS\x00k\x000\x003\x00-1\x00BIT", "BITOP\x00XOR\x00d\x00k\x00n\x00d", "BITFIELD\x00k\x00OVERFLOW\x00SAT\x00INCRBY\x00i64\x00#3\x00-9223372036854775808",
+		"BITFIELD_RO\x00k\x00GET\x00u63\x008388600", "LCS\x00k\x00v\x00IDX\x00MINMATCHLEN\x001\x00WITHMATCHLEN",
 	} {
 		f.Add([]byte(s), []byte("SET\x00k\x00v"), []byte("GET\x00k"))
 	}
 	clk := expiry.NewManualClock(time.UnixMilli(1_700_000_000_000))
 	e := New(Config{Clock: clk})
+	e.SetProtoMaxBulkLen(1 << 20) // a fuzzed bit offset makes at most a 1 MB string, not 512 MB
 	f.Fuzz(func(t *testing.T, a, b, c []byte) {
 		if len(a)+len(b)+len(c) > 4096 {
 			return
