@@ -20,6 +20,13 @@ var notifyCases = [][]string{
 	{"INCR i", "INCRBY i 5", "DECR i", "DECRBY i 2", "INCRBYFLOAT f 1.5", "APPEND s ab", "APPEND s cd", "INCR s"},
 	{"SET g v", "GETEX g EX 100", "GETEX g PERSIST", "GETEX g PERSIST", "GETEX g PX 0", "GETEX g", "GET nosuch"},
 	{"TTL nosuch", "PTTL nosuch", "TYPE nosuch", "EXPIRETIME nosuch", "SET k v", "TTL k", "TYPE k", "EVAL \"return redis.call('type', 'n')\" 0"},
+	// bits (cmd_bits.go): events only when something changed; reads count hits and misses
+	{"SETBIT b 7 1", "SETBIT b 7 1", "SETBIT b 7 0", "SETBIT b 20 0", "SETBIT nosuch -1 1", "SET i 12", "SETBIT i 0 0", "GETBIT b 0", "GETBIT nosuch 0", "GETBIT nosuch -1",
+		"SETRANGE r 2 ab", "SETRANGE r 0 ab", "SETRANGE r 0 \"\"", "SETRANGE nosuch 5 \"\"", "BITCOUNT r", "BITCOUNT nosuch 0", "BITPOS r 1", "BITPOS nosuch 0", "BITPOS r 2",
+		"BITOP OR d b r", "BITOP AND d nosuch nosuch2", "BITOP AND d nosuch", "BITOP NOT d b", "SET t v EX 100", "BITOP NOT t b", "LPUSH l x", "BITOP OR d b l",
+		"BITFIELD f SET u8 0 1", "BITFIELD f SET u8 0 1", "BITFIELD f INCRBY u8 0 0", "BITFIELD f GET u8 0", "BITFIELD nosuch GET u8 0", "BITFIELD_RO f GET u8 0",
+		"BITFIELD g OVERFLOW FAIL INCRBY u2 100 10", "BITFIELD f OVERFLOW FAIL INCRBY u8 0 255", "BITFIELD f SET u8 100 0", "BITFIELD l GET u8 0",
+		"LCS b r", "LCS nosuch nosuch2 LEN", "LCS l b", "MULTI", "SETBIT m 0 1", "BITOP NOT d2 m", "EXEC"},
 	// reads of every type, present, missing and of the wrong type (hits and misses)
 	{"SET s v", "GET s", "MGET s nosuch s", "STRLEN s", "STRLEN nosuch", "GETRANGE s 0 -1", "SUBSTR nosuch 0 1", "EXISTS s nosuch s", "GET nosuch", "HGET s f", "LLEN s",
 		"HSET h f v", "HGET h f", "HGET h g", "HMGET h f g", "HGETALL h", "HKEYS nosuch", "HVALS h", "HLEN h", "HSTRLEN h f", "HEXISTS h f", "HRANDFIELD h", "HSCAN h 0", "HSCAN nosuch 0",
