@@ -18,10 +18,11 @@ import (
 // differential test over transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH,
 // on two connections per server, so one connection's writes touch the
 // other's watched keys), the list and hash commands tumbler implements,
-// more string and keyspace commands, and scripts exercising the Lua
-// bridge and libraries (reply conversions, redis.call/pcall errors,
-// cjson, string/table/math/bit, tonumber/tostring, EVAL_RO, shebang
-// flags, SCRIPT EXISTS). Arguments are valid and invalid alike: wrong
+// more string and keyspace commands, the bit commands
+// (random_bits_test.go), and scripts exercising the Lua bridge and
+// libraries (reply conversions, redis.call/pcall errors, cjson,
+// string/table/math/bit, tonumber/tostring, EVAL_RO, shebang flags,
+// SCRIPT EXISTS). Arguments are valid and invalid alike: wrong
 // arity, wrong types, bad and edge numbers, unknown options and option
 // conflicts.
 //
@@ -979,7 +980,9 @@ func (g *wideGen) next() wstep {
 }
 
 func (g *wideGen) command(inMulti bool) wstep {
-	switch n := g.r.IntN(100); {
+	switch n := g.r.IntN(108); {
+	case n >= 100:
+		return g.bitCmd() // random_bits_test.go
 	case n < 13:
 		return g.stringCmd()
 	case n < 28:
