@@ -918,6 +918,10 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 
 // ---- LCS ----
 
+// maxLCSTable is the largest LCS table allocated (bytes), whatever
+// proto-max-bulk-len allows (by default 512 MB, so it is never reached).
+const maxLCSTable = 4 << 30
+
 // lcsRange is one match LCS IDX reports: a[aStart..aEnd] equals
 // b[bStart..bEnd].
 type lcsRange struct{ aStart, aEnd, bStart, bEnd uint32 }
@@ -925,7 +929,9 @@ type lcsRange struct{ aStart, aEnd, bStart, bEnd uint32 }
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
 //
 // Redis's dynamic programme over a table of (len(a)+1)*(len(b)+1) uint32
-// cells, refused when that passes proto-max-bulk-len bytes. The longest
+// cells, refused when that passes proto-max-bulk-len bytes (or 4 GB,
+// maxLCSTable, for a proto-max-bulk-len raised past it; LEN alone needs
+// two rows of the table and is not bound by that). The longest
 // common subsequence and its matches are found walking back from the
 // table's end as Redis walks, so that among several LCSs the same one is
 // reported.
@@ -983,6 +989,11 @@ func cmdLCS(c *Ctx) {
 		return
 	} else if size > uint64(e.maxBulkLen()) {
 		c.W.WriteError(ErrLCSMemLimit)
+		return
+	} else if size > maxLCSTable && (getIdx || !getLen) {
+		// where Redis's ztrymalloc may fail, Go's make would end the
+		// process: past a fixed bound the allocation fails here
+		c.W.WriteError(ErrLCSAlloc)
 		return
 	}
 	if !getIdx && getLen {

@@ -522,3 +522,26 @@ func TestBits_TTLKeptAndExpiredKeyMissing(t *testing.T) {
 	e.expect("$\x80", "GET", "k")
 	e.expect(":-1", "PTTL", "k")
 }
+
+// With proto-max-bulk-len raised past 4 GB, a write that would make a
+// string longer than an entry holds is refused, before it allocates.
+func TestBits_LongerThanAnEntryRefused(t *testing.T) {
+	e := newTestEngine(t)
+	e.SetProtoMaxBulkLen(8 << 30)
+	e.expect("-"+ErrStringTooLong, "SETBIT", "k", strconv.Itoa(5<<33), "1")
+	e.expect("-"+ErrStringTooLong, "SETRANGE", "k", "5000000000", "x")
+	e.expect("-"+ErrStringTooLong, "BITFIELD", "k", "SET", "u8", strconv.Itoa(5<<33), "1")
+	e.expect(":0", "GETBIT", "k", strconv.Itoa(5<<33))
+	e.expect(":0", "EXISTS", "k")
+}
+
+// An LCS table past 4 GB is refused as Redis refuses one it fails to
+// allocate, even when proto-max-bulk-len allows it. (LEN, which needs no
+// table, would run: a billion cells, too slow for a test.)
+func TestLCS_HugeTableRefusedUnlessLen(t *testing.T) {
+	e := newTestEngine(t)
+	e.SetProtoMaxBulkLen(1 << 40)
+	e.expect("+OK", "MSET", "a", strings.Repeat("ab", 20000), "b", strings.Repeat("ba", 20000)) // 6.4 GB of cells
+	e.expect("-"+ErrLCSAlloc, "LCS", "a", "b")
+	e.expect("-"+ErrLCSAlloc, "LCS", "a", "b", "IDX")
+}
