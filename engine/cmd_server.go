@@ -452,7 +452,7 @@ func writeCommandInfo(w Writer, cmd *Command) {
 	w.WriteInt(int64(cmd.FirstKey))
 	w.WriteInt(int64(cmd.LastKey))
 	w.WriteInt(int64(cmd.Step))
-	cats := aclCategories(cmd)
+	cats := cmd.Categories() // Redis 7.0's, from the generated table (acl_spec.go)
 	w.WriteSet(len(cats))
 	for _, cat := range cats {
 		w.WriteStatus(cat)
@@ -521,27 +521,6 @@ func writeCommandDoc(w Writer, cmd *Command) {
 	}
 }
 
-// aclCategories approximates a command's ACL categories (COMMAND INFO,
-// COMMAND LIST FILTERBY ACLCAT) from its flags and its group.
-func aclCategories(cmd *Command) []string {
-	var cats []string
-	if cmd.Flags&FlagWrite != 0 {
-		cats = append(cats, "@write")
-	}
-	if cmd.Flags&FlagReadonly != 0 {
-		cats = append(cats, "@read")
-	}
-	if cmd.Group != "" {
-		cats = append(cats, "@"+strings.ReplaceAll(cmd.Group, "-", "")) // sorted-set: @sortedset
-	}
-	if cmd.Flags&FlagFast != 0 {
-		cats = append(cats, "@fast")
-	} else {
-		cats = append(cats, "@slow")
-	}
-	return cats
-}
-
 // COMMAND LIST [FILTERBY MODULE name|ACLCAT category|PATTERN pattern]
 //
 // As Redis, it lists subcommands ("client|list") after their container,
@@ -556,8 +535,8 @@ func cmdCommandList(c *Ctx) {
 		case EqFold(c.Args[3], "module"):
 			keep = func(*Command) bool { return false } // no modules
 		case EqFold(c.Args[3], "aclcat"):
-			cat := "@" + strings.ToLower(string(arg))
-			keep = func(cmd *Command) bool { return slices.Contains(aclCategories(cmd), cat) }
+			cat := aclCategoryByName(string(arg))
+			keep = func(cmd *Command) bool { return cmd.aclCats&cat != 0 }
 		case EqFold(c.Args[3], "pattern"):
 			keep = func(cmd *Command) bool { return Match(arg, []byte(cmd.Name), true) }
 		default:

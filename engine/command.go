@@ -80,6 +80,23 @@ type Command struct {
 	// Subs holds subcommands by lower-case name (CLIENT, SCRIPT, ...).
 	Subs map[string]*Command
 
+	// Guard, when set, refuses the command before authentication and
+	// ACL checks (Redis's protected commands: DEBUG); it is consulted
+	// only when those would refuse it: the handler checks again.
+	Guard func(c *Ctx) string
+
+	// ACL data, set by Register (acl.go, acl_spec.go): the command's bit
+	// in selectors, its categories, its key specifications and whether it
+	// has keys at all, its key finder when its key access varies with the
+	// arguments, its pub/sub channels, and its container.
+	aclID    int
+	aclCats  uint64
+	keySpecs []keySpec
+	hasKeys  bool
+	aclKeys  func(args [][]byte, out []keyRef) []keyRef
+	chanKind uint8
+	parent   *Command
+
 	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
 }
 
@@ -99,7 +116,11 @@ type Client struct {
 	LibVer    string
 	NeedsAuth bool // true until the connection authenticates, when a password is set
 	User      string
-	Conn      any
+	// ACL is the connection's user, whose permissions every command is
+	// checked against (acl.go); nil: no checks (the server's own calls).
+	// Set only by the connection's own goroutine.
+	ACL  *ACLUser
+	Conn any
 
 	tx *multiState // MULTI/WATCH state, nil until first used (multi.go)
 	// multiLen is 0 outside MULTI, else 1 + the commands queued: CLIENT
@@ -166,7 +187,10 @@ func (e *Engine) Register(cmds ...*Command) {
 			if sub.Group == "" {
 				sub.Group = cmd.Group // as Redis's docs file them (COMMAND DOCS, FILTERBY ACLCAT)
 			}
+			sub.parent = cmd
+			e.setACLData(sub)
 		}
+		e.setACLData(cmd)
 		if old := e.cmds[name]; old != nil {
 			for i, c := range e.cmdList {
 				if c == old {
@@ -305,9 +329,32 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, nil, errMsg) // reject, not WriteError: flags an open MULTI (multi.go)
 		return
 	}
-	if c.Client != nil && c.Client.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
-		e.reject(c, cmd, ErrNoAuth)
-		return
+	if cl := c.Client; cl != nil {
+		if cl.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
+			if msg := guard(c, cmd); msg != "" {
+				e.reject(c, cmd, msg)
+				return
+			}
+			e.reject(c, cmd, ErrNoAuth)
+			return
+		}
+		// ACL: for a user with every permission, one load and one branch.
+		if u := cl.ACL; u != nil {
+			if r := u.rules.Load(); !r.full {
+				ctx := aclCtxToplevel
+				if c.inMulti() {
+					ctx = aclCtxMulti
+				}
+				if msg := guard(c, cmd); msg != "" {
+					e.reject(c, cmd, msg)
+					return
+				}
+				if res, _ := e.aclDenied(cl, c.Args, cmd, r, ctx); res != aclOK {
+					e.reject(c, cmd, noPermText(res, cmd))
+					return
+				}
+			}
+		}
 	}
 	if msg := subscribedRefusal(c, cmd); msg != "" { // pub/sub: RESP2 subscribed mode (pubsub.go)
 		e.reject(c, cmd, msg)
@@ -339,6 +386,14 @@ func (e *Engine) Exec(c *Ctx) {
 		return
 	}
 	e.execLocked(c, cmd, allowBusy)
+}
+
+// guard is cmd's Guard refusal, "" without one.
+func guard(c *Ctx, cmd *Command) string {
+	if cmd.Guard == nil {
+		return ""
+	}
+	return cmd.Guard(c)
 }
 
 // execLocked runs cmd under the keyspace lock. (A function of its own, with
@@ -459,6 +514,14 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	if cmd.Flags&FlagNoScript != 0 {
 		reject(cmd, ErrScriptNoScript)
 		return
+	}
+	if cl := c.Client; cl != nil && cl.ACL != nil { // ACL (acl.go), as Redis's scriptVerifyACL
+		if r := cl.ACL.rules.Load(); !r.full {
+			if res, _ := e.aclDenied(cl, args, cmd, r, aclCtxLua); res != aclOK {
+				reject(cmd, scriptNoPermText(res))
+				return
+			}
+		}
 	}
 	if cmd.Flags&FlagWrite != 0 {
 		if c.Script.ReadOnly {

@@ -154,6 +154,10 @@ type Engine struct {
 	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
 
 	cmds map[string]*Command
+	// aclIDs: each command name's bit in ACL selectors, kept across
+	// re-registration (acl.go, Register)
+	aclIDs map[string]int
+	acl    ACL
 	// callCache and callNext: the names scripts called last (lookupCall),
 	// guarded by the keyspace lock.
 	callCache [4]callCacheEntry
@@ -229,6 +233,7 @@ func New(cfg Config) *Engine {
 		scriptStarted: make(chan struct{}, 1),
 	}
 	e.sys, _ = cfg.Clock.(*expiry.SystemClock)
+	e.acl.init(e) // users: the default one (acl.go)
 	if cfg.BusyThreshold <= 0 {
 		cfg.BusyThreshold = 5 * time.Second
 	}

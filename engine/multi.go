@@ -290,6 +290,18 @@ func cmdExec(c *Ctx) {
 	sub := &tx.sub
 	for i := range q {
 		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: w, Client: cl, Cmd: q[i].cmd}
+		// ACL permissions are checked again: they may have changed since
+		// the command was queued (acl.go).
+		if cl.ACL != nil {
+			if r := cl.ACL.rules.Load(); !r.full {
+				if res, _ := e.aclDenied(cl, sub.Args, q[i].cmd, r, aclCtxMulti); res != aclOK {
+					e.countError(execNoPermText(res))
+					w.WriteError(execNoPermText(res))
+					q[i] = queued{}
+					continue
+				}
+			}
+		}
 		// A blocking command (BLPOP) never parks here: it sees
 		// sub.DenyBlocking() and answers as if its timeout had passed.
 		// When blocking exists (Ctx.Blocked), a queued command must never

@@ -431,11 +431,26 @@ func (vm *VM) redisLib(eval bool) *lua.LTable {
 			if L.GetTop() == 0 {
 				return vm.callError(L, true, errorTable(L, "Please specify at least one argument for this redis lib call"))
 			}
-			name, ok := L.Get(1).(lua.LString)
-			if !ok || vm.ctx.Eng.Lookup([]byte(name)) == nil {
+			args := make([][]byte, L.GetTop())
+			for i := range args {
+				switch v := L.Get(i + 1).(type) {
+				case lua.LString:
+					args[i] = []byte(string(v))
+				case lua.LNumber:
+					args[i] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+				default:
+					return vm.callError(L, true, errorTable(L, "Lua redis lib command arguments must be strings or integers"))
+				}
+			}
+			cmd := vm.ctx.Eng.LookupArgs(args)
+			if cmd == nil {
 				return vm.callError(L, true, errorTable(L, "Invalid command passed to redis.acl_check_cmd()"))
 			}
-			L.Push(lua.LTrue) // tumbler has no ACLs: every command is allowed
+			var u *engine.ACLUser
+			if vm.ctx.Client != nil {
+				u = vm.ctx.Client.ACL
+			}
+			L.Push(lua.LBool(vm.ctx.Eng.Allowed(u, cmd, args))) // the caller's user (ACLCheckAllUserCommandPerm)
 			return 1
 		},
 		"set_repl": func(L *lua.LState) int {

@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/hex"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -16,10 +14,13 @@ import (
 // This file is authentication: the default user (requirepass), named
 // users, protected mode and ACL WHOAMI.
 
-// User is a named user for AUTH user pass and HELLO AUTH. tumbler has no
-// permissions: every enabled user may run every command.
+// User is a user of the configuration (the "user" directive): Rules are
+// its ACL rules in Redis's syntax ("on", ">password", "~lock:*",
+// "+@all", "(...)" ...). A User without Rules is the full-access user
+// its other fields describe (kept for embedders).
 type User struct {
-	Name string
+	Name  string
+	Rules []string
 	// Off disables the user: AUTH as it fails (Redis's "off").
 	Off bool
 	// NoPass lets the user in with any password (Redis's "nopass").
@@ -52,73 +53,9 @@ const ErrDenied = "DENIED Redis is running in protected mode because protected "
 	"NOTE: You only need to do one of the above things in order for " +
 	"the server to start accepting connections from the outside."
 
-// authUser is a user ready for checking: passwords as SHA-256 digests.
-type authUser struct {
-	off    bool
-	nopass bool
-	hashes [][sha256.Size]byte
-}
-
-// userTable is the users of one configuration, built by newUserTable.
-type userTable map[string]*authUser
-
-// newUserTable builds the users of cfg: the default user (on, with
-// RequirePass as its password, or nopass without one, unless a User named
-// "default" defines it; RequirePass, when set, still replaces its
-// passwords) and the named users.
-func newUserTable(cfg *Config) userTable {
-	t := userTable{"default": {nopass: true}}
-	for i := range cfg.Users {
-		u := &cfg.Users[i]
-		au := &authUser{off: u.Off, nopass: u.NoPass}
-		for _, p := range u.Passwords {
-			au.hashes = append(au.hashes, sha256.Sum256([]byte(p)))
-		}
-		for _, h := range u.PasswordHashes {
-			var d [sha256.Size]byte
-			if b, err := hex.DecodeString(h); err == nil && len(b) == sha256.Size {
-				copy(d[:], b)
-				au.hashes = append(au.hashes, d)
-			}
-		}
-		t[u.Name] = au
-	}
-	if cfg.RequirePass != "" {
-		d := t["default"]
-		t["default"] = &authUser{off: d.off, hashes: [][sha256.Size]byte{sha256.Sum256([]byte(cfg.RequirePass))}}
-	}
-	return t
-}
-
-// check reports whether user may log in with pass. Passwords are
-// compared as SHA-256 digests in constant time, every stored digest
-// every time.
-func (t userTable) check(user, pass []byte) bool {
-	u := t[string(user)]
-	if u == nil || u.off {
-		return false
-	}
-	if u.nopass {
-		return true
-	}
-	got := sha256.Sum256(pass)
-	ok := 0
-	for i := range u.hashes {
-		ok |= subtle.ConstantTimeCompare(got[:], u.hashes[i][:])
-	}
-	return ok == 1
-}
-
-// defaultOpen reports whether new connections start authenticated: the
-// default user is on and needs no password.
-func (t userTable) defaultOpen() bool {
-	d := t["default"]
-	return d.nopass && !d.off
-}
-
 // defaultNoPass reports whether the default user has no password: then
 // AUTH <password> is refused and protected mode applies.
-func (s *Server) defaultNoPass() bool { return (*s.prod.users.Load())["default"].nopass }
+func (s *Server) defaultNoPass() bool { return s.eng.ACL().Default().NoPass() }
 
 // sha256Hex is a password's digest as Redis's "#<hash>" rule writes it.
 func sha256Hex(p string) string {
@@ -126,12 +63,21 @@ func sha256Hex(p string) string {
 	return hex.EncodeToString(d[:])
 }
 
-// authRequired reports whether a new connection must authenticate.
-func (s *Server) authRequired() bool { return !s.prod.users.Load().defaultOpen() }
+// authRequired reports whether a new connection must authenticate: the
+// default user is off or has passwords (Redis's authRequired).
+func (s *Server) authRequired() bool {
+	d := s.eng.ACL().Default()
+	return !d.NoPass() || !d.On()
+}
 
-// checkPassword reports whether user may authenticate with pass.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	return s.prod.users.Load().check(user, pass)
+// authenticate returns the user for user and pass, or nil after logging
+// the failure (ACL LOG) for the command me sent (AUTH or HELLO).
+func (s *Server) authenticate(me *client, user, pass []byte, cmdName []byte) *engine.ACLUser {
+	u := s.eng.ACL().Authenticate(user, pass)
+	if u == nil {
+		s.eng.ACL().LogAuthFailure(&me.Client, string(cmdName), string(user))
+	}
+	return u
 }
 
 // isLoopback reports whether a client address is the loopback interface,
@@ -170,62 +116,4 @@ func (s *Server) admit(c *client) bool {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 	_ = c.flush()
 	return false
-}
-
-// registerAuthCommands adds ACL WHOAMI.
-func (s *Server) registerAuthCommands() {
-	const f = engine.FlagNoKeys | engine.FlagNoScript | engine.FlagLoading | engine.FlagStale
-	s.eng.Register(&engine.Command{Name: "acl", Arity: -2, Flags: engine.FlagNoKeys, Group: "server", Subs: map[string]*engine.Command{
-		"whoami": {Arity: 2, Flags: f, Fn: func(c *engine.Ctx) { c.W.WriteBulkString(userOf(cl(c))) }},
-		"help":   engine.HelpCommand(engine.FlagNoKeys, engine.ACLHelp),
-	}})
-}
-
-// parseUserRules applies the rules of a config file "user" line to u.
-// tumbler accepts this subset of Redis's ACL rules:
-//
-//	on, off              enable or disable the user
-//	>password            add a password
-//	#<sha256 hex>        add a password by its SHA-256 digest
-//	nopass               any password will do (clears the passwords)
-//	resetpass            no passwords, and not nopass
-//	reset                resetpass, off
-//	~*  allkeys  &*  allchannels  +@all  allcommands
-//	                     full access, which every tumbler user has
-//
-// Anything else, key patterns and command restrictions included, is an
-// error: tumbler has no permissions and does not pretend to apply them.
-// It returns the offending rule and Redis's reason.
-func parseUserRules(u *User, rules []string) (bad, reason string) {
-	for _, r := range rules {
-		switch lr := strings.ToLower(r); {
-		case lr == "on":
-			u.Off = false
-		case lr == "off":
-			u.Off = true
-		case lr == "nopass":
-			u.NoPass, u.Passwords, u.PasswordHashes = true, nil, nil
-		case lr == "resetpass":
-			u.NoPass, u.Passwords, u.PasswordHashes = false, nil, nil
-		case lr == "reset":
-			u.Off, u.NoPass, u.Passwords, u.PasswordHashes = true, false, nil, nil
-		case lr == "~*" || lr == "allkeys" || lr == "&*" || lr == "allchannels" || lr == "+@all" || lr == "allcommands":
-		case strings.HasPrefix(r, ">"):
-			u.Passwords = append(u.Passwords, r[1:])
-			u.NoPass = false
-		case strings.HasPrefix(r, "#"):
-			h := r[1:]
-			if len(h) != 64 || strings.ToLower(h) != h {
-				return r, "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
-			}
-			if _, err := hex.DecodeString(h); err != nil {
-				return r, "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
-			}
-			u.PasswordHashes = append(u.PasswordHashes, h)
-			u.NoPass = false
-		default:
-			return r, "tumbler accepts only on, off, >password, #hash, nopass, resetpass, reset and full-access rules (~* &* +@all); it has no per-user permissions"
-		}
-	}
-	return "", ""
 }

@@ -97,7 +97,7 @@ func TestAuth_NoPasswordDefaultUser(t *testing.T) {
 		{[]string{"AUTH", "alice", "b"}, replyWrongPass},
 		{[]string{"AUTH", "alice", "a"}, "+OK\r\n"},
 		{[]string{"ACL", "WHOAMI"}, "$5\r\nalice\r\n"},
-		{[]string{"ACL", "LIST"}, "-ERR unknown subcommand 'LIST'. Try ACL HELP.\r\n"},
+		{[]string{"ACL", "USERS"}, "*2\r\n$5\r\nalice\r\n$7\r\ndefault\r\n"},
 	} {
 		if got := c.do(st.args...); got != st.want {
 			t.Errorf("%q = %q, want %q", st.args, got, st.want)
@@ -134,26 +134,39 @@ func TestAuth_ConfigSetRequirePass(t *testing.T) {
 	}
 }
 
-func TestParseUserRules(t *testing.T) {
-	var u User
-	if bad, reason := parseUserRules(&u, []string{"on", ">a", ">b", "~*", "&*", "+@all", "allkeys", "allchannels", "allcommands"}); reason != "" {
-		t.Fatal(bad, reason)
-	}
-	if u.Off || u.NoPass || len(u.Passwords) != 2 {
-		t.Fatalf("%+v", u)
-	}
-	parseUserRules(&u, []string{"nopass"})
-	if !u.NoPass || len(u.Passwords) != 0 {
-		t.Fatalf("nopass: %+v", u)
-	}
-	parseUserRules(&u, []string{">c", "reset"})
-	if !u.Off || u.NoPass || len(u.Passwords) != 0 {
-		t.Fatalf("reset: %+v", u)
-	}
-	for _, r := range []string{"-@all", "+get", "~lock:*", "%R~*", "resetkeys", "(~* +@all)", "#ABCDEF"} {
-		if bad, reason := parseUserRules(&u, []string{"on", r}); bad != r || reason == "" {
-			t.Errorf("rule %q accepted (%q %q)", r, bad, reason)
+// The user directive accepts restricted users, and they are restricted.
+func TestAuth_RestrictedConfigUser(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.Users = []User{{Name: "locker", Rules: []string{"on", ">secret", "~lock:*", "+@all", "-@dangerous"}}}
+	}))
+	c := dial(t, srv.Addr())
+	for _, st := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"AUTH", "locker", "secret"}, "+OK\r\n"},
+		{[]string{"SET", "lock:a", "1", "NX", "PX", "1000"}, "+OK\r\n"},
+		{[]string{"SET", "other", "1"}, "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n"},
+		{[]string{"FLUSHALL"}, "-NOPERM this user has no permissions to run the 'flushall' command\r\n"},
+		{[]string{"ACL", "WHOAMI"}, "$6\r\nlocker\r\n"},
+	} {
+		if got := c.do(st.args...); got != st.want {
+			t.Errorf("%q = %q, want %q", st.args, got, st.want)
 		}
+	}
+}
+
+// A user directive naming an unknown command fails at start-up, with
+// Redis's message.
+func TestAuth_ConfigUserUnknownCommand(t *testing.T) {
+	srv := New(Config{Addr: "127.0.0.1:0", Users: []User{{Name: "alice", Rules: []string{"on", "+nosuch"}}}})
+	err := srv.Start()
+	if err == nil {
+		srv.Close()
+		t.Fatal("started")
+	}
+	if want := "Error loading ACL rule '+nosuch' for the user named 'alice': Unknown command or category name in ACL"; err.Error() != want {
+		t.Fatalf("%v", err)
 	}
 }
 

@@ -32,14 +32,16 @@ import (
 
 // prodState is the server's part of security, limits and configuration.
 type prodState struct {
-	mu      sync.Mutex             // serialises CONFIG SET and CONFIG REWRITE
-	cfg     atomic.Pointer[Config] // the live settings, replaced whole
-	users   atomic.Pointer[userTable]
-	limits  protoLimits
-	level   slog.LevelVar
-	isLocal func(net.Addr) bool // protected mode's loopback test; tests replace it
-	extra   []net.Listener      // listeners other than Server.ln (tls.go)
-	tlsAddr string              // the TLS listener's address, guarded by Server.mu
+	mu  sync.Mutex             // serialises CONFIG SET and CONFIG REWRITE
+	cfg atomic.Pointer[Config] // the live settings, replaced whole
+	// usersErr is why the configured users could not be loaded at
+	// start-up (Start refuses to serve, as Redis exits).
+	usersErr string
+	limits   protoLimits
+	level    slog.LevelVar
+	isLocal  func(net.Addr) bool // protected mode's loopback test; tests replace it
+	extra    []net.Listener      // listeners other than Server.ln (tls.go)
+	tlsAddr  string              // the TLS listener's address, guarded by Server.mu
 }
 
 // Logger returns the server's logger, which drops records below the
@@ -85,14 +87,33 @@ func (s *Server) initConfig() {
 	s.applyLive(&live)
 	s.registerConfigParams()
 	s.eng.SetConfigHandler(configHandler{s})
-	s.registerAuthCommands()
+	s.registerAuthCommands() // acl.go
+	s.eng.FinishCommands()   // the command table is complete: ACL data for late subcommands
+	s.prod.usersErr = s.startUsers(&s.cfg)
 }
+
+// startUsers loads the users of cfg, as Redis at start-up: users from
+// user directives, or from the ACL file, not both.
+func (s *Server) startUsers(cfg *Config) string {
+	if cfg.ACLFile != "" && len(cfg.Users) > 0 {
+		return errUsersAndACLFile
+	}
+	return s.loadUsers(cfg) // acl.go
+}
+
+// errUsersAndACLFile is Redis's refusal of a configuration with both.
+const errUsersAndACLFile = "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both."
 
 // applyLive installs c as the live settings and applies what changes the
 // running server.
 func (s *Server) applyLive(c *Config) {
-	users := newUserTable(c)
-	s.prod.users.Store(&users)
+	if old := s.live(); old != nil && old.RequirePass != c.RequirePass {
+		s.eng.ACL().SetDefaultPassword(c.RequirePass) // as Redis's updateRequirePass
+	}
+	s.eng.ACL().SetPubsubDefault(c.param("acl-pubsub-default", "resetchannels") == "allchannels")
+	if n, err := strconv.ParseInt(c.param("acllog-max-len", "128"), 10, 64); err == nil {
+		s.eng.ACL().SetLogMaxLen(n)
+	}
 	l := &s.prod.limits
 	l.maxBulk.Store(c.ProtoMaxBulkLen)
 	s.eng.SetProtoMaxBulkLen(c.ProtoMaxBulkLen)
@@ -621,6 +642,7 @@ func init() {
 			return []string{strings.Join(words, " ")}
 		},
 	})
+	addDirective(stringDirective("aclfile", func(c *Config) *string { return &c.ACLFile }, nil))
 	d := stringDirective("requirepass", func(c *Config) *string { return &c.RequirePass }, nil)
 	d.live = true
 	addDirective(d)
@@ -630,12 +652,15 @@ func init() {
 			if len(args) < 1 {
 				return "Bad directive or wrong number of arguments"
 			}
-			u := User{Name: args[0], Off: true}
-			if bad, reason := parseUserRules(&u, args[1:]); reason != "" {
-				return "Error in user declaration '" + bad + "': " + reason
-			}
-			if !fullAccess(args[1:]) {
-				return "Error in user declaration '" + args[0] + "': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"
+			u := User{Name: args[0], Rules: append([]string{}, args[1:]...)}
+			if reason, bad := engine.CheckUserRules(args[1:]); reason != "" {
+				// Redis names argv[bad], counting "user" and the name
+				// (ACLAppendUserForLoading's index is into the rules): kept.
+				word := "user"
+				if bad > 0 {
+					word = args[bad-1]
+				}
+				return "Error in user declaration '" + word + "': " + reason
 			}
 			for i := range c.Users {
 				if c.Users[i].Name == u.Name {
@@ -648,8 +673,9 @@ func init() {
 		},
 		lines: func(c *Config) []string {
 			var out []string
-			for _, u := range c.Users {
-				out = append(out, describeUser(u))
+			_, rules := usersOf(c) // acl.go
+			for i, u := range c.Users {
+				out = append(out, "user "+u.Name+" "+strings.Join(rules[i], " "))
 			}
 			return out
 		},
@@ -931,43 +957,6 @@ func encDirective(name, alias string, n numeric, field func(*engine.EncodingLimi
 	}
 }
 
-// fullAccess reports whether user rules grant every key and command
-// (after the last reset, which takes permissions away).
-func fullAccess(rules []string) bool {
-	keys, cmds := false, false
-	for _, r := range rules {
-		switch strings.ToLower(r) {
-		case "~*", "allkeys":
-			keys = true
-		case "+@all", "allcommands":
-			cmds = true
-		case "reset":
-			keys, cmds = false, false
-		}
-	}
-	return keys && cmds
-}
-
-// describeUser writes a user back as a config line, passwords hashed.
-func describeUser(u User) string {
-	words := []string{"user", quoteArg(u.Name)}
-	if u.Off {
-		words = append(words, "off")
-	} else {
-		words = append(words, "on")
-	}
-	if u.NoPass {
-		words = append(words, "nopass")
-	}
-	for _, p := range u.Passwords {
-		words = append(words, "#"+sha256Hex(p))
-	}
-	for _, h := range u.PasswordHashes {
-		words = append(words, "#"+h)
-	}
-	return strings.Join(append(words, "~*", "&*", "+@all"), " ")
-}
-
 func outputLimitsOf(c *Config) OutputBufferLimits {
 	if c.OutputBufferLimits == (OutputBufferLimits{}) {
 		return DefaultOutputBufferLimits()
@@ -981,7 +970,6 @@ var refusedDirectives = map[string]string{
 	"replicaof":      "tumbler does not replicate",
 	"slaveof":        "tumbler does not replicate",
 	"unixsocket":     "tumbler listens on TCP only",
-	"aclfile":        "tumbler does not read ACL files: declare users with user directives",
 	"rename-command": "tumbler cannot rename or disable commands",
 	"loadmodule":     "tumbler does not load modules",
 	"sentinel":       "sentinel directive while not in sentinel mode",
@@ -1368,7 +1356,12 @@ func (h configHandler) ConfigRewrite() string {
 	if path == "" {
 		return engine.ErrConfigNoFile
 	}
-	content, err := rewriteConfig(path, s.live())
+	cfg := *s.live()
+	cfg.Users = nil
+	if cfg.ACLFile == "" {
+		cfg.Users = s.aclConfigUsers() // the live users, as Redis's rewriteConfigUserOption (acl.go)
+	}
+	content, err := rewriteConfig(path, &cfg)
 	if err == nil {
 		err = writeFileAtomic(path, content)
 	}

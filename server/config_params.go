@@ -616,10 +616,10 @@ var paramTable = []paramDef{
 var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
-// replication, no unix socket, no ACL file): CONFIG GET shows their
+// replication, no unix socket): CONFIG GET shows their
 // empty value, as Redis's when they are not set; CONFIG SET finds them
 // immutable, as Redis does.
-var reportedEmpty = []string{"replicaof", "slaveof", "unixsocket", "aclfile"}
+var reportedEmpty = []string{"replicaof", "slaveof", "unixsocket"}
 
 // paramDirective makes a directive of a parameter: its value is kept in
 // Config.params.

@@ -382,7 +382,8 @@ func TestParams_Rewrite(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	want := "port 0\nhz 50\nsave 60 1\nreplica-priority 5\nappendonly yes\n" + rewriteSignature + "\n" +
 		"latency-tracking-info-percentiles \"\"\nmasteruser \"a\\\"b\"\nmaxmemory-clients 10%\n" +
-		"oom-score-adj yes\nrepl-backlog-size 2mb\nshutdown-on-sigterm now force\ntcp-keepalive 60\n"
+		"oom-score-adj yes\nrepl-backlog-size 2mb\nshutdown-on-sigterm now force\ntcp-keepalive 60\n" +
+		"user default on nopass ~* &* +@all\n" // the live users, as Redis always writes them
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
 	}

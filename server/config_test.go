@@ -144,9 +144,9 @@ list-compress-depth 1
 	want := Config{
 		Addr: "0.0.0.0:7000", ExtraAddrs: []string{"-::1"}, RequirePass: "s3 cret",
 		Users: []User{
-			{Name: "alice", Passwords: []string{"pw1", "pw2"}},
-			{Name: "bob", Off: true, PasswordHashes: []string{"5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"}},
-			{Name: "carol", NoPass: true},
+			{Name: "alice", Rules: []string{"on", ">pw1", ">pw2", "~*", "&*", "+@all"}},
+			{Name: "bob", Rules: []string{"off", "#5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8", "allkeys", "allcommands"}},
+			{Name: "carol", Rules: []string{"on", "nopass", "~*", "+@all"}},
 		},
 		NoProtectedMode: true, Timeout: 30 * time.Second, MaxClients: 50, MaxMemory: 100 << 20,
 		ProtoMaxBulkLen: 2 << 20, ClientQueryBufferLimit: 64 << 20,
@@ -197,10 +197,12 @@ func TestLoadConfigFile_ErrorsNameFileLineAndReason(t *testing.T) {
 		{`requirepass "abc`, "Unbalanced quotes in configuration line"},
 		{`requirepass "abc"def`, "Unbalanced quotes in configuration line"},
 		{"user", "Bad directive or wrong number of arguments"},
-		{"user alice on >pw ~app:* +@all", "Error in user declaration '~app:*': tumbler accepts only on, off, >password, #hash, nopass, resetpass, reset and full-access rules (~* &* +@all); it has no per-user permissions"},
-		{"user alice on >pw", "Error in user declaration 'alice': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"},
-		{"user alice ~* +@all reset on >pw", "Error in user declaration 'alice': tumbler has no per-user permissions, so a user must be given full access: ~* (or allkeys) and +@all (or allcommands)"},
-		{"user alice on #abc ~* +@all", "Error in user declaration '#abc': The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"},
+		// Redis names the word at the bad rule's index counted from
+		// "user" (argv[j] for rule j): kept, as redis-server prints it.
+		{"user alice on #abc ~* +@all", "Error in user declaration 'alice': The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"},
+		{"user alice on >x badrule ~*", "Error in user declaration 'on': Syntax error"},
+		{"user alice on ~x* ~y %X~z", "Error in user declaration '~x*': Syntax error"},
+		{"user alice allkeys ~x", "Error in user declaration 'alice': Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"},
 		{"replicaof 10.0.0.1 6379", "tumbler does not replicate"},
 		{"slaveof 10.0.0.1 6379", "tumbler does not replicate"},
 		{"cluster-enabled yes", "tumbler has no cluster mode"},
@@ -387,7 +389,7 @@ func TestApplyDirective_FlagsLikeLines(t *testing.T) {
 	// A user given again replaces the earlier one (flags override the file).
 	ApplyDirective(&cfg, "user", "alice", "on", ">a", "~*", "+@all")
 	ApplyDirective(&cfg, "user", "alice on >b ~* +@all")
-	if len(cfg.Users) != 1 || !reflect.DeepEqual(cfg.Users[0].Passwords, []string{"b"}) {
+	if len(cfg.Users) != 1 || !reflect.DeepEqual(cfg.Users[0].Rules, []string{"on", ">b", "~*", "+@all"}) {
 		t.Fatalf("users %+v", cfg.Users)
 	}
 	_, err := ApplyDirective(&cfg, "maxmemory", "x")
@@ -448,7 +450,8 @@ func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	want := "# my settings\nport 0\ntimeout 20\nsave 60 1\nmaxclients 100\n" + rewriteSignature +
-		"\nmaxmemory 64mb\nrequirepass \"p w\"\n"
+		"\nmaxmemory 64mb\nrequirepass \"p w\"\n" +
+		"user default on #" + sha256Hex("p w") + " ~* &* +@all\n" // requirepass is the default user's password
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
 	}
@@ -503,7 +506,8 @@ func TestConfig_EncodingThresholds(t *testing.T) {
 	doSteps(t, c, steps)
 	data, _ := os.ReadFile(path)
 	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\nlist-max-ziplist-entries 5\n" +
-		rewriteSignature + "\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n"
+		rewriteSignature + "\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n" +
+		"user default on nopass ~* &* +@all\n"
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
 	}

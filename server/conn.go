@@ -63,6 +63,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}
 	c.ID = id
 	c.NeedsAuth = s.authRequired() // (auth.go)
+	c.ACL = s.eng.ACL().Default()
 	c.prod.srv = s
 	fc.lim, fc.idleExempt = &s.prod.limits, func() bool { return c.w.shared } // (limits.go)
 	c.Conn = c

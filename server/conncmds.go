@@ -69,13 +69,15 @@ func (s *Server) cmdHello(c *engine.Ctx) {
 		}
 	}
 	if user != nil {
-		if !s.checkPassword(user, pass) {
+		u := s.authenticate(me, user, pass, c.Args[0]) // (auth.go)
+		if u == nil {
 			c.W.WriteError(engine.ErrWrongPass)
 			return
 		}
 		me.mu.Lock()
 		me.NeedsAuth = false
-		me.User = string(user)
+		me.User = u.Name
+		me.ACL = u
 		me.mu.Unlock()
 	}
 	if me.NeedsAuth {
@@ -124,13 +126,15 @@ func (s *Server) cmdAuth(c *engine.Ctx) {
 	} else {
 		user, pass = c.Args[1], c.Args[2]
 	}
-	if !s.checkPassword(user, pass) {
+	u := s.authenticate(me, user, pass, c.Args[0]) // (auth.go)
+	if u == nil {
 		c.W.WriteError(engine.ErrWrongPass)
 		return
 	}
 	me.mu.Lock()
 	me.NeedsAuth = false
-	me.User = string(user)
+	me.User = u.Name
+	me.ACL = u
 	me.mu.Unlock()
 	c.W.WriteStatus("OK")
 }
@@ -149,6 +153,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.setProto(2)
 	me.Name = ""
 	me.User = ""
+	me.ACL = s.eng.ACL().Default()
 	me.NeedsAuth = s.authRequired() // (auth.go)
 	me.mu.Unlock()
 	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)

@@ -16,7 +16,14 @@ import (
 func (s *Server) registerDebug() {
 	s.eng.Register(&engine.Command{Name: "debug", Arity: -2,
 		Flags: engine.FlagNoKeys | engine.FlagNoScript | engine.FlagAdmin | engine.FlagLoading | engine.FlagStale,
-		Group: "server", Fn: s.cmdDebug})
+		Group: "server", Fn: s.cmdDebug,
+		// Redis refuses a protected command before NOAUTH and ACL checks
+		Guard: func(c *engine.Ctx) string {
+			if !s.debugAllowed(cl(c)) {
+				return errDebugNotAllowed
+			}
+			return ""
+		}})
 }
 
 func debugMode(m string) string {

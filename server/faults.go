@@ -571,6 +571,9 @@ func (s *Server) Restart(keepData bool) error {
 	s.prod.mu.Lock()
 	start := s.cfg
 	s.applyLive(&start)
+	if msg := s.startUsers(&start); msg != "" { // the configured users again (acl.go)
+		s.log.Error("cannot load the configured users", "err", msg)
+	}
 	s.prod.mu.Unlock()
 	s.eng.ResetStats()
 	s.eng.SlowlogReset()

@@ -74,8 +74,12 @@ type Config struct {
 	// limits.go, config.go). Every field can also be set by the
 	// config-file directive named in its comment.
 
-	// Users are named users for AUTH user pass (user).
+	// Users are the users of the configuration, with their ACL rules
+	// (user); the default user is declared as "default".
 	Users []User
+	// ACLFile is the ACL file users are loaded from at start-up and by
+	// ACL LOAD, and saved to by ACL SAVE (aclfile); it excludes Users.
+	ACLFile string
 	// NoProtectedMode turns protected mode off (protected-mode no).
 	NoProtectedMode bool
 	// ExtraAddrs are more hosts to listen on with Addr's port (bind's
@@ -259,6 +263,9 @@ func (s *Server) Start() error {
 	}
 	if s.started {
 		return ErrStarted
+	}
+	if msg := s.prod.usersErr; msg != "" { // the configured users (config.go)
+		return errors.New(msg)
 	}
 	if s.probe == nil {
 		s.probe = newInputProbe() // once, before any accept loop starts; Close closes it
