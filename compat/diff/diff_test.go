@@ -251,10 +251,44 @@ func runCase(t *testing.T, tc Case, redis, tumbler target, verbose bool) string 
 	}
 	defer tc2.close()
 
+	// Named connections (@conn): one pair per name, "main" the first.
+	type pair struct{ r, t *conn }
+	conns := map[string]pair{"main": {rc, tc2}}
+	defer func() {
+		for name, p := range conns {
+			if name != "main" {
+				p.r.close()
+				p.t.close()
+			}
+		}
+		if usesACL(tc) {
+			resetACL(t, redis)
+			resetACL(t, tumbler)
+		}
+	}()
+
 	var mismatch strings.Builder
 	for _, st := range tc.Steps {
 		if st.Sleep > 0 {
 			time.Sleep(st.Sleep)
+			continue
+		}
+		if st.Conn != "" {
+			p, ok := conns[st.Conn]
+			if !ok {
+				r, err := dial(redis.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt, err := dial(tumbler.addr)
+				if err != nil {
+					r.close()
+					t.Fatal(err)
+				}
+				p = pair{r, tt}
+				conns[st.Conn] = p
+			}
+			rc, tc2 = p.r, p.t
 			continue
 		}
 		want, err := rc.do(st.Args...)
@@ -273,6 +307,57 @@ func runCase(t *testing.T, tc Case, redis, tumbler target, verbose bool) string 
 		}
 	}
 	return strings.TrimSuffix(mismatch.String(), "\n")
+}
+
+// usesACL reports whether a case changes users or connections: after it
+// the servers' users are put back (resetACL).
+func usesACL(tc Case) bool {
+	for _, st := range tc.Steps {
+		if st.Conn != "" || (len(st.Args) > 0 && strings.EqualFold(st.Args[0], "acl")) {
+			return true
+		}
+	}
+	return false
+}
+
+// resetACL deletes every user but default, gives default back its
+// start-up permissions and empties the ACL log, on a fresh connection.
+func resetACL(t *testing.T, tg target) {
+	c, err := dial(tg.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	do := func(args ...string) []byte {
+		reply, err := c.do(args...)
+		if err == nil && len(reply) > 0 && reply[0] == '-' {
+			err = fmt.Errorf("%q", reply)
+		}
+		if err != nil {
+			t.Fatalf("%s: ACL reset: %s: %v", tg.name, strings.Join(args, " "), err)
+		}
+		return reply
+	}
+	do("ACL", "SETUSER", "default", "on", "nopass", "allkeys", "allchannels", "allcommands", "clearselectors")
+	do("CONFIG", "SET", "acl-pubsub-default", "resetchannels")
+	for _, name := range bulkStrings(do("ACL", "USERS")) {
+		if name != "default" {
+			do("ACL", "DELUSER", name)
+		}
+	}
+	do("ACL", "LOG", "RESET")
+}
+
+// bulkStrings parses a RESP array of bulk strings.
+func bulkStrings(reply []byte) []string {
+	var out []string
+	lines := strings.Split(string(reply), "\r\n")
+	for i := 1; i+1 < len(lines); i += 2 {
+		if strings.HasPrefix(lines[i], "$") {
+			out = append(out, lines[i+1])
+		}
+	}
+	return out
 }
 
 func compare(st Step, want, got []byte) error {

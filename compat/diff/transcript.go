@@ -28,6 +28,10 @@ type Step struct {
 	Tol   int64 // for ModeApprox
 	Args  []string
 	Sleep time.Duration // when non-zero, the step is a pause
+	// Conn, when set, switches the following steps to the connection of
+	// that name ("@conn NAME"), dialled on first use without any reset;
+	// "main" is the case's first connection.
+	Conn string
 }
 
 // Case is a run of steps on fresh connections.
@@ -86,6 +90,14 @@ func parseStep(line string) (Step, error) {
 			return st, fmt.Errorf("bad @sleep %q", rest)
 		}
 		st.Sleep = d
+		return st, nil
+	}
+	if rest, ok := strings.CutPrefix(line, "@conn "); ok {
+		name := strings.TrimSpace(rest)
+		if name == "" || strings.ContainsAny(name, " \t") {
+			return st, fmt.Errorf("bad @conn %q", rest)
+		}
+		st.Conn = name
 		return st, nil
 	}
 	if strings.HasPrefix(line, "@") {
