@@ -768,22 +768,17 @@ func (e *Engine) aclLookup(name string) *Command {
 
 // ---- the checks ----
 
-// keyCache holds the keys of the command being checked, found once for
-// all the selectors.
-type keyCache struct {
-	done bool
-	keys []keyRef
-	buf  [8]keyRef
-}
-
 // aclKeys finds the key arguments of args and the access each gets, as
 // Redis's getKeysFromCommandWithSpecs: by the key specifications, unless
 // their flags vary with the arguments (SET, BITFIELD: the command's own
 // rule) or they cannot be followed (then the command's key finder, every
 // key taken as read and written).
 func aclKeys(cmd *Command, args [][]byte, out []keyRef) []keyRef {
-	if cmd.aclKeys != nil {
-		return cmd.aclKeys(args, out)
+	switch cmd.aclKeys { // direct calls: out, on the caller's stack, does not escape
+	case aclKeysSet:
+		return setKeys(args, out)
+	case aclKeysBitfield:
+		return bitfieldKeys(args, out)
 	}
 	if cmd.keySpecs != nil {
 		if keys, ok := keysBySpecs(cmd.keySpecs, args, out); ok {
@@ -856,7 +851,9 @@ const (
 )
 
 // checkCmd is ACLSelectorCheckCmd: aclOK, or why not and the argument.
-func (s *aclSelector) checkCmd(cmd *Command, args [][]byte, kc *keyCache) (int, int) {
+// keys are the command's key arguments (aclKeys), found by the caller
+// when the selector has not allkeys.
+func (s *aclSelector) checkCmd(cmd *Command, args [][]byte, keys []keyRef) (int, int) {
 	if !s.allCommands && cmd.Flags&FlagNoAuth == 0 && !s.bit(cmd.aclID) {
 		fa := s.firstArgs[cmd.aclID]
 		idx := 1
@@ -877,11 +874,7 @@ func (s *aclSelector) checkCmd(cmd *Command, args [][]byte, kc *keyCache) (int, 
 		}
 	}
 	if !s.allKeys && cmd.hasKeys {
-		if !kc.done {
-			kc.keys = aclKeys(cmd, args, kc.buf[:0])
-			kc.done = true
-		}
-		for _, k := range kc.keys {
+		for _, k := range keys {
 			if !s.checkKey(args[k.pos], k.flags) {
 				return aclDeniedKey, k.pos
 			}
@@ -907,10 +900,17 @@ func (r *aclRules) check(cmd *Command, args [][]byte) (int, int) {
 	if r.full {
 		return aclOK, 0
 	}
-	var kc keyCache
+	// The keys are found once for all the selectors, into buf (on the
+	// stack: a lock client's SET NX PX checks without allocating).
+	var buf [8]keyRef
+	var keys []keyRef
+	found := false
 	res, pos := aclDeniedCmd, 0
 	for _, s := range r.sels {
-		got, p := s.checkCmd(cmd, args, &kc)
+		if !found && !s.allKeys && cmd.hasKeys {
+			keys, found = aclKeys(cmd, args, buf[:0]), true
+		}
+		got, p := s.checkCmd(cmd, args, keys)
 		if got == aclOK {
 			return aclOK, 0
 		}

@@ -231,9 +231,9 @@ func (e *Engine) setACLData(cmd *Command) {
 	}
 	switch cmd.Name {
 	case "set":
-		cmd.aclKeys = setKeys
+		cmd.aclKeys = aclKeysSet
 	case "bitfield":
-		cmd.aclKeys = bitfieldKeys
+		cmd.aclKeys = aclKeysBitfield
 	}
 	switch cmd.Name {
 	case "subscribe", "ssubscribe":
@@ -272,6 +272,14 @@ func impliedCategories(f Flag) uint64 {
 	}
 	return c
 }
+
+// Commands whose key access varies with the arguments (Redis's key specs
+// flagged variable_flags, whose getkeys_proc decides).
+const (
+	aclKeysSpecs = iota
+	aclKeysSet
+	aclKeysBitfield
+)
 
 // setKeys is SET's key access (Redis's setGetKeys): with GET the key is
 // read and written, else only written.

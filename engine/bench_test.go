@@ -70,6 +70,27 @@ func BenchmarkSetNXPX(b *testing.B) {
 	}
 }
 
+// BenchmarkSetNXPX_Users is SET NX PX from a client authenticated as the
+// default user (full access: the ACL check is one branch) and as a user
+// restricted to lock:* keys (the check runs: its cost and allocations).
+func BenchmarkSetNXPX_Users(b *testing.B) {
+	e := benchEngine(b, 0)
+	if msg, _ := e.ACL().SetUser("locker", []string{"on", "~lock:*", "+@all", "-@dangerous"}); msg != "" {
+		b.Fatal(msg)
+	}
+	for _, u := range []*ACLUser{e.ACL().Default(), e.ACL().User("locker")} {
+		b.Run(u.Name, func(b *testing.B) {
+			c := &Ctx{Args: [][]byte{[]byte("set"), []byte("lock:1"), []byte("token-0123456789abcdef"), []byte("px"), []byte("30000"), []byte("nx")},
+				W: nopWriter{}, Client: &Client{ACL: u}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e.Exec(c)
+			}
+		})
+	}
+}
+
 // BenchmarkReclaimDue_MassExpiry is the active expiry of a mass expiry:
 // 1M locks whose deadlines have all passed, reclaimed in batches of 256 as
 // the server's expiry loop does. ns/key is the cost of reclaiming one lock.

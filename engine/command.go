@@ -93,7 +93,7 @@ type Command struct {
 	aclCats  uint64
 	keySpecs []keySpec
 	hasKeys  bool
-	aclKeys  func(args [][]byte, out []keyRef) []keyRef
+	aclKeys  uint8 // aclKeysSet, aclKeysBitfield: the key access varies with the arguments
 	chanKind uint8
 	parent   *Command
 
