@@ -1012,6 +1012,21 @@ func (e *Engine) DryRun(u *ACLUser, cmd *Command, args [][]byte) string {
 	}
 }
 
+// Allows reports whether the client's user may run args (cmd, found
+// and arity checked), without logging: for layers that decide before
+// Exec whether a command will run (MONITOR).
+func (cl *Client) Allows(cmd *Command, args [][]byte) bool {
+	if cl.ACL == nil {
+		return true
+	}
+	r := cl.ACL.rules.Load()
+	if r.full {
+		return true
+	}
+	res, _ := r.check(cmd, args)
+	return res == aclOK
+}
+
 // Allowed reports whether u may run args (redis.acl_check_cmd).
 func (e *Engine) Allowed(u *ACLUser, cmd *Command, args [][]byte) bool {
 	if u == nil {

@@ -265,3 +265,32 @@ func TestClientList_IdleEndsWithTheReplyOfABlockedCommand(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// A command refused by ACL does not reach MONITOR, as in Redis (only
+// commands that run are fed).
+func TestMonitor_SkipsACLRefusals(t *testing.T) {
+	srv := monitorServer(t)
+	m := dial(t, srv.Addr())
+	if got := m.do("MONITOR"); got != "+OK\r\n" {
+		t.Fatalf("MONITOR = %q", got)
+	}
+	c := dial(t, srv.Addr())
+	from := "[0 " + c.conn.LocalAddr().String() + "]"
+	c.do("AUTH", "secret")
+	c.do("ACL", "SETUSER", "ro", "on", "nopass", "~k", "+get", "+auth")
+	c.do("AUTH", "ro", "x")
+	if got := c.do("GET", "other"); !strings.HasPrefix(got, "-NOPERM") {
+		t.Fatal(got)
+	}
+	c.do("GET", "k")
+	ts := "+1339518083.107412 "
+	for i, w := range []string{
+		ts + from + ` "AUTH" "(redacted)"`,
+		ts + from + ` "AUTH" "(redacted)" "(redacted)"`,
+		ts + from + ` "GET" "k"`,
+	} {
+		if got := m.read(); got != w+"\r\n" {
+			t.Fatalf("line %d = %q\nwant %q", i, got, w+"\r\n")
+		}
+	}
+}
