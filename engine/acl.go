@@ -1051,3 +1051,37 @@ func (e *Engine) LookupArgs(args [][]byte) *Command {
 
 // ArityOK reports whether n arguments (the name included) suit cmd.
 func (cmd *Command) ArityOK(n int) bool { return cmd.arityOK(n) }
+
+// unrestrictedKeyAccess is ACLUserCheckCmdWithUnrestrictedKeyAccess with
+// CMD_KEY_ACCESS: whether c's user has a selector that allows the
+// command and may read every key (allkeys, or a ~* or %R~* pattern).
+// SORT's BY and GET patterns, which name keys no key spec can find, need
+// it.
+func (c *Ctx) unrestrictedKeyAccess() bool {
+	if c.Client == nil || c.Client.ACL == nil {
+		return true
+	}
+	r := c.Client.ACL.rules.Load()
+	if r.full {
+		return true
+	}
+	var buf [8]keyRef
+	for _, s := range r.sels {
+		var keys []keyRef
+		if !s.allKeys && c.Cmd.hasKeys {
+			keys = aclKeys(c.Cmd, c.Args, buf[:0])
+		}
+		if res, _ := s.checkCmd(c.Cmd, c.Args, keys); res != aclOK {
+			continue
+		}
+		if s.allKeys {
+			return true
+		}
+		for _, p := range s.keys {
+			if p.flags&aclRead == aclRead && p.pat == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}

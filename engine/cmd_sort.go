@@ -67,6 +67,16 @@ func sortGeneric(c *Ctx, readonly bool) {
 		gets                  [][]byte
 	)
 	args := c.Args
+	fullAccess := -1 // unknown until a pattern needs it (ACL)
+	mayRead := func() bool {
+		if fullAccess < 0 {
+			fullAccess = 0
+			if c.unrestrictedKeyAccess() {
+				fullAccess = 1
+			}
+		}
+		return fullAccess == 1
+	}
 	for j := 2; j < len(args); j++ {
 		left := len(args) - j - 1
 		a := args[j]
@@ -95,9 +105,16 @@ func sortGeneric(c *Ctx, readonly bool) {
 			// Redis, a later BY with a pattern does not undo it.
 			if bytes.IndexByte(sortBy, '*') < 0 {
 				dontsort = true
+			} else if !mayRead() {
+				c.W.WriteError("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return
 			}
 			j++
 		case EqFold(a, "get") && left >= 1:
+			if !mayRead() {
+				c.W.WriteError("ERR GET option of SORT denied due to insufficient ACL permissions.")
+				return
+			}
 			gets = append(gets, args[j+1])
 			j++
 		default:
