@@ -742,12 +742,13 @@ func (e *Engine) infoMemory(add func(k, v string)) {
 	functions, libraries, fnBytes := e.FunctionCounts()
 	// As Redis: the overhead is the memory at start-up plus the script
 	// cache and the functions; the dataset is the rest of used_memory.
-	startup := e.obs.startMem
-	overhead := startup + scriptBytes + uint64(fnBytes)
-	dataset := uint64(0)
-	if m.used > overhead {
-		dataset = m.used - overhead
-	}
+	// used_memory is the Go heap, which a collection can shrink below
+	// what it was at start-up: neither figure then exceeds it, so that
+	// used_memory = overhead + dataset and overhead >= startup hold, as
+	// in Redis.
+	startup := min(e.obs.startMem, m.used)
+	overhead := min(startup+scriptBytes+uint64(fnBytes), m.used)
+	dataset := m.used - overhead
 	net := uint64(0)
 	if m.used > startup {
 		net = m.used - startup
