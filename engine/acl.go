@@ -779,6 +779,8 @@ func aclKeys(cmd *Command, args [][]byte, out []keyRef) []keyRef {
 		return setKeys(args, out)
 	case aclKeysBitfield:
 		return bitfieldKeys(args, out)
+	case aclKeysSort, aclKeysSortRO:
+		return sortKeyRefs(args, out, cmd.aclKeys == aclKeysSortRO)
 	}
 	if cmd.keySpecs != nil {
 		if keys, ok := keysBySpecs(cmd.keySpecs, args, out); ok {

@@ -234,6 +234,10 @@ func (e *Engine) setACLData(cmd *Command) {
 		cmd.aclKeys = aclKeysSet
 	case "bitfield":
 		cmd.aclKeys = aclKeysBitfield
+	case "sort":
+		cmd.aclKeys = aclKeysSort
+	case "sort_ro":
+		cmd.aclKeys = aclKeysSortRO
 	}
 	switch cmd.Name {
 	case "subscribe", "ssubscribe":
@@ -279,6 +283,8 @@ const (
 	aclKeysSpecs = iota
 	aclKeysSet
 	aclKeysBitfield
+	aclKeysSort   // SORT: its key specs are incomplete (BY and GET patterns)
+	aclKeysSortRO // SORT_RO
 )
 
 // setKeys is SET's key access (Redis's setGetKeys): with GET the key is
@@ -323,6 +329,21 @@ scan:
 		return append(out, keyRef{pos: 1, flags: ksRo | ksAccess})
 	}
 	return append(out, keyRef{pos: 1, flags: ksRw | ksAccess | ksUpdate})
+}
+
+// sortKeyRefs is SORT's key access (Redis's sortGetKeys and
+// sortROGetKeys): the sorted key is read, STORE's destination written.
+func sortKeyRefs(args [][]byte, out []keyRef, ro bool) []keyRef {
+	if len(args) < 2 {
+		return out
+	}
+	out = append(out, keyRef{pos: 1, flags: ksRo | ksAccess})
+	if !ro {
+		if p := sortStorePos(args); p != 0 {
+			out = append(out, keyRef{pos: p, flags: ksOw | ksUpdate})
+		}
+	}
+	return out
 }
 
 // Categories returns a command's ACL categories, "@"-prefixed, in

@@ -85,6 +85,7 @@ var aclTable = map[string]aclEntry{
 	"command|count":                 {cats: catSlow | catConnection},
 	"command|docs":                  {cats: catSlow | catConnection},
 	"command|getkeys":               {cats: catSlow | catConnection},
+	"command|getkeysandflags":       {cats: catSlow | catConnection},
 	"command|help":                  {cats: catSlow | catConnection},
 	"command|info":                  {cats: catSlow | catConnection},
 	"command|list":                  {cats: catSlow | catConnection},

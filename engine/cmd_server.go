@@ -45,8 +45,10 @@ func registerServer(e *Engine) {
 			"info":    {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandInfo},
 			"docs":    {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandDocs},
 			"list":    {Arity: -2, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandList},
-			"getkeys": {Arity: -4, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: cmdCommandGetKeys},
-			"help":    HelpCommand(FlagNoKeys, commandHelp),
+			"getkeys": {Arity: -4, Flags: FlagNoKeys | FlagLoading | FlagStale, Fn: func(c *Ctx) { getKeysGeneric(c, false) }},
+			"getkeysandflags": {Arity: -4, Flags: FlagNoKeys | FlagLoading | FlagStale,
+				Fn: func(c *Ctx) { getKeysGeneric(c, true) }},
+			"help": HelpCommand(FlagNoKeys, commandHelp),
 		}},
 	)
 }
@@ -571,7 +573,11 @@ func cmdCommandList(c *Ctx) {
 // As Redis 7.0's getKeysSubcommandImpl: the key arguments of a command
 // line, found as the command finds them (its Keys function, or its key
 // range), in the order they appear.
-func cmdCommandGetKeys(c *Ctx) {
+// COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys, and with
+// flags each key's access flags as its key specification (or, where the
+// flags vary with the arguments, the command's own rule) gives them, the
+// ones ACL checks use (acl.go).
+func getKeysGeneric(c *Ctx, withFlags bool) {
 	args := c.Args[2:]
 	cmd := c.Eng.Lookup(args[0])
 	if cmd != nil && cmd.Subs != nil && len(args) > 1 {
@@ -596,8 +602,52 @@ func cmdCommandGetKeys(c *Ctx) {
 		return
 	}
 	c.W.WriteArray(len(pos))
+	var refs []keyRef
+	if withFlags {
+		refs = aclKeys(cmd, args, nil)
+	}
 	for _, i := range pos {
+		if !withFlags {
+			c.W.WriteBulk(args[i])
+			continue
+		}
+		flags := ksRw | ksAccess | ksUpdate // (no key spec found it: every access)
+		for _, r := range refs {
+			if r.pos == i {
+				flags = r.flags
+				break
+			}
+		}
+		c.W.WriteArray(2)
 		c.W.WriteBulk(args[i])
+		writeKeyFlags(c.W, flags)
+	}
+}
+
+// keyFlagNames name the key specification flags in Redis's order
+// (addReplyFlagsForKeyArgs).
+var keyFlagNames = []struct {
+	f    keyFlag
+	name string
+}{
+	{ksRo, "RO"}, {ksRw, "RW"}, {ksOw, "OW"}, {ksRm, "RM"}, {ksAccess, "access"}, {ksUpdate, "update"},
+	{ksInsert, "insert"}, {ksDelete, "delete"}, {ksNotKey, "not_key"}, {ksIncomplete, "incomplete"},
+	{ksVariableFlags, "variable_flags"},
+}
+
+// writeKeyFlags replies key specification flags as a set of statuses.
+func writeKeyFlags(w Writer, f keyFlag) {
+	n := 0
+	for _, k := range keyFlagNames {
+		if f&k.f != 0 {
+			n++
+		}
+	}
+	w.WriteSet(n)
+	for _, k := range keyFlagNames {
+		if f&k.f != 0 {
+			w.WriteStatus(k.name)
+		}
 	}
 }
 

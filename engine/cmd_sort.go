@@ -31,7 +31,15 @@ const ErrSortScores = "ERR One or more scores can't be converted into double"
 // destination. As Redis's, it skips LIMIT's two arguments and GET's and
 // BY's one, but not STORE's.
 func sortKeys(args [][]byte) []int {
-	keys := []int{1}
+	if p := sortStorePos(args); p != 0 {
+		return []int{1, p}
+	}
+	return []int{1}
+}
+
+// sortStorePos is the position of the last STORE's destination, 0 for
+// none, found as sortGetKeys finds it.
+func sortStorePos(args [][]byte) int {
 	store := 0
 	for i := 2; i < len(args); i++ {
 		switch {
@@ -43,10 +51,7 @@ func sortKeys(args [][]byte) []int {
 			store = i + 1
 		}
 	}
-	if store != 0 {
-		keys = append(keys, store)
-	}
-	return keys
+	return store
 }
 
 // sortElem is one element to sort (Redis's redisSortObject).

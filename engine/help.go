@@ -89,7 +89,7 @@ var configHelp = []string{
 	"    Prints this help.",
 }
 
-// commandHelp is Redis 7.0's, without GETKEYS and GETKEYSANDFLAGS.
+// commandHelp is Redis 7.0's.
 var commandHelp = []string{
 	"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"(no subcommand)",
@@ -108,6 +108,8 @@ var commandHelp = []string{
 	"    commands are returned.",
 	"GETKEYS <full-command>",
 	"    Return the keys from a full Redis command.",
+	"GETKEYSANDFLAGS <full-command>",
+	"    Return the keys and the access flags from a full Redis command.",
 	"HELP",
 	"    Prints this help.",
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/tumblerdb/tumbler/server"
 )
 
-// TestCommandGetKeysDiff runs COMMAND GETKEYS for every command and
+// TestCommandGetKeysDiff runs COMMAND GETKEYS (and GETKEYSANDFLAGS, with
+// each key's access flags) for every command and
 // subcommand tumbler has, with argument lists of every length up to eight
 // (plain words, and counts where a numkeys argument may stand), on both
 // servers: the keys found, or the error, must be Redis's. It checks the
@@ -25,7 +26,11 @@ func TestCommandGetKeysDiff(t *testing.T) {
 	for _, name := range names {
 		for n := 0; n <= len(words); n++ {
 			for _, variant := range [][]string{words[:n], numericFirst(words[:n])} {
-				args := append(append([]string{"COMMAND", "GETKEYS"}, strings.Split(name, "|")...), variant...)
+				sub := "GETKEYS"
+				if n%2 == 1 {
+					sub = "GETKEYSANDFLAGS" // every other length: the access flags too
+				}
+				args := append(append([]string{"COMMAND", sub}, strings.Split(name, "|")...), variant...)
 				want, err := rc.do(args...)
 				if err != nil {
 					t.Fatal(err)
