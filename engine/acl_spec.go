@@ -98,11 +98,13 @@ type keySpec struct {
 	limit     int // fkRange with lastKey -1: only the first 1/limit of the rest
 	keynumIdx int // fkKeynum: the number of keys, relative to the begin
 	firstKey  int // fkKeynum: the first key, relative to the begin
+	notes     string
 }
 
 // aclEntry is one command's row of the generated table.
 type aclEntry struct {
 	cats  uint64
+	tips  []string // COMMAND INFO's tips
 	specs []keySpec
 }
 
@@ -214,6 +216,7 @@ func (e *Engine) setACLData(cmd *Command) {
 	cmd.aclID = id
 	if ent, ok := aclTable[cmd.Name]; ok {
 		cmd.aclCats = ent.cats
+		cmd.tips = ent.tips
 		cmd.keySpecs = ent.specs
 		if cmd.keySpecs == nil {
 			cmd.keySpecs = []keySpec{}

@@ -459,8 +459,11 @@ func writeCommandInfo(w Writer, cmd *Command) {
 	for _, cat := range cats {
 		w.WriteStatus(cat)
 	}
-	w.WriteArray(0) // tips
-	w.WriteArray(0) // key specs
+	w.WriteSet(len(cmd.tips))
+	for _, t := range cmd.tips {
+		w.WriteBulkString(t)
+	}
+	writeKeySpecs(w, cmd.keySpecs)
 	subs := sortedSubs(cmd)
 	w.WriteArray(len(subs))
 	for _, s := range subs {
@@ -621,6 +624,78 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 		c.W.WriteArray(2)
 		c.W.WriteBulk(args[i])
 		writeKeyFlags(c.W, flags)
+	}
+}
+
+// writeKeySpecs replies key specifications as COMMAND INFO shows them
+// (Redis's addReplyCommandKeySpecs).
+func writeKeySpecs(w Writer, specs []keySpec) {
+	w.WriteSet(len(specs))
+	for i := range specs {
+		sp := &specs[i]
+		n := 3
+		if sp.notes != "" {
+			n++
+		}
+		w.WriteMap(n)
+		if sp.notes != "" {
+			w.WriteBulkString("notes")
+			w.WriteBulkString(sp.notes)
+		}
+		w.WriteBulkString("flags")
+		writeKeyFlags(w, sp.flags)
+		w.WriteBulkString("begin_search")
+		w.WriteMap(2)
+		w.WriteBulkString("type")
+		switch sp.bs {
+		case bsIndex:
+			w.WriteBulkString("index")
+			w.WriteBulkString("spec")
+			w.WriteMap(1)
+			w.WriteBulkString("index")
+			w.WriteInt(int64(sp.index))
+		case bsKeyword:
+			w.WriteBulkString("keyword")
+			w.WriteBulkString("spec")
+			w.WriteMap(2)
+			w.WriteBulkString("keyword")
+			w.WriteBulkString(sp.keyword)
+			w.WriteBulkString("startfrom")
+			w.WriteInt(int64(sp.startFrom))
+		default:
+			w.WriteBulkString("unknown")
+			w.WriteBulkString("spec")
+			w.WriteMap(0)
+		}
+		w.WriteBulkString("find_keys")
+		w.WriteMap(2)
+		w.WriteBulkString("type")
+		switch sp.fk {
+		case fkRange:
+			w.WriteBulkString("range")
+			w.WriteBulkString("spec")
+			w.WriteMap(3)
+			w.WriteBulkString("lastkey")
+			w.WriteInt(int64(sp.lastKey))
+			w.WriteBulkString("keystep")
+			w.WriteInt(int64(sp.keyStep))
+			w.WriteBulkString("limit")
+			w.WriteInt(int64(sp.limit))
+		case fkKeynum:
+			w.WriteBulkString("keynum")
+			w.WriteBulkString("spec")
+			w.WriteMap(3)
+			w.WriteBulkString("keynumidx")
+			w.WriteInt(int64(sp.keynumIdx))
+			w.WriteBulkString("firstkey")
+			w.WriteInt(int64(sp.firstKey))
+			w.WriteBulkString("keystep")
+			w.WriteInt(int64(sp.keyStep))
+		default:
+			w.WriteBulkString("unknown")
+			w.WriteBulkString("spec")
+			w.WriteMap(0)
+		}
 	}
 }
 

@@ -91,6 +91,7 @@ type Command struct {
 	// arguments, its pub/sub channels, and its container.
 	aclID    int
 	aclCats  uint64
+	tips     []string // COMMAND INFO's tips (Redis 7.0's, from the same table)
 	keySpecs []keySpec
 	hasKeys  bool
 	aclKeys  uint8 // aclKeysSet, aclKeysBitfield: the key access varies with the arguments

@@ -123,10 +123,20 @@ func entry(info []any) string {
 			specs = append(specs, spec(pairs(s)))
 		}
 	}
-	if len(specs) == 0 {
-		return "{cats: " + catExpr + "}"
+	var tips []string
+	if len(info) > 7 {
+		for _, t := range info[7].([]any) {
+			tips = append(tips, strconv.Quote(t.(string)))
+		}
 	}
-	return "{cats: " + catExpr + ", specs: []keySpec{" + strings.Join(specs, ", ") + "}}"
+	out := "{cats: " + catExpr
+	if len(tips) > 0 {
+		out += ", tips: []string{" + strings.Join(tips, ", ") + "}"
+	}
+	if len(specs) > 0 {
+		out += ", specs: []keySpec{" + strings.Join(specs, ", ") + "}"
+	}
+	return out + "}"
 }
 
 func spec(m map[string]any) string {
@@ -135,6 +145,9 @@ func spec(m map[string]any) string {
 		flags = append(flags, "ks"+strings.ReplaceAll(strings.Title(strings.ToLower(strings.ReplaceAll(f.(string), "_", " "))), " ", ""))
 	}
 	parts := []string{"flags: " + strings.Join(flags, "|")}
+	if n, ok := m["notes"].(string); ok {
+		parts = append(parts, "notes: "+strconv.Quote(n))
+	}
 	bs := pairs(m["begin_search"])
 	switch bs["type"] {
 	case "index":
