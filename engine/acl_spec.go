@@ -2,7 +2,7 @@ package engine
 
 import "bytes"
 
-//go:generate go run ./internal/aclgen -addr 127.0.0.1:7412 -o acl_table.go
+//go:generate go run ./internal/aclgen -addr 127.0.0.1:7412 -o acl_table.go -docs docs_table.go
 
 // This file is the data behind ACL checks that comes from Redis's command
 // table: each command's ACL categories and key specifications, generated

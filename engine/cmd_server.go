@@ -499,33 +499,6 @@ func cmdCommandDocs(c *Ctx) {
 	}
 }
 
-func writeCommandDoc(w Writer, cmd *Command) {
-	subs := sortedSubs(cmd)
-	n := 3
-	if len(subs) > 0 {
-		n++
-	}
-	w.WriteMap(n)
-	w.WriteBulkString("summary")
-	w.WriteBulkString(cmd.Summary)
-	w.WriteBulkString("since")
-	w.WriteBulkString("1.0.0")
-	w.WriteBulkString("group")
-	g := cmd.Group
-	if g == "" {
-		g = "server"
-	}
-	w.WriteBulkString(g)
-	if len(subs) > 0 {
-		w.WriteBulkString("subcommands")
-		w.WriteMap(len(subs))
-		for _, s := range subs {
-			w.WriteBulkString(s.Name)
-			writeCommandDoc(w, s)
-		}
-	}
-}
-
 // COMMAND LIST [FILTERBY MODULE name|ACLCAT category|PATTERN pattern]
 //
 // As Redis, it lists subcommands ("client|list") after their container,
