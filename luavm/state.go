@@ -183,6 +183,7 @@ func (vm *VM) initState() {
 		tabLib.RawSetString("insert", L.NewFunction(vm.tableInsert))
 		tabLib.RawSetString("concat", L.NewFunction(vm.tableConcat))
 	}
+	G.RawSetString("unpack", L.NewFunction(baseUnpack)) // Lua 5.1's bounds (unpack.go)
 	coerceIntArgs(L, G)
 	// gopher-lua's string library points __index at itself (for the string
 	// metatable); through the read-only proxy that would hand scripts the

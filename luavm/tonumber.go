@@ -168,7 +168,6 @@ var intArgs = []struct {
 	{lib: lua.StringLibName, fn: "rep", pos: []int{2}},
 	{lib: lua.StringLibName, fn: "char", all: true},
 	{lib: lua.TabLibName, fn: "remove", pos: []int{2}},
-	{fn: "unpack", pos: []int{2, 3}},
 	{fn: "select", pos: []int{1}}, // "#" is no number: left as it is
 }
 
