@@ -11,12 +11,16 @@
 #
 # BIN=redis runs redis-server instead of tumbler, for comparison; PORT
 # (default 7390) is the port used. Logs: $OUT (default /tmp/tumbler-tcl).
+# The harness's own ports (its test server and clients) are derived from
+# PORT, so runs with different PORTs can go on at once.
 set -u
 src=${1:?usage: run.sh REDIS_SRC unit/...}
 shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 port=${PORT:-7390}
 out=${OUT:-/tmp/tumbler-tcl}
+# a range of 1000 ports of the harness's own, after 32 for its test server
+baseport=$((20000 + (port % 40) * 1000 + 32))
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -39,7 +43,7 @@ for unit in "$@"; do
 	pid=$!
 	for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 	(cd "$work" && timeout 600 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" \
-		--singledb --durable --single "$unit" \
+		--singledb --durable --single "$unit" --baseport "$baseport" --portcount 1000 \
 		--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:pfdebug \
 		--tags -needs:config-maxmemory --tags -needs:local-process) >"$log" 2>&1
 	kill "$pid" 2>/dev/null
