@@ -497,9 +497,9 @@ func (s *Server) clientUser(c *client) string {
 	return userOf(c)
 }
 
-// userExists reports whether an ACL user exists; tumbler has only the
-// default user.
-func (s *Server) userExists(name string) bool { return name == "default" }
+// userExists reports whether an ACL user of that name (case-sensitive)
+// exists.
+func (s *Server) userExists(name string) bool { return s.eng.ACL().User(name) != nil }
 
 // ---- restart ----
 
@@ -515,9 +515,9 @@ func (s *Server) userExists(name string) bool { return name == "default" }
 // active expiry on, an empty script cache (Redis 7 does not persist
 // scripts, so clients see NOSCRIPT and fall back to EVAL), the settings
 // the server started with (CONFIG SET changes are lost, as a restarted
-// Redis reads its config file again), and INFO's counters, commandstats,
-// latency histograms and the slow log cleared (INFO's uptime and run_id
-// go on). The command log, latency, pending FailNext failures and the
+// Redis reads its config file again), INFO's counters, commandstats,
+// latency histograms and the slow log cleared, and a new run_id, with
+// uptime (and LASTSAVE) counted from the restart. The command log, latency, pending FailNext failures and the
 // clock survive: they belong to the test. Config.RestartDelay starts
 // again.
 func (s *Server) Restart(keepData bool) error {
@@ -577,6 +577,7 @@ func (s *Server) Restart(keepData bool) error {
 	s.prod.mu.Unlock()
 	s.eng.ResetStats()
 	s.eng.SlowlogReset()
+	s.eng.Reborn() // a new process: its own run_id, uptime from zero
 	if !keepData {
 		s.call("flushall")
 		s.call("function", "flush") // Redis keeps functions with its data, in the RDB
