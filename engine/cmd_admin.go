@@ -78,7 +78,7 @@ func cmdRole(c *Ctx) {
 
 // LASTSAVE: the start of the server, as INFO persistence's
 // rdb_last_save_time (Redis's value on a server that never saved).
-func cmdLastSave(c *Ctx) { c.W.WriteInt(c.Eng.start.Unix()) }
+func cmdLastSave(c *Ctx) { c.W.WriteInt(c.Eng.birth.Load().start.Unix()) }
 
 // SWAPDB index1 index2: with one database, only 0 0 (a no-op) is valid.
 func cmdSwapDB(c *Ctx) {

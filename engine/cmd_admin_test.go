@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Persistence and replication commands are refused with the reason, not
@@ -94,5 +96,53 @@ func TestAdmin_InfoSectionOrder(t *testing.T) {
 	want := "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"
 	if strings.Join(titles, " ") != want {
 		t.Errorf("INFO everything sections:\n got %v\nwant %v", titles, want)
+	}
+}
+
+// infoField returns one field of INFO's text, "" when absent.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Each engine is a server of its own: its own run_id (Redis's is random
+// per process), and Reborn (a fixture's Restart) gives it a new one and
+// starts its uptime and LASTSAVE again.
+func TestRunIDAndUptime_PerEngineAndReborn(t *testing.T) {
+	a, b := newTestEngine(t), newTestEngine(t)
+	ida := infoField(a.do("INFO", "server"), "run_id")
+	if len(ida) != 40 || strings.Trim(ida, "0123456789abcdef") != "" {
+		t.Fatalf("run_id = %q, want 40 hex digits", ida)
+	}
+	if idb := infoField(b.do("INFO", "server"), "run_id"); idb == ida {
+		t.Fatalf("two engines share run_id %q", ida)
+	}
+	if got := infoField(a.do("INFO", "replication"), "master_replid"); got != ida {
+		t.Errorf("master_replid = %q, want the run_id %q", got, ida)
+	}
+
+	// As if started 100 s ago.
+	old := time.Now().Add(-100 * time.Second)
+	a.birth.Store(&birth{start: old, runID: ida})
+	if got := infoField(a.do("INFO", "server"), "uptime_in_seconds"); got != "100" && got != "101" {
+		t.Fatalf("uptime_in_seconds = %q, want 100", got)
+	}
+	if got, want := a.do("LASTSAVE"), fmt.Sprintf(":%d", old.Unix()); got != want {
+		t.Errorf("LASTSAVE = %q, want %q", got, want)
+	}
+	a.Reborn()
+	info := a.do("INFO", "server")
+	if got := infoField(info, "uptime_in_seconds"); got != "0" {
+		t.Errorf("uptime_in_seconds after Reborn = %q, want 0", got)
+	}
+	if got := infoField(info, "run_id"); got == ida || len(got) != 40 {
+		t.Errorf("run_id after Reborn = %q (was %q): want a new one", got, ida)
+	}
+	if got := a.do("LASTSAVE"); got == fmt.Sprintf(":%d", old.Unix()) {
+		t.Errorf("LASTSAVE after Reborn = %q: still the old start", got)
 	}
 }

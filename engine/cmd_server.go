@@ -162,19 +162,6 @@ type InfoProvider interface {
 	ServerInfo() ServerInfo
 }
 
-var runID = func() string {
-	const hex = "0123456789abcdef"
-	b := make([]byte, 40)
-	seed := uint64(time.Now().UnixNano())
-	for i := range b {
-		seed ^= seed << 13
-		seed ^= seed >> 7
-		seed ^= seed << 17
-		b[i] = hex[seed%16]
-	}
-	return string(b)
-}()
-
 var infoDefault = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
 
 // INFO [section [section ...]]
@@ -222,7 +209,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		fields(func(k, v string) { b.WriteString(k + ":" + v + "\r\n") })
 	}
 	now := time.Now()
-	uptime := int64(now.Sub(e.start) / time.Second)
+	born := e.birth.Load()
+	uptime := int64(now.Sub(born.start) / time.Second)
 	exe, _ := os.Executable()
 	section("server", "Server", func(add func(k, v string)) {
 		add("redis_version", Version)
@@ -237,7 +225,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("go_version", runtime.Version())
 		add("process_id", strconv.Itoa(os.Getpid()))
 		add("process_supervised", "no")
-		add("run_id", runID)
+		add("run_id", born.runID)
 		add("tcp_port", strconv.Itoa(si.Port))
 		add("server_time_usec", strconv.FormatInt(now.UnixMicro(), 10))
 		add("uptime_in_seconds", strconv.FormatInt(uptime, 10))
@@ -275,7 +263,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("current_save_keys_total", "0")
 		add("rdb_changes_since_last_save", "0")
 		add("rdb_bgsave_in_progress", "0")
-		add("rdb_last_save_time", strconv.FormatInt(e.start.Unix(), 10))
+		add("rdb_last_save_time", strconv.FormatInt(born.start.Unix(), 10))
 		add("rdb_last_bgsave_status", "ok")
 		add("rdb_last_bgsave_time_sec", "-1")
 		add("rdb_current_bgsave_time_sec", "-1")
@@ -356,7 +344,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("role", "master")
 		add("connected_slaves", "0")
 		add("master_failover_state", "no-failover")
-		add("master_replid", runID)
+		add("master_replid", born.runID)
 		add("master_replid2", "0000000000000000000000000000000000000000")
 		add("master_repl_offset", "0")
 		add("second_repl_offset", "-1")

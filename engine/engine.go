@@ -1,6 +1,8 @@
 package engine
 
 import (
+	crand "crypto/rand"
+	"encoding/hex"
 	"math"
 	"math/bits"
 	"reflect"
@@ -211,8 +213,8 @@ type Engine struct {
 	blk         blockState    // clients blocked on keys (blocking.go)
 
 	Stats Stats
-	Net   NetCounters // bytes and calls on client sockets, added by the server (observe.go)
-	start time.Time
+	Net   NetCounters           // bytes and calls on client sockets, added by the server (observe.go)
+	birth atomic.Pointer[birth] // start time and run_id; a fixture Restart makes a new one (Reborn)
 
 	obs observer // obs: commandstats, errorstats, ops/sec, slow log, script latency (engine/observe.go)
 }
@@ -228,11 +230,11 @@ func New(cfg Config) *Engine {
 		clock: cfg.Clock,
 		cmds:  make(map[string]*Command),
 		wake:  make(chan struct{}, 1),
-		start: time.Now(),
 
 		scriptStarted: make(chan struct{}, 1),
 	}
 	e.sys, _ = cfg.Clock.(*expiry.SystemClock)
+	e.Reborn()
 	e.acl.init(e) // users: the default one (acl.go)
 	if cfg.BusyThreshold <= 0 {
 		cfg.BusyThreshold = 5 * time.Second
@@ -696,4 +698,25 @@ func (e *Engine) Prefetch(keys [][]byte, leaving uint32) {
 		}
 	}
 	e.keys.sink += uint64(sink)
+}
+
+// birth is what a Redis process gets when it starts: its start time
+// (uptime, LASTSAVE, rdb_last_save_time) and its run_id.
+type birth struct {
+	start time.Time
+	runID string
+}
+
+// Reborn gives the engine a new start time and run_id, as a restarted
+// process has (a fixture's Restart).
+func (e *Engine) Reborn() {
+	e.birth.Store(&birth{start: time.Now(), runID: newRunID()})
+}
+
+// newRunID is 40 random hex digits, as Redis's getRandomHexChars: each
+// server has its own, and a restarted one a new one.
+func newRunID() string {
+	var b [20]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

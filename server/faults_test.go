@@ -207,6 +207,12 @@ func TestRestart_StartSettingsAndFreshStats(t *testing.T) {
 			t.Fatalf("%v: %q", args, got)
 		}
 	}
+	runID := func() string {
+		_, rest, _ := strings.Cut(c.do("INFO", "server"), "run_id:")
+		id, _, _ := strings.Cut(rest, "\r\n")
+		return id
+	}
+	before := runID()
 	if err := srv.Restart(true); err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +236,9 @@ func TestRestart_StartSettingsAndFreshStats(t *testing.T) {
 	}
 	if got := c.do("GET", "k"); got != "$1\r\nv\r\n" {
 		t.Errorf("GET k after Restart(true) = %q", got)
+	}
+	if after := runID(); len(after) != 40 || after == before {
+		t.Errorf("run_id after Restart = %q (before %q): a restarted server has a new one", after, before)
 	}
 }
 
