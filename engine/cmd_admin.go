@@ -217,7 +217,7 @@ const (
 
 // entryUsage estimates the bytes ent holds; samples < 0 walks every element.
 func entryUsage(ent *entry, samples int) uintptr {
-	n := uintptr(entryHeader) + uintptr(ent.keyLen()) + uintptr(ent.vlen)
+	n := uintptr(entryHeader) + uintptr(ent.keyLen()) + uintptr(max(ent.vlen, ent.room())) // APPEND's room too
 	o := ent.obj()
 	if o != nil {
 		n += objSize

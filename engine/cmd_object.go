@@ -13,8 +13,28 @@ func registerObject(e *Engine) {
 }
 
 // rawString marks a string value that Redis would hold in the "raw"
-// encoding whatever its length: one grown in place by APPEND.
+// encoding whatever its length: one written by SETRANGE or SETBIT.
 type rawString struct{}
+
+// grownString marks a "raw" string that APPEND grows in place, as Redis's
+// sds does (sdsMakeRoomFor): its entry, owner, was allocated with room
+// for capacity value bytes, of which vlen hold the value. APPEND writes
+// only past vlen, bytes no reader can hold, so a value once read never
+// changes (entries are otherwise immutable). The room belongs to owner
+// alone: an entry that shares the object (COPY, RENAME) has none.
+type grownString struct {
+	owner    *entry
+	capacity uint32
+}
+
+// room returns the value bytes APPEND may write in place in ent: its
+// capacity when APPEND made it, else 0 (no room: a new entry).
+func (ent *entry) room() uint32 {
+	if g, ok := ent.objValue().(*grownString); ok && g.owner == ent {
+		return g.capacity
+	}
+	return 0
+}
 
 // unsharedInt marks a small integer string that Redis holds in an object
 // of its own instead of a shared one: COPY's dupStringObject makes one,
@@ -38,7 +58,7 @@ const (
 func stringEncoding(ent *entry) (enc string, shared bool) {
 	s := ent.str()
 	switch ent.objValue().(type) {
-	case rawString:
+	case rawString, *grownString:
 		return "raw", false
 	case unsharedInt:
 		return "int", false

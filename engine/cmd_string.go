@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"unsafe"
 
 	"github.com/tumblerdb/tumbler/expiry"
 )
@@ -427,16 +428,45 @@ func cmdAppend(c *Ctx) {
 		c.W.WriteError(ErrWrongType)
 		return
 	}
-	if !c.Eng.stringFits(int(ent.vlen), len(c.Args[2])) {
+	add := c.Args[2]
+	if !c.Eng.stringFits(int(ent.vlen), len(add)) {
 		c.W.WriteError(ErrStringTooLong)
 		return
 	}
-	// cmd_object.go: APPEND leaves a "raw" string
-	nu := newObjEntry(key, append([]byte(ent.str()), c.Args[2]...), &object{kind: KindString, v: rawString{}})
-	c.Eng.replaceEntry(ent, nu, ent.deadline)
-	c.Eng.modified(nu.key())
-	c.Eng.notify(NotifyString, "append", nu.key())
-	c.W.WriteInt(int64(nu.vlen))
+	if n := uint64(ent.vlen) + uint64(len(add)); n <= uint64(ent.room()) {
+		// in place, past the bytes any reader holds (grownString)
+		copy(unsafe.Slice((*byte)(unsafe.Add(ent.data(), uintptr(ent.keyLen())+uintptr(ent.vlen))), len(add)), add)
+		ent.vlen = uint32(n)
+	} else {
+		// cmd_object.go: APPEND leaves a "raw" string, with room to grow
+		nu := newGrownEntry(key, ent.str(), add)
+		c.Eng.replaceEntry(ent, nu, ent.deadline)
+		ent = nu
+	}
+	c.Eng.modified(ent.key())
+	c.Eng.notify(NotifyString, "append", ent.key())
+	c.W.WriteInt(int64(ent.vlen))
+}
+
+// appendMaxPrealloc is Redis's SDS_MAX_PREALLOC: a string growing past it
+// gets that much room more, not twice its length.
+const appendMaxPrealloc = 1 << 20
+
+// newGrownEntry returns an entry for key holding the raw string val+add
+// with room to grow, as sdsMakeRoomFor's greedy policy: twice the new
+// length below 1 MB, 1 MB more beyond (never past maxEntryValue).
+func newGrownEntry(key []byte, val string, add []byte) *entry {
+	n := len(val) + len(add)
+	room := 2 * n
+	if n >= appendMaxPrealloc {
+		room = n + appendMaxPrealloc
+	}
+	room = min(room, maxEntryValue)
+	ent, b := newRawEntry(key, val, room)
+	copy(b[len(val):], add)
+	ent.vlen = uint32(n)
+	*(**object)(unsafe.Add(unsafe.Pointer(ent), entryHeader)) = &object{kind: KindString, v: &grownString{owner: ent, capacity: uint32(room)}}
+	return ent
 }
 
 // incrDecr is Redis's incrDecrCommand: the value must hold an integer;
