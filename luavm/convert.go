@@ -103,7 +103,25 @@ func (w *luaWriter) WriteError(msg string) {
 	w.emit(errorTable(w.L, "-"+msg))
 }
 
-func (w *luaWriter) WriteInt(n int64)          { w.emit(lua.LNumber(n)) }
+// WriteInt emits n; the numbers commands reply most (DEL's, PEXPIRE's,
+// EXISTS') come boxed already, so that they cost no allocation.
+func (w *luaWriter) WriteInt(n int64) {
+	if n >= -2 && n < int64(len(smallNumbers))-2 {
+		w.emit(smallNumbers[n+2])
+		return
+	}
+	w.emit(lua.LNumber(n))
+}
+
+// smallNumbers holds -2..253 as Lua values (an LNumber in an interface
+// is otherwise a new allocation; shared, they are immutable).
+var smallNumbers = func() (t [256]lua.LValue) {
+	for i := range t {
+		t[i] = lua.LNumber(i - 2)
+	}
+	return t
+}()
+
 func (w *luaWriter) WriteBulk(b []byte)        { w.emit(lua.LString(b)) }
 func (w *luaWriter) WriteBulkString(s string)  { w.emit(lua.LString(s)) }
 func (w *luaWriter) WriteVerbatim(_, s string) { w.emit(lua.LString(s)) }

@@ -117,6 +117,10 @@ type VM struct {
 	// per run
 	ctx  *engine.Ctx
 	resp int
+	// redis.call's argument vector and reply writer, reused: scripts run
+	// one at a time and a call never nests (redisCall)
+	callArgs [][]byte
+	callW    luaWriter
 	// runEnv is the globals of the code running: chunks made by load and
 	// loadstring get it (an EVAL's, or the functions').
 	runEnv *lua.LTable

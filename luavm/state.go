@@ -534,7 +534,12 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	if n == 0 {
 		return vm.callError(L, raise, errorTable(L, "Please specify at least one argument for this redis lib call"))
 	}
-	args := make([][]byte, n)
+	args := vm.callArgs[:0]
+	if cap(args) < n {
+		args = make([][]byte, 0, n)
+	}
+	args = args[:n]
+	vm.callArgs = args
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
@@ -555,14 +560,20 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	if vm.isKilled() {
 		L.RaiseError("Script killed by user with SCRIPT KILL...")
 	}
-	w := &luaWriter{L: L, resp: vm.resp}
+	w := &vm.callW
+	*w = luaWriter{L: L, resp: vm.resp, stack: w.stack[:0]}
 	vm.ctx.Call(args, w)
-	if t, ok := w.result.(*lua.LTable); ok && w.topErr {
+	result, topErr := w.result, w.topErr
+	// keep nothing of this call alive until the next
+	w.result = nil
+	clear(w.stack[:cap(w.stack)])
+	clear(args)
+	if t, ok := result.(*lua.LTable); ok && topErr {
 		// counted when the command replied (or was refused): not again
 		// should the script end with it, as in Redis, which marks it so
 		t.RawSetString(ignoreStatsField, lua.LTrue)
 		return vm.callError(L, raise, t)
 	}
-	L.Push(w.result)
+	L.Push(result)
 	return 1
 }
