@@ -121,6 +121,11 @@ type VM struct {
 	// one at a time and a call never nests (redisCall)
 	callArgs [][]byte
 	callW    luaWriter
+	// the last run's KEYS and ARGV, their lengths, and stateGen+1 when
+	// they were made (0: none), for setArgs
+	keysT, argvT *lua.LTable
+	keysN, argvN int
+	argsGen      uint64
 	// runEnv is the globals of the code running: chunks made by load and
 	// loadstring get it (an EVAL's, or the functions').
 	runEnv *lua.LTable
@@ -642,11 +647,65 @@ func (vm *VM) newContext() {
 	vm.L.SetContext(ctx)
 }
 
-// setArgs gives the run fresh KEYS and ARGV tables: a script may modify
-// them, and nothing it does may reach the next script.
+// setArgs gives the run its KEYS and ARGV tables: a script may modify
+// them, and nothing it does may reach the next script. A table the last
+// run left as it was made is refilled rather than made again (two
+// tables, their arrays and two global assignments a run): it has the
+// elements it was given and nothing else, no script can have kept a
+// reference to it (the globals and libraries are read-only), so the
+// next run cannot tell it from a new one.
 func (vm *VM) setArgs(keys, argv [][]byte) {
-	vm.globals.RawSetString("KEYS", vm.argTable(keys))
-	vm.globals.RawSetString("ARGV", vm.argTable(argv))
+	if vm.argsGen != vm.stateGen+1 { // none yet, or a new Lua state
+		vm.keysT, vm.argvT = nil, nil
+	}
+	if t, ok := refillArgTable(vm.keysT, vm.keysN, keys); ok {
+		vm.keysT = t
+	} else {
+		vm.keysT = vm.argTable(keys)
+		vm.globals.RawSetString("KEYS", vm.keysT)
+	}
+	if t, ok := refillArgTable(vm.argvT, vm.argvN, argv); ok {
+		vm.argvT = t
+	} else {
+		vm.argvT = vm.argTable(argv)
+		vm.globals.RawSetString("ARGV", vm.argvT)
+	}
+	vm.keysN, vm.argvN = len(keys), len(argv)
+	vm.argsGen = vm.stateGen + 1
+}
+
+// maxRefill bounds the tables kept from run to run (a large one is
+// dropped, not kept alive until the next script).
+const maxRefill = 64
+
+// refillArgTable refills t, which held n values as argTable made it, with
+// vals; ok=false when it cannot be reused: gone, large, or changed by the
+// script (a metatable, an element removed or replaced by nil, a key added).
+// An element the script replaced by another value is refilled like any.
+func refillArgTable(t *lua.LTable, n int, vals [][]byte) (*lua.LTable, bool) {
+	if t == nil || n > maxRefill || len(vals) > maxRefill || t.Metatable != lua.LNil {
+		return nil, false
+	}
+	for i := 1; i <= n; i++ {
+		if t.RawGetInt(i) == lua.LNil {
+			return nil, false
+		}
+	}
+	// nothing after the n-th element, in the array or the hash part
+	after := lua.LValue(lua.LNil)
+	if n > 0 {
+		after = smallNumbers[n+2] // lua.LNumber(n), boxed once
+	}
+	if k, _ := t.Next(after); k != lua.LNil {
+		return nil, false
+	}
+	for i, v := range vals {
+		t.RawSetInt(i+1, lua.LString(v))
+	}
+	for i := len(vals) + 1; i <= n; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t, true
 }
 
 // argTable is a new array of vals, as Redis's luaCreateArray.
