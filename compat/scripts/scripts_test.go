@@ -1,17 +1,21 @@
-// Package scripts proves the Python and Node.js lock clients against tumbler:
-// it starts tumbler in-process with server.RunT and runs the client suites in
-// compat/python and compat/node as subprocesses, unmodified clients with
-// their default settings.
+// Package scripts proves the Python, Node.js and PHP lock clients against
+// tumbler: it starts tumbler in-process with server.RunT and runs the client
+// suites in compat/python, compat/node and compat/php as subprocesses,
+// unmodified clients with their default settings.
 //
 //   - compat/python/test_lock.py: redis-py 4.3.4 (Debian python3-redis),
 //     run with /usr/bin/python3, stdlib unittest.
 //   - compat/node/*.test.js: ioredis 5 and 6, redlock 5 beta, node-redis 4
 //     and 6, pinned by compat/node/package-lock.json, run with `node --test`.
+//   - compat/php/lock_test.php: Symfony Lock 5.4 (Debian php-symfony-lock)
+//     on phpredis and on Predis, run with /usr/bin/php, also against
+//     redis-server (php_test.go).
 //
 // A missing interpreter, module or node_modules skips the test, unless
 // TUMBLER_REQUIRE_CLIENTS=1 (CI), where it fails instead. Set up with:
 //
 //	apt-get install -y python3-redis nodejs npm
+//	apt-get install -y php-cli php-redis php-predis php-symfony-lock
 //	(cd compat/node && npm ci)
 package scripts
 
