@@ -1,7 +1,7 @@
 # tumbler — `make test` installs what the tests need and runs every test.
 
 GO        ?= go
-APT_PKGS  := redis-server redis-tools python3-redis
+APT_PKGS  := redis-server redis-tools python3-redis php-cli php-redis php-predis php-symfony-lock
 export TUMBLER_REQUIRE_REDIS   := 1
 export TUMBLER_REQUIRE_CLIENTS := 1
 
@@ -10,9 +10,11 @@ export TUMBLER_REQUIRE_CLIENTS := 1
 test: deps lint unit compat fuzz
 
 ## deps: Debian packages (redis-server is the differential oracle, python3-redis
-## the Python client) and the pinned npm clients.
+## the Python client, php-* Symfony Lock on phpredis and Predis: the suite's
+## probe checks all three) and the pinned npm clients.
 deps:
-	@if ! command -v redis-server >/dev/null || ! /usr/bin/python3 -c 'import redis' 2>/dev/null; then \
+	@if ! command -v redis-server >/dev/null || ! /usr/bin/python3 -c 'import redis' 2>/dev/null \
+		|| ! /usr/bin/php compat/php/lock_test.php probe >/dev/null 2>&1; then \
 		echo "installing $(APT_PKGS)"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y $(APT_PKGS); \
