@@ -15,6 +15,7 @@ func registerStandard(e *Engine) {
 	registerBits(e) // cmd_bits.go
 	registerKeys(e)
 	registerRename(e)
+	registerDump(e) // cmd_dump.go
 	registerScript(e)
 	registerFunctions(e) // functions.go
 	registerServer(e)

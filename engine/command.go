@@ -42,6 +42,9 @@ const (
 	// never loads asynchronously.)
 	FlagSkipMonitor
 	FlagNoAsyncLoading
+	// FlagAsking: shown by COMMAND INFO as Redis flags RESTORE-ASKING
+	// (CMD_ASKING: served for a cluster's importing slot).
+	FlagAsking
 
 	// flagStats: the command reads or resets the counters a Ctx's
 	// PendingStats holds (INFO, CONFIG RESETSTAT), which are flushed
@@ -57,7 +60,7 @@ var flagNames = []struct {
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
+	{FlagAsking, "asking"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"},
 	{FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }

@@ -178,7 +178,17 @@ func (r *rdbReader) string() ([]byte, bool) {
 			return nil, false
 		}
 		c, ok := r.read(clen)
-		if !ok || ulen > uint64(maxLZFString) {
+		if !ok {
+			return nil, false
+		}
+		if ulen == 0 {
+			// lzf_decompress returns 0, the length expected: Redis takes
+			// whatever was there for an empty string
+			return []byte{}, true
+		}
+		// a back reference, three bytes at most, copies 264 at most: a
+		// longer length cannot be reached, and is not allocated
+		if ulen > uint64(maxLZFString) || ulen > clen*lzfMaxExpansion {
 			return nil, false
 		}
 		out, ok := lzfDecompress(c, int(ulen))
@@ -190,6 +200,9 @@ func (r *rdbReader) string() ([]byte, bool) {
 // maxLZFString bounds the size an LZF string in a payload may claim
 // before it is expanded (Redis's allocation of it fails past memory).
 const maxLZFString = 512 << 20
+
+// lzfMaxExpansion bounds the bytes LZF makes of one compressed byte.
+const lzfMaxExpansion = 88
 
 // dumpFooter appends a DUMP payload's footer to payload: the RDB version,
 // then the CRC-64 of everything before, little-endian.

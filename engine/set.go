@@ -24,6 +24,10 @@ type set struct {
 	idx    map[string]int // member to its index in list
 	list   []string
 	intset bool
+	// width is the bytes an integer of the intset takes, as Redis's
+	// intset would hold them (DUMP writes them so): the widest member
+	// added decides it, and removals never narrow it (intset.go).
+	width uint8
 }
 
 // newSet returns an empty set whose encoding follows its first member.
@@ -57,8 +61,10 @@ func (s *set) Add(m string, lim *EncodingLimits) bool {
 		return false
 	}
 	if s.intset {
-		if _, isInt := parseInt([]byte(m)); !isInt || int64(len(s.list)+1) > lim.SetMaxIntsetEntries {
+		if v, isInt := parseInt([]byte(m)); !isInt || int64(len(s.list)+1) > lim.SetMaxIntsetEntries {
 			s.intset = false
+		} else {
+			s.width = max(s.width, intsetWidth(v))
 		}
 	}
 	s.idx[m] = len(s.list)
@@ -110,7 +116,7 @@ func (s *set) Members() []string {
 
 // clone is a deep copy (COPY).
 func (s *set) clone() *set {
-	c := &set{idx: make(map[string]int, len(s.idx)), list: slices.Clone(s.list), intset: s.intset}
+	c := &set{idx: make(map[string]int, len(s.idx)), list: slices.Clone(s.list), intset: s.intset, width: s.width}
 	for m, i := range s.idx {
 		c.idx[m] = i
 	}
