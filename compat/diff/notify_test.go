@@ -38,6 +38,17 @@ var notifyCases = [][]string{
 	{"OBJECT ENCODING nosuch", "SET k v", "OBJECT ENCODING k", "OBJECT REFCOUNT k", "OBJECT REFCOUNT nosuch", "OBJECT FREQ k", "OBJECT FREQ nosuch"},
 	{"SET k v", "EXPIRE k 100", "PEXPIRE k 100000", "EXPIREAT k 1", "SET k v", "PERSIST k", "EXPIRE k 100", "PERSIST k", "PERSIST k", "DEL k", "DEL k", "UNLINK nosuch"},
 	{"SET a 1", "RENAME a b", "RENAMENX b c", "SET d 2", "RENAMENX c d", "RENAME c d", "COPY d e", "COPY d e", "COPY d e REPLACE", "TOUCH d e nosuch", "EXISTS nosuch"},
+	// DUMP and RESTORE: "new" and "restore"; REPLACE removes the old key
+	// silently; a deadline already past adds nothing ("del" when REPLACE
+	// removed a key)
+	{"SET k v", "DUMP k", "DUMP nosuch", "EVAL \"return redis.call('restore', 'r', 0, redis.call('dump', 'k'))\" 0",
+		"EVAL \"return redis.call('restore', 'r', 0, redis.call('dump', 'k'))\" 0",
+		"EVAL \"return redis.call('restore', 'r', 100000, redis.call('dump', 'k'), 'REPLACE')\" 0",
+		"EVAL \"return redis.call('restore', 'r', 1, redis.call('dump', 'k'), 'REPLACE', 'ABSTTL')\" 0",
+		"EVAL \"return redis.call('restore', 'r', 1, redis.call('dump', 'k'), 'REPLACE', 'ABSTTL')\" 0",
+		"EVAL \"return redis.call('restore', 'r', 1, redis.call('dump', 'k'), 'ABSTTL')\" 0",
+		"RPUSH l a", "EVAL \"return redis.call('restore-asking', 'l2', 0, redis.call('dump', 'l'))\" 0",
+		"RESTORE r 0 \"\\x00\\x01v\\n\\x00\\x00\"", "RESTORE k 0 x", "EXISTS r"},
 	// hashes
 	{"HSET h a 1 b 2", "HSET h a 3", "HSETNX h a 1", "HSETNX h c 1", "HMSET h d 4", "HINCRBY h n 5", "HINCRBYFLOAT h x 1.5", "HDEL h a nosuch", "HDEL h nosuch", "HDEL h b c d n x", "HGET nosuch f"},
 	// lists

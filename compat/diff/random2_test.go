@@ -243,6 +243,15 @@ var knownWideDiffs = []knownWide{
 		return len(st.args) > 1 && strings.EqualFold(st.args[0], "object") && strings.EqualFold(st.args[1], "refcount") &&
 			string(want) == ":2\r\n" && string(got) == ":1\r\n"
 	}},
+	// SSCAN t 0 on a hashtable set of more than 10 members (all of
+	// wSMembers, reached by SUNIONSTORE or a RESTORE of one):
+	//   redis:   a cursor and about 10 members, as its dict's buckets fall
+	//   tumbler: cursor 0 and the whole set (README: "SSCAN (the whole
+	//            set in one reply, cursor 0)")
+	{"SSCAN returns a large hashtable set whole", true, func(st wstep, want, got []byte) bool {
+		return strings.EqualFold(st.args[0], "sscan") && bytes.HasPrefix(got, []byte("*2\r\n$1\r\n0\r\n")) &&
+			bytes.HasPrefix(want, []byte("*2\r\n$")) && !bytes.HasPrefix(want, []byte("*2\r\n$1\r\n0\r\n"))
+	}},
 	// EVAL "return redis.call('blpop', KEYS[1], 0)" 1 l
 	//   redis:   -ERR This Redis command is not allowed from script script: ...
 	//   tumbler: _  (or the popped element)
@@ -1667,7 +1676,7 @@ func (g *wideGen) keyspaceCmd(inMulti bool) wstep {
 	var args []string
 	var tol int64
 	unordered := false
-	switch n := g.r.IntN(46); {
+	switch n := g.r.IntN(56); {
 	case n < 4:
 		args = []string{g.kw("TYPE"), g.anyKey()}
 	case n < 8:
@@ -1738,10 +1747,52 @@ func (g *wideGen) keyspaceCmd(inMulti bool) wstep {
 		args = append([]string{g.kw("TOUCH")}, g.anyKeys(1, 3)...)
 	case n < 44:
 		args = []string{g.kw("INCRBYFLOAT"), g.typedKey('s'), g.pick("0.1", "-1.5", "1e3", "abc", "inf", "3", "0x10", " 1", "1.23456789012345678", "-0")}
-	default:
+	case n < 46:
 		args = []string{g.kw("EXPIRE"), g.anyKey(), g.relSec()}
+	case n < 48:
+		args = []string{g.kw("EVAL"), dumpScript, "1", g.anyKey()}
+	default:
+		args = g.dumpRestore()
 	}
 	return wstep{args: args, tol: tol, unordered: unordered}
+}
+
+// dumpScript DUMPs KEYS[1] when its payload's bytes are Redis's: not
+// for a hashtable (they follow the table's order) nor for a list long
+// enough to have had several nodes (cut where its history cut them in
+// Redis); those give their encoding instead.
+const dumpScript = "local e = redis.call('object', 'encoding', KEYS[1]) " +
+	"if e == 'hashtable' or (e == 'quicklist' and redis.call('llen', KEYS[1]) > 100) then return e end return redis.call('dump', KEYS[1])"
+
+// dumpRestoreScript RESTOREs KEYS[1]'s DUMP into KEYS[2], with ARGV as
+// the TTL and options: each server restores its own payload, so any
+// payload round-trips, and the value it makes (its encoding, what the
+// commands after see of it) is compared from then on.
+const dumpRestoreScript = "local d = redis.call('dump', KEYS[1]) if not d then return 'no such key' end " +
+	"local a = {KEYS[2], ARGV[1], d} for i = 2, #ARGV do a[#a + 1] = ARGV[i] end return redis.call('restore', unpack(a))"
+
+func (g *wideGen) dumpRestore() []string {
+	args := []string{g.kw("EVAL"), dumpRestoreScript, "2", g.anyKey(), g.anyKey()}
+	switch n := g.r.IntN(10); {
+	case n < 6:
+		args = append(args, "0")
+	case n < 8:
+		args = append(args, g.relMs())
+	default:
+		args = append(args, g.absMs(), g.kw("ABSTTL"))
+	}
+	if g.chance(0.7) {
+		args = append(args, g.kw("REPLACE"))
+	}
+	switch n := g.r.IntN(20); {
+	case n < 2:
+		args = append(args, g.kw("IDLETIME"), g.intArg())
+	case n < 4:
+		args = append(args, g.kw("FREQ"), g.intArg())
+	case n < 5:
+		args = append(args, g.pick("REPLACE", "ABSTTL", "bad", "IDLETIME"))
+	}
+	return args
 }
 
 func (g *wideGen) expireW() []string {
