@@ -1,5 +1,7 @@
 package engine
 
+import "sync"
+
 // LZF, as Redis 7.0 builds it (src/lzf_c.c and src/lzf_d.c with lzfP.h's
 // settings: HLOG 16, VERY_FAST, CHECK_INPUT), for the strings of an RDB
 // payload (FUNCTION DUMP and RESTORE). The compressed bytes must be Redis's
@@ -17,6 +19,18 @@ const (
 	lzfMaxRef = (1 << 8) + (1 << 3)
 )
 
+// lzfTable is lzfCompress's hash table, reused from call to call: a slot
+// holds the generation that stored it (the high 32 bits) and a position
+// + 1, so a slot of another generation is empty and a call starts with an
+// empty table without clearing 512 KB (a DUMP compresses each string of
+// a hash or set, each node of a list, in turn).
+type lzfTable struct {
+	gen  uint32
+	slot [lzfHSize]uint64
+}
+
+var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
+
 // lzfCompress compresses in into at most outLen bytes and returns them,
 // or nil when they do not fit (lzf_compress returning 0).
 func lzfCompress(in []byte, outLen int) []byte {
@@ -24,8 +38,22 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if inLen == 0 || outLen == 0 {
 		return nil
 	}
-	// slots hold a position + 1; 0 is an empty slot (a NULL pointer)
-	htab := make([]int32, lzfHSize)
+	// the hash table starts empty on every call (lzfTable)
+	t := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(t)
+	if t.gen++; t.gen == 0 {
+		clear(t.slot[:])
+		t.gen = 1
+	}
+	gen := uint64(t.gen) << 32
+	// lookup returns the position a slot holds, -1 for an empty one
+	lookup := func(s uint32) int {
+		if v := t.slot[s]; v&^0xffffffff == gen {
+			return int(uint32(v)) - 1
+		}
+		return -1
+	}
+	store := func(s uint32, p int) { t.slot[s] = gen | uint64(p+1) }
 	out := make([]byte, outLen)
 	at := func(i int) uint32 { return uint32(in[i]) }
 	frst := func(p int) uint32 { return at(p)<<8 | at(p+1) }
@@ -51,8 +79,8 @@ func lzfCompress(in []byte, outLen int) []byte {
 	for ip < inLen-2 {
 		hval = next(hval, ip)
 		slot := idx(hval)
-		ref := int(htab[slot]) - 1
-		htab[slot] = int32(ip + 1)
+		ref := lookup(slot)
+		store(slot, ip)
 		off := ip - ref - 1
 		if ref >= 0 && off < lzfMaxOff && ref > 0 && in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			// match found at ref
@@ -122,10 +150,10 @@ func lzfCompress(in []byte, outLen int) []byte {
 			ip -= 2 // VERY_FAST: hash the last two positions of the match
 			hval = frst(ip)
 			hval = next(hval, ip)
-			htab[idx(hval)] = int32(ip + 1)
+			store(idx(hval), ip)
 			ip++
 			hval = next(hval, ip)
-			htab[idx(hval)] = int32(ip + 1)
+			store(idx(hval), ip)
 			ip++
 		} else {
 			if op >= outLen {

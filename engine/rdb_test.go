@@ -126,3 +126,33 @@ func TestLZF_RoundTrip(t *testing.T) {
 		t.Error("a literal run past the input decompressed")
 	}
 }
+
+// lzfCompress's output depends on its input only: the hash table it
+// reuses from call to call starts empty each time.
+func TestLZF_TableStartsEmpty(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	text := func() []byte {
+		b := make([]byte, 200+r.IntN(2000))
+		for i := range b {
+			b[i] = byte('a' + r.IntN(3))
+		}
+		return b
+	}
+	for i := 0; i < 200; i++ {
+		a, b := text(), text()
+		first := lzfCompress(b, len(b))
+		lzfCompress(a, len(a))
+		if again := lzfCompress(b, len(b)); !bytes.Equal(first, again) {
+			t.Fatalf("the same input compressed differently after another one")
+		}
+		// a as the start of b: a table left over from a would find matches
+		ab := append(append([]byte(nil), a...), a...)
+		lzfCompress(a, len(a))
+		c1 := lzfCompress(ab, len(ab))
+		lzfTables.Put(new(lzfTable))
+		lzfCompress(b, len(b))
+		if c2 := lzfCompress(ab, len(ab)); !bytes.Equal(c1, c2) {
+			t.Fatalf("compression depends on the call before")
+		}
+	}
+}
