@@ -352,3 +352,42 @@ func canonicalValue(te *testEngine, k string) string {
 	}
 	return strconv.Quote(strings.Join(parts, "\x00"))
 }
+
+// RESTORE adds a key as any write does: clients blocked on a list or a
+// sorted set under its name are served, its modification hooks (WATCH,
+// client tracking) run; DUMP is a read client tracking records.
+func TestRestore_WakesWaitersAndHooks(t *testing.T) {
+	te := newTestEngine(t)
+	var modified []string
+	te.AddOnModified(func(key string) { modified = append(modified, key) })
+	log := &readLog{}
+	te.SetOnRead(log.hook)
+	te.do("RPUSH", "src", "a", "b")
+	te.do("ZADD", "zsrc", "1", "m")
+	list := te.do("DUMP", "src")[1:]
+	zset := te.do("DUMP", "zsrc")[1:]
+	a, b := te.blockingClient(1), te.blockingClient(2)
+	if got := a.run("BLPOP", "l", "0"); got != "" {
+		t.Fatalf("BLPOP replied %q", got)
+	}
+	if got := b.run("BZPOPMIN", "z", "0"); got != "" {
+		t.Fatalf("BZPOPMIN replied %q", got)
+	}
+	modified = nil
+	te.expect("+OK", "RESTORE", "l", "0", list)
+	te.expect("+OK", "RESTORE", "z", "0", zset)
+	if got := a.finish(WaitWoken); got != "*2 $l $a" {
+		t.Errorf("BLPOP served %q", got)
+	}
+	if got := b.finish(WaitWoken); got != "*3 $z $m ,1" {
+		t.Errorf("BZPOPMIN served %q", got)
+	}
+	if !slices.Contains(modified, "l") || !slices.Contains(modified, "z") {
+		t.Errorf("modified %q", modified)
+	}
+	execAs(te, &Client{Name: "t", TrackKeys: true}, 2, "DUMP", "l")
+	if !slices.Equal(log.reads, []string{"t l"}) {
+		t.Errorf("tracked reads %q", log.reads)
+	}
+	te.noWaiters()
+}

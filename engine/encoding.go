@@ -11,8 +11,8 @@ type EncodingLimits struct {
 	SetMaxIntsetEntries    int64 // set-max-intset-entries: members of an intset (512)
 	ZsetMaxListpackEntries int64 // zset-max-listpack-entries: members of a compact sorted set (128)
 	ZsetMaxListpackValue   int64 // zset-max-listpack-value: bytes of its members (64)
-	ListMaxListpackSize    int64 // list-max-listpack-size (-2): reported, not acted on
-	ListCompressDepth      int64 // list-compress-depth (0): reported, not acted on
+	ListMaxListpackSize    int64 // list-max-listpack-size (-2): how DUMP cuts a list into nodes (cmd_dump.go)
+	ListCompressDepth      int64 // list-compress-depth (0): reported, not acted on (DUMP's bytes do not depend on it)
 }
 
 // DefaultEncodingLimits returns Redis 7.0's defaults.
