@@ -491,13 +491,7 @@ func freePort73(t *testing.T) int {
 // directives, until the test ends.
 func startRedis73(t *testing.T, conf string, extra ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TUMBLER_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and TUMBLER_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not on PATH; set TUMBLER_REQUIRE_REDIS=1 to make this a failure")
-	}
+	bin := proc.RedisBinary(t)
 	for attempt := 0; attempt < 3; attempt++ {
 		port := freePort73(t)
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -51,83 +50,10 @@ func (c *conn) do(args ...string) ([]byte, error) {
 func (c *conn) close() { c.c.Close() }
 
 // startRedis runs redis-server on a free loopback port until the test ends
-// and returns its address. Without redis-server on PATH the test is
-// skipped, unless TUMBLER_REQUIRE_REDIS=1.
+// and returns its address (proc.StartRedis).
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TUMBLER_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and TUMBLER_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not on PATH; set TUMBLER_REQUIRE_REDIS=1 to make this a failure")
-	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		addr, err := tryRedis(t, bin)
-		if err == nil {
-			return addr
-		}
-		lastErr = err
-	}
-	t.Fatalf("cannot start redis-server: %v", lastErr)
-	return ""
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tryRedis(t *testing.T, bin string) (string, error) {
-	port, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	dir := t.TempDir()
-	var out bytes.Buffer
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no",
-		"--dir", dir, "--logfile", "")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	proc.DieWithParent(cmd) // even if this test binary crashes
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			return "", fmt.Errorf("redis-server exited (%v): %s", err, out.String())
-		default:
-		}
-		if c, err := dial(addr); err == nil {
-			reply, err := c.do("PING")
-			c.close()
-			if err == nil && string(reply) == "+PONG\r\n" {
-				t.Cleanup(stop)
-				return addr, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", fmt.Errorf("redis-server on %s did not answer PING in time: %s", addr, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return proc.StartRedis(t)
 }
 
 // target is one server under comparison.

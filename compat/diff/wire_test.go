@@ -168,17 +168,20 @@ func trunc(s string) string {
 	return s
 }
 
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
 // startRedisWith runs redis-server on host (a free port) with extra
 // arguments until the test ends.
 func startRedisWith(t *testing.T, host string, extra ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TUMBLER_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and TUMBLER_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not on PATH; set TUMBLER_REQUIRE_REDIS=1 to make this a failure")
-	}
+	bin := proc.RedisBinary(t)
 	for attempt := 0; ; attempt++ {
 		port, err := freePort()
 		if err != nil {

@@ -1,19 +1,12 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"testing"
-	"time"
 
-	"github.com/tumblerdb/tumbler/compat/diff"
 	"github.com/tumblerdb/tumbler/compat/internal/proc"
 	"github.com/tumblerdb/tumbler/server"
 )
@@ -118,88 +111,10 @@ func loadFiles(t *testing.T) map[string]*File {
 	return files
 }
 
-// startRedis runs a redis-server of its own on a free loopback port until
-// the test ends. Without redis-server on PATH the test is skipped, unless
-// TUMBLER_REQUIRE_REDIS=1.
+// startRedis runs redis-server on a free loopback port until the test ends
+// and returns its address; DEBUG is enabled, as RunT's tumbler has it (DEBUG
+// SLEEP and SET-ACTIVE-EXPIRE in fixture_wire.replay).
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("TUMBLER_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and TUMBLER_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not on PATH; set TUMBLER_REQUIRE_REDIS=1 to make this a failure")
-	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		addr, err := tryRedis(t, bin)
-		if err == nil {
-			return addr
-		}
-		lastErr = err
-	}
-	t.Fatalf("cannot start redis-server: %v", lastErr)
-	return ""
-}
-
-func tryRedis(t *testing.T, bin string) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	var out bytes.Buffer
-	dir := t.TempDir()
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no",
-		"--enable-debug-command", "yes", // as RunT's tumbler: DEBUG SLEEP and SET-ACTIVE-EXPIRE (fixture_wire.replay)
-		"--dir", dir, "--logfile", "")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	proc.DieWithParent(cmd) // even if this test binary crashes
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			return "", fmt.Errorf("redis-server exited (%v): %s", err, out.String())
-		default:
-		}
-		if pingOK(addr, dir) {
-			t.Cleanup(stop)
-			return addr, nil
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", fmt.Errorf("redis-server on %s did not answer PING in time: %s", addr, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// pingOK reports whether the redis-server at addr answers and is the one
-// started with dir (another test's server could have taken the port).
-func pingOK(addr, dir string) bool {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write(diff.Encode([]string{"CONFIG", "GET", "dir"})); err != nil {
-		return false
-	}
-	reply, err := diff.ReadReply(bufio.NewReader(c))
-	return err == nil && bytes.Contains(reply, []byte(dir))
+	return proc.StartRedis(t, "--enable-debug-command", "yes")
 }
