@@ -235,12 +235,24 @@ func compileMessage(err error, chunk string) string {
 			tok = "<eof>"
 		}
 		m := pe.Message
-		if m == "syntax error" {
-			m = "unexpected symbol"
+		if lua51, ok := lexMessages[m]; ok {
+			m = lua51
 		}
 		return chunk + ":" + strconv.Itoa(pe.Pos.Line) + ": " + m + " near '" + tok + "'"
 	}
 	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// lexMessages are Lua 5.1's words (llex.c, lparser.c) for gopher-lua's
+// parse errors. The token and line can still differ: gopher-lua reports
+// a string broken by a newline on the next line, without its quote.
+var lexMessages = map[string]string{
+	"syntax error":                  "unexpected symbol",
+	"Invalid token":                 "unexpected symbol",
+	"unterminated string":           "unfinished string",
+	"unterminated multiline string": "unfinished long string",
+	"invalid multiline comment":     "unfinished long comment",
+	"illegal hexadecimal number":    "malformed number",
 }
 
 // lookup finds a cached script by SHA (either case).
