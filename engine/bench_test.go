@@ -183,7 +183,7 @@ func BenchmarkGetBatch16_1MKeys(b *testing.B) {
 					ctxs[j].Args[1] = batch[j]
 				}
 				if prefetch {
-					e.Prefetch(batch, 0)
+					e.Prefetch(0, batch, 0)
 				}
 				for j := range ctxs {
 					e.Exec(&ctxs[j])

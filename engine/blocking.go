@@ -60,6 +60,7 @@ type Waiter struct {
 	client  *Client
 	cmd     *Command
 	args    [][]byte // private copy of the command's arguments
+	db      int      // the database of its keys
 	keys    []string
 	kind    Kind             // what it waits for: KindList or KindZSet
 	elems   []*clist.Element // w's entry in each key's queue, as keys
@@ -80,12 +81,12 @@ func (w *Waiter) Timeout() time.Duration { return w.timeout }
 
 // blockState is the engine's part of blocking, guarded by the engine lock.
 type blockState struct {
-	top      *Command               // top-level command of the running Exec
-	waiting  map[string]*clist.List // key -> FIFO of *Waiter
-	byClient map[*Client]*Waiter    // for CLIENT UNBLOCK
-	ready    []string               // keys made ready, in order
-	isReady  map[string]struct{}    // members of ready
-	clients  int                    // number of blocked clients
+	top      *Command              // top-level command of the running Exec
+	waiting  map[dbKey]*clist.List // key -> FIFO of *Waiter
+	byClient map[*Client]*Waiter   // for CLIENT UNBLOCK
+	ready    []dbKey               // keys made ready, in order
+	isReady  map[dbKey]struct{}    // members of ready
+	clients  int                   // number of blocked clients
 }
 
 // canBlock reports whether the running blocking command may block: it is
@@ -110,11 +111,11 @@ func (c *Ctx) block(keys [][]byte, timeout time.Duration, kind Kind) {
 	e := c.Eng
 	b := &e.blk
 	if b.waiting == nil {
-		b.waiting = make(map[string]*clist.List)
+		b.waiting = make(map[dbKey]*clist.List)
 		b.byClient = make(map[*Client]*Waiter)
-		b.isReady = make(map[string]struct{})
+		b.isReady = make(map[dbKey]struct{})
 	}
-	w := &Waiter{client: c.Client, cmd: c.Cmd, kind: kind, timeout: timeout, done: make(chan struct{})}
+	w := &Waiter{client: c.Client, cmd: c.Cmd, db: e.db, kind: kind, timeout: timeout, done: make(chan struct{})}
 	w.reply.proto = c.W.Proto()
 	w.args = make([][]byte, len(c.Args))
 	for i, a := range c.Args {
@@ -132,10 +133,11 @@ func (c *Ctx) block(keys [][]byte, timeout time.Duration, kind Kind) {
 		if dup {
 			continue
 		}
-		q := b.waiting[key]
+		dk := dbKey{e.db, key}
+		q := b.waiting[dk]
 		if q == nil {
 			q = clist.New()
-			b.waiting[key] = q
+			b.waiting[dk] = q
 		}
 		w.keys = append(w.keys, key)
 		w.elems = append(w.elems, q.PushBack(w))
@@ -151,15 +153,23 @@ func (c *Ctx) block(keys [][]byte, timeout time.Duration, kind Kind) {
 // list or a sorted set is added under key (Redis's dbAdd; not when one
 // overwrites a key, as dbOverwrite does not). Requires e.mu.
 func (e *Engine) signalReady(key string) {
+	if e.blk.waiting == nil {
+		return
+	}
+	e.signalReadyKey(dbKey{e.db, key})
+}
+
+// signalReadyKey is signalReady for a key of any database.
+func (e *Engine) signalReadyKey(dk dbKey) {
 	b := &e.blk
-	if b.waiting[key] == nil {
+	if b.waiting[dk] == nil {
 		return
 	}
-	if _, ok := b.isReady[key]; ok {
+	if _, ok := b.isReady[dk]; ok {
 		return
 	}
-	b.isReady[key] = struct{}{}
-	b.ready = append(b.ready, key)
+	b.isReady[dk] = struct{}{}
+	b.ready = append(b.ready, dk)
 }
 
 // serveBlocked ends the top-level command (no handler run outside it may
@@ -172,15 +182,19 @@ func (e *Engine) serveBlocked() {
 		return
 	}
 	now := e.clock.Mono()
+	cur := e.db
+	defer e.use(cur)
 	for len(b.ready) > 0 {
-		key := b.ready[0]
-		b.ready[0] = ""
+		dk := b.ready[0]
+		b.ready[0] = dbKey{}
 		b.ready = b.ready[1:]
-		delete(b.isReady, key)
-		q := b.waiting[key]
+		delete(b.isReady, dk)
+		q := b.waiting[dk]
 		if q == nil {
 			continue
 		}
+		e.use(dk.db)
+		key := dk.key
 		// Serve at most the waiters present now, first blocked first,
 		// those waiting for the kind the key now holds (Redis 7.0 serves
 		// a ready list's BLOCKED_LIST clients, a sorted set's
@@ -229,10 +243,11 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 func (e *Engine) release(w *Waiter, st waitState) {
 	b := &e.blk
 	for i, key := range w.keys {
-		if q := b.waiting[key]; q != nil {
+		dk := dbKey{w.db, key}
+		if q := b.waiting[dk]; q != nil {
 			q.Remove(w.elems[i])
 			if q.Len() == 0 {
-				delete(b.waiting, key)
+				delete(b.waiting, dk)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func registerAdmin(e *Engine) {
 	e.Register(
 		&Command{Name: "role", Arity: 1, Flags: FlagNoKeys | FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Fn: cmdRole},
 		&Command{Name: "lastsave", Arity: 1, Flags: FlagNoKeys | FlagLoading | FlagStale | FlagFast, Group: "server", Fn: cmdLastSave},
-		&Command{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast | FlagNoKeys, Group: "server", Fn: cmdSwapDB},
+		&Command{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast, Group: "server", Fn: cmdSwapDB},
 		refuse("save", 1, FlagNoAsyncLoading|FlagNoMulti, ErrNoPersistence("SAVE")),
 		refuse("bgsave", -1, FlagNoAsyncLoading, ErrNoPersistence("BGSAVE")),
 		refuse("bgrewriteaof", 1, FlagNoAsyncLoading, ErrNoPersistence("BGREWRITEAOF")),
@@ -79,24 +79,6 @@ func cmdRole(c *Ctx) {
 // LASTSAVE: the start of the server, as INFO persistence's
 // rdb_last_save_time (Redis's value on a server that never saved).
 func cmdLastSave(c *Ctx) { c.W.WriteInt(c.Eng.birth.Load().start.Unix()) }
-
-// SWAPDB index1 index2: with one database, only 0 0 (a no-op) is valid.
-func cmdSwapDB(c *Ctx) {
-	var ids [2]int64
-	for i, msg := range []string{"ERR invalid first DB index", "ERR invalid second DB index"} {
-		n, ok := parseInt(c.Args[1+i])
-		if !ok || n < -2147483648 || n > 2147483647 {
-			c.W.WriteError(msg)
-			return
-		}
-		ids[i] = n
-	}
-	if ids[0] != 0 || ids[1] != 0 {
-		c.W.WriteError(ErrDBIndex)
-		return
-	}
-	c.W.WriteStatus(statusOK)
-}
 
 // REPLICAOF host port | NO ONE (SLAVEOF the same): NO ONE on a master is
 // Redis's no-op; following a master is refused.

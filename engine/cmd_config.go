@@ -116,7 +116,7 @@ func (e *Engine) SetConfigHandler(h ConfigHandler) { e.params.handler = h }
 // registered: what a client probing a Redis server expects to read.
 var defaultParams = map[string]string{
 	"maxmemory": "0", "maxmemory-policy": "noeviction", "save": "", "appendonly": "no",
-	"databases": "1", "maxclients": "10000", "timeout": "0", "cluster-enabled": "no",
+	"databases": "16", "maxclients": "10000", "timeout": "0", "cluster-enabled": "no",
 	"slave-read-only": "yes", "replica-read-only": "yes",
 	"proto-max-bulk-len": "536870912", "client-query-buffer-limit": "1073741824",
 	"lua-time-limit": "", "busy-reply-threshold": "",

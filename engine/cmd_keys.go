@@ -365,16 +365,21 @@ func cmdFlush(c *Ctx) {
 		c.W.WriteError(ErrSyntax)
 		return
 	}
-	c.Eng.flush()
+	e := c.Eng
+	e.beginFlush() // tracking: one invalidation for all keys (tracking.go)
+	if c.Cmd != nil && c.Cmd.Name == "flushall" {
+		e.flushAll()
+	} else {
+		e.flushDB()
+	}
+	e.endFlush()
 	c.W.WriteStatus(statusOK)
 }
 
-// flush removes every key. Requires e.mu.
-func (e *Engine) flush() {
-	e.beginFlush() // tracking: one invalidation for all keys (tracking.go)
-	defer e.endFlush()
+// flushDB removes every key of the current database. Requires e.mu.
+func (e *Engine) flushDB() {
 	old := e.keys
-	e.keys = newKeyTable()
+	e.setKeys(newKeyTable())
 	e.idx.Clear()
 	e.nextWake = 0
 	e.mem.flushed.Store(true) // maxmemory: the next check collects (memory.go)

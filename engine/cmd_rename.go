@@ -83,69 +83,48 @@ func (e *Engine) addCopy(key []byte, ent *entry, obj *object) *entry {
 
 // COPY source destination [DB destination-db] [REPLACE]
 //
-// MOVE key db. There is one database, so every MOVE fails as in Redis
-// started with --databases 1: before the key is looked up, another index
-// is out of range and 0 is the key's own database.
-func cmdMove(c *Ctx) {
-	db, ok := parseInt(c.Args[2])
-	switch {
-	case !ok:
-		c.W.WriteError(ErrNotInteger)
-	case db != int64(int32(db)): // getIntFromObjectOrReply
-		c.W.WriteError(ErrIntRange)
-	case db != 0:
-		c.W.WriteError(ErrDBIndex)
-	default:
-		c.W.WriteError(ErrSameObject)
-	}
-}
-
 // copyCommand: 1 if copied, 0 if source is missing or destination exists
-// (without REPLACE); the copy keeps the TTL. There is one database: DB 0
-// is the only index that is not out of range.
+// (without REPLACE); the copy keeps the TTL. DB names the destination's
+// database.
 func cmdCopy(c *Ctx) {
+	e := c.Eng
 	replace := false
+	src, dstDB := e.db, e.db
 	for j := 3; j < len(c.Args); j++ {
 		switch opt := strings.ToLower(string(c.Args[j])); {
 		case opt == "replace":
 			replace = true
 		case opt == "db" && j+1 < len(c.Args):
-			db, ok := parseInt(c.Args[j+1])
+			db, ok := parseDBIndex(c, c.Args[j+1])
 			if !ok {
-				c.W.WriteError(ErrNotInteger)
 				return
 			}
-			if db != int64(int32(db)) { // getIntFromObjectOrReply
-				c.W.WriteError(ErrIntRange)
-				return
-			}
-			if db != 0 {
-				c.W.WriteError(ErrDBIndex)
-				return
-			}
+			dstDB = db
 			j++
 		default:
 			c.W.WriteError(ErrSyntax)
 			return
 		}
 	}
-	src, dst := c.Args[1], c.Args[2]
-	if string(src) == string(dst) {
+	from, dst := c.Args[1], c.Args[2]
+	if src == dstDB && string(from) == string(dst) {
 		c.W.WriteError(ErrSameObject)
 		return
 	}
-	ent := c.Eng.lookupRead(src, c.Now)
+	ent := e.lookupRead(from, c.Now)
 	if ent == nil {
 		c.W.WriteInt(0)
 		return
 	}
-	if old := c.Eng.lookup(dst, c.Now); old != nil {
+	e.use(dstDB)
+	defer e.use(src)
+	if old := e.lookup(dst, c.Now); old != nil {
 		if !replace {
 			c.W.WriteInt(0)
 			return
 		}
-		c.Eng.removeKey(old.key(), old)
-		c.Eng.modified(old.key())
+		e.removeKey(old.key(), old)
+		e.modified(old.key())
 	}
 	var obj *object
 	if o := ent.obj(); o != nil {
@@ -153,9 +132,9 @@ func cmdCopy(c *Ctx) {
 	} else if _, shared := stringEncoding(ent); shared {
 		obj = &object{kind: KindString, v: unsharedInt{}} // dupStringObject
 	}
-	c.Eng.addCopy(dst, ent, obj)
-	c.Eng.modified(string(dst))
-	c.Eng.notifyBytes(NotifyGeneric, "copy_to", dst)
+	e.addCopy(dst, ent, obj)
+	e.modified(string(dst))
+	e.notifyBytes(NotifyGeneric, "copy_to", dst)
 	c.W.WriteInt(1)
 }
 

@@ -97,6 +97,7 @@ func evalGeneric(c *Ctx, bySHA, readOnly bool) {
 	defer e.scriptEnd()
 	found := e.scripter.Run(c, sha, body, keys, argv)
 	c.Script = nil
+	e.restoreDB(c) // a SELECT in the script lasted for the script only
 	if !found {
 		c.W.WriteError(ErrNoScript)
 	}

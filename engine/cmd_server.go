@@ -37,7 +37,7 @@ func registerServer(e *Engine) {
 	e.Register(
 		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagNoKeys, Group: "connection", Fn: cmdPing},
 		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: func(c *Ctx) { c.W.WriteBulk(c.Args[1]) }},
-		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "connection", Fn: cmdSelect},
+		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagLoading | FlagStale, Group: "connection", Fn: cmdSelect},
 		&Command{Name: "time", Arity: 1, Flags: FlagFast | FlagNoKeys | FlagLoading | FlagStale, Group: "server", Fn: cmdTime},
 		&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale | flagStats, Group: "server", Fn: cmdInfo},
 		&Command{Name: "cluster", Arity: -2, Flags: FlagNoKeys, Group: "cluster", Subs: clusterSubs()},
@@ -68,24 +68,6 @@ func cmdPing(c *Ctx) {
 		return
 	}
 	c.W.WriteStatus("PONG")
-}
-
-// SELECT index
-func cmdSelect(c *Ctx) {
-	n, ok := parseInt(c.Args[1])
-	if !ok {
-		c.W.WriteError(ErrNotInteger)
-		return
-	}
-	if n < -2147483648 || n > 2147483647 {
-		c.W.WriteError(ErrIntRange)
-		return
-	}
-	if n != 0 {
-		c.W.WriteError(ErrDBIndex)
-		return
-	}
-	c.W.WriteStatus(statusOK)
 }
 
 // TIME
@@ -367,8 +349,10 @@ func (e *Engine) infoString(want map[string]bool) string {
 	section("latencystats", "Latencystats", e.infoLatencyStats)
 	section("cluster", "Cluster", func(add func(k, v string)) { add("cluster_enabled", "0") })
 	section("keyspace", "Keyspace", func(add func(k, v string)) {
-		if n := e.keys.len(); n > 0 {
-			add("db0", "keys="+strconv.Itoa(n)+",expires="+strconv.Itoa(e.idx.Len())+",avg_ttl="+strconv.FormatInt(e.avgTTL(), 10))
+		for i := range e.dbs {
+			if d := &e.dbs[i]; d.size() > 0 {
+				add("db"+strconv.Itoa(i), "keys="+strconv.Itoa(d.size())+",expires="+strconv.Itoa(d.expires())+",avg_ttl="+strconv.FormatInt(e.avgTTL(d.idx), 10))
+			}
 		}
 	})
 	return b.String()

@@ -133,6 +133,9 @@ type Client struct {
 	// Subscribed is set while the connection has pub/sub subscriptions;
 	// in RESP2 it then runs only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET.
 	Subscribed bool
+	// db is the SELECTed database (databases.go); CLIENT LIST reads it
+	// from other goroutines.
+	db atomic.Int32
 	// TrackKeys is set while CLIENT TRACKING is on (not BCAST): the keys
 	// its read-only commands read are reported (SetOnRead).
 	TrackKeys bool
@@ -420,6 +423,7 @@ func (e *Engine) execLocked(c *Ctx, cmd *Command, allowBusy bool) {
 	defer e.mu.Unlock()
 	defer e.endCommand() // tracking: the command's client (tracking.go)
 	e.beginCommand(c)
+	e.enterDB(c)        // the client's SELECTed database (databases.go); endCommand goes back to 0
 	e.blk.top = cmd     // blocking.go: only a top-level command may block
 	e.callNow(c, cmd)   // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 	e.countCommand(c)   // once it has run: an EXEC's or a script's commands count before it

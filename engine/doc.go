@@ -27,7 +27,5 @@
 // those already waiting behind it, except those flagged AllowBusy (SCRIPT
 // KILL and FUNCTION KILL among them).
 //
-// # Caveats
-//
-// Only database 0 exists; SELECT of any other index fails.
+// There are 16 numbered databases (Config.Databases): databases.go.
 package engine

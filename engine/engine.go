@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,6 +142,18 @@ type Config struct {
 	// BusyThreshold is how long a script may run before other clients get
 	// BUSY (Redis's busy-reply-threshold / lua-time-limit). 0 means 5s.
 	BusyThreshold time.Duration
+	// Databases is how many numbered databases SELECT may choose from
+	// (Redis's databases). 0 means 16, Redis's default.
+	Databases int
+}
+
+// DefaultDatabases is Redis's default number of databases.
+const DefaultDatabases = 16
+
+// database is one numbered keyspace: its keys and their deadlines.
+type database struct {
+	keys *keyTable
+	idx  *expiry.Index[entry]
 }
 
 // Engine is the keyspace plus the command table.
@@ -149,8 +162,14 @@ type Engine struct {
 
 	notifyFlags atomic.Uint32 // notify-keyspace-events (notify.go)
 
+	// keys and idx are the database commands run in, dbs[db]: a command
+	// of a client that SELECTed another switches to it (use) and back to
+	// database 0 when it ends, so that whoever holds the lock between
+	// commands (the expiry loop, a fixture) finds database 0 there.
 	keys  *keyTable
 	idx   *expiry.Index[entry]
+	db    int
+	dbs   []database
 	due   []expiry.Item[entry] // ReclaimDue's batch
 	clock expiry.Clock
 	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
@@ -224,15 +243,19 @@ func New(cfg Config) *Engine {
 	if cfg.Clock == nil {
 		cfg.Clock = expiry.NewSystemClock()
 	}
+	if cfg.Databases <= 0 {
+		cfg.Databases = DefaultDatabases
+	}
 	e := &Engine{
-		keys:  newKeyTable(),
-		idx:   expiry.NewIndex[entry](),
+		dbs:   make([]database, cfg.Databases),
 		clock: cfg.Clock,
 		cmds:  make(map[string]*Command),
 		wake:  make(chan struct{}, 1),
 
 		scriptStarted: make(chan struct{}, 1),
 	}
+	e.dbs[0] = database{keys: newKeyTable(), idx: expiry.NewIndex[entry]()} // the others on first use
+	e.keys, e.idx = e.dbs[0].keys, e.dbs[0].idx
 	e.sys, _ = cfg.Clock.(*expiry.SystemClock)
 	e.Reborn()
 	e.acl.init(e) // users: the default one (acl.go)
@@ -484,6 +507,32 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	start := time.Now()
 	defer func() { e.obs.expireNs.Add(int64(time.Since(start))) }() // expire_cycle_cpu_milliseconds
 	now := e.clock.Mono()
+	next, ok = 0, false
+	for i := range e.dbs {
+		d := &e.dbs[i]
+		if d.expires() == 0 {
+			continue
+		}
+		if n < max {
+			e.use(i) // notifications and WATCH name the key's database
+			n += e.reclaimDue(now, max-n)
+		}
+		if t, has := d.idx.Next(); has && (!ok || t < next) {
+			next, ok = t, true
+		}
+	}
+	e.use(0)
+	if ok {
+		e.nextWake = next
+	} else {
+		e.nextWake = 0
+	}
+	return n, next, ok
+}
+
+// reclaimDue deletes up to max keys of the current database whose
+// deadline has passed at now, in deadline order.
+func (e *Engine) reclaimDue(now int64, max int) int {
 	due := e.idx.PopDue(now, max, e.due[:0]) // off the index already
 	for i, it := range due {
 		// The index holds exactly the entries in the table that have a
@@ -496,13 +545,7 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 		due[i].Ref = nil // do not keep it alive in the buffer
 	}
 	e.due = due[:0]
-	next, ok = e.idx.Next()
-	if ok {
-		e.nextWake = next
-	} else {
-		e.nextWake = 0
-	}
-	return len(due), next, ok
+	return len(due)
 }
 
 // ---- inspection for embedders and invariant checks ----
@@ -513,6 +556,24 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 func (e *Engine) CheckInvariants() string {
 	e.Lock()
 	defer e.mu.Unlock()
+	defer e.use(0)
+	for i := range e.dbs {
+		if e.dbs[i].keys == nil {
+			continue // never used
+		}
+		e.use(i)
+		if bad := e.checkDB(); bad != "" {
+			if i != 0 {
+				bad = "db" + strconv.Itoa(i) + ": " + bad
+			}
+			return bad
+		}
+	}
+	return ""
+}
+
+// checkDB is CheckInvariants for the current database.
+func (e *Engine) checkDB() string {
 	withDeadline := 0
 	bad := ""
 	e.keys.each(func(ent *entry) bool {
@@ -558,12 +619,21 @@ func (e *Engine) CheckInvariants() string {
 	return ""
 }
 
-// KeyCount returns the number of keys (including any expired keys not yet
-// reclaimed) and how many have a deadline.
+// KeyCount returns the number of keys in all databases (including any
+// expired keys not yet reclaimed) and how many have a deadline.
 func (e *Engine) KeyCount() (keys, expires int) {
 	e.Lock()
 	defer e.mu.Unlock()
-	return e.keys.len(), e.idx.Len()
+	return e.keyCount()
+}
+
+// keyCount is KeyCount with the lock held.
+func (e *Engine) keyCount() (keys, expires int) {
+	for i := range e.dbs {
+		keys += e.dbs[i].size()
+		expires += e.dbs[i].expires()
+	}
+	return keys, expires
 }
 
 // objEntryWith is an entry with an object, allocated together with room
@@ -676,13 +746,18 @@ func fillEntry(ent *entry, flag uint32, key, val []byte) {
 // on the many commands that only read a key, or are refused, as a lock
 // acquire on a held key). It has no effect on any reply or key. It never
 // waits for the keyspace lock: when another holder has it, it does nothing.
-func (e *Engine) Prefetch(keys [][]byte, leaving uint32) {
+// db is the database of the keys, the client's (Client.DB).
+func (e *Engine) Prefetch(db int, keys [][]byte, leaving uint32) {
 	if len(keys) < 2 || !e.mu.TryLock() {
 		return
 	}
 	defer e.mu.Unlock()
 	if e.busyYield.Load() { // a busy script owns the keyspace (lockOrBusy)
 		return
+	}
+	if db != 0 {
+		e.use(db)
+		defer e.use(0) // between commands the current database is 0
 	}
 	var found [32]*entry
 	e.keys.prefetch(keys, &found)

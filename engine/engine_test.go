@@ -213,7 +213,8 @@ func TestDispatch_ArityAndUnknown(t *testing.T) {
 	e.expect("-ERR unknown subcommand 'nosuch'. Try SCRIPT HELP.", "script", "nosuch")
 	e.expect("-ERR wrong number of arguments for 'script|load' command", "script", "load")
 	e.expect("-ERR This instance has cluster support disabled", "CLUSTER", "SLOTS")
-	e.expect("-"+ErrDBIndex, "SELECT", "1")
+	e.expect("-"+ErrDBIndex, "SELECT", "16")
+	e.expect("-"+ErrDBIndex, "SELECT", "-1")
 	e.expect("+OK", "SELECT", "0")
 }
 

@@ -464,6 +464,7 @@ func fcallGeneric(c *Ctx, readOnly bool) {
 	defer e.scriptEnd() // as in evalGeneric
 	fn.Lib.eng.Call(c, fn, c.Args[3:3+numkeys], c.Args[3+numkeys:])
 	c.Script = nil
+	e.restoreDB(c) // a SELECT in the function lasted for it only
 }
 
 // FUNCTION LOAD [REPLACE] function-code

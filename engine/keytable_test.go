@@ -182,9 +182,9 @@ func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
 		batch = append(batch, []byte(fmt.Sprintf("k%d", i*97)), []byte(fmt.Sprintf("absent%d", i)))
 	}
 	batch = append(batch, []byte{}, nil)
-	e.Prefetch(batch, ^uint32(0))
-	e.Prefetch(batch[:1], ^uint32(0))
-	e.Prefetch(nil, 0)
+	e.Prefetch(0, batch, ^uint32(0))
+	e.Prefetch(0, batch[:1], ^uint32(0))
+	e.Prefetch(0, nil, 0)
 	if msg := e.CheckInvariants(); msg != "" {
 		t.Fatal(msg)
 	}
@@ -199,7 +199,7 @@ func TestPrefetch_ChangesNothingAndNeverWaits(t *testing.T) {
 	}
 	// held by this goroutine: Prefetch from another must return, not wait
 	done := make(chan struct{})
-	go func() { e.Prefetch(batch, ^uint32(0)); close(done) }()
+	go func() { e.Prefetch(0, batch, ^uint32(0)); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -339,7 +339,7 @@ func TestPrefetch_TwoEnginesAtOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 1000; j++ {
-				e.Prefetch(keys, ^uint32(0))
+				e.Prefetch(0, keys, ^uint32(0))
 			}
 		}()
 	}
@@ -515,5 +515,5 @@ func TestPrefetch_SkipsWhileABusyScriptOwnsTheKeyspace(t *testing.T) {
 	e := New(Config{})
 	e.busyYield.Store(true)
 	e.keys.dir = nil
-	e.Prefetch([][]byte{[]byte("a"), []byte("b")}, ^uint32(0))
+	e.Prefetch(0, [][]byte{[]byte("a"), []byte("b")}, ^uint32(0))
 }

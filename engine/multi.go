@@ -63,7 +63,7 @@ type queued struct {
 // watchedKey is Redis's watchedKey: one (client, key) pair, listed both in
 // the client's watched slice and in the engine's per-key list.
 type watchedKey struct {
-	key    string
+	dbKey  // the key and its database
 	client *Client
 	// expired is set when the key existed but had already expired when
 	// WATCH was called (Redis's wk->expired): that key's lazy or active
@@ -75,7 +75,7 @@ type watchedKey struct {
 // db->watched_keys).
 type watchRegistry struct {
 	mu   sync.Mutex
-	keys map[string][]*watchedKey
+	keys map[dbKey][]*watchedKey
 	// n is len(keys), read without mu by the modification hook: keys are
 	// only added under the keyspace lock, which the hook holds, so a zero
 	// it reads is never stale.
@@ -99,7 +99,7 @@ func registerMulti(e *Engine) {
 		&Command{Name: "unwatch", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Forget about all watched keys", Fn: cmdUnwatch},
 	)
-	e.watch.keys = make(map[string][]*watchedKey)
+	e.watch.keys = make(map[dbKey][]*watchedKey)
 	e.AddOnModified(e.touchWatched)
 }
 
@@ -373,14 +373,14 @@ func (e *Engine) discardTransaction(cl *Client) {
 // Requires the keyspace lock and watch.mu.
 func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
 	for _, wk := range tx.watched {
-		if wk.key == string(key) {
+		if wk.db == e.db && wk.key == string(key) {
 			return
 		}
 	}
-	k := string(key)
-	wk := &watchedKey{key: k, client: cl}
+	k := dbKey{e.db, string(key)}
+	wk := &watchedKey{dbKey: k, client: cl}
 	// keyIsExpired: present but past its deadline, without deleting it.
-	if ent := e.keys.getString(k); ent != nil && expiry.Expired(ent.deadline, now) {
+	if ent := e.keys.getString(k.key); ent != nil && expiry.Expired(ent.deadline, now) {
 		wk.expired = true
 	}
 	list, ok := e.watch.keys[k]
@@ -396,7 +396,7 @@ func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
 func (e *Engine) unwatchAllLocked(cl *Client) {
 	tx := cl.tx
 	for _, wk := range tx.watched {
-		list := e.watch.keys[wk.key]
+		list := e.watch.keys[wk.dbKey]
 		for i, x := range list {
 			if x == wk {
 				list = append(list[:i], list[i+1:]...)
@@ -404,10 +404,10 @@ func (e *Engine) unwatchAllLocked(cl *Client) {
 			}
 		}
 		if len(list) == 0 {
-			delete(e.watch.keys, wk.key)
+			delete(e.watch.keys, wk.dbKey)
 			e.watch.n.Add(-1)
 		} else {
-			e.watch.keys[wk.key] = list
+			e.watch.keys[wk.dbKey] = list
 		}
 	}
 	clear(tx.watched)
@@ -422,7 +422,7 @@ func (e *Engine) watchedKeyExpired(tx *multiState, now int64) bool {
 		if wk.expired {
 			continue
 		}
-		if ent := e.keys.getString(wk.key); ent != nil && expiry.Expired(ent.deadline, now) {
+		if ent := e.dbs[wk.db].getString(wk.key); ent != nil && expiry.Expired(ent.deadline, now) {
 			return true
 		}
 	}
@@ -442,7 +442,8 @@ func (e *Engine) touchWatched(key string) {
 	}
 	e.watch.mu.Lock()
 	defer e.watch.mu.Unlock()
-	list := e.watch.keys[key]
+	dk := dbKey{e.db, key}
+	list := e.watch.keys[dk]
 	for i := 0; i < len(list); {
 		wk := list[i]
 		if wk.expired {
@@ -461,7 +462,7 @@ func (e *Engine) touchWatched(key string) {
 		// unwatchAllLocked removes list[i] (a client watches a key once),
 		// shifting the rest down: stay at i.
 		e.unwatchAllLocked(wk.client)
-		list = e.watch.keys[key]
+		list = e.watch.keys[dk]
 	}
 }
 

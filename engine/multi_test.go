@@ -452,7 +452,7 @@ func TestWatch_SameKeyTwiceAndManyWatchers(t *testing.T) {
 		t.Fatalf("WatchedKeys = %d, want 2", n)
 	}
 	e.watch.mu.Lock()
-	nk := len(e.watch.keys["k"])
+	nk := len(e.watch.keys[dbKey{0, "k"}])
 	e.watch.mu.Unlock()
 	if nk != 3 {
 		t.Fatalf("k has %d watchers, want 3 (one per client)", nk)

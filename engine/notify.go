@@ -2,7 +2,7 @@ package engine
 
 // Keyspace notifications (Redis's notify.c): with notify-keyspace-events
 // set, a command that changes a key publishes the event on
-// __keyspace@0__:<key> (flag K) and the key on __keyevent@0__:<event>
+// __keyspace@<db>__:<key> (flag K) and the key on __keyevent@<db>__:<event>
 // (flag E), for the classes of events enabled. Events are published with
 // the keyspace lock held, while the command runs, through the Publisher
 // (as PUBLISH from a script is). With no class enabled (the default) a
@@ -128,9 +128,9 @@ func (e *Engine) publishEvent(flags uint32, event, key string) {
 		return
 	}
 	if flags&NotifyKeyspace != 0 {
-		p.Publish(e.runner, []byte("__keyspace@0__:"+key), []byte(event), false)
+		p.Publish(e.runner, []byte(e.keyspacePrefix()+key), []byte(event), false)
 	}
 	if flags&NotifyKeyevent != 0 {
-		p.Publish(e.runner, []byte("__keyevent@0__:"+event), []byte(key), false)
+		p.Publish(e.runner, []byte(e.keyeventPrefix()+event), []byte(key), false)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/tumblerdb/tumbler/expiry"
 	"math"
 	"runtime/metrics"
 	"sort"
@@ -709,7 +710,8 @@ func (e *Engine) KeyCountNoWait() (keys, expires int, ok bool) {
 		return 0, 0, false
 	}
 	defer e.mu.Unlock()
-	return e.keys.len(), e.idx.Len(), true
+	keys, expires = e.keyCount()
+	return keys, expires, true
 }
 
 // infoMemory writes INFO's memory section: Redis 7.0's fields, from the
@@ -811,19 +813,27 @@ const staleGroups = 10000
 // estimates it from its expiry cycle's samples; tumbler's index counts
 // them). Call it under the keyspace lock.
 func (e *Engine) expiredStalePerc() float64 {
-	n := e.idx.Len()
+	n, due, now := 0, 0, e.clock.Mono()
+	for i := range e.dbs {
+		idx := e.dbs[i].idx
+		if e.dbs[i].expires() == 0 {
+			continue
+		}
+		n += idx.Len()
+		d, _ := idx.CountDue(now, staleGroups)
+		due += d
+	}
 	if n == 0 {
 		return 0
 	}
-	due, _ := e.idx.CountDue(e.clock.Mono(), staleGroups)
 	return float64(due) * 100 / float64(n)
 }
 
 // avgTTL is INFO keyspace's avg_ttl: the mean time left, in ms, of the
 // keys with a deadline (Redis estimates it from samples; tumbler's index
 // keeps the sum of its deadlines). Call it under the keyspace lock.
-func (e *Engine) avgTTL() int64 {
-	mean, ok := e.idx.MeanDeadline()
+func (e *Engine) avgTTL(idx *expiry.Index[entry]) int64 {
+	mean, ok := idx.MeanDeadline()
 	if !ok {
 		return 0
 	}

@@ -34,7 +34,12 @@ func (e *Engine) Current() *Client { return e.current }
 // runner stays the client whose goroutine runs the command while a
 // blocked client's command is served inside it (rerun sets current).
 func (e *Engine) beginCommand(c *Ctx) { e.current, e.runner = c.Client, c.Client }
-func (e *Engine) endCommand()         { e.current, e.runner = nil, nil }
+func (e *Engine) endCommand() {
+	e.current, e.runner = nil, nil
+	if e.db != 0 {
+		e.use(0) // between commands the current database is 0 (databases.go)
+	}
+}
 
 // beginFlush and endFlush bracket the removal of every key.
 func (e *Engine) beginFlush() {

@@ -21,7 +21,7 @@ import (
 // values live in Config.params.
 //
 // A few parameters describe what tumbler does and so keep tumbler's
-// value (save, appendonly, databases, dir, latency-monitor-threshold:
+// value (save, appendonly, dir, latency-monitor-threshold:
 // fixedParams): a value given in the config
 // file is checked and ignored with a warning, CONFIG SET refuses any
 // other value, CONFIG REWRITE leaves their lines alone.
@@ -558,6 +558,7 @@ var paramTable = []paramDef{
 	{"maxmemory-eviction-tenacity", "", 0, "10", ints(0, 100)},
 	{"replica-announce-port", "slave-announce-port", 0, "0", ints(0, 65535)},
 	{"tcp-backlog", "", pImmutable, "511", ints(0, intMax)},
+	{"databases", "", pImmutable, "16", ints(1, intMax)}, // engine.Config.Databases
 	{"cluster-port", "", pImmutable, "0", ints(0, 65535)},
 	{"cluster-announce-bus-port", "", 0, "0", ints(0, 65535)},
 	{"cluster-announce-port", "", 0, "0", ints(0, 65535)},
@@ -612,8 +613,8 @@ var paramTable = []paramDef{
 }
 
 // actedParams are the parameters of paramTable that tumbler acts on
-// (applyLive), not only reports.
-var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true}
+// (applyLive; databases when the server starts), not only reports.
+var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "databases": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
 // replication, no unix socket): CONFIG GET shows their
@@ -667,8 +668,6 @@ var fixedParams = []fixedParam{
 		func() string { return "" }, "tumbler keeps no data on disk"},
 	{paramDef{"appendonly", "", 0, "no", yesno(nil)},
 		func() string { return "no" }, "tumbler keeps no data on disk"},
-	{paramDef{"databases", "", pImmutable, "1", ints(1, intMax)},
-		func() string { return "1" }, "tumbler has one database"},
 	{paramDef{"dir", "", pProtected, "", paramKind{parse: func(w []string) (string, string) {
 		if abs, err := filepath.Abs(w[0]); err == nil {
 			return abs, ""

@@ -66,7 +66,7 @@ func TestParams_ParseAsRedis(t *testing.T) {
 		{"tcp-keepalive", []string{"60"}, "60"},
 		{"io-threads", []string{"129"}, "argument must be between 1 and 128 inclusive"},
 		{"databases", []string{"0"}, "argument must be between 1 and 2147483647 inclusive"},
-		{"databases", []string{"16"}, "1"}, // tumbler has one
+		{"databases", []string{"4"}, "4"},
 		{"rdb-key-save-delay", []string{"-2147483648"}, "-2147483648"},
 		{"socket-mark-id", []string{"4294967296"}, "argument must be between 0 and 4294967295 inclusive"},
 		{"socket-mark-id", []string{"-1"}, "argument must be between 0 and 4294967295 inclusive"},
@@ -194,11 +194,10 @@ func readRedisConfig(t *testing.T) (values map[string]string, hidden map[string]
 // tumblerDefaults are the parameters whose default in tumbler is not
 // Redis's, and why.
 var tumblerDefaults = map[string]string{
-	"port":      "the test server's port",
-	"bind":      "tumbler listens on 127.0.0.1 by default, Redis on * -::* (protected mode)",
-	"dir":       "the working directory, in either",
-	"save":      "tumbler keeps no data on disk",
-	"databases": "tumbler has one database",
+	"port": "the test server's port",
+	"bind": "tumbler listens on 127.0.0.1 by default, Redis on * -::* (protected mode)",
+	"dir":  "the working directory, in either",
+	"save": "tumbler keeps no data on disk",
 }
 
 // Every Redis 7.0 parameter is a CONFIG parameter with Redis's default
@@ -236,7 +235,7 @@ func TestParams_RedisDefaults(t *testing.T) {
 	if strings.Join(own, " ") != "event-loop lua-memory-limit metrics-addr restart-delay" {
 		t.Errorf("tumbler's own parameters: %q", own)
 	}
-	if all["dir"] != cwd() || all["save"] != "" || all["databases"] != "1" || all["latency-tracking"] != "yes" {
+	if all["dir"] != cwd() || all["save"] != "" || all["databases"] != "16" || all["latency-tracking"] != "yes" {
 		t.Errorf("dir %q save %q databases %q latency-tracking %q", all["dir"], all["save"], all["databases"], all["latency-tracking"])
 	}
 }

@@ -326,7 +326,7 @@ func TestConfig_SlowlogSettings(t *testing.T) {
 
 // Parameters tumbler does not act on are accepted; a value other than
 // the default is a warning, and so is a value other than tumbler's for
-// those that say what tumbler does (save, dir, databases).
+// those that say what tumbler does (save, dir).
 func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
 	path := writeConf(t, "p.conf", "save 3600 1 300 100\nappendonly no\nappendfsync everysec\ndbfilename dump.rdb\ndir /var/lib/redis\ndaemonize yes\ndatabases 16\nappendfsync always\nsave \"\"\nlist-max-ziplist-entries 5\n")
 	var cfg Config
@@ -338,7 +338,6 @@ func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
 		path + ":1: tumbler keeps no data on disk: 'save 3600 1 300 100' is ignored",
 		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' is ignored",
 		path + ":6: tumbler does not daemonize: it runs in the foreground (use a supervisor)",
-		path + ":7: tumbler has one database: 'databases 16' is ignored",
 		path + ":8: 'appendfsync' is accepted but has no effect in tumbler (CONFIG GET reports it)",
 		path + ":10: 'list-max-ziplist-entries' is not supported by tumbler and is ignored",
 	}

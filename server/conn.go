@@ -128,7 +128,7 @@ func (s *Server) beginBatch(c *client, cmds []redcon.Command) {
 	if len(cmds) > 1 {
 		var leaving uint32
 		c.prefetch, leaving = prefetchKeys(c.prefetch[:0], cmds)
-		s.eng.Prefetch(c.prefetch, leaving)
+		s.eng.Prefetch(c.DB(), c.prefetch, leaving)
 		clear(c.prefetch) // do not keep the read buffer's slices
 	}
 }

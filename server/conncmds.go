@@ -156,6 +156,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.ACL = s.eng.ACL().Default()
 	me.NeedsAuth = s.authRequired() // (auth.go)
 	me.mu.Unlock()
+	c.Client.ResetDB()  // selectDb(c, 0)
 	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)
 	s.resetPubSub(me)   // leave subscribed mode, stop tracking (pubsub.go)
 	c.W.WriteStatus("RESET")
@@ -232,7 +233,7 @@ func (s *Server) clientLine(me *client) string {
 		" fd=" + strconv.Itoa(me.fd) + " name=" + me.Name +
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
-		" db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
+		" db=" + strconv.Itoa(me.DB()) + " sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
 		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" + omem + " tot-mem=" + omem + " events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
 		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer

@@ -531,6 +531,9 @@ func (s *Server) Commands() []CommandRecord { return s.fx.log.snapshot() }
 func (s *Server) ResetCommands() { s.fx.log.reset() }
 
 // ---- inspection ----
+//
+// Get, TTL, Keys and Set work in database 0, where clients are unless
+// they SELECT another.
 
 // Get returns the value of a string key, as GET would; ok is false when
 // the key does not exist (or has expired, or holds another type).

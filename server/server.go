@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +238,8 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), expiryKick: make(chan struct{}, 1)}
-	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit})
+	dbs, _ := strconv.Atoi(cfg.param("databases", "16")) // checked by the config parser
+	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit, Databases: dbs})
 	s.vm = luavm.Install(s.eng)
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()

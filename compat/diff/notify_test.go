@@ -72,6 +72,12 @@ var notifyCases = [][]string{
 	{"RPUSH l 2 1 3", "MSET w_1 3 w_2 2", "HSET h_3 f x", "SORT l", "SORT_RO l BY w_* GET # GET h_*->f", "SORT nosuch",
 		"SORT l STORE d", "SORT l BY nosort STORE d", "SET t v", "EXPIRE t 100", "SORT l STORE t", "TTL t",
 		"SORT nosuch STORE d", "SORT nosuch STORE d", "SORT l LIMIT 5 1 STORE t", "SET s x", "SORT s STORE d"},
+	// databases: events name the key's database; MOVE, COPY ... DB, SWAPDB,
+	// FLUSHDB, a script's SELECT, expiry in another database
+	{"SELECT 3", "SET lock tok NX PX 30000", "DEL lock", "RPUSH l a", "MOVE l 5", "SELECT 5", "RPUSH l b", "MOVE l 3", "SET k v EX 100", "COPY k k DB 9", "COPY k k2",
+		"COPY k k DB 9 REPLACE", "SWAPDB 5 9", "DEL k", "SELECT 9", "DEL k", "FLUSHDB", "SELECT 0", "SET z 1",
+		"EVAL \"redis.call('select', 7); redis.call('set', 'a', 1); redis.call('select', 2); return redis.call('del', 'a')\" 0", "DEL z", "SELECT 4", "SET e v PX 1", "BLPOP nosuch 0.02", "GET e",
+		"MULTI", "SET m 1", "SELECT 6", "SET m 6", "EXEC", "SET m again", "SELECT 1", "SET x 1", "FLUSHALL"},
 	// scripts, MULTI, the lock workloads
 	{"SET lock tok NX PX 30000", "EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end\" 1 lock tok 60000",
 		"EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end\" 1 lock tok", "MULTI", "SET a 1", "INCR a", "EXEC"},
