@@ -71,6 +71,11 @@ func (e *Engine) setKeys(t *keyTable) {
 	e.dbs[e.db].keys = t
 }
 
+// CurrentDB is the database the running command works in (a script's
+// SELECT included). It requires the keyspace lock: for hooks that run
+// inside a command.
+func (e *Engine) CurrentDB() int { return e.db }
+
 // Databases returns how many databases there are (CONFIG GET databases).
 func (e *Engine) Databases() int { return len(e.dbs) }
 

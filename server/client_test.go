@@ -300,3 +300,39 @@ func TestClientList_FdIsTheSocket(t *testing.T) {
 		t.Fatalf("two connections share fd %v", fds)
 	}
 }
+
+// CLIENT INFO and CLIENT LIST show the client's database; RESET selects 0.
+func TestClient_ShowsDatabase(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	admin := dial(t, srv.Addr())
+	c.do("CLIENT", "SETNAME", "dbshow")
+	if got := c.do("SELECT", "13"); got != "+OK\r\n" {
+		t.Fatalf("SELECT 13 = %q", got)
+	}
+	if got := c.do("CLIENT", "INFO"); !strings.Contains(got, " db=13 ") {
+		t.Fatalf("CLIENT INFO: %q", got)
+	}
+	found := false
+	for _, line := range strings.Split(admin.do("CLIENT", "LIST"), "\n") {
+		if strings.Contains(line, " name=dbshow ") {
+			found = true
+			if !strings.Contains(line, " db=13 ") {
+				t.Fatalf("CLIENT LIST: %q", line)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("CLIENT LIST lacks the client")
+	}
+	c.do("SET", "k", "13")
+	if got := c.do("RESET"); got != "+RESET\r\n" {
+		t.Fatal(got)
+	}
+	if got := c.do("CLIENT", "INFO"); !strings.Contains(got, " db=0 ") {
+		t.Fatalf("CLIENT INFO after RESET: %q", got)
+	}
+	if got := c.do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("GET after RESET found database 13's key: %q", got)
+	}
+}

@@ -199,7 +199,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 	c.fx.feed = false
 	if valid && s.monitoring() && !skipMonitor(cmd) {
 		if feedsBefore(cmd) {
-			s.feedMonitors(c, args)
+			s.feedMonitors(c, c.DB(), args)
 		} else {
 			c.fx.feed = true
 		}
@@ -224,7 +224,7 @@ func (s *Server) sendBeforeWait(c *client) bool {
 // fixtureAfter runs after a command that fixtureBefore let through.
 func (s *Server) fixtureAfter(c *client) {
 	if c.fx.feed && s.monitoring() {
-		s.feedMonitors(c, c.ctx.Args)
+		s.feedMonitors(c, c.DB(), c.ctx.Args) // the database after the command (a SELECT's new one), as Redis's call()
 	}
 }
 
@@ -343,13 +343,16 @@ func (s *Server) wrapCommands() {
 		write := cmd.Flags&engine.FlagWrite != 0 && !strings.HasPrefix(cmd.Name, "function|")
 		name, feed := cmd.Name, !skipMonitor(cmd)
 		cmd.Fn = func(c *engine.Ctx) {
-			if c.Script != nil && feed && s.monitoring() {
-				s.feedMonitors(nil, c.Args)
+			// A script's command is shown once it has run, in the
+			// database it ran in (after a SELECT, the new one), as
+			// Redis's call() feeds it.
+			mon := c.Script != nil && feed && s.monitoring()
+			if !(write && s.refuseWrite(c, name)) {
+				fn(c)
 			}
-			if write && s.refuseWrite(c, name) {
-				return
+			if mon {
+				s.feedMonitors(nil, s.eng.CurrentDB(), c.Args)
 			}
-			fn(c)
 		}
 	}
 	for _, cmd := range s.eng.Commands() {

@@ -63,10 +63,10 @@ func (s *Server) monitoring() bool {
 }
 
 // feedMonitors sends one command to every MONITOR client, in Redis's
-// format: +<unix time with µs> [0 <client address>|lua] "arg" "arg"...
+// format: +<unix time with µs> [<db> <client address>|lua] "arg" "arg"...
 // from is nil for a command run by a script. It may be called under the
 // keyspace lock.
-func (s *Server) feedMonitors(from *client, args [][]byte) {
+func (s *Server) feedMonitors(from *client, db int, args [][]byte) {
 	p := s.fx.monitors.Load()
 	if p == nil || len(*p) == 0 {
 		return
@@ -78,7 +78,9 @@ func (s *Server) feedMonitors(from *client, args [][]byte) {
 	us := strconv.Itoa(wall.Nanosecond() / 1000)
 	b = append(b, "000000"[len(us):]...)
 	b = append(b, us...)
-	b = append(b, " [0 "...)
+	b = append(b, " ["...)
+	b = strconv.AppendInt(b, int64(db), 10)
+	b = append(b, ' ')
 	if from == nil {
 		b = append(b, "lua"...)
 	} else {

@@ -294,3 +294,34 @@ func TestMonitor_SkipsACLRefusals(t *testing.T) {
 		}
 	}
 }
+
+// MONITOR shows each command with its database: the client's after the
+// command ran (a SELECT shows its new one), and for a script's commands
+// the script's own, as Redis's call() feeds them.
+func TestMonitor_ShowsDatabase(t *testing.T) {
+	srv := monitorServer(t)
+	m := dial(t, srv.Addr())
+	if got := m.do("MONITOR"); got != "+OK\r\n" {
+		t.Fatalf("MONITOR = %q", got)
+	}
+	c := dial(t, srv.Addr())
+	addr := c.conn.LocalAddr().String()
+	c.do("SELECT", "5")
+	c.do("SET", "a", "1")
+	c.do("EVAL", "redis.call('select', 2) return redis.call('set', 'b', '1')", "0")
+	c.do("GET", "a")
+	ts := "+1339518083.107412 "
+	want := []string{
+		ts + "[5 " + addr + `] "SELECT" "5"`,
+		ts + "[5 " + addr + `] "SET" "a" "1"`,
+		ts + "[5 " + addr + `] "EVAL" "redis.call('select', 2) return redis.call('set', 'b', '1')" "0"`,
+		ts + `[2 lua] "select" "2"`,
+		ts + `[2 lua] "set" "b" "1"`,
+		ts + "[5 " + addr + `] "GET" "a"`,
+	}
+	for i, w := range want {
+		if got := m.read(); got != w+"\r\n" {
+			t.Fatalf("line %d = %q\nwant %q", i, got, w+"\r\n")
+		}
+	}
+}
