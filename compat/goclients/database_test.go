@@ -1049,3 +1049,87 @@ func TestDatabase_PythonRedisLockSignal(t *testing.T) {
 		wantKeys(ctx, t, c5, signal)
 	})
 }
+
+// TestDatabase_Reconnect: a client whose connection the server closes
+// (CLIENT KILL) dials again and selects its database again: go-redis's
+// pool, and rueidis's pipe.
+func TestDatabase_Reconnect(t *testing.T) {
+	forDBServers(t, 1, false, func(t *testing.T, s dbServers) {
+		ctx := testCtx(t, 20*time.Second)
+		addr := s.addrs[0]
+		c0, c3, c5 := dbClient(t, addr, 0, 0), dbClient(t, addr, 3, 0), dbClient(t, addr, 5, 0)
+		kill := func(id int64) {
+			t.Helper()
+			if n, err := c0.ClientKillByFilter(ctx, "ID", strconv.FormatInt(id, 10)).Result(); err != nil || n != 1 {
+				t.Fatalf("CLIENT KILL ID %d = %d, %v", id, n, err)
+			}
+		}
+
+		t.Run("go-redis", func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Addr: addr, DB: 3, PoolSize: 1})
+			t.Cleanup(func() { _ = c.Close() })
+			before, err := c.ClientInfo(ctx).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kill(before.ID)
+			// The pool finds its connection closed and dials a new one.
+			var after *redis.ClientInfo
+			for try := 0; ; try++ {
+				after, err = c.ClientInfo(ctx).Result()
+				if err == nil {
+					break
+				}
+				if try == 2 {
+					t.Fatalf("CLIENT INFO after the kill: %v", err)
+				}
+			}
+			if after.ID == before.ID || after.DB != 3 {
+				t.Fatalf("after the kill: id %d db %d; want a new connection on db 3 (was id %d)", after.ID, after.DB, before.ID)
+			}
+			l, err := redislock.Obtain(ctx, c, "re", 10*time.Second, nil)
+			if err != nil {
+				t.Fatalf("Obtain after the reconnect: %v", err)
+			}
+			wantKeys(ctx, t, c3, "re")
+			wantKeys(ctx, t, c0)
+			if err := l.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+
+		t.Run("rueidis", func(t *testing.T) {
+			r, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, SelectDB: 5, DisableCache: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(r.Close)
+			id, err := r.Do(ctx, r.B().ClientId().Build()).AsInt64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kill(id)
+			// rueidis reports the broken pipe once, then dials again.
+			var now int64
+			for try := 0; ; try++ {
+				now, err = r.Do(ctx, r.B().ClientId().Build()).AsInt64()
+				if err == nil {
+					break
+				}
+				if try == 2 {
+					t.Fatalf("CLIENT ID after the kill: %v", err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if now == id {
+				t.Fatalf("CLIENT ID %d: still the killed connection", now)
+			}
+			err = r.Do(ctx, r.B().Set().Key("re").Value("B").Nx().PxMilliseconds(10000).Build()).Error()
+			if err != nil {
+				t.Fatalf("SET NX after the reconnect: %v", err)
+			}
+			wantKeys(ctx, t, c5, "re")
+			wantKeys(ctx, t, c0)
+		})
+	})
+}
