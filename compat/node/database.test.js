@@ -181,13 +181,29 @@ const nr6Scripts = {
   }),
 };
 
+// nrConnect connects a node-redis client. A client that cannot connect
+// (its SELECT refused) is closed, so that it stops reconnecting and the
+// test file can end.
 async function nrConnect(make, opts, what) {
   const errors = [];
   const c = make({ scripts: what === 'node-redis 6' ? nr6Scripts : nrScripts, ...opts });
   c.on('error', (err) => errors.push(err));
-  await withDeadline(c.connect(), 10_000, `${what} connect`);
+  try {
+    await withDeadline(c.connect(), 5000, `${what} connect`); // node-redis retries a refused SELECT for ever
+  } catch (err) {
+    await nrClose(c);
+    throw new Error(`${err.message}; client errors: ${errors.map(String).join('; ')}`);
+  }
   c.connectErrors = errors;
   return c;
+}
+
+// nrClose quits a ready client and drops any other one (a client that
+// lost its connection and cannot select its database again).
+async function nrClose(c) {
+  if (!c) return;
+  if (c.isReady) await c.quit();
+  else if (c.isOpen) await c.disconnect().catch(() => {});
 }
 
 // The lock cycle both node-redis versions run on database db through c,
@@ -271,12 +287,13 @@ describe('node-redis 4 with a database', () => {
     const a = addr();
     r0 = await nrConnect(createClient, { socket: { host: a.host, port: a.port } }, 'node-redis 4');
   });
-  after(async () => { await r0.quit(); });
+  after(async () => { await nrClose(r0); });
 
   it('url redis://host:port/3: SELECT 3 on connect', { timeout: TEST_TIMEOUT }, async () => {
     const rec = await startRecorder(addr());
-    const c = await nrConnect(createClient, { url: `redis://${rec.host}:${rec.port}/3` }, 'node-redis 4');
+    let c;
     try {
+      c = await nrConnect(createClient, { url: `redis://${rec.host}:${rec.port}/3` }, 'node-redis 4');
       assert.deepEqual(c.connectErrors, []);
       assert.equal(await c.ping(), 'PONG');
       const t = rec.transcript();
@@ -284,7 +301,7 @@ describe('node-redis 4 with a database', () => {
       assert.deepEqual(sel.map((e) => [e.cmd, e.reply]), [[['SELECT', '3'], { ok: 'OK' }]], fmt(t));
       assert.ok(t.indexOf(sel[0]) < t.findIndex((e) => e.cmd[0] === 'PING'), fmt(t));
     } finally {
-      await c.quit();
+      await nrClose(c);
       await rec.close();
     }
   });
@@ -295,7 +312,7 @@ describe('node-redis 4 with a database', () => {
     try {
       await nodeRedisLockCycle(c, r0, 3, uniq('nrdb'));
     } finally {
-      await c.quit();
+      await nrClose(c);
     }
   });
 
@@ -319,8 +336,8 @@ describe('node-redis 4 with a database', () => {
       assert.equal(await c3.lockRelease(k, 'three'), 1);
       await assertOnlyIn(a, `${prefix}:*`, {});
     } finally {
-      await c3.quit();
-      await c5.quit();
+      await nrClose(c3);
+      await nrClose(c5);
     }
   });
 
@@ -330,7 +347,7 @@ describe('node-redis 4 with a database', () => {
     try {
       await reconnectKeepsDb(c, r0, 3, uniq('nrdb:re'));
     } finally {
-      await c.quit();
+      await nrClose(c);
     }
   });
 
@@ -350,12 +367,13 @@ describe('node-redis 6 with a database', () => {
     const a = addr();
     r0 = await nrConnect(createClient6, { socket: { host: a.host, port: a.port } }, 'node-redis 6');
   });
-  after(async () => { await r0.quit(); });
+  after(async () => { await nrClose(r0); });
 
   it('url redis://host:port/3: HELLO 3, then SELECT 3', { timeout: TEST_TIMEOUT }, async () => {
     const rec = await startRecorder(addr());
-    const c = await nrConnect(createClient6, { url: `redis://${rec.host}:${rec.port}/3` }, 'node-redis 6');
+    let c;
     try {
+      c = await nrConnect(createClient6, { url: `redis://${rec.host}:${rec.port}/3` }, 'node-redis 6');
       assert.equal(await c.ping(), 'PONG');
       const t = rec.transcript();
       const names = t.map((e) => e.cmd[0].toUpperCase());
@@ -363,7 +381,7 @@ describe('node-redis 6 with a database', () => {
       const sel = t.filter((e) => e.cmd[0].toUpperCase() === 'SELECT');
       assert.deepEqual(sel.map((e) => [e.cmd, e.reply]), [[['SELECT', '3'], { ok: 'OK' }]], fmt(t));
     } finally {
-      await c.quit();
+      await nrClose(c);
       await rec.close();
     }
   });
@@ -374,7 +392,7 @@ describe('node-redis 6 with a database', () => {
     try {
       await nodeRedisLockCycle(c, r0, 3, uniq('nr6db'));
     } finally {
-      await c.quit();
+      await nrClose(c);
     }
   });
 
@@ -384,7 +402,7 @@ describe('node-redis 6 with a database', () => {
     try {
       await reconnectKeepsDb(c, r0, 4, uniq('nr6db:re'));
     } finally {
-      await c.quit();
+      await nrClose(c);
     }
   });
 });
@@ -397,6 +415,14 @@ async function ready(client) {
     client.once('ready', resolve);
     client.once('error', reject);
   }), 10_000, 'ioredis ready');
+}
+
+// ioClose quits a ready client and drops any other one: an ioredis client
+// whose SELECT is refused never becomes ready and reconnects for ever.
+async function ioClose(c) {
+  if (!c) return;
+  if (c.status === 'ready') await c.quit();
+  else c.disconnect();
 }
 
 function ioConnect(Ctor, opts) {
@@ -414,7 +440,7 @@ for (const [name, Ctor] of [['ioredis 5', Redis], ['ioredis 6', Redis6]]) {
       r0 = ioConnect(Ctor, { host: a.host, port: a.port });
       await ready(r0);
     });
-    after(async () => { await r0.quit(); });
+    after(async () => { await ioClose(r0); });
 
     it('SELECT 2 before the INFO ready check', { timeout: TEST_TIMEOUT }, async () => {
       const rec = await startRecorder(addr());
@@ -476,7 +502,7 @@ for (const [name, Ctor] of [['ioredis 5', Redis], ['ioredis 6', Redis6]]) {
           assert.equal(await r0.lockRelease(k, 'Z'), 1);
           await assertOnlyIn(a, `${prefix}:*`, {});
         } finally {
-          await c.quit();
+          await ioClose(c);
         }
       });
     }
@@ -500,7 +526,7 @@ for (const [name, Ctor] of [['ioredis 5', Redis], ['ioredis 6', Redis6]]) {
         await assertOnlyIn(a, `${prefix}:*`, { 2: [k] });
         assert.equal(await c.lockRelease(k, 'A'), 1);
       } finally {
-        await c.quit();
+        await ioClose(c);
       }
     });
   });
@@ -526,7 +552,7 @@ describe('redlock on ioredis db: 2', () => {
     redlock = new Redlock([c2]);
     redlock0 = new Redlock([r0]);
   });
-  after(async () => { await Promise.all([c2.quit(), r0.quit()]); });
+  after(async () => { await Promise.all([ioClose(c2), ioClose(r0)]); });
 
   it('acquire, extend, release in db 2 only', { timeout: TEST_TIMEOUT }, async () => {
     const a = addr();
@@ -591,7 +617,7 @@ describe('redlock on three instances, dbs 1, 2 and 3', () => {
     await Promise.all(clients.map(ready));
     redlock = new Redlock(clients);
   });
-  after(async () => { await Promise.all(clients.map((c) => c.quit())); });
+  after(async () => { await Promise.all(clients.map(ioClose)); });
 
   // Each instance must hold want[i] ({db: [keys]}) and nothing else.
   const onlyIn = async (pattern, want) => {
