@@ -1133,3 +1133,114 @@ func TestDatabase_Reconnect(t *testing.T) {
 		})
 	})
 }
+
+// TestDatabase_OneConnectionManyDatabases: StackExchange.Redis multiplexes
+// every database (GetDatabase(n)) over one connection, sending SELECT n
+// whenever the next command is for another database, pipelined with the
+// commands around it; its LockRelease is WATCH, GET, MULTI, UNLINK, EXEC.
+// Here one go-redis connection does the same: locks in db 3 and db 5
+// taken and released in one pipeline, and a db 3 release whose WATCH
+// spans a write to the same name in db 5.
+func TestDatabase_OneConnectionManyDatabases(t *testing.T) {
+	forDBServers(t, 1, false, func(t *testing.T, s dbServers) {
+		ctx := testCtx(t, 20*time.Second)
+		addr := s.addrs[0]
+		c0, c3, c5 := dbClient(t, addr, 0, 0), dbClient(t, addr, 3, 0), dbClient(t, addr, 5, 0)
+		rdb := dbClient(t, addr, 0, 0)
+		conn := rdb.Conn()
+		t.Cleanup(func() { _ = conn.Close() })
+
+		cmds, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Select(ctx, 3)
+			p.SetNX(ctx, "lock", "three", 10*time.Second)
+			p.Select(ctx, 5)
+			p.SetNX(ctx, "lock", "five", 10*time.Second)
+			p.SetNX(ctx, "lock", "again", 10*time.Second)
+			p.Get(ctx, "lock")
+			p.Select(ctx, 3)
+			p.Get(ctx, "lock")
+			p.Select(ctx, 0)
+			p.Exists(ctx, "lock")
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("pipeline: %v", err)
+		}
+		var got []string
+		for _, c := range cmds {
+			got = append(got, strings.TrimPrefix(c.String(), c.Name()+" "))
+		}
+		want := []string{
+			"3: OK", "lock three ex 10 nx: true",
+			"5: OK", "lock five ex 10 nx: true", "lock again ex 10 nx: false", "lock: five",
+			"3: OK", "lock: three",
+			"0: OK", "lock: 0",
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("pipelined replies:\n%q\nwant\n%q", got, want)
+		}
+		wantKeys(ctx, t, c3, "lock")
+		wantKeys(ctx, t, c5, "lock")
+		wantKeys(ctx, t, c0)
+
+		// Release db 3's lock the StackExchange.Redis way, with a write
+		// to db 5's key of the same name, on the same connection, between
+		// the WATCH and the EXEC: not the watched key, the EXEC runs.
+		cmds, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Select(ctx, 3)
+			p.Do(ctx, "WATCH", "lock")
+			p.Get(ctx, "lock")
+			p.Select(ctx, 5)
+			p.PExpire(ctx, "lock", 20*time.Second)
+			p.Select(ctx, 3)
+			p.Do(ctx, "MULTI")
+			p.Do(ctx, "UNLINK", "lock")
+			p.Do(ctx, "EXEC")
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("release pipeline: %v", err)
+		}
+		got = got[:0]
+		for _, c := range cmds {
+			got = append(got, strings.TrimPrefix(c.String(), c.Name()+" "))
+		}
+		want = []string{
+			"3: OK", "WATCH lock: OK", "lock: three",
+			"5: OK", "lock 20000: true",
+			"3: OK", "MULTI: OK", "UNLINK lock: QUEUED", "EXEC: [1]",
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("release replies:\n%q\nwant\n%q", got, want)
+		}
+		wantKeys(ctx, t, c3)
+		wantValue(ctx, t, c5, "lock", "five")
+		wantPTTL(ctx, t, c5, "lock", 19*time.Second, 20*time.Second)
+
+		// The same with db 3's key touched by another client: aborted.
+		if err := c3.Set(ctx, "lock", "three", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, _ = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Select(ctx, 3)
+			p.Do(ctx, "WATCH", "lock")
+			return nil
+		})
+		if err := cmds[1].Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c3.Set(ctx, "lock", "stolen", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, _ = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Do(ctx, "MULTI")
+			p.Do(ctx, "UNLINK", "lock")
+			p.Do(ctx, "EXEC")
+			return nil
+		})
+		if err := cmds[2].Err(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("EXEC after the watched key changed: %v; want a nil reply", err)
+		}
+		wantValue(ctx, t, c3, "lock", "stolen")
+	})
+}
