@@ -43,7 +43,7 @@ for unit in "$@"; do
 	pid=$!
 	for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 	(cd "$work" && timeout 600 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" \
-		--singledb --durable --single "$unit" --baseport "$baseport" --portcount 1000 \
+		--durable --single "$unit" --baseport "$baseport" --portcount 1000 \
 		--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:pfdebug \
 		--tags -needs:config-maxmemory --tags -needs:local-process) >"$log" 2>&1
 	kill "$pid" 2>/dev/null
