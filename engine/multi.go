@@ -163,11 +163,7 @@ func (e *Engine) reject(c *Ctx, cmd *Command, msg string) {
 // (existence, arity, auth and busy already were), stored and answered
 // +QUEUED. It reports whether it handled the command.
 func (e *Engine) queue(c *Ctx, cmd *Command) bool {
-	if !c.inMulti() {
-		return false
-	}
-	switch cmd.Name {
-	case "exec", "discard", "multi", "watch", "quit", "reset":
+	if !c.WouldQueue(cmd) {
 		return false
 	}
 	tx := c.Client.tx
@@ -186,6 +182,25 @@ func (e *Engine) queue(c *Ctx, cmd *Command) bool {
 	}
 	c.W.WriteStatus("QUEUED")
 	return true
+}
+
+// WouldQueue reports whether cmd, sent now on c's connection, is queued by
+// its open MULTI rather than run (MONITOR shows it only when EXEC runs it).
+func (c *Ctx) WouldQueue(cmd *Command) bool {
+	if !c.inMulti() {
+		return false
+	}
+	switch cmd.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return false
+	}
+	return true
+}
+
+// InExec reports whether c is a command EXEC runs from its queue (not a
+// script's command).
+func (c *Ctx) InExec() bool {
+	return c.Script == nil && c.Client != nil && c.Client.tx != nil && c.Client.tx.execing
 }
 
 // copyArgs copies args into one allocation.

@@ -197,7 +197,8 @@ func (s *Server) fixtureBefore(c *client) bool {
 	// Redis shows scripts to MONITOR before they run (so that their
 	// commands follow them), everything else once it has run.
 	c.fx.feed = false
-	if valid && s.monitoring() && !skipMonitor(cmd) {
+	// A command queued by MULTI is shown when EXEC runs it (wrapCommands).
+	if valid && s.monitoring() && !skipMonitor(cmd) && !c.ctx.WouldQueue(cmd) {
 		if feedsBefore(cmd) {
 			s.feedMonitors(c, c.DB(), args)
 		} else {
@@ -341,17 +342,28 @@ func (s *Server) wrapCommands() {
 		// FUNCTION LOAD and the like write functions, not keys: the
 		// restart delay lets them through.
 		write := cmd.Flags&engine.FlagWrite != 0 && !strings.HasPrefix(cmd.Name, "function|")
-		name, feed := cmd.Name, !skipMonitor(cmd)
+		name, feed, before := cmd.Name, !skipMonitor(cmd), feedsBefore(cmd)
 		cmd.Fn = func(c *engine.Ctx) {
-			// A script's command is shown once it has run, in the
-			// database it ran in (after a SELECT, the new one), as
-			// Redis's call() feeds it.
-			mon := c.Script != nil && feed && s.monitoring()
+			// A script's command, and a command EXEC runs from its
+			// queue, is shown as Redis's call() shows it: once it has
+			// run, in the database it ran in (after a SELECT, the new
+			// one); a script EXEC runs is shown before it runs.
+			var from *client // nil: a script's command ("lua")
+			mon := feed && s.monitoring()
+			if mon && c.Script == nil {
+				if mon = c.InExec(); mon {
+					from = cl(c)
+				}
+			}
+			if mon && before && from != nil {
+				s.feedMonitors(from, s.eng.CurrentDB(), c.Args)
+				mon = false
+			}
 			if !(write && s.refuseWrite(c, name)) {
 				fn(c)
 			}
 			if mon {
-				s.feedMonitors(nil, s.eng.CurrentDB(), c.Args)
+				s.feedMonitors(from, s.eng.CurrentDB(), c.Args)
 			}
 		}
 	}

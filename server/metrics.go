@@ -22,7 +22,7 @@ var (
 	descCommandErrors = prometheus.NewDesc("tumbler_command_errors_total", "Commands that replied an error, by command and kind: failed (while running) or rejected (arity, NOAUTH, BUSY).", []string{"command", "kind"}, nil)
 	descCommandTime   = prometheus.NewDesc("tumbler_command_duration_seconds_total", "Time spent running commands, by command.", []string{"command"}, nil)
 	descErrors        = prometheus.NewDesc("tumbler_error_replies_total", "Error replies by error code (ERR, WRONGTYPE, NOAUTH, ...).", []string{"code"}, nil)
-	descKeys          = prometheus.NewDesc("tumbler_keys", "Keys in the keyspace (locks held), read under the engine lock at scrape time.", nil, nil)
+	descKeys          = prometheus.NewDesc("tumbler_keys", "Keys in all databases (locks held), read under the engine lock at scrape time.", nil, nil)
 	descKeysDeadline  = prometheus.NewDesc("tumbler_keys_with_deadline", "Keys with a TTL, read under the engine lock at scrape time.", nil, nil)
 	descExpired       = prometheus.NewDesc("tumbler_expired_keys_total", "Keys deleted because their TTL passed (lazily or by the expiry loop).", nil, nil)
 	descHits          = prometheus.NewDesc("tumbler_keyspace_hits_total", "Key reads that found the key.", nil, nil)

@@ -1,0 +1,106 @@
+package diff
+
+import (
+	"bufio"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tumblerdb/tumbler/server"
+)
+
+// monitorCommands run on one connection while another MONITORs; what the
+// monitor shows must be Redis's, line for line, once the timestamps and
+// the client's address are masked: which commands, in what order, each
+// with its database (a SELECT's new one, a script's own), transactions
+// shown as EXEC runs them (a DISCARD, an aborted or a WATCH-failed EXEC
+// shows none of the queued commands).
+var monitorCommands = [][]string{
+	{"SELECT", "5"},
+	{"SET", "a", "1"},
+	{"EVAL", "redis.call('select', 2) return redis.call('set', 'b', '1')", "0"},
+	{"GET", "a"},
+	{"MULTI"}, {"SELECT", "3"}, {"GET", "a"}, {"CONFIG", "GET", "port"},
+	{"EVAL", "return redis.call('get', 'a')", "0"}, {"EXEC"},
+	{"GET", "a"},
+	{"MULTI"}, {"SET", "x", "1"}, {"DISCARD"},
+	{"MULTI"}, {"SET", "x", "1"}, {"NOSUCH"}, {"EXEC"},
+	{"WATCH", "w"}, {"SET", "w", "1"}, {"MULTI"}, {"SET", "x", "2"}, {"EXEC"},
+	{"MULTI"}, {"SELECT", "0"}, {"EXEC"},
+	{"SET", "z", "0"},
+}
+
+func TestMonitorDiff(t *testing.T) {
+	redis := startRedis(t)
+	tumbler := server.RunT(t).Addr()
+	want := monitorRun(t, redis)
+	got := monitorRun(t, tumbler)
+	if len(want) < len(monitorCommands)/2 {
+		t.Fatalf("Redis's monitor showed only %q", want)
+	}
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g {
+			t.Errorf("monitor line %d:\n redis:   %s\n tumbler: %s", i, w, g)
+		}
+	}
+}
+
+var monitorMask = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) (lua|[0-9.:]+)\]`)
+
+// monitorRun returns the monitor's lines for monitorCommands, the
+// timestamp dropped and the client's address shown as "client".
+func monitorRun(t *testing.T, addr string) []string {
+	t.Helper()
+	m, err := dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	if r, err := m.do("MONITOR"); err != nil || string(r) != "+OK\r\n" {
+		t.Fatalf("MONITOR: %q %v", r, err)
+	}
+	c, err := dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	for _, cmd := range monitorCommands {
+		if _, err := c.do(cmd...); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	if _, err := c.do("ECHO", "end"); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	rd := bufio.NewReader(m.c)
+	m.c.SetDeadline(time.Now().Add(ioTimeout))
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the monitor after %q: %v", lines, err)
+		}
+		line = strings.TrimSuffix(line, "\r\n")
+		sub := monitorMask.FindStringSubmatch(line)
+		if sub == nil {
+			t.Fatalf("not a monitor line: %q", line)
+		}
+		who := "client"
+		if sub[2] == "lua" {
+			who = "lua"
+		}
+		line = "[" + sub[1] + " " + who + "]" + line[len(sub[0]):]
+		if strings.HasSuffix(line, `"ECHO" "end"`) {
+			return lines
+		}
+		lines = append(lines, line)
+	}
+}
