@@ -52,6 +52,11 @@ type fixture struct {
 
 	self      engine.Client // the client of the fixture's own calls (Get, Set, Restart)
 	hooksOnce sync.Once
+	// selves are the clients of the fixture's calls in other databases
+	// (DB), each SELECTed once, by database; guarded by selfMu. Like
+	// self, they have no Conn (isSelf).
+	selfMu sync.Mutex
+	selves map[int]*engine.Client
 }
 
 // connFixture is a connection's fixture state (client.fx).
@@ -377,7 +382,7 @@ func (s *Server) wrapCommands() {
 // lock held by someone else; every other write gets an error.
 func (s *Server) refuseWrite(c *engine.Ctx, name string) bool {
 	until := s.fx.refuseUntil.Load()
-	if until == 0 || c.Client == &s.fx.self {
+	if until == 0 || isSelf(c.Client) {
 		return false
 	}
 	now := c.Now
@@ -548,12 +553,71 @@ func (s *Server) ResetCommands() { s.fx.log.reset() }
 // ---- inspection ----
 //
 // Get, TTL, Keys and Set work in database 0, where clients are unless
-// they SELECT another.
+// they SELECT another; DB(n) has them for database n.
+
+// DBView is the fixture's inspection of one database (Server.DB).
+type DBView struct {
+	s  *Server
+	cl *engine.Client
+}
+
+// DB returns the inspection helpers for database n, as for a lock client
+// configured with that database index. It panics when n is out of range
+// (Config's databases, 16 by default).
+func (s *Server) DB(n int) DBView {
+	return DBView{s, s.selfIn(n)}
+}
+
+// Get, TTL, Keys and Set are Server's, in the view's database.
+func (v DBView) Get(key string) (val string, ok bool) { return v.s.get(v.cl, key) }
+func (v DBView) TTL(key string) time.Duration         { return v.s.ttl(v.cl, key) }
+func (v DBView) Keys() []string                       { return v.s.keys(v.cl) }
+func (v DBView) Set(key, val string, ttl time.Duration) {
+	v.s.set(v.cl, key, val, ttl)
+}
+
+// selfIn returns the fixture's client in database db.
+func (s *Server) selfIn(db int) *engine.Client {
+	if db == 0 {
+		return &s.fx.self
+	}
+	s.fx.selfMu.Lock()
+	cl := s.fx.selves[db]
+	s.fx.selfMu.Unlock()
+	if cl != nil {
+		return cl
+	}
+	if db < 0 || db >= s.eng.Databases() {
+		panic("tumbler: DB(" + strconv.Itoa(db) + "): the server has databases 0 to " + strconv.Itoa(s.eng.Databases()-1))
+	}
+	cl = &engine.Client{}
+	// (SELECTed without selfMu held: a call takes the keyspace lock, and
+	// refuseWrite, under that lock, never takes selfMu)
+	if w := s.callAs(cl, "select", strconv.Itoa(db)); w.kind != '+' {
+		panic("tumbler: DB(" + strconv.Itoa(db) + "): SELECT: " + w.str)
+	}
+	s.fx.selfMu.Lock()
+	defer s.fx.selfMu.Unlock()
+	if old := s.fx.selves[db]; old != nil {
+		return old // another goroutine made one first
+	}
+	if s.fx.selves == nil {
+		s.fx.selves = make(map[int]*engine.Client)
+	}
+	s.fx.selves[db] = cl
+	return cl
+}
+
+// isSelf reports whether cl is one of the fixture's own clients: every
+// connection's client has its Conn, theirs have none.
+func isSelf(cl *engine.Client) bool { return cl != nil && cl.Conn == nil }
 
 // Get returns the value of a string key, as GET would; ok is false when
 // the key does not exist (or has expired, or holds another type).
-func (s *Server) Get(key string) (val string, ok bool) {
-	w := s.call("get", key)
+func (s *Server) Get(key string) (val string, ok bool) { return s.get(&s.fx.self, key) }
+
+func (s *Server) get(cl *engine.Client, key string) (val string, ok bool) {
+	w := s.callAs(cl, "get", key)
 	if w.kind != '$' {
 		return "", false
 	}
@@ -563,8 +627,10 @@ func (s *Server) Get(key string) (val string, ok bool) {
 // TTL returns the time key has left, as PTTL does, with PTTL's sentinels
 // as durations (like go-redis): -1 (time.Duration(-1)) when the key has
 // no deadline, -2 when it does not exist.
-func (s *Server) TTL(key string) time.Duration {
-	w := s.call("pttl", key)
+func (s *Server) TTL(key string) time.Duration { return s.ttl(&s.fx.self, key) }
+
+func (s *Server) ttl(cl *engine.Client, key string) time.Duration {
+	w := s.callAs(cl, "pttl", key)
 	if w.n < 0 {
 		return time.Duration(w.n)
 	}
@@ -572,31 +638,38 @@ func (s *Server) TTL(key string) time.Duration {
 }
 
 // Keys returns every live key, sorted.
-func (s *Server) Keys() []string {
-	w := s.call("keys", "*")
+func (s *Server) Keys() []string { return s.keys(&s.fx.self) }
+
+func (s *Server) keys(cl *engine.Client) []string {
+	w := s.callAs(cl, "keys", "*")
 	slices.Sort(w.arr)
 	return w.arr
 }
 
 // Set sets a string key, with a deadline ttl from now (on the server's
 // clock) when ttl > 0. It bypasses the restart delay and is not logged.
-func (s *Server) Set(key, val string, ttl time.Duration) {
+func (s *Server) Set(key, val string, ttl time.Duration) { s.set(&s.fx.self, key, val, ttl) }
+
+func (s *Server) set(cl *engine.Client, key, val string, ttl time.Duration) {
 	if ttl > 0 {
 		ms := max(int64(ttl/time.Millisecond), 1)
-		s.call("set", key, val, "px", strconv.FormatInt(ms, 10))
+		s.callAs(cl, "set", key, val, "px", strconv.FormatInt(ms, 10))
 		return
 	}
-	s.call("set", key, val)
+	s.callAs(cl, "set", key, val)
 }
 
 // call runs one command as the fixture itself and captures its reply.
-func (s *Server) call(args ...string) *captureWriter {
+func (s *Server) call(args ...string) *captureWriter { return s.callAs(&s.fx.self, args...) }
+
+// callAs runs one command as cl, one of the fixture's own clients.
+func (s *Server) callAs(cl *engine.Client, args ...string) *captureWriter {
 	bs := make([][]byte, len(args))
 	for i, a := range args {
 		bs[i] = []byte(a)
 	}
 	w := &captureWriter{}
-	s.eng.Exec(&engine.Ctx{Eng: s.eng, Args: bs, W: w, Client: &s.fx.self})
+	s.eng.Exec(&engine.Ctx{Eng: s.eng, Args: bs, W: w, Client: cl})
 	return w
 }
 

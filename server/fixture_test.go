@@ -282,3 +282,48 @@ func TestCommands_OffByDefaultOutsideRunT(t *testing.T) {
 		t.Fatalf("Commands WithCommandLog(0) = %v", recs)
 	}
 }
+
+// DB(n) inspects and sets keys in database n, as seen by a client that
+// SELECTed it; the fixture's writes there pass the restart delay as its
+// writes in database 0 do.
+func TestInspection_DB(t *testing.T) {
+	srv := RunT(t, WithManualClock(), WithRestartDelay(30*time.Second))
+	c := dial(t, srv.Addr())
+	db3 := srv.DB(3)
+	db3.Set("lock", "tok3", 2*time.Second)
+	srv.Set("lock", "tok0", 0)
+	if got := c.do("SELECT", "3"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := c.do("GET", "lock"); got != bulk("tok3") {
+		t.Fatalf("a client on db 3 sees %q", got)
+	}
+	if v, ok := srv.Get("lock"); !ok || v != "tok0" {
+		t.Fatalf("Get (db 0) = %q, %v", v, ok)
+	}
+	if v, ok := db3.Get("lock"); !ok || v != "tok3" {
+		t.Fatalf("DB(3).Get = %q, %v", v, ok)
+	}
+	if d := db3.TTL("lock"); d != 2*time.Second {
+		t.Fatalf("DB(3).TTL = %v", d)
+	}
+	if keys := srv.DB(5).Keys(); len(keys) != 0 {
+		t.Fatalf("DB(5).Keys = %v", keys)
+	}
+	if got := c.do("SET", "other", "x"); !strings.HasPrefix(got, "-ERR restart delay") {
+		t.Fatalf("a client's write during the restart delay: %q", got)
+	}
+	srv.Advance(2001 * time.Millisecond)
+	if keys := db3.Keys(); len(keys) != 0 {
+		t.Fatalf("DB(3).Keys after the deadline = %v", keys)
+	}
+	if keys := srv.Keys(); !slices.Equal(keys, []string{"lock"}) {
+		t.Fatalf("Keys (db 0) = %v", keys)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("DB(16) did not panic")
+		}
+	}()
+	srv.DB(16)
+}
