@@ -118,6 +118,28 @@ func (e *Engine) storeEdit(old, nu *entry) {
 	}
 }
 
+// editString readies the string of key, whose entry is old (nil: a new
+// key) and value cur, for an edit that leaves it size bytes long (size >=
+// len(cur); the new bytes zero), as Redis's lookupStringForBitCommand and
+// SETRANGE do: in place when old allows it (entry.editable), else in a
+// new entry with the room Redis's sds would have (a new key's exact
+// size; a value growing, sdsgrowzero's greedy room). It returns the entry
+// and its value bytes, for the caller to write; fresh says the entry is
+// new: storeEdit puts it in old's place.
+func editString(key []byte, old *entry, cur string, size int) (ent *entry, b []byte, fresh bool) {
+	if old != nil {
+		if b := old.editable(size); b != nil {
+			return old, b, false
+		}
+	}
+	room := size
+	if old != nil && size > len(cur) {
+		room = greedyRoom(size)
+	}
+	ent, b = newEditableEntry(key, cur, size, room)
+	return ent, b, true
+}
+
 // lookupWriteString is lookupKeyWrite plus checkType: the key's entry (nil
 // when missing), or false after replying WRONGTYPE.
 func lookupWriteString(c *Ctx, key []byte) (*entry, bool) {
@@ -180,9 +202,11 @@ func cmdSetRange(c *Ctx) {
 		return
 	}
 	size := max(int64(len(cur)), offset+int64(len(val)))
-	nu, b := newRawEntry(key, cur, int(size))
+	nu, b, fresh := editString(key, old, cur, int(size))
 	copy(b[offset:], val)
-	c.Eng.storeEdit(old, nu)
+	if fresh {
+		c.Eng.storeEdit(old, nu)
+	}
 	c.Eng.modified(nu.key())
 	c.Eng.notify(NotifyString, "setrange", nu.key())
 	c.W.WriteInt(size)
@@ -249,14 +273,16 @@ func cmdSetBit(c *Ctx) {
 	prev := bitAt(cur, off)
 	changed := old == nil || size != uint64(len(cur)) || prev != on
 	if changed || !isRaw(old) {
-		nu, b := newRawEntry(key, cur, int(size))
+		nu, b, fresh := editString(key, old, cur, int(size))
 		mask := byte(1) << (7 - off&7)
 		if on == 1 {
 			b[off>>3] |= mask
 		} else {
 			b[off>>3] &^= mask
 		}
-		c.Eng.storeEdit(old, nu)
+		if fresh {
+			c.Eng.storeEdit(old, nu)
+		}
 		if changed {
 			c.Eng.modified(nu.key())
 			c.Eng.notify(NotifyString, "setbit", nu.key())
@@ -814,7 +840,7 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 	key := args[1]
 	var old, nu *entry
 	var b []byte // the value the operations read and write
-	dirty := false
+	dirty, fresh := false, false
 	if !writes {
 		ent, ok := getString(c, key)
 		if !ok {
@@ -842,7 +868,8 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 			return
 		}
 		dirty = old == nil || size != uint64(len(cur))
-		nu, b = newRawEntry(key, cur, int(size))
+		// in place, or a copy stored below only if something changed
+		nu, b, fresh = editString(key, old, cur, int(size))
 	}
 
 	changes := 0
@@ -907,7 +934,7 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 	if nu == nil {
 		return
 	}
-	if dirty || changes > 0 || !isRaw(old) {
+	if fresh && (dirty || changes > 0 || !isRaw(old)) {
 		c.Eng.storeEdit(old, nu)
 	}
 	if changes > 0 {

@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 func registerObject(e *Engine) {
 	sub := func(fn func(c *Ctx)) *Command {
 		return &Command{Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Fn: fn}
@@ -13,18 +15,52 @@ func registerObject(e *Engine) {
 }
 
 // rawString marks a string value that Redis would hold in the "raw"
-// encoding whatever its length: one written by SETRANGE or SETBIT.
+// encoding whatever its length: BITOP's result. (SETRANGE, SETBIT and
+// BITFIELD make a grownString.)
 type rawString struct{}
 
-// grownString marks a "raw" string that APPEND grows in place, as Redis's
-// sds does (sdsMakeRoomFor): its entry, owner, was allocated with room
-// for capacity value bytes, of which vlen hold the value. APPEND writes
-// only past vlen, bytes no reader can hold, so a value once read never
-// changes (entries are otherwise immutable). The room belongs to owner
+// grownString marks a "raw" string that is edited in place, as Redis's
+// sds is: its entry, owner, was allocated with room for capacity value
+// bytes, of which vlen hold the value. APPEND writes only past vlen,
+// bytes no reader can hold. SETBIT, SETRANGE and BITFIELD write inside
+// the value too, but only while exposed is false: every read that hands
+// the value's bytes out beyond its command (a reply, which a script or a
+// fixture keeps as a string that aliases them; SORT's lookups, which
+// STORE keeps) goes through entry.shared, which sets it, and an edit of
+// an exposed value makes a new entry (copy on write) that no one holds.
+// So a value once handed out never changes. The room belongs to owner
 // alone: an entry that shares the object (COPY, RENAME) has none.
 type grownString struct {
 	owner    *entry
 	capacity uint32
+	exposed  bool
+}
+
+// shared returns the string value of ent for a reader that may keep it
+// past the command (see grownString): a reply, a SORT lookup. A value
+// edited in place is marked exposed, so that its bytes never change again.
+func (ent *entry) shared() string {
+	if ent.klen&entryHasObj != 0 {
+		if g, ok := ent.obj().v.(*grownString); ok {
+			g.exposed = true
+		}
+	}
+	return ent.str()
+}
+
+// editable returns ent's value bytes, grown to n (n >= vlen; the new
+// bytes zero), for an edit in place: when ent owns room for n bytes and
+// no reader holds its value (grownString). Otherwise it returns nil and
+// changes nothing.
+func (ent *entry) editable(n int) []byte {
+	g, ok := ent.objValue().(*grownString)
+	if !ok || g.owner != ent || g.exposed || n > int(g.capacity) || n < int(ent.vlen) {
+		return nil
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(ent.data(), ent.keyLen())), n)
+	clear(b[ent.vlen:]) // (zero already: nothing writes past vlen but to grow it)
+	ent.vlen = uint32(n)
+	return b
 }
 
 // room returns the value bytes APPEND may write in place in ent: its

@@ -425,5 +425,5 @@ func (e *Engine) sortLookup(pattern []byte, subst string, now int64) (string, bo
 	if ent.kind() != KindString {
 		return "", false
 	}
-	return ent.str(), true
+	return ent.shared(), true // (STORE keeps it)
 }

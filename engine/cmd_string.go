@@ -174,7 +174,7 @@ func replyGet(c *Ctx, key []byte) bool {
 	if ent == nil {
 		c.W.WriteNull()
 	} else {
-		c.W.WriteBulkString(ent.str())
+		c.W.WriteBulkString(ent.shared())
 	}
 	return true
 }
@@ -270,7 +270,7 @@ func cmdGetDel(c *Ctx) {
 		c.W.WriteNull()
 		return
 	}
-	c.W.WriteBulkString(ent.str())
+	c.W.WriteBulkString(ent.shared())
 	c.Eng.del(c.Args[1], c.Now)
 }
 
@@ -297,7 +297,7 @@ func cmdGetEx(c *Ctx) {
 			return
 		}
 	}
-	c.W.WriteBulkString(ent.str())
+	c.W.WriteBulkString(ent.shared())
 	switch {
 	case expire != nil && deadline <= c.Now:
 		c.Eng.del(key, c.Now)
@@ -320,7 +320,7 @@ func cmdMGet(c *Ctx) {
 		if ent == nil || ent.kind() != KindString {
 			c.W.WriteNull()
 		} else {
-			c.W.WriteBulkString(ent.str())
+			c.W.WriteBulkString(ent.shared())
 		}
 	}
 }
@@ -373,7 +373,7 @@ func cmdGetRange(c *Ctx) {
 		c.W.WriteBulkString("")
 		return
 	}
-	s := ent.str()
+	s := ent.shared() // (a substring of it is the reply)
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
 		c.W.WriteBulkString("")
@@ -453,20 +453,33 @@ func cmdAppend(c *Ctx) {
 const appendMaxPrealloc = 1 << 20
 
 // newGrownEntry returns an entry for key holding the raw string val+add
-// with room to grow, as sdsMakeRoomFor's greedy policy: twice the new
-// length below 1 MB, 1 MB more beyond (never past maxEntryValue).
+// with room to grow, as sdsMakeRoomFor's greedy policy (greedyRoom).
 func newGrownEntry(key []byte, val string, add []byte) *entry {
 	n := len(val) + len(add)
+	ent, b := newEditableEntry(key, val, n, greedyRoom(n))
+	copy(b[len(val):], add)
+	return ent
+}
+
+// greedyRoom is sdsMakeRoomFor's greedy policy for a string growing to n
+// bytes: twice n below 1 MB, 1 MB more beyond (never past maxEntryValue).
+func greedyRoom(n int) int {
 	room := 2 * n
 	if n >= appendMaxPrealloc {
 		room = n + appendMaxPrealloc
 	}
-	room = min(room, maxEntryValue)
-	ent, b := newRawEntry(key, val, room)
-	copy(b[len(val):], add)
+	return min(room, maxEntryValue)
+}
+
+// newEditableEntry returns an entry for key holding a raw string of n
+// bytes, prefix then zeros, edited in place from now on (grownString)
+// with room for room >= n bytes; its value bytes, returned, may be written
+// until it is stored (and in place after, as grownString says).
+func newEditableEntry(key []byte, prefix string, n, room int) (*entry, []byte) {
+	ent, b := newRawEntry(key, prefix, room)
 	ent.vlen = uint32(n)
 	*(**object)(unsafe.Add(unsafe.Pointer(ent), entryHeader)) = &object{kind: KindString, v: &grownString{owner: ent, capacity: uint32(room)}}
-	return ent
+	return ent, b[:n]
 }
 
 // incrDecr is Redis's incrDecrCommand: the value must hold an integer;
