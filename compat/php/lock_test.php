@@ -683,19 +683,26 @@ $tests['shared_read_locks'] = function (Suite $s) {
     $long->release();
 };
 
-$tests['select_db_0'] = function (Suite $s) {
-    // SELECT at connect: Predis sends `SELECT 0` for `database => 0`,
-    // phpredis on select(0). (tumbler has one database: any other index is
-    // refused as by a Redis with `databases 1`, so 0 is what both accept.)
+$tests['select_database'] = function (Suite $s) {
+    // SELECT at connect: Predis sends `SELECT n` for `database => n`,
+    // phpredis on select(n). A lock in database 3 is not in database 0
+    // (the suite's own connection), where the same name locks apart.
     $k = $s->key();
-    $r0 = $s->conn(null, ['database' => 0]);
-    [$a, $ka] = $s->lock(new LockFactory(new RedisStore($r0)), $k, 5.0);
-    check($a->acquire(), 'acquire after SELECT 0');
-    $s->assertHeldBy($k, [Suite::token($ka), '__write__'], 'held');
-    [$b] = $s->lock($s->factory(null, ['database' => 0]), $k, 5.0);
-    check(!$b->acquire(), 'another SELECT 0 connection');
+    $r3 = $s->conn(null, ['database' => 3]);
+    [$a] = $s->lock(new LockFactory(new RedisStore($r3)), $k, 5.0);
+    check($a->acquire(), 'acquire after SELECT 3');
+    eq(1, $r3->exists($k), 'EXISTS in database 3');
+    eq(0, $s->r->exists($k), 'EXISTS in database 0 while database 3 holds the lock');
+    [$b] = $s->lock($s->factory(null, ['database' => 3]), $k, 5.0);
+    check(!$b->acquire(), 'another SELECT 3 connection');
+    [$c, $kc] = $s->lock($s->factory(), $k, 5.0);
+    check($c->acquire(), 'the same name in database 0');
+    $s->assertHeldBy($k, [Suite::token($kc), '__write__'], 'database 0 holds its own lock');
     $a->release();
-    eq(0, $s->r->exists($k), 'EXISTS after release');
+    eq(0, $r3->exists($k), 'EXISTS in database 3 after release');
+    eq(1, $s->r->exists($k), 'EXISTS in database 0 after database 3 released');
+    $c->release();
+    eq(0, $s->r->exists($k), 'EXISTS in database 0 after release');
 };
 
 $tests['auth_acl_user'] = function (Suite $s) {
