@@ -187,6 +187,7 @@ var aclTable = map[string]aclEntry{
 	"memory|stats":                  {cats: catSlow, tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}},
 	"memory|usage":                  {cats: catRead | catSlow, specs: []keySpec{{flags: ksRo, bs: bsIndex, index: 2, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"mget":                          {cats: catRead | catString | catFast, tips: []string{"request_policy:multi_shard"}, specs: []keySpec{{flags: ksRo | ksAccess, bs: bsIndex, index: 1, fk: fkRange, lastKey: -1, keyStep: 1, limit: 0}}},
+	"migrate":                       {cats: catKeyspace | catWrite | catSlow | catDangerous, tips: []string{"nondeterministic_output"}, specs: []keySpec{{flags: ksRw | ksAccess | ksDelete, bs: bsIndex, index: 3, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}, {flags: ksRw | ksAccess | ksDelete | ksIncomplete, bs: bsKeyword, keyword: "KEYS", startFrom: -2, fk: fkRange, lastKey: -1, keyStep: 1, limit: 0}}},
 	"monitor":                       {cats: catAdmin | catSlow | catDangerous},
 	"move":                          {cats: catKeyspace | catWrite | catFast, specs: []keySpec{{flags: ksRw | ksAccess | ksUpdate, bs: bsIndex, index: 1, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"mset":                          {cats: catWrite | catString | catSlow, tips: []string{"request_policy:multi_shard", "response_policy:all_succeeded"}, specs: []keySpec{{flags: ksOw | ksUpdate, bs: bsIndex, index: 1, fk: fkRange, lastKey: -1, keyStep: 2, limit: 0}}},

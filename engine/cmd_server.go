@@ -15,7 +15,8 @@ func registerStandard(e *Engine) {
 	registerBits(e) // cmd_bits.go
 	registerKeys(e)
 	registerRename(e)
-	registerDump(e) // cmd_dump.go
+	registerDump(e)    // cmd_dump.go
+	registerMigrate(e) // cmd_migrate.go
 	registerScript(e)
 	registerFunctions(e) // functions.go
 	registerServer(e)

@@ -213,6 +213,8 @@ type Engine struct {
 
 	funcs functionState // FUNCTION's libraries and engines (functions.go)
 
+	migrate migrateSockets // MIGRATE's connections to its targets (cmd_migrate.go)
+
 	// lazyHold: until this engine time (monotonic ms; 0: never) lookups
 	// leave an expired key in place (HoldLazyExpiry).
 	lazyHold atomic.Int64
