@@ -178,3 +178,39 @@ type heldString struct {
 }
 
 func (w *heldString) WriteBulkString(s string) { w.s = s }
+
+// COPY and RENAME of a value edited in place give a plain raw string: the
+// new key neither keeps the old entry (and its room) alive nor shares its
+// exposed mark, so reading the copy does not make the source's next edit
+// copy the value.
+func TestBitEdits_CopyAndRename(t *testing.T) {
+	te := newTestEngine(t)
+	te.expect(":0", "SETBIT", "src", strconv.Itoa(8<<20-1), "1") // 1 MB, edited in place from now on
+	te.expect(":1", "COPY", "src", "cp")
+	te.expect("+OK", "RENAME", "src", "moved")
+	te.expect(":1", "COPY", "moved", "cp2")
+	for _, k := range []string{"cp", "moved", "cp2"} {
+		te.Lock()
+		ent := te.keys.getString(k)
+		g, grown := ent.objValue().(*grownString)
+		te.Unlock()
+		if grown && g.owner != ent {
+			t.Fatalf("%s shares another entry's grownString", k)
+		}
+		if enc := te.do("OBJECT", "ENCODING", k); enc != "$raw" {
+			t.Fatalf("OBJECT ENCODING %s = %q", k, enc)
+		}
+	}
+	te.do("GET", "cp2") // exposes cp2, not moved
+	var a, b runtime.MemStats
+	te.expect(":0", "SETBIT", "moved", "0", "1") // moved's first edit: a copy of its own
+	runtime.ReadMemStats(&a)
+	for i := range 1000 {
+		te.do("SETBIT", "moved", strconv.Itoa(i*8), "1")
+	}
+	runtime.ReadMemStats(&b)
+	if n := b.TotalAlloc - a.TotalAlloc; n > 1<<20 {
+		t.Fatalf("1000 SETBITs after a read of a copy allocated %d bytes", n)
+	}
+	te.expect("$\x00", "GETRANGE", "cp2", "0", "0")
+}

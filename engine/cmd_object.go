@@ -29,7 +29,7 @@ type rawString struct{}
 // STORE keeps) goes through entry.shared, which sets it, and an edit of
 // an exposed value makes a new entry (copy on write) that no one holds.
 // So a value once handed out never changes. The room belongs to owner
-// alone: an entry that shares the object (COPY, RENAME) has none.
+// alone: COPY and RENAME give the new entry a rawString (addCopy).
 type grownString struct {
 	owner    *entry
 	capacity uint32

@@ -63,8 +63,15 @@ func renameGeneric(c *Ctx, nx bool) {
 
 // addCopy adds under key (missing) an entry holding ent's value, with obj
 // as its object (nil for a plain string) and ent's deadline, and wakes
-// clients waiting for a list or sorted set there.
+// clients waiting for a list or sorted set there. A string edited in place
+// (grownString) becomes a plain raw one: the new entry has no room, and
+// must not keep ent's allocation alive, nor share its exposed mark.
 func (e *Engine) addCopy(key []byte, ent *entry, obj *object) *entry {
+	if obj != nil {
+		if _, grown := obj.v.(*grownString); grown {
+			obj = &object{kind: KindString, v: rawString{}}
+		}
+	}
 	var nu *entry
 	if obj == nil {
 		nu = newEntry(key, []byte(ent.str()))

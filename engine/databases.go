@@ -231,14 +231,13 @@ func cmdMove(c *Ctx) {
 // flushAll empties every database (FLUSHALL). Requires e.mu, between
 // beginFlush and endFlush.
 func (e *Engine) flushAll() {
-	cur := e.db
+	defer e.use(e.db)
 	for i := range e.dbs {
 		if e.dbs[i].size() > 0 {
 			e.use(i)
 			e.flushDB()
 		}
 	}
-	e.use(cur)
 }
 
 // keyspacePrefix and keyeventPrefix are the channel prefixes of the

@@ -510,6 +510,7 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	defer func() { e.obs.expireNs.Add(int64(time.Since(start))) }() // expire_cycle_cpu_milliseconds
 	now := e.clock.Mono()
 	next, ok = 0, false
+	defer e.use(0) // (between commands the current database is 0)
 	for i := range e.dbs {
 		d := &e.dbs[i]
 		if d.expires() == 0 {
@@ -523,7 +524,6 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 			next, ok = t, true
 		}
 	}
-	e.use(0)
 	if ok {
 		e.nextWake = next
 	} else {
