@@ -108,6 +108,18 @@ func (m *migrateSockets) get(addr string, timeout time.Duration) (cs *migrateCon
 	return cs, nil, false
 }
 
+// Close closes the connections MIGRATE keeps to its targets (the server
+// is closing). A later MIGRATE makes new ones.
+func (e *Engine) Close() {
+	m := &e.migrate
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for addr, cs := range m.conns {
+		cs.c.Close()
+		delete(m.conns, addr)
+	}
+}
+
 // close drops the cached connection to addr.
 func (m *migrateSockets) close(addr string) {
 	m.mu.Lock()

@@ -330,6 +330,7 @@ func (s *Server) Close() error {
 	// No script may run past this point, including ones already queued in
 	// a connection's pipeline, or the wait below would hang behind them.
 	s.vm.Close()
+	s.eng.Close() // MIGRATE's connections to its targets
 	close(s.done)
 	if !started {
 		s.probe.close() // a failed Start made it
