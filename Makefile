@@ -41,7 +41,7 @@ compat:
 ## New inputs are minimized for at most 5 s (the default, 60 s, stalled a
 ## run for 20 s). FUZZTIME=30s (or 1000000x) overrides every budget.
 FUZZTIME ?=
-FUZZ_TARGETS := ./server:FuzzFramer:60000x ./luavm:FuzzScript:150000x ./luavm:FuzzPattern:100000x ./luavm:FuzzCjson:100000x ./engine:FuzzExec:800000x ./engine:FuzzRestore:300000x
+FUZZ_TARGETS := ./server:FuzzFramer:60000x ./luavm:FuzzScript:150000x ./luavm/internal/luaparse:FuzzParse:300000x ./luavm:FuzzPattern:100000x ./luavm:FuzzCjson:100000x ./engine:FuzzExec:800000x ./engine:FuzzRestore:300000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \

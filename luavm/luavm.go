@@ -4,22 +4,24 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tumblerdb/tumbler/luavm/internal/luaparse"
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
 
 func init() {
-	// gopher-lua allocates an `arg` table on every main-chunk call unless
-	// this is off; Redis's Lua has no `arg` either.
-	lua.CompatVarArg = false
+	// Lua 5.1's LUA_COMPAT_VARARG, which Redis's Lua has: a function
+	// declared with "..." that does not use it gets a local "arg", the
+	// table of its extra arguments with their count as "n". gopher-lua
+	// gives the main chunk one too; Lua 5.1 does not, and compile takes
+	// it away (it would cost a table on every script call).
+	lua.CompatVarArg = true
 }
 
 // script is one compiled, cached script.
@@ -206,53 +208,20 @@ const (
 	chunkFunction = "user_function"
 )
 
-// compile parses body as Redis does, as the chunk named chunk. The error
-// is Lua 5.1's: "<chunk>:<line>: <message>".
+// compile parses body as Redis's Lua 5.1 does (luaparse), as the chunk
+// named chunk. The error is Lua 5.1's: "<chunk>:<line>: <message>".
 func compile(body []byte, chunk string) (*lua.FunctionProto, string) {
-	parsed, err := parse.Parse(strings.NewReader(string(body)), chunk)
+	parsed, err := luaparse.Parse(body, chunk)
 	if err != nil {
-		if pe, ok := err.(*parse.Error); ok && pe.Pos.Line < 0 {
-			// gopher-lua reports an error at end of input as line -1
-			pe.Pos.Line = strings.Count(string(body), "\n") + 1
-			pe.Token = "<eof>"
-		}
-		return nil, compileMessage(err, chunk)
+		return nil, err.Error()
 	}
 	proto, err := lua.Compile(parsed, chunk)
 	if err != nil {
-		return nil, compileMessage(err, chunk)
+		// gopher-lua's own limits: "compile error near line(N) chunk: ..."
+		return nil, strings.ReplaceAll(err.Error(), "\n", " ")
 	}
+	proto.IsVarArg &^= lua.VarArgNeedsArg | lua.VarArgHasArg // the main chunk has no "arg" (init)
 	return proto, ""
-}
-
-// compileMessage turns gopher-lua's parse error into Lua 5.1's shape,
-// "<chunk>:LINE: message".
-func compileMessage(err error, chunk string) string {
-	msg := err.Error()
-	if pe, ok := err.(*parse.Error); ok {
-		tok := pe.Token
-		if tok == "" || tok == "EOF" {
-			tok = "<eof>"
-		}
-		m := pe.Message
-		if lua51, ok := lexMessages[m]; ok {
-			m = lua51
-		}
-		return chunk + ":" + strconv.Itoa(pe.Pos.Line) + ": " + m + " near '" + tok + "'"
-	}
-	return strings.ReplaceAll(msg, "\n", " ")
-}
-
-// lexMessages are Lua 5.1's words (llex.c, lparser.c) for gopher-lua's
-// parse errors. The token and line can still differ: gopher-lua reports
-// a string broken by a newline on the next line, without its quote.
-var lexMessages = map[string]string{
-	"syntax error":                  "unexpected symbol",
-	"Invalid token":                 "unexpected symbol",
-	"unterminated string":           "unfinished string",
-	"unterminated multiline string": "unfinished long string",
-	"invalid multiline comment":     "unfinished long comment",
-	"illegal hexadecimal number":    "malformed number",
 }
 
 // lookup finds a cached script by SHA (either case).

@@ -6,6 +6,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/tumblerdb/tumbler/luavm/internal/luaparse"
+
 	"github.com/tumblerdb/tumbler/engine"
 )
 
@@ -61,27 +63,9 @@ func isCSpace(c byte) bool {
 	return c == ' ' || (c >= '\t' && c <= '\r')
 }
 
-// str2d is Lua 5.1's luaO_str2d: the whole string (white space around
-// it allowed) must be a number as strtod reads one: decimal with an
-// optional exponent, hexadecimal (with an optional binary exponent), or
-// inf, infinity and nan in any case.
-func str2d(s string) (float64, bool) {
-	s = cString(s)
-	i := 0
-	for i < len(s) && isCSpace(s[i]) {
-		i++
-	}
-	f, n := strtod(s[i:])
-	if n == 0 {
-		return 0, false
-	}
-	for j := i + n; j < len(s); j++ {
-		if !isCSpace(s[j]) {
-			return 0, false
-		}
-	}
-	return f, true
-}
+// str2d is Lua 5.1's luaO_str2d (luaparse.Str2d): the whole string
+// (white space around it allowed) must be a number as strtod reads one.
+func str2d(s string) (float64, bool) { return luaparse.Str2d(s) }
 
 // strtod is C's strtod on a string without leading white space
 // (engine.Strtod).

@@ -29,21 +29,7 @@ import (
 //	TUMBLER_REQUIRE_REDIS=1 TUMBLER_CJSON_SEED=7 TUMBLER_CJSON_CASES=200000 \
 //	    go test -run TestCjsonRandomDiff ./diff/
 func TestCjsonRandomDiff(t *testing.T) {
-	seed, cases := uint64(1), 3000
-	if s := os.Getenv("TUMBLER_CJSON_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("TUMBLER_CJSON_SEED=%q: %v", s, err)
-		}
-		seed = n
-	}
-	if s := os.Getenv("TUMBLER_CJSON_CASES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			t.Fatalf("TUMBLER_CJSON_CASES=%q: want a positive integer", s)
-		}
-		cases = n
-	}
+	seed, cases := seedAndCases(t, "CJSON", 3000)
 	rc, tc := dialPair(t)
 
 	g := &cjsonGen{r: rand.New(rand.NewPCG(seed, 0x636a736f6e))}

@@ -40,13 +40,6 @@ var knownDiffs = map[string]knownDiff{
 	"eval.txt:611": {`EVAL "return bit.band()"`, "luavm",
 		"Lua 5.1 argument errors quote the function name and say 'got no value': bad argument #1 to 'band' (number expected, got no value)"},
 
-	// ---- luavm: gopher-lua parser messages differ from Lua 5.1's ----
-	"eval.txt:473": {`EVAL "return 1 1"`, "luavm", "compile error: Lua 5.1 says '<eof>' expected near '1'"},
-	"eval.txt:475": {`EVAL "if true then"`, "luavm", "compile error: Lua 5.1 says 'end' expected near '<eof>'"},
-	"eval.txt:479": {`EVAL "end"`, "luavm", "compile error: Lua 5.1 says '<eof>' expected near 'end'"},
-	"eval.txt:481": {`EVAL "local 1 = 2"`, "luavm", "compile error: Lua 5.1 says '<name>' expected near '1'"},
-	"eval.txt:483": {`EVAL "return 1\nreturn 2"`, "luavm", "compile error: Lua 5.1 says '<eof>' expected near 'return'"},
-
 	// ---- version difference, not a bug ----
 	"eval.txt:552": {`EVAL "redis.call('set', KEYS[1], 'v', 'PX', 1); local t = 0; for i = 1, 200000 do t = t + i end; return redis.call('pttl'`, "none (deliberate)",
 		"Redis 7.0's TTL/PTTL measure from mstime() even inside a script; 7.2+ use commandTimeSnapshot(), which tumbler follows (docs/semantics.md): inside a script a key set with PX 1 has PTTL 1 in 7.2 and tumbler, 0 in the 7.0 oracle (1 too when its loop ends within the millisecond)"},
