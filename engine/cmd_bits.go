@@ -209,6 +209,7 @@ func cmdSetRange(c *Ctx) {
 	}
 	c.Eng.modified(nu.key())
 	c.Eng.notify(NotifyString, "setrange", nu.key())
+	c.Eng.dirty++
 	c.W.WriteInt(size)
 }
 
@@ -286,6 +287,7 @@ func cmdSetBit(c *Ctx) {
 		if changed {
 			c.Eng.modified(nu.key())
 			c.Eng.notify(NotifyString, "setbit", nu.key())
+			c.Eng.dirty++
 		}
 	}
 	c.W.WriteInt(prev)
@@ -616,7 +618,9 @@ func cmdBitOp(c *Ctx) {
 	}
 	e := c.Eng
 	if maxLen == 0 {
-		e.del(dest, c.Now) // publishes "del" and reports the key modified, if it was there
+		if e.del(dest, c.Now) { // publishes "del" and reports the key modified, if it was there
+			e.dirty++
+		}
 		c.W.WriteInt(0)
 		return
 	}
@@ -629,6 +633,7 @@ func cmdBitOp(c *Ctx) {
 	}
 	e.modified(nu.key())
 	e.notify(NotifyString, "set", nu.key())
+	e.dirty++
 	c.W.WriteInt(int64(maxLen))
 }
 
@@ -940,6 +945,7 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 	if changes > 0 {
 		c.Eng.modified(nu.key())
 		c.Eng.notify(NotifyString, "setbit", nu.key())
+		c.Eng.dirty += int64(changes)
 	}
 }
 

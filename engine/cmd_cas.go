@@ -143,6 +143,7 @@ func cmdDelex(c *Ctx) {
 		}
 	}
 	c.Eng.del(key, c.Now)
+	c.Eng.dirty++ // a key deleted, as DEL counts it
 	c.W.WriteInt(1)
 }
 

@@ -351,6 +351,7 @@ func cmdRestore(c *Ctx) {
 			if deleted {
 				e.modified(string(key))
 				e.notifyBytes(NotifyGeneric, "del", key)
+				e.dirty++
 			}
 			c.W.WriteStatus(statusOK)
 			return
@@ -376,6 +377,7 @@ func cmdRestore(c *Ctx) {
 	}
 	e.modified(nu.key())
 	e.notifyBytes(NotifyGeneric, "restore", key)
+	e.dirty++ // (one, whether or not REPLACE deleted a key first)
 	c.W.WriteStatus(statusOK)
 }
 

@@ -79,6 +79,7 @@ func hsetGeneric(c *Ctx, hmset bool) {
 	}
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hset", key)
+	c.Eng.dirty += int64(len(c.Args)-2) / 2 // every field set, new or not
 }
 
 // HSETNX key field value
@@ -96,6 +97,7 @@ func cmdHSetNX(c *Ctx) {
 	c.W.WriteInt(1)
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hset", key)
+	c.Eng.dirty++
 }
 
 // HGET key field
@@ -160,6 +162,7 @@ func cmdHDel(c *Ctx) {
 		if removed {
 			c.Eng.notifyBytes(NotifyGeneric, "del", key)
 		}
+		c.Eng.dirty += deleted
 	}
 	c.W.WriteInt(deleted)
 }
@@ -239,6 +242,7 @@ func cmdHIncrBy(c *Ctx) {
 	c.W.WriteInt(cur)
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hincrby", key)
+	c.Eng.dirty++
 }
 
 const (
@@ -283,6 +287,7 @@ func cmdHIncrByFloat(c *Ctx) {
 	c.W.WriteBulkString(s)
 	c.Eng.modified(string(key))
 	c.Eng.notifyBytes(NotifyHash, "hincrbyfloat", key)
+	c.Eng.dirty++
 }
 
 // HGETALL key (a map), HKEYS key, HVALS key (arrays)

@@ -40,6 +40,7 @@ func cmdDel(c *Ctx) {
 			n++
 		}
 	}
+	c.Eng.dirty += n
 	c.W.WriteInt(n)
 }
 
@@ -155,6 +156,7 @@ func expireGeneric(c *Ctx, basetime int64, seconds, absolute bool) {
 			return
 		}
 	}
+	c.Eng.dirty++ // a deadline set, even the one the key had, or the key deleted
 	if when <= c.Now {
 		c.Eng.del(key, c.Now)
 		c.W.WriteInt(1)
@@ -206,6 +208,7 @@ func cmdPersist(c *Ctx) {
 	c.Eng.setDeadline(c.Args[1], ent, 0)
 	c.Eng.modified(string(c.Args[1]))
 	c.Eng.notifyBytes(NotifyGeneric, "persist", c.Args[1])
+	c.Eng.dirty++
 	c.W.WriteInt(1)
 }
 
@@ -368,16 +371,18 @@ func cmdFlush(c *Ctx) {
 	e := c.Eng
 	e.beginFlush() // tracking: one invalidation for all keys (tracking.go)
 	if c.Cmd != nil && c.Cmd.Name == "flushall" {
-		e.flushAll()
+		e.dirty += int64(e.flushAll())
 	} else {
-		e.flushDB()
+		e.dirty += int64(e.flushDB())
 	}
 	e.endFlush()
 	c.W.WriteStatus(statusOK)
 }
 
-// flushDB removes every key of the current database. Requires e.mu.
-func (e *Engine) flushDB() {
+// flushDB removes every key of the current database, returning how many
+// there were, expired ones not yet reclaimed included (as Redis's
+// emptyData). Requires e.mu.
+func (e *Engine) flushDB() int {
 	old := e.keys
 	e.setKeys(newKeyTable())
 	e.idx.Clear()
@@ -389,4 +394,5 @@ func (e *Engine) flushDB() {
 			return true
 		})
 	}
+	return old.len()
 }

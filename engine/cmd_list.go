@@ -179,6 +179,7 @@ func pushGeneric(c *Ctx, left, xx bool) {
 	for _, v := range c.Args[2:] {
 		l.Push(string(v), left)
 	}
+	c.Eng.dirty += int64(len(c.Args) - 2)
 	c.W.WriteInt(int64(l.Len()))
 	c.Eng.listChanged(key, ent, l, pushEvent(left))
 }
@@ -199,7 +200,7 @@ func writeRange(c *Ctx, l *list, start, end int, reverse bool) {
 }
 
 // popRange pops up to count elements from one end of l, replying them as
-// an array in pop order.
+// an array in pop order, and counts them in dirty (listElementsRemoved).
 func popRange(c *Ctx, l *list, left bool, count int64) {
 	n := int64(l.Len())
 	if count > n {
@@ -209,6 +210,7 @@ func popRange(c *Ctx, l *list, left bool, count int64) {
 	for i := int64(0); i < count; i++ {
 		c.W.WriteBulkString(l.Pop(left))
 	}
+	c.Eng.dirty += count
 }
 
 // LPOP/RPOP key [count]
@@ -245,6 +247,7 @@ func popGeneric(c *Ctx, left bool) {
 	}
 	if !hasCount {
 		c.W.WriteBulkString(l.Pop(left))
+		c.Eng.dirty++
 	} else {
 		popRange(c, l, left, count)
 	}
@@ -366,6 +369,7 @@ func cmdLSet(c *Ctx) {
 		return
 	}
 	l.Set(i, string(c.Args[3]))
+	c.Eng.dirty++
 	c.W.WriteStatus(statusOK)
 	c.Eng.listChanged(key, ent, l, "lset")
 }
@@ -400,6 +404,7 @@ func cmdLRem(c *Ctx) {
 		return true
 	})
 	if removed > 0 {
+		c.Eng.dirty += removed
 		c.Eng.listChanged(key, ent, l, "lrem")
 	}
 	c.W.WriteInt(removed)
@@ -431,6 +436,7 @@ func cmdLTrim(c *Ctx) {
 	} else {
 		l.Trim(s, int(n)-1-e)
 	}
+	c.Eng.dirty += n - int64(l.Len()) // the elements trimmed, maybe none
 	c.Eng.listChanged(key, ent, l, "ltrim")
 	c.W.WriteStatus(statusOK)
 }
@@ -462,6 +468,7 @@ func cmdLInsert(c *Ctx) {
 				i++
 			}
 			l.Insert(i, string(c.Args[4]))
+			c.Eng.dirty++
 			c.Eng.listChanged(key, ent, l, "linsert")
 			c.W.WriteInt(int64(l.Len()))
 			return
@@ -610,6 +617,7 @@ func lmoveGeneric(c *Ctx, fromLeft, toLeft bool) {
 		_, dl = c.Eng.createList(dst)
 	}
 	dl.Push(v, toLeft)
+	c.Eng.dirty++
 	c.Eng.modified(string(dst))
 	c.Eng.notifyBytes(NotifyList, pushEvent(toLeft), dst)
 	c.W.WriteBulkString(v)
@@ -650,6 +658,7 @@ func blockingPop(c *Ctx, keys [][]byte, left bool, timeoutArg []byte, count int6
 			popRange(c, l, left, count)
 		} else {
 			c.W.WriteBulkString(l.Pop(left))
+			c.Eng.dirty++
 		}
 		c.Eng.listChanged(key, ent, l, popEvent(left))
 		return

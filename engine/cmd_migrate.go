@@ -305,6 +305,7 @@ func cmdMigrate(c *Ctx) {
 					e.removeKey(ent.key(), ent)
 					e.modified(ent.key())
 					e.notify(NotifyGeneric, "del", ent.key())
+					e.dirty++
 				}
 			}
 		}

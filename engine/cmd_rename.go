@@ -54,6 +54,7 @@ func renameGeneric(c *Ctx, nx bool) {
 	c.Eng.modified(string(dst))
 	c.Eng.notifyBytes(NotifyGeneric, "rename_from", src)
 	c.Eng.notifyBytes(NotifyGeneric, "rename_to", dst)
+	c.Eng.dirty++
 	if nx {
 		c.W.WriteInt(1)
 	} else {
@@ -142,6 +143,7 @@ func cmdCopy(c *Ctx) {
 	e.addCopy(dst, ent, obj)
 	e.modified(string(dst))
 	e.notifyBytes(NotifyGeneric, "copy_to", dst)
+	e.dirty++
 	c.W.WriteInt(1)
 }
 

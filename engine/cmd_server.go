@@ -245,7 +245,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("current_fork_perc", "0.00")
 		add("current_save_keys_processed", "0")
 		add("current_save_keys_total", "0")
-		add("rdb_changes_since_last_save", "0")
+		add("rdb_changes_since_last_save", strconv.FormatInt(e.dirty, 10)) // INFO runs under the keyspace lock
 		add("rdb_bgsave_in_progress", "0")
 		add("rdb_last_save_time", strconv.FormatInt(born.start.Unix(), 10))
 		add("rdb_last_bgsave_status", "ok")

@@ -70,6 +70,7 @@ func cmdSAdd(c *Ctx) {
 		c.Eng.modified(string(key))
 		c.Eng.notifyBytes(NotifySet, "sadd", key)
 	}
+	c.Eng.dirty += added
 	c.W.WriteInt(added)
 }
 
@@ -95,6 +96,7 @@ func cmdSRem(c *Ctx) {
 	}
 	if deleted > 0 {
 		c.Eng.setChanged(key, ent, s, "srem")
+		c.Eng.dirty += deleted
 	}
 	c.W.WriteInt(deleted)
 }
@@ -132,6 +134,7 @@ func cmdSMove(c *Ctx) {
 		return
 	}
 	c.Eng.setChanged(src, sent, ss, "srem")
+	c.Eng.dirty++
 	var ds *set
 	if dent == nil {
 		_, ds = c.Eng.createSet(dst, m)
@@ -139,6 +142,7 @@ func cmdSMove(c *Ctx) {
 		ds = dent.obj().v.(*set)
 	}
 	if ds.Add(m, c.Eng.limits()) {
+		c.Eng.dirty++ // a second key changed
 		c.Eng.modified(string(dst))
 		c.Eng.notifyBytes(NotifySet, "sadd", dst)
 	}
@@ -213,6 +217,7 @@ func cmdSPop(c *Ctx) {
 		c.Eng.notifyBytes(NotifySet, "spop", key)
 		c.W.WriteBulkString(m) // before the del event, as Redis
 		c.Eng.setEmptied(key, ent, s)
+		c.Eng.dirty++
 		return
 	}
 	count, ok := parsePositive(c, c.Args[2], "")
@@ -228,6 +233,7 @@ func cmdSPop(c *Ctx) {
 		return
 	}
 	c.Eng.notifyBytes(NotifySet, "spop", key) // before the reply, as Redis
+	c.Eng.dirty += min(count, int64(s.Len()))
 	var popped []string
 	switch remaining := int64(s.Len()) - count; {
 	case remaining <= 0:
@@ -462,6 +468,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 			e.removeKey(old.key(), old)
 			e.modified(old.key())
 			e.notifyBytes(NotifyGeneric, "del", dst)
+			e.dirty++
 		}
 		if early {
 			c.W.WriteInt(0)
@@ -478,6 +485,7 @@ func setOpGeneric(c *Ctx, keys [][]byte, dst []byte, op setOp) {
 	e.modified(nu.key())
 	c.W.WriteInt(int64(len(members)))
 	e.notifyBytes(NotifySet, []string{"sinterstore", "sunionstore", "sdiffstore"}[op], dst)
+	e.dirty++
 }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]

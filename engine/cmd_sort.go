@@ -277,6 +277,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 			e.removeKey(old.key(), old)
 			e.modified(old.key())
 			e.notifyBytes(NotifyGeneric, "del", store)
+			e.dirty++
 		}
 		c.W.WriteInt(0)
 		return
@@ -300,6 +301,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 	}
 	e.modified(string(store))
 	e.notifyBytes(NotifyList, "sortstore", store)
+	e.dirty += outLen // an element stored
 	c.W.WriteInt(outLen)
 }
 

@@ -213,6 +213,7 @@ func setGeneric(c *Ctx, flags int, key, val, expire, match []byte, name string, 
 		return
 	}
 	e.setStringAt(key, ent, val, deadline, flags&objKeepTTL != 0) // setCondition changed nothing
+	e.dirty++
 	e.notifyBytes(NotifyString, "set", key)
 	if expire != nil {
 		e.notifyBytes(NotifyGeneric, "expire", key)
@@ -257,6 +258,7 @@ func cmdGetSet(c *Ctx) {
 		return
 	}
 	c.Eng.setString(c.Args[1], c.Args[2], 0, false, c.Now)
+	c.Eng.dirty++
 	c.Eng.notifyBytes(NotifyString, "set", c.Args[1])
 }
 
@@ -272,6 +274,7 @@ func cmdGetDel(c *Ctx) {
 	}
 	c.W.WriteBulkString(ent.shared())
 	c.Eng.del(c.Args[1], c.Now)
+	c.Eng.dirty++
 }
 
 // GETEX key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]
@@ -301,14 +304,17 @@ func cmdGetEx(c *Ctx) {
 	switch {
 	case expire != nil && deadline <= c.Now:
 		c.Eng.del(key, c.Now)
+		c.Eng.dirty++
 	case expire != nil:
 		c.Eng.setDeadline(key, ent, deadline)
 		c.Eng.modified(string(key))
 		c.Eng.notifyBytes(NotifyGeneric, "expire", key)
+		c.Eng.dirty++
 	case flags&objPersist != 0 && ent.deadline != 0:
 		c.Eng.setDeadline(key, ent, 0)
 		c.Eng.modified(string(key))
 		c.Eng.notifyBytes(NotifyGeneric, "persist", key)
+		c.Eng.dirty++
 	}
 }
 
@@ -335,6 +341,7 @@ func cmdMSet(c *Ctx) {
 		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
 		c.Eng.notifyBytes(NotifyString, "set", c.Args[i])
 	}
+	c.Eng.dirty += int64(len(c.Args) / 2)
 	c.W.WriteStatus(statusOK)
 }
 
@@ -354,6 +361,7 @@ func cmdMSetNX(c *Ctx) {
 		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
 		c.Eng.notifyBytes(NotifyString, "set", c.Args[i])
 	}
+	c.Eng.dirty += int64(len(c.Args) / 2)
 	c.W.WriteInt(1)
 }
 
@@ -421,6 +429,7 @@ func cmdAppend(c *Ctx) {
 	if ent == nil {
 		c.Eng.setString(key, c.Args[2], 0, false, c.Now)
 		c.Eng.notifyBytes(NotifyString, "append", key)
+		c.Eng.dirty++
 		c.W.WriteInt(int64(len(c.Args[2])))
 		return
 	}
@@ -445,6 +454,7 @@ func cmdAppend(c *Ctx) {
 	}
 	c.Eng.modified(ent.key())
 	c.Eng.notify(NotifyString, "append", ent.key())
+	c.Eng.dirty++
 	c.W.WriteInt(int64(ent.vlen))
 }
 
@@ -508,6 +518,7 @@ func incrDecr(c *Ctx, by int64) {
 	var buf [20]byte
 	c.Eng.setString(key, strconv.AppendInt(buf[:0], cur, 10), 0, true, c.Now)
 	c.Eng.notifyBytes(NotifyString, "incrby", key)
+	c.Eng.dirty++
 	c.W.WriteInt(cur)
 }
 
@@ -573,6 +584,7 @@ func cmdIncrByFloat(c *Ctx) {
 	}
 	c.Eng.modified(nu.key())
 	c.Eng.notify(NotifyString, "incrbyfloat", nu.key())
+	c.Eng.dirty++
 	c.W.WriteBulk(val)
 }
 

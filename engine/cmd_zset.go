@@ -186,6 +186,7 @@ scores:
 	if z != nil {
 		c.Eng.zaddDone(key, ent, z, incr, added+updated)
 	}
+	c.Eng.dirty += added + updated // (not after a NaN: zaddGenericCommand's goto cleanup)
 }
 
 // zaddDone ends ZADD/ZINCRBY: the event when something changed.
@@ -222,6 +223,7 @@ func cmdZRem(c *Ctx) {
 	}
 	if deleted > 0 {
 		c.Eng.zsetChanged(key, ent, z, "zrem")
+		c.Eng.dirty += deleted
 	}
 	c.W.WriteInt(deleted)
 }
@@ -530,6 +532,7 @@ func (e *Engine) zsetStore(c *Ctx, dst []byte, items []zitem, big bool, event st
 			e.removeKey(old.key(), old)
 			e.modified(old.key())
 			e.notifyBytes(NotifyGeneric, "del", dst)
+			e.dirty++
 		}
 		return
 	}
@@ -547,6 +550,7 @@ func (e *Engine) zsetStore(c *Ctx, dst []byte, items []zitem, big bool, event st
 	e.modified(string(dst))
 	c.W.WriteInt(int64(z.Len()))
 	e.notifyBytes(NotifyZset, event, dst)
+	e.dirty++
 }
 
 // walk returns the ranks from start (an index in range, or out of the
@@ -628,6 +632,7 @@ func zremrangeGeneric(c *Ctx, rt zrangeType) {
 		event := map[zrangeType]string{zrangeRank: "zremrangebyrank", zrangeScore: "zremrangebyscore", zrangeLex: "zremrangebylex"}[rt]
 		c.Eng.zsetChanged(key, ent, z, event)
 	}
+	c.Eng.dirty += int64(len(victims))
 	c.W.WriteInt(int64(len(victims)))
 }
 
@@ -691,6 +696,7 @@ func zpopReply(c *Ctx, key []byte, ent *entry, z *zset, max bool, count int64, n
 		event = "zpopmax"
 	}
 	c.Eng.notifyBytes(NotifyZset, event, key)
+	c.Eng.dirty += n // (served to a blocked client too: genericZpopCommand)
 	for ; n > 0; n-- {
 		i := 0
 		if max {

@@ -174,6 +174,7 @@ func cmdSwapDB(c *Ctx) {
 		e.readyAfterSwap(a)
 		e.readyAfterSwap(b)
 	}
+	e.dirty++ // (a database swapped with itself too)
 	c.W.WriteStatus(statusOK)
 }
 
@@ -225,19 +226,21 @@ func cmdMove(c *Ctx) {
 	e.notify(NotifyGeneric, "move_from", ent.key())
 	e.use(db)
 	e.notify(NotifyGeneric, "move_to", ent.key())
+	e.dirty++
 	c.W.WriteInt(1)
 }
 
-// flushAll empties every database (FLUSHALL). Requires e.mu, between
-// beginFlush and endFlush.
-func (e *Engine) flushAll() {
+// flushAll empties every database (FLUSHALL), returning how many keys
+// there were. Requires e.mu, between beginFlush and endFlush.
+func (e *Engine) flushAll() (n int) {
 	defer e.use(e.db)
 	for i := range e.dbs {
 		if e.dbs[i].size() > 0 {
 			e.use(i)
-			e.flushDB()
+			n += e.flushDB()
 		}
 	}
+	return n
 }
 
 // keyspacePrefix and keyeventPrefix are the channel prefixes of the

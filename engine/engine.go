@@ -174,6 +174,14 @@ type Engine struct {
 	clock expiry.Clock
 	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
 
+	// dirty counts the changes to the data set, as Redis's server.dirty:
+	// each write command adds what Redis 7.0's adds (a key set, an
+	// element pushed, a field deleted...), in its own code, next to its
+	// notification. It is INFO's rdb_changes_since_last_save; tumbler
+	// never saves, so it only grows. A plain counter: it is changed, and
+	// read (INFO is not NoKeys), only under the keyspace lock.
+	dirty int64
+
 	cmds map[string]*Command
 	// aclIDs: each command name's bit in ACL selectors, kept across
 	// re-registration (acl.go, Register)

@@ -486,6 +486,7 @@ func cmdFunctionLoad(c *Ctx) {
 		return
 	}
 	e.funcs.libs.Store(s)
+	e.dirty++ // the libraries are data too (functions.c)
 	c.W.WriteBulkString(lib.Name)
 }
 
@@ -500,6 +501,7 @@ func cmdFunctionDelete(c *Ctx) {
 	s := e.functionLibs().clone()
 	s.unlink(lib)
 	e.funcs.libs.Store(s)
+	e.dirty++
 	c.W.WriteStatus(statusOK)
 }
 
@@ -514,6 +516,7 @@ func cmdFunctionFlush(c *Ctx) {
 		return
 	}
 	c.Eng.funcs.libs.Store(newLibSet())
+	c.Eng.dirty++
 	c.W.WriteStatus(statusOK)
 }
 
@@ -697,6 +700,7 @@ func cmdFunctionRestore(c *Ctx) {
 		src = s
 	}
 	e.funcs.libs.Store(src)
+	e.dirty++
 	c.W.WriteStatus(statusOK)
 }
 
