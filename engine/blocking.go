@@ -227,7 +227,11 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	prev := e.current
 	e.current = w.client
 	start := e.nowNs()
+	dirty := e.dirty
 	w.cmd.Fn(&sub)
+	if servedUncounted(w.cmd) {
+		e.dirty = dirty
+	}
 	e.current = prev
 	if w.stay {
 		w.reply.ops = w.reply.ops[:0]
@@ -237,6 +241,19 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	// updateStatsOnUnblock: the time blocked is not counted).
 	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs+e.nowNs()-start))
 	e.release(w, waitServed)
+}
+
+// servedUncounted reports whether cmd, served to a blocked client, leaves
+// INFO's rdb_changes_since_last_save alone, as in Redis 7.0, whose
+// serveClientBlockedOnList pops for BLPOP and BRPOP, and moves for BLMOVE
+// and BRPOPLPUSH, without adding to server.dirty (it does add BLMPOP's
+// elements, and genericZpopCommand the sorted sets' ones).
+func servedUncounted(cmd *Command) bool {
+	switch cmd.Name {
+	case "blpop", "brpop", "blmove", "brpoplpush":
+		return true
+	}
+	return false
 }
 
 // release takes w out of every queue and ends its wait. Requires e.mu.

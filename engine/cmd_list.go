@@ -617,7 +617,7 @@ func lmoveGeneric(c *Ctx, fromLeft, toLeft bool) {
 		_, dl = c.Eng.createList(dst)
 	}
 	dl.Push(v, toLeft)
-	c.Eng.dirty++
+	c.Eng.dirty++ // (not when it serves a blocked BLMOVE: rerun)
 	c.Eng.modified(string(dst))
 	c.Eng.notifyBytes(NotifyList, pushEvent(toLeft), dst)
 	c.W.WriteBulkString(v)
@@ -658,7 +658,7 @@ func blockingPop(c *Ctx, keys [][]byte, left bool, timeoutArg []byte, count int6
 			popRange(c, l, left, count)
 		} else {
 			c.W.WriteBulkString(l.Pop(left))
-			c.Eng.dirty++
+			c.Eng.dirty++ // (not when it serves a blocked BLPOP: rerun)
 		}
 		c.Eng.listChanged(key, ent, l, popEvent(left))
 		return

@@ -135,6 +135,39 @@ func TestDirty_ExpiryAddsNothing(t *testing.T) {
 	}
 }
 
+// Serving a blocked client counts as Redis 7.0 does: BLPOP's element and
+// BLMOVE's move not at all (serveClientBlockedOnList), BLMPOP's and the
+// sorted sets' elements each.
+func TestDirty_BlockedClientsServed(t *testing.T) {
+	for _, tc := range []struct {
+		block, push string
+		want        int64 // the push and the serving together
+	}{
+		{"BLPOP q 0", "RPUSH q a b", 2},
+		{"BRPOP q 0", "RPUSH q a b", 2},
+		{"BLMOVE q d LEFT RIGHT 0", "RPUSH q a b", 2},
+		{"BRPOPLPUSH q d 0", "RPUSH q a b", 2},
+		{"BLMPOP 0 1 q LEFT COUNT 5", "RPUSH q a b", 4},
+		{"BZPOPMIN q 0", "ZADD q 1 a 2 b", 3},
+		{"BZMPOP 0 1 q MAX COUNT 5", "ZADD q 1 a 2 b", 4},
+	} {
+		te := newTestEngine(t)
+		a, b := te.blockingClient(1), te.blockingClient(2)
+		if got := a.run(strings.Fields(tc.block)...); got != "" {
+			t.Fatalf("%s replied %q, want it blocked", tc.block, got)
+		}
+		before := te.dirtyNow()
+		b.run(strings.Fields(tc.push)...)
+		if !isClosed(a.ctx.Blocked.Done()) {
+			t.Fatalf("%s: not served by %s", tc.block, tc.push)
+		}
+		a.finish(WaitWoken)
+		if got := te.dirtyNow() - before; got != tc.want {
+			t.Errorf("%s served by %s: dirty +%d, want +%d", tc.block, tc.push, got, tc.want)
+		}
+	}
+}
+
 // The counter starts at 0 and nothing resets it (tumbler never saves).
 func TestDirty_StartsAtZeroNeverReset(t *testing.T) {
 	te := newTestEngine(t)
