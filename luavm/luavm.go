@@ -78,6 +78,12 @@ func parseShebang(body []byte) (n int, fl engine.ScriptFlag, errMsg string) {
 // VM is the script runner. Create it with New and install it with
 // engine.SetScripter.
 type VM struct {
+	// handler is the message handler of protected calls, closer the
+	// function run after one fails, errorFn the script's error()
+	// (vmerror.go)
+	handler, closer, errorFn *lua.LFunction
+	pcallBases               []int // the registers of the functions pcall runs, innermost last
+
 	mu     sync.RWMutex
 	bySHA  map[string]*script
 	byBody map[string]*script
@@ -598,7 +604,7 @@ func (vm *VM) pcall(fn *lua.LFunction, nret int, timeout time.Duration, args ...
 	for _, a := range args {
 		L.Push(a)
 	}
-	err := L.PCall(len(args), nret, nil)
+	err := vm.protectedCall(L, len(args), nret, vm.handler)
 
 	if timer != nil {
 		timer.Stop()

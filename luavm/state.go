@@ -50,7 +50,7 @@ func (vm *VM) initState() {
 	// position of the function at level (none for a Go function). The line
 	// Redis reports for an error escaping the script is the caller's (see
 	// vm.raise).
-	G.RawSetString("error", L.NewFunction(func(L *lua.LState) int {
+	vm.errorFn = L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() == 0 {
 			vm.raise(L, lua.LNil)
 			return 0
@@ -67,14 +67,18 @@ func (vm *VM) initState() {
 		}
 		vm.raise(L, v)
 		return 0
-	}))
+	})
+	G.RawSetString("error", vm.errorFn)
 	G.RawSetString("tonumber", L.NewFunction(luaToNumber)) // Lua 5.1's (tonumber.go)
 	G.RawSetString("tostring", L.NewFunction(luaToString(G.RawGetString("tostring").(*lua.LFunction))))
+	// Protected calls word the VM's errors as Lua 5.1 does (vmerror.go).
+	vm.handler = L.NewFunction(vm.lua51Handler)
+	vm.closer = newCloser(L)
+	G.RawSetString("xpcall", L.NewFunction(vm.xpcall))
 	// pcall as Redis 7's luaRedisPcall: an error that is a table with a
 	// string (or number) err field, as redis.call raises, is caught as
 	// that string, as the errors of Redis 6 were; with any other err
 	// field, that field comes after the table, as a third result.
-	origPcall := G.RawGetString("pcall").(*lua.LFunction)
 	G.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() == 0 {
 			// Redis's pcall then calls the boolean it pushed for the result
@@ -82,7 +86,7 @@ func (vm *VM) initState() {
 			L.Push(lua.LString("attempt to call a boolean value"))
 			return 2
 		}
-		n := origPcall.GFunction(L)
+		n := vm.basePCall(L)
 		if n != 2 || L.Get(-2) != lua.LFalse {
 			return n // ok, or not an error
 		}

@@ -24,22 +24,6 @@ var knownDiffs = map[string]knownDiff{
 
 	// ---- luavm: error() objects that are not strings or tables ----
 
-	// ---- luavm: gopher-lua runtime error texts differ from Lua 5.1 ----
-	"eval.txt:337": {`EVAL "local t = nil; return t.x"`, "luavm",
-		"Lua 5.1: attempt to index local 't' (a nil value); gopher-lua: attempt to index a non-table object(nil) with key 'x'"},
-	"eval.txt:339": {`EVAL "return 1 + {}"`, "luavm",
-		"Lua 5.1: attempt to perform arithmetic on a table value; gopher-lua: cannot perform add operation between number and table"},
-	"eval.txt:341": {`EVAL "return #nil"`, "luavm",
-		"Lua 5.1: attempt to get length of a nil value; gopher-lua: __len undefined"},
-	"eval.txt:343": {`EVAL "return ('x'):bad()"`, "luavm",
-		"Lua 5.1: attempt to call method 'bad' (a nil value); gopher-lua: attempt to call a non-function object"},
-	"eval.txt:544": {`EVAL "return redis.nosuchfunction()"`, "luavm",
-		"Lua 5.1: attempt to call field 'nosuchfunction' (a nil value); gopher-lua: attempt to call a non-function object"},
-
-	// ---- luavm: libraries Redis ships that tumbler lacks ----
-	"eval.txt:611": {`EVAL "return bit.band()"`, "luavm",
-		"Lua 5.1 argument errors quote the function name and say 'got no value': bad argument #1 to 'band' (number expected, got no value)"},
-
 	// ---- version difference, not a bug ----
 	"eval.txt:552": {`EVAL "redis.call('set', KEYS[1], 'v', 'PX', 1); local t = 0; for i = 1, 200000 do t = t + i end; return redis.call('pttl'`, "none (deliberate)",
 		"Redis 7.0's TTL/PTTL measure from mstime() even inside a script; 7.2+ use commandTimeSnapshot(), which tumbler follows (docs/semantics.md): inside a script a key set with PX 1 has PTTL 1 in 7.2 and tumbler, 0 in the 7.0 oracle (1 too when its loop ends within the millisecond)"},

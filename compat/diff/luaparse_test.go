@@ -217,19 +217,7 @@ var luaParseCases = []string{
 
 func TestLuaParseDiff(t *testing.T) {
 	rc, tc := dialPair(t)
-	for _, script := range luaParseCases {
-		want, err := rc.do("EVAL", script, "0")
-		if err != nil {
-			t.Fatalf("redis: %v", err)
-		}
-		got, err := tc.do("EVAL", script, "0")
-		if err != nil {
-			t.Fatalf("tumbler: %v", err)
-		}
-		if !bytes.Equal(want, got) {
-			t.Errorf("EVAL %q\nredis:   %q\ntumbler: %q", script, want, got)
-		}
-	}
+	diffCommands(t, rc, tc, []string{"EVAL"}, luaParseCases, "0")
 }
 
 // luaLimitCases are generated scripts at and past Lua 5.1's limits:
@@ -290,19 +278,7 @@ func luaLimitCases() []string {
 
 func TestLuaParseLimitsDiff(t *testing.T) {
 	rc, tc := dialPair(t)
-	for _, script := range luaLimitCases() {
-		want, err := rc.do("SCRIPT", "LOAD", script)
-		if err != nil {
-			t.Fatalf("redis: %v", err)
-		}
-		got, err := tc.do("SCRIPT", "LOAD", script)
-		if err != nil {
-			t.Fatalf("tumbler: %v", err)
-		}
-		if !bytes.Equal(want, got) {
-			t.Errorf("SCRIPT LOAD %q\nredis:   %q\ntumbler: %q", clipScript(script), want, got)
-		}
-	}
+	diffCommands(t, rc, tc, []string{"SCRIPT", "LOAD"}, luaLimitCases())
 }
 
 func clipScript(s string) string {

@@ -1,0 +1,143 @@
+package diff
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// luaRuntimeCases fail as they run (or catch their failure): Lua 5.1
+// names the value at fault (luaG_typeerror, getobjname), tumbler rewords
+// gopher-lua's errors to match (luavm/vmerror.go). Some check that
+// closures keep sharing their variables after a caught error.
+var luaRuntimeCases = []string{
+	// index
+	"local x return x.y",
+	"local x = false return x.y",
+	"local x = redis.call('get', 'nokey') return x.y",
+	"local t = {} return t.a.b",
+	"local t = {} t.x.y = 1",
+	"local t = {} t.a.b.c = 1",
+	"local s = 5 s.x = 1",
+	"local u = nil local function f() return u.x end return f()",
+	"local t = nil return t[1]",
+	"return KEYS[1].x",
+	"local a = {} return a.b.c.d",
+	"local a = {b = {}} return a.b.c.d",
+	"local x = 1 return x[1]",
+	"return (nil).x",
+	// call
+	"local t = {} return t.f()",
+	"local t = {} return t:m()",
+	"return ('x'):bad()",
+	"return redis.nosuchfunction()",
+	"local f return f()",
+	"local t = {f = 1} return t.f(2)",
+	"local u local function g() return u() end return g()",
+	"return ({})()",
+	"for k in nil do end",
+	"local t = {} return t[1]()",
+	"return KEYS[1]()",
+	// arithmetic
+	"return 1 + nil",
+	"local x return x + 1",
+	"local a, b = 1 return a + b",
+	"return 1 + {}",
+	"return 2 * '3' + {}",
+	"return '2' + 'x'",
+	"return 'x' * 2",
+	"local s = 'abc' return s - 1",
+	"return -{}",
+	"local t = {} return -t",
+	"local x = {} x = x + 1",
+	"return 10 % nil",
+	"return 2 ^ {}",
+	"local t = {n = 'x'} return t.n * 2",
+	"return ARGV[1] + 1",
+	// concatenation
+	"return 'a' .. nil",
+	"local t = {} return t .. 'x'",
+	"local a = KEYS[1] .. nil",
+	"local s = 'a' .. 1 .. {} .. 'b'",
+	"local x = {} return 'a' .. 'b' .. x",
+	"local x = {} return x .. 'a' .. 'b'",
+	"local t = {} return t.a .. 'x'",
+	"return 1 .. true",
+	"local b = true return 'x' .. b .. 'y'",
+	// length
+	"return #nil",
+	"local n = 5 return #n",
+	"local t = {} return #t.x",
+	// comparison
+	"return {} < {}",
+	"return 1 < 'x'",
+	"return nil < 1",
+	"local a, b = {}, {} return a <= b",
+	"return true > false",
+	// for loops
+	"for i = 'a', 2 do end",
+	"for i = 1, 'b' do end",
+	"for i = 1, 2, {} do end",
+	// library arguments
+	"return math.floor('x')",
+	"return string.rep()",
+	"return ('x'):rep()",
+	"return ('x'):rep({})",
+	"local f = string.rep return f()",
+	"return string.sub()",
+	"local s = ('x'):sub({})",
+	"return tostring()",
+	"return tonumber()",
+	"return string.format('%d', 'x')",
+	"return table.concat({}, 1)",
+	"return ('x'):len(1)",
+	"error('bad argument #1 to x (y, got nil)')",
+	// caught: pcall and xpcall see the same words
+	"local ok, e = pcall(function() local t; return t.x end) return e",
+	"local ok, e = pcall(function() return 1 + nil end) return e",
+	"local ok, e = pcall(string.rep) return e",
+	"local ok, e = xpcall(function() local t; return t.x end, function(m) return 'H:' .. m end) return e",
+	"local ok, e = xpcall(function() return #nil end, function(m) return m end) return {ok and 1 or 0, e}",
+	"local ok, e = pcall(error, 'e') return e",
+	"local ok, e = pcall(error, {err = 'X'}) return e",
+	"local ok, e = pcall(function() redis.call('nosuch') end) return e",
+	// closures share their variables after a caught error
+	"local x = 1 local function get() return x end pcall(error, 'e') x = 2 return get()",
+	"local x = 1 local function get() return x end pcall(function() error('e') end) x = 2 return get()",
+	"local x = 1 local function get() return x end xpcall(function() error('e') end, function(m) return m end) x = 2 return get()",
+	"local t = {} pcall(function() local x = 1; t.f = function() return x end; error('e') end) local a, b, c = 7, 8, 9 return t.f()",
+	"local n = 0 local function inc() n = n + 1 end for i = 1, 3 do pcall(function() inc() error('x') end) end return n",
+	"local function outer() local v = 'a' local function get() return v end pcall(function() local w = 1 return w.x end) v = 'b' return get() end return outer()",
+	"local x = 0 local ok = pcall(function() local y = 5 local f = function() return y end x = f() error('z') end) return x",
+	"local fs = {} for i = 1, 3 do pcall(function() local v = i * 10 fs[i] = function() return v end error('e') end) end return {fs[1](), fs[2](), fs[3]()}",
+	"local a = 1 local function get() return a end local ok = pcall(function() pcall(function() error('in') end) a = 5 error('out') end) a = a + 1 return get()",
+	"local got local x = 'before' local ok, e = xpcall(function() local y = 'inner' got = function() return y end error('e') end, function(m) x = 'handled' return m end) return {x, got()}",
+	"local c = 0 local function counter() c = c + 1 return c end for i = 1, 5 do pcall(counter) pcall(error) end return counter()",
+	"local t = setmetatable({}, {__index = function(t, k) return k .. '!' end}) local ok, e = pcall(function() return t.a .. nil end) return {t.b, e}",
+	"local ok, e = pcall(function() local t = {} t.x.y = 1 end) local ok2, e2 = pcall(function() return #nil end) return {e, e2}",
+}
+
+func TestLuaRuntimeErrorDiff(t *testing.T) {
+	rc, tc := dialPair(t)
+	diffCommands(t, rc, tc, []string{"EVAL"}, luaRuntimeCases, "0")
+}
+
+// diffCommands sends "cmd... arg after..." for each of args to both
+// servers and compares the replies byte for byte.
+func diffCommands(t *testing.T, rc, tc *conn, cmd []string, args []string, after ...string) {
+	t.Helper()
+	for _, a := range args {
+		full := append(append(append([]string{}, cmd...), a), after...)
+		want, err := rc.do(full...)
+		if err != nil {
+			t.Fatalf("redis: %v", err)
+		}
+		got, err := tc.do(full...)
+		if err != nil {
+			t.Fatalf("tumbler: %v", err)
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s %q\nredis:   %q\ntumbler: %q", strings.Join(cmd, " "), clipScript(a), want, got)
+		}
+	}
+}

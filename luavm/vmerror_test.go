@@ -1,0 +1,52 @@
+package luavm
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestVMErrorsReadFrames: the errors of gopher-lua's VM are worded as Lua
+// 5.1 words them, which needs gopher-lua's frames, registers and open
+// upvalues, read with reflect (vmerror.go). A gopher-lua that moved them
+// fails here (the compat suite compares the same cases with Redis).
+func TestVMErrorsReadFrames(t *testing.T) {
+	f := newFixture(t)
+	sha := func(s string) string { return SHA1Hex([]byte(s)) }
+	cases := []struct{ script, want string }{
+		{"local x return x.y", "-ERR user_script:1: attempt to index local 'x' (a nil value) script: %s, on @user_script:1."},
+		{"local t = {} return t.a.b", "-ERR user_script:1: attempt to index field 'a' (a nil value) script: %s, on @user_script:1."},
+		{"local t = {} t:m()", "-ERR user_script:1: attempt to call method 'm' (a nil value) script: %s, on @user_script:1."},
+		{"local u local function f() return u + 1 end return f()", "-ERR user_script:1: attempt to perform arithmetic on upvalue 'u' (a nil value) script: %s, on @user_script:1."},
+		{"local a = {} return 'x' .. a", "-ERR user_script:1: attempt to concatenate local 'a' (a table value) script: %s, on @user_script:1."},
+		{"\n\nreturn #nil", "-ERR user_script:3: attempt to get length of a nil value script: %s, on @user_script:3."},
+		{"return {} < {}", "-ERR user_script:1: attempt to compare two table values script: %s, on @user_script:1."},
+		{"return ('x'):rep()", "-ERR user_script:1: bad argument #1 to 'rep' (number expected, got no value) script: %s, on @user_script:1."},
+		{"return ('x'):rep({}, 1, 2)", "-ERR user_script:1: bad argument #1 to 'rep' (number expected, got table) script: %s, on @user_script:1."},
+		{"for i = 1, 'x' do end", "-ERR user_script:1: 'for' limit must be a number script: %s, on @user_script:1."},
+	}
+	for _, c := range cases {
+		f.expect(strings.Replace(c.want, "%s", sha(c.script), 1), "EVAL", c.script, "0")
+	}
+	// caught by pcall and xpcall, with the same words
+	f.expect("$user_script:1: attempt to index local 't' (a nil value)", "EVAL", "local ok, e = pcall(function() local t; return t.x end) return e", "0")
+	f.expect("$H:user_script:1: attempt to call local 'f' (a nil value)", "EVAL", "local ok, e = xpcall(function() local f; f() end, function(m) return 'H:' .. m end) return e", "0")
+	// pcall(string.rep): no Lua caller, so no position and no name
+	f.expect("$bad argument #1 to '?' (string expected, got no value)", "EVAL", "local ok, e = pcall(string.rep) return e", "0")
+}
+
+// TestVMErrorsKeepUpvalues: a caught error closes only the variables of
+// the functions it unwound, as Lua does; gopher-lua alone closed every
+// function's, so that closures stopped sharing their variables.
+func TestVMErrorsKeepUpvalues(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct{ script, want string }{
+		{"local x = 1 local function get() return x end pcall(error, 'e') x = 2 return get()", ":2"},
+		{"local a = 1 local function get() return a end pcall(function() pcall(function() error('in') end) a = 5 error('out') end) a = a + 1 return get()", ":6"},
+		{"local t = {} pcall(function() local x = 1; t.f = function() return x end; error('e') end) local a, b, c = 7, 8, 9 return t.f()", ":1"},
+		{"local fs = {} for i = 1, 3 do pcall(function() local v = i fs[i] = function() v = v + 10 return v end error('e') end) end return fs[1]() + fs[2]() + fs[1]()", ":44"},
+	} {
+		f.expect(c.want, "EVAL", c.script, "0")
+	}
+	// nothing is left open for the next script to share by mistake
+	f.expect(":3", "EVAL", "local n = 1 local function inc() n = n + 1 return n end inc() return inc()", "0")
+}
