@@ -84,7 +84,7 @@ func luaFormat(L *lua.LState) int {
 			}
 			item = sp.pad(s, false)
 		default:
-			L.RaiseError("invalid option '%%%s' to 'format'", cString(string([]byte{conv})))
+			cError(L, "invalid option '%%%s' to 'format'", cString(string([]byte{conv})))
 		}
 		b = append(b, cString(item)...)
 	}
@@ -118,7 +118,7 @@ func (sp *fmtSpec) scan(L *lua.LState, fs string, i int) int {
 		}
 	}
 	if i-start >= len("-+ #0")+1 {
-		L.RaiseError("invalid format (repeated flags)")
+		cError(L, "%s", "invalid format (repeated flags)")
 	}
 	digits := func() int {
 		n := 0
@@ -135,7 +135,7 @@ func (sp *fmtSpec) scan(L *lua.LState, fs string, i int) int {
 		sp.prec = digits()
 	}
 	if i < len(fs) && isDigit(fs[i]) {
-		L.RaiseError("invalid format (width or precision too long)")
+		cError(L, "%s", "invalid format (width or precision too long)")
 	}
 	return i
 }

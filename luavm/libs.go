@@ -33,7 +33,7 @@ func (vm *VM) bitLib() *lua.LTable {
 	fold := func(op func(a, b int32) int32) lua.LGFunction {
 		return func(L *lua.LState) int {
 			acc := tobit(L, 1)
-			for i := 2; i <= L.GetTop(); i++ {
+			for i := L.GetTop(); i > 1; i-- { // LuaBitOp's order: the last argument is checked first
 				acc = op(acc, tobit(L, i))
 			}
 			return ret(L, acc)

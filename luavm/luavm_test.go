@@ -310,7 +310,7 @@ func TestError_NonStringValuesAndLevels(t *testing.T) {
 	}
 	// pcall sees the raw value, not Redis's error table
 	f.expect("$x", "EVAL", "local ok, e = pcall(error, 'x') return e", "0")
-	f.expect(":42", "EVAL", "local ok, e = pcall(error, 42) return e", "0")
+	f.expect("$42", "EVAL", "local ok, e = pcall(error, 42) return e", "0") // lua_concat made it a string (Redis 7.0: $2 42)
 	f.expect("$user_script:1: y", "EVAL", "local ok, e = pcall(function() error('y') end) return e", "0")
 }
 
@@ -345,11 +345,19 @@ func TestSandbox_NoPersistentChanges(t *testing.T) {
 		"math.floor = nil",
 		"KEYS = nil",
 		"_G.redis = nil",
+		// gopher-lua's setmetatable set the one metatable of all numbers,
+		// booleans, strings or functions, for every later script
+		"setmetatable(1, {__index = function() return 'pwned' end})",
+		"pcall(setmetatable, true, {__index = function() return 'pwned' end})",
+		"setmetatable('', {__index = {upper = function() return 'pwned' end}})",
+		"setmetatable(print or tostring, {__index = function() return 'pwned' end})",
 	}
 	for _, a := range attacks {
 		f.do(2, "EVAL", a, "0")
 	}
 	f.expect("$ABC", "EVAL", "return ('abc'):upper()", "0")
+	f.expect("*4 $nil $nil $nil $table", "EVAL", "return {type(getmetatable(1)), type(getmetatable(true)), type(getmetatable(tostring)), type(getmetatable(''))}", "0")
+	f.expect("$user_script:1: attempt to index a number value", "EVAL", "local ok, e = pcall(function() return (5).x end) return e", "0")
 	f.expect("$ABC", "EVAL", "return string.upper('abc')", "0")
 	f.expect("+OK", "EVAL", "return redis.call('set', 'k', 'v')", "0")
 	f.expect("$table", "EVAL", "return type(redis)", "0")

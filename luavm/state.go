@@ -56,13 +56,21 @@ func (vm *VM) initState() {
 			return 0
 		}
 		v := L.Get(1)
-		level := L.OptInt(2, 1)
-		switch v.(type) {
-		case lua.LString, lua.LNumber:
-			if level > 0 {
-				if pos := L.Where(level); pos != "" && !strings.HasPrefix(pos, "[G]") {
-					v = lua.LString(pos + " " + v.String())
-				}
+		level := int(int32(cOptInteger(L, 2, 1))) // luaL_optint
+		if level > 0 {
+			// luaL_where and lua_concat: a number becomes a string, with
+			// or without a position to put before it
+			pos := L.Where(level)
+			if pos != "" && !strings.HasPrefix(pos, "[G]") {
+				pos += " "
+			} else {
+				pos = ""
+			}
+			switch m := v.(type) {
+			case lua.LString:
+				v = lua.LString(pos + string(m))
+			case lua.LNumber:
+				v = lua.LString(pos + number14g(float64(m)))
 			}
 		}
 		vm.raise(L, v)
@@ -145,17 +153,29 @@ func (vm *VM) initState() {
 		return origGetmt.GFunction(L)
 	}))
 	origSetmt := G.RawGetString("setmetatable").(*lua.LFunction)
+	// setmetatable as Lua 5.1's luaB_setmetatable: for a table only, with
+	// a table or nil. gopher-lua's also sets the metatable of a number,
+	// boolean, string or function, which is every such value's, in every
+	// later script: "setmetatable(1, {__index = f})" changed all numbers
+	// until the Lua state was made again.
 	G.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
-		if t, ok := L.Get(1).(*lua.LTable); ok && (vm.ro[t] || t == vm.globals || t == vm.fnGlobals) {
+		mtType, given := L.Get(2).Type(), L.GetTop() >= 2
+		t := L.CheckTable(1)
+		if !given || mtType != lua.LTNil && mtType != lua.LTTable { // (no value is no nil)
+			L.ArgError(2, "nil or table expected")
+		}
+		if vm.ro[t] || t == vm.globals || t == vm.fnGlobals {
 			return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
 		}
 		return origSetmt.GFunction(L)
 	}))
 
-	// string.rep and table.concat build one string in one Go call, which
-	// the memory watchdog (memory.go) cannot interrupt: refuse results
-	// larger than Redis's largest string (proto-max-bulk-len, 512 MB) or
-	// the memory limit before building them.
+	// Lua 5.1's string functions where gopher-lua's differ (string.rep,
+	// byte and char: lib51.go). string.rep and table.concat build one
+	// string in one Go call, which the memory watchdog (memory.go) cannot
+	// interrupt: they refuse results larger than Redis's largest string
+	// (proto-max-bulk-len, 512 MB) or the memory limit before building
+	// them.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
 		strLib.RawSetString("format", L.NewFunction(luaFormat)) // Lua 5.1's (format.go)
 		// Lua 5.1's pattern matching (pattern.go); gfind is gmatch's old
@@ -172,15 +192,6 @@ func (vm *VM) initState() {
 		// U+FFFD and changed letters such as é.
 		strLib.RawSetString("upper", L.NewFunction(func(L *lua.LState) int { return mapASCII(L, "upper", 'a', 'z', 'A'-'a') }))
 		strLib.RawSetString("lower", L.NewFunction(func(L *lua.LState) int { return mapASCII(L, "lower", 'A', 'Z', 'a'-'A') }))
-		if orig, ok := strLib.RawGetString("rep").(*lua.LFunction); ok {
-			strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
-				n := L.OptInt(2, 0)
-				if s := L.CheckString(1); n > 0 && len(s) > 0 && n > vm.sizeLimit()/len(s) {
-					L.RaiseError("not enough memory")
-				}
-				return orig.GFunction(L)
-			}))
-		}
 	}
 	if tabLib, ok := G.RawGetString(lua.TabLibName).(*lua.LTable); ok {
 		openTableCompat(L, tabLib)
@@ -188,6 +199,10 @@ func (vm *VM) initState() {
 		tabLib.RawSetString("concat", L.NewFunction(vm.tableConcat))
 	}
 	G.RawSetString("unpack", L.NewFunction(baseUnpack)) // Lua 5.1's bounds (unpack.go)
+	strLib, _ := G.RawGetString(lua.StringLibName).(*lua.LTable)
+	tabLib, _ := G.RawGetString(lua.TabLibName).(*lua.LTable)
+	mathLib, _ := G.RawGetString(lua.MathLibName).(*lua.LTable)
+	vm.openLib51(L, G, strLib, tabLib, mathLib) // lib51.go
 	coerceIntArgs(L, G)
 	// gopher-lua's string library points __index at itself (for the string
 	// metatable); through the read-only proxy that would hand scripts the

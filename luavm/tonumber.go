@@ -141,18 +141,13 @@ func isAlnum(c byte) bool { return digitVal(c) < 36 }
 // converts as tonumber does), gopher-lua's CheckInt does not, so that
 // string.sub(s, ARGV[1]) failed with "number expected, got string".
 // all: every argument (string.char). Functions ported from Lua 5.1
-// (pattern.go's, table.insert) read their arguments themselves.
+// (pattern.go's, table.insert, lib51.go's) read their arguments themselves.
 var intArgs = []struct {
 	lib, fn string
 	pos     []int
 	all     bool
 }{
 	{lib: lua.StringLibName, fn: "sub", pos: []int{2, 3}},
-	{lib: lua.StringLibName, fn: "byte", pos: []int{2, 3}},
-	{lib: lua.StringLibName, fn: "rep", pos: []int{2}},
-	{lib: lua.StringLibName, fn: "char", all: true},
-	{lib: lua.TabLibName, fn: "remove", pos: []int{2}},
-	{fn: "select", pos: []int{1}}, // "#" is no number: left as it is
 }
 
 // coerceIntArgs wraps the functions of intArgs in G (after any other

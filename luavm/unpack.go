@@ -20,7 +20,7 @@ func baseUnpack(L *lua.LState) int {
 	}
 	n := e - i + 1 // n <= 0: the subtraction overflowed
 	if n <= 0 || n > luaMaxCStack || L.GetTop()+int(n) > luaMaxCStack {
-		L.RaiseError("too many results to unpack")
+		cError(L, "%s", "too many results to unpack")
 	}
 	for k := int64(i); k <= int64(e); k++ {
 		L.Push(t.RawGetInt(int(k)))

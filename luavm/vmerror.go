@@ -439,10 +439,19 @@ func (vm *VM) badArgument(L *lua.LState, pos, text string, level int) (string, b
 	rest := strings.TrimPrefix(text, "bad argument #")
 	num, rest, ok := strings.Cut(rest, " to ")
 	n, err := strconv.Atoi(num)
-	if !ok || err != nil || strings.HasPrefix(rest, "'") {
-		return pos + text, false // already Lua 5.1's (luavm's own functions)
+	if !ok || err != nil {
+		return pos + text, false
+	}
+	// gopher-lua's functions name themselves unquoted, luavm's own quoted
+	// (format.go's argError); both are named as Lua 5.1 names them below
+	quoted := strings.HasPrefix(rest, "'")
+	if quoted {
+		rest = rest[1:]
 	}
 	name, detail, ok := strings.Cut(rest, " (")
+	if quoted {
+		name, ok = strings.CutSuffix(name, "'")
+	}
 	if !ok || strings.ContainsAny(name, " '") {
 		return pos + text, false
 	}
@@ -450,7 +459,7 @@ func (vm *VM) badArgument(L *lua.LState, pos, text string, level int) (string, b
 	if !ok || !f.fn.IsG || f.fn == vm.errorFn {
 		return pos + text, false // a script's own error("bad argument ...")
 	}
-	if strings.HasSuffix(detail, ", got nil)") && n > f.args {
+	if !quoted && strings.HasSuffix(detail, ", got nil)") && n > f.args { // (luavm's own say "no value" where Lua's do)
 		detail = strings.TrimSuffix(detail, "nil)") + "no value)"
 	}
 	// The name is the caller's for the function (getfuncname): "?" when
