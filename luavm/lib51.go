@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/luavm/internal/luaparse"
 )
 
 // Lua 5.1's table.remove, table.sort, select, assert and the checks of
@@ -315,6 +317,125 @@ func (vm *VM) strRep(L *lua.LState) int {
 	return 1
 }
 
+// loadString is lbaselib.c's luaB_loadstring: the chunk's name is the
+// string itself unless given.
+func (vm *VM) loadString(L *lua.LState) int {
+	src := cCheckString(L, 1)
+	name := src
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = cCheckString(L, 2)
+	}
+	return vm.loadAux(L, []byte(src), name)
+}
+
+// luaLoad is luaB_load: the chunk is read from a function's results, as
+// the parser needs more, until nil or an empty string ("=(load)" its name
+// unless given). An error of the function, or a result that is no string,
+// is raised (as redis-server 7.0 does).
+func (vm *VM) luaLoad(L *lua.LState) int {
+	name := "=(load)"
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = cCheckString(L, 2)
+	}
+	fn, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		cTypeError(L, 1, "function", L.Get(1), L.GetTop() >= 1)
+	}
+	read := func() []byte {
+		L.Push(fn)
+		L.Call(0, 1)
+		piece := L.Get(-1)
+		L.Pop(1)
+		switch v := piece.(type) {
+		case lua.LString:
+			return []byte(v)
+		case lua.LNumber:
+			return []byte(number14g(float64(v)))
+		case *lua.LNilType:
+			return nil
+		}
+		cError(L, "%s", "reader function must return a string")
+		return nil
+	}
+	parsed, err := luaparse.ParseReader(read, chunkID(name, 80))
+	return vm.loadParsed(L, parsed, err, name)
+}
+
+// loadAux compiles a loaded chunk: the function, or nil and the error.
+func (vm *VM) loadAux(L *lua.LState, src []byte, name string) int {
+	parsed, err := luaparse.Parse(src, chunkID(name, 80))
+	return vm.loadParsed(L, parsed, err, name)
+}
+
+func (vm *VM) loadParsed(L *lua.LState, parsed []ast.Stmt, err error, name string) int {
+	var proto *lua.FunctionProto
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	} else {
+		proto, msg = compileParsed(parsed, chunkID(name, 60))
+	}
+	if msg != "" {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	fn := L.NewFunctionFromProto(proto)
+	fn.Env = vm.runEnv
+	L.Push(fn)
+	return 1
+}
+
+// chunkID is lobject.c's luaO_chunkid: how messages name a chunk, in at
+// most n-1 bytes: "=name" as name, "@file" as file (its end, after
+// "...", if long), and source text as [string "its first line..."].
+func chunkID(source string, n int) string {
+	if i := strings.IndexByte(source, 0); i >= 0 {
+		source = source[:i] // a C string
+	}
+	switch {
+	case strings.HasPrefix(source, "="):
+		s := source[1:]
+		if len(s) > n-1 {
+			s = s[:n-1]
+		}
+		return s
+	case strings.HasPrefix(source, "@"):
+		s := source[1:]
+		n -= len(" '...' ") + 1
+		if len(s) > n {
+			return "..." + s[len(s)-n:]
+		}
+		return s
+	}
+	l := strings.IndexAny(source, "\n\r")
+	if l < 0 {
+		l = len(source)
+	}
+	n -= len(" [string \"...\"] ") + 1
+	l = min(l, n)
+	if l < len(source) {
+		return "[string \"" + source[:l] + "...\"]"
+	}
+	return "[string \"" + source + "\"]"
+}
+
+// strDump is string.dump: Lua 5.1's binary chunks cannot be made from
+// gopher-lua's functions, and Redis refuses to load them (its loadstring
+// reads "\27Lua..." as text, and fails); it gives the header of one, so
+// that loading it fails as in Redis.
+func strDump(L *lua.LState) int {
+	fn, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		cTypeError(L, 1, "function", L.Get(1), L.GetTop() >= 1)
+	}
+	if fn.IsG {
+		cError(L, "%s", "unable to dump given function")
+	}
+	L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+	return 1
+}
+
 // openLib51 installs this file's functions.
 func (vm *VM) openLib51(L *lua.LState, G, strLib, tabLib, mathLib *lua.LTable) {
 	G.RawSetString("select", L.NewFunction(luaSelect))
@@ -322,6 +443,7 @@ func (vm *VM) openLib51(L *lua.LState, G, strLib, tabLib, mathLib *lua.LTable) {
 		strLib.RawSetString("byte", L.NewFunction(strByte))
 		strLib.RawSetString("char", L.NewFunction(strChar))
 		strLib.RawSetString("rep", L.NewFunction(vm.strRep))
+		strLib.RawSetString("dump", L.NewFunction(strDump))
 	}
 	G.RawSetString("assert", L.NewFunction(luaAssert))
 	if tabLib != nil {

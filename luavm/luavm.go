@@ -11,6 +11,7 @@ import (
 
 	"github.com/tumblerdb/tumbler/luavm/internal/luaparse"
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
@@ -221,6 +222,12 @@ func compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
+	return compileParsed(parsed, chunk)
+}
+
+// compileParsed compiles a parsed main chunk; chunk names it in runtime
+// errors.
+func compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
 	proto, err := lua.Compile(parsed, chunk)
 	if err != nil {
 		// gopher-lua's own limits: "compile error near line(N) chunk: ..."

@@ -235,16 +235,10 @@ func (vm *VM) initState() {
 
 	// Chunks made by load and loadstring run in the scripts' read-only
 	// environment, not gopher-lua's real globals.
-	for _, name := range []string{"load", "loadstring"} {
-		orig := G.RawGetString(name).(*lua.LFunction)
-		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			n := orig.GFunction(L)
-			if fn, ok := L.Get(-n).(*lua.LFunction); ok && n > 0 {
-				fn.Env = vm.runEnv
-			}
-			return n
-		}))
-	}
+	// load and loadstring compile as EVAL does (lib51.go), the chunk
+	// running in the scripts' environment.
+	G.RawSetString("loadstring", L.NewFunction(vm.loadString))
+	G.RawSetString("load", L.NewFunction(vm.luaLoad))
 
 	// Reading a global that does not exist is an error; so is writing one,
 	// should any code ever reach the real table.

@@ -413,20 +413,20 @@ func (vm *VM) lua51Error(L *lua.LState, msg string, level int) (string, bool) {
 	return pos + out, true
 }
 
-// splitPosition splits "chunk:line: text" into "chunk:line: " and text.
+// splitPosition splits "chunk:line: text" into "chunk:line: " and text,
+// at the first ":<digits>: " (a chunk's name may have spaces:
+// [string "return x"]).
 func splitPosition(msg string) (pos, text string) {
-	for i := 0; i+1 < len(msg); i++ {
-		if msg[i] == ':' && i+1 < len(msg) && msg[i+1] >= '0' && msg[i+1] <= '9' {
-			j := i + 1
-			for j < len(msg) && msg[j] >= '0' && msg[j] <= '9' {
-				j++
-			}
-			if strings.HasPrefix(msg[j:], ": ") {
-				return msg[:j+2], msg[j+2:]
-			}
+	for i := 0; i < len(msg); i++ {
+		if msg[i] != ':' {
+			continue
 		}
-		if msg[i] == ' ' {
-			break // a position has no spaces
+		j := i + 1
+		for j < len(msg) && msg[j] >= '0' && msg[j] <= '9' {
+			j++
+		}
+		if j > i+1 && strings.HasPrefix(msg[j:], ": ") {
+			return msg[:j+2], msg[j+2:]
 		}
 	}
 	return "", msg

@@ -88,10 +88,11 @@ func (e *syntaxError) Error() string { return e.msg }
 
 type lexer struct {
 	src       []byte
-	pos       int // of the byte after current
-	current   int // the byte being looked at, or eoz
-	line      int // linenumber
-	lastline  int // the line of the last token consumed
+	pos       int           // of the byte after current
+	fill      func() []byte // more of the chunk when src is read (nil: none)
+	current   int           // the byte being looked at, or eoz
+	line      int           // linenumber
+	lastline  int           // the line of the last token consumed
 	chunk     string
 	buf       []byte // the text of the token being read (Mbuffer)
 	t         token  // the current token
@@ -108,6 +109,11 @@ func (ls *lexer) init(src []byte, chunk string) {
 }
 
 func (ls *lexer) next() {
+	for ls.pos >= len(ls.src) && ls.fill != nil {
+		if ls.src, ls.pos = ls.fill(), 0; len(ls.src) == 0 {
+			ls.fill = nil // luaZ_fill: an empty piece ends the chunk
+		}
+	}
 	if ls.pos < len(ls.src) {
 		ls.current = int(ls.src[ls.pos])
 		ls.pos++

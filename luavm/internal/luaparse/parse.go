@@ -33,7 +33,19 @@ const (
 // Redis's "@user_script") prefixes error messages. The error's text is
 // Lua 5.1's: "user_script:LINE: message near 'token'".
 func Parse(src []byte, chunk string) (stmts []ast.Stmt, err error) {
+	return parseChunk(src, nil, chunk)
+}
+
+// ParseReader is Parse of a chunk read in pieces, as Lua's lua_load reads
+// one: fill is called when the parser needs more, and a nil or empty
+// piece ends the chunk. A panic in fill (a Lua error) goes through.
+func ParseReader(fill func() []byte, chunk string) (stmts []ast.Stmt, err error) {
+	return parseChunk(nil, fill, chunk)
+}
+
+func parseChunk(src []byte, fill func() []byte, chunk string) (stmts []ast.Stmt, err error) {
 	p := &parser{}
+	p.ls.fill = fill
 	defer func() {
 		if r := recover(); r != nil {
 			se, ok := r.(*syntaxError)

@@ -182,3 +182,23 @@ func usesGoto(stmts []ast.Stmt) bool {
 	walk(stmts)
 	return found
 }
+
+// TestParseReader: a chunk read in pieces parses as the whole, and the
+// parser stops asking for more at its first error, as lua_load does (a
+// reader that never ends would otherwise never end).
+func TestParseReader(t *testing.T) {
+	pieces := []string{"local x ", "= 1 ", "return ", "x + 1", ""}
+	calls := 0
+	stmts, err := ParseReader(func() []byte {
+		calls++
+		return []byte(pieces[calls-1])
+	}, "c")
+	if err != nil || len(stmts) != 2 || calls != 5 {
+		t.Fatalf("ParseReader: %d statements, %d calls, %v", len(stmts), calls, err)
+	}
+	calls = 0
+	_, err = ParseReader(func() []byte { calls++; return []byte("x =") }, "(load)")
+	if err == nil || err.Error() != "(load):1: unexpected symbol near '='" || calls > 3 {
+		t.Fatalf("endless reader: %v after %d calls", err, calls)
+	}
+}
