@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"math"
+	"reflect"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -434,6 +435,42 @@ func strDump(L *lua.LState) int {
 	}
 	L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
 	return 1
+}
+
+// checkNextKey fails next(t, k) for a key t does not have, as Lua 5.1's
+// findindex does ("invalid key to 'next'", no position: the running
+// function is C's). gopher-lua's went on from its second key. A key
+// whose value was set to nil during a traversal is still had, in both.
+func (vm *VM) checkNextKey(L *lua.LState) {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok || L.GetTop() < 2 {
+		return
+	}
+	key := L.Get(2)
+	if key == lua.LNil || tableHasKey(t, key) {
+		return
+	}
+	vm.raise(L, lua.LString("invalid key to 'next'"))
+}
+
+// tableHasKey reports whether key is in t's array part or among the keys
+// of its hash part (gopher-lua's LTable.array and k2i, read with
+// reflect; true if they cannot be read).
+func tableHasKey(t *lua.LTable, key lua.LValue) bool {
+	v := reflect.ValueOf(t).Elem()
+	if n, ok := key.(lua.LNumber); ok && n >= 1 && float64(n) == math.Trunc(float64(n)) {
+		if arr := v.FieldByName("array"); arr.IsValid() && arr.Kind() == reflect.Slice && float64(n) <= float64(arr.Len()) {
+			return true
+		}
+	}
+	k2i := v.FieldByName("k2i")
+	if !k2i.IsValid() || k2i.Kind() != reflect.Map {
+		return true
+	}
+	if k2i.IsNil() {
+		return false
+	}
+	return k2i.MapIndex(reflect.ValueOf(&key).Elem()).IsValid()
 }
 
 // openLib51 installs this file's functions.

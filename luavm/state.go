@@ -131,8 +131,12 @@ func (vm *VM) initState() {
 	}
 	for _, name := range []string{"next", "rawget"} {
 		orig := G.RawGetString(name).(*lua.LFunction)
+		isNext := name == "next"
 		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			unwrap(L)
+			if isNext {
+				vm.checkNextKey(L) // lib51.go
+			}
 			return orig.GFunction(L)
 		}))
 	}

@@ -121,6 +121,14 @@ var luaRuntimeCases = []string{
 	"local i = 0 local f, e = load(function() i = i + 1 if i == 1 then return 'return ' elseif i == 2 then return '42' end end) return f()",
 	"local f, e = load(function() return 'x =' end, 'nm') return e",
 	"local n = 0 local f, e = load(function() n = n + 1 if n < 4 then return 'a' end end) return {n, e}",
+	// next with a key the table does not have
+	"local t = {a = 1, b = 2, c = 3} return next(t, 'zz')",
+	"local t = {1, 2, 3} return next(t, 4)",
+	"local t = {1, 2, 3} return next(t, 1.5)",
+	"local t = {a = 1} t.a = nil return next(t, 'a')",
+	"local t = {} t[100] = 1 return next(t, 100)",
+	"local ok, e = pcall(next, {}, 'x') return e",
+	"local t = {} for i = 1, 50 do t['k' .. i] = i end local n = 0 for k in next, t do t[k] = nil n = n + 1 end return n",
 	// closures share their variables after a caught error
 	"local x = 1 local function get() return x end pcall(error, 'e') x = 2 return get()",
 	"local x = 1 local function get() return x end pcall(function() error('e') end) x = 2 return get()",

@@ -110,7 +110,7 @@ var luaLibFuncs = []string{
 	"math.sqrt", "math.pow", "math.log", "math.log10", "math.exp", "math.frexp", "math.ldexp",
 	"math.atan2", "math.deg", "math.rad",
 	"select", "assert", "setmetatable", "getmetatable", "tonumber", "tostring", "type", "unpack",
-	"rawequal", "rawget", "ipairs", "pairs", "error",
+	"rawequal", "rawget", "ipairs", "pairs", "error", "next",
 	"bit.band", "bit.bor", "bit.bxor", "bit.bnot", "bit.lshift", "bit.rshift", "bit.arshift",
 	"bit.rol", "bit.tobit", "bit.tohex", "bit.bswap",
 	"cjson.encode", "cjson.decode",
