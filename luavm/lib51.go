@@ -66,6 +66,7 @@ func (vm *VM) tableSort(L *lua.LState) int {
 }
 
 type luaSorter struct {
+	n  int // comparisons made
 	vm *VM
 	L  *lua.LState
 	t  *lua.LTable
@@ -76,6 +77,13 @@ type luaSorter struct {
 func (s *luaSorter) less(a, b lua.LValue) bool {
 	L := s.L
 	if s.fn == nil {
+		// the default order runs no Lua instruction: SCRIPT KILL and the
+		// memory bound stop a long sort here
+		if s.n++; s.n%(1<<16) == 0 {
+			if ctx := L.Context(); ctx != nil && ctx.Err() != nil {
+				L.RaiseError("%s", ctx.Err().Error())
+			}
+		}
 		return s.vm.lessThan(L, a, b)
 	}
 	return call2(L, s.fn, a, b)
@@ -280,11 +288,17 @@ func strByte(L *lua.LState) int { // (posrelat: pattern.go)
 	if posi > pose {
 		return 0
 	}
+	if pose-posi+1+int64(L.GetTop()) > maxCStack { // luaL_checkstack
+		cError(L, "%s", "stack overflow (string slice too long)")
+	}
 	for i := posi; i <= pose; i++ {
 		L.Push(lua.LNumber(s[i-1]))
 	}
 	return int(pose - posi + 1)
 }
+
+// maxCStack is LUAI_MAXCSTACK: the most values a C function may push.
+const maxCStack = 8000
 
 // strChar is lstrlib.c's str_char: each code must be a byte.
 func strChar(L *lua.LState) int {
@@ -331,8 +345,10 @@ func (vm *VM) loadString(L *lua.LState) int {
 
 // luaLoad is luaB_load: the chunk is read from a function's results, as
 // the parser needs more, until nil or an empty string ("=(load)" its name
-// unless given). An error of the function, or a result that is no string,
-// is raised (as redis-server 7.0 does).
+// unless given). An error of the reader, or a result that is no string,
+// is load's result, not raised: lua_load reads under a protected call,
+// whose value is what the innermost protected call's handler makes of
+// the error (catchValue).
 func (vm *VM) luaLoad(L *lua.LState) int {
 	name := "=(load)"
 	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
@@ -342,9 +358,21 @@ func (vm *VM) luaLoad(L *lua.LState) int {
 	if !ok {
 		cTypeError(L, 1, "function", L.Get(1), L.GetTop() >= 1)
 	}
+	ctx := L.Context()
+	type readFailed struct{ v lua.LValue }
 	read := func() []byte {
+		// a Go reader (collectgarbage) runs no Lua instruction: SCRIPT
+		// KILL and the memory bound stop it here
+		if ctx != nil && ctx.Err() != nil {
+			L.RaiseError("%s", ctx.Err().Error())
+		}
 		L.Push(fn)
-		L.Call(0, 1)
+		if err := vm.protectedCall(L, 0, 1, vm.handler); err != nil {
+			if ctx != nil && ctx.Err() != nil {
+				L.RaiseError("%s", ctx.Err().Error())
+			}
+			panic(readFailed{errorValue(err)})
+		}
 		piece := L.Get(-1)
 		L.Pop(1)
 		switch v := piece.(type) {
@@ -355,10 +383,34 @@ func (vm *VM) luaLoad(L *lua.LState) int {
 		case *lua.LNilType:
 			return nil
 		}
-		cError(L, "%s", "reader function must return a string")
-		return nil
+		pos := L.Where(1) // luaL_error: the position of load's caller
+		if pos != "" && !strings.HasPrefix(pos, "[G]") {
+			pos += " "
+		} else {
+			pos = ""
+		}
+		panic(readFailed{lua.LString(pos + "reader function must return a string")})
 	}
-	parsed, err := luaparse.ParseReader(read, chunkID(name, 80))
+	var parsed []ast.Stmt
+	var err error
+	failed := func() (v lua.LValue, ok bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				rf, isRead := r.(readFailed)
+				if !isRead {
+					panic(r)
+				}
+				v, ok = rf.v, true
+			}
+		}()
+		parsed, err = luaparse.ParseReader(read, chunkID(name, 80))
+		return nil, false
+	}
+	if v, ok := failed(); ok {
+		L.Push(lua.LNil)
+		L.Push(vm.catchValue(L, v))
+		return 2
+	}
 	return vm.loadParsed(L, parsed, err, name)
 }
 

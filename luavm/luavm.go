@@ -83,7 +83,8 @@ type VM struct {
 	// function run after one fails, errorFn the script's error()
 	// (vmerror.go)
 	handler, closer, errorFn *lua.LFunction
-	pcallBases               []int // the registers of the functions pcall runs, innermost last
+	pcallBases               []int        // the registers of the functions pcall runs, innermost last
+	catchers                 []lua.LValue // the protected calls running: nil for pcall, xpcall's handler
 
 	mu     sync.RWMutex
 	bySHA  map[string]*script

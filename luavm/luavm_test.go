@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -278,6 +279,41 @@ func TestKill_PcallCannotSwallowKill(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("pcall swallowed SCRIPT KILL")
+	}
+}
+
+// TestKill_LongGoLoops: the loops that run no Lua instruction check for
+// SCRIPT KILL themselves: load's reader when it is a Go function (here
+// collectgarbage, 0 forever, which grows one endless numeral), and
+// table.sort's default order (with a comparator, the comparator's Lua
+// code is where a kill lands).
+func TestKill_LongGoLoops(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 10 * time.Millisecond})
+	vm := Install(e)
+	done := runBusy(t, e, "local f, e = load(collectgarbage) return tostring(e)")
+	vm.Kill()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "Script killed") {
+			t.Fatalf("load(collectgarbage): got %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("load(collectgarbage): SCRIPT KILL did not stop it")
+	}
+
+	// table.sort alone, in a cancelled run: only its own check can stop it
+	L := vm.L
+	tbl := L.NewTable()
+	for i := 1; i <= 200000; i++ {
+		tbl.RawSetInt(i, lua.LNumber((i*7919)%1000003))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	L.SetContext(ctx)
+	defer vm.newContext()
+	err := L.CallByParam(lua.P{Fn: L.NewFunction(vm.tableSort), Protect: true}, tbl)
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("table.sort in a cancelled run: %v", err)
 	}
 }
 

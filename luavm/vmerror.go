@@ -608,8 +608,10 @@ func (vm *VM) basePCall(L *lua.LState) int {
 	}
 	// the handler closes the upvalues above the called function
 	vm.pcallBases = append(vm.pcallBases, frameBase(L, 0))
+	vm.catchers = append(vm.catchers, nil)
 	err := vm.protectedCall(L, L.GetTop()-1, lua.MultRet, vm.handler)
 	vm.pcallBases = vm.pcallBases[:len(vm.pcallBases)-1]
+	vm.catchers = vm.catchers[:len(vm.catchers)-1]
 	if err != nil {
 		L.Push(lua.LFalse)
 		L.Push(errorValue(err))
@@ -619,13 +621,25 @@ func (vm *VM) basePCall(L *lua.LState) int {
 	return L.GetTop()
 }
 
-// xpcall is gopher-lua's xpcall through protectedCall: the script's
-// handler gets the message as Lua 5.1 words it.
+// xpcall is Lua 5.1's luaB_xpcall through protectedCall: any value may
+// be called, and any be the handler; the handler gets the message as Lua
+// 5.1 words it, and when it fails it is called again with its own error,
+// until it returns (Lua's luaG_errormsg calls the handler for each error
+// until its C stack runs out: "error in error handling").
 func (vm *VM) xpcall(L *lua.LState) int {
-	fn := L.CheckFunction(1)
-	user := L.CheckFunction(2)
+	if L.GetTop() < 2 {
+		cArgError(L, 2, "value expected")
+	}
+	L.SetTop(2)
+	fn, user := L.Get(1), L.Get(2)
 	top := L.GetTop()
 	base := frameBase(L, 0) + top // fn's register
+	if fn.Type() != lua.LTFunction && L.GetMetaField(fn, "__call").Type() != lua.LTFunction {
+		// the call fails before any function runs: only the handler does
+		L.Push(lua.LFalse)
+		L.Push(vm.callHandler(L, user, lua.LString("attempt to call a "+fn.Type().String()+" value")))
+		return 2
+	}
 	h := L.NewFunction(func(L *lua.LState) int {
 		msg := L.Get(1)
 		if s, ok := msg.(lua.LString); ok {
@@ -633,20 +647,62 @@ func (vm *VM) xpcall(L *lua.LState) int {
 				msg = lua.LString(m)
 			}
 		}
-		L.Push(user)
-		L.Push(msg)
-		L.Call(1, 1)
+		L.Push(vm.callHandler(L, user, msg))
 		closeAbove(L, base) // after the script's handler, as Lua
 		return 1
 	})
 	L.Push(fn)
-	if err := vm.protectedCall(L, 0, lua.MultRet, h); err != nil {
+	vm.catchers = append(vm.catchers, user)
+	err := vm.protectedCall(L, 0, lua.MultRet, h)
+	vm.catchers = vm.catchers[:len(vm.catchers)-1]
+	if err != nil {
 		L.Push(lua.LFalse)
 		L.Push(errorValue(err))
 		return 2
 	}
 	L.Insert(lua.LTrue, top+1)
 	return L.GetTop() - top
+}
+
+// maxHandlerCalls is how many times a failing handler is called again
+// (Lua's LUAI_MAXCCALLS bounds its recursion).
+const maxHandlerCalls = 200
+
+// callHandler is xpcall's handler h called with msg, again with its own
+// error while it fails.
+func (vm *VM) callHandler(L *lua.LState, h, msg lua.LValue) lua.LValue {
+	for i := 0; i < maxHandlerCalls; i++ {
+		L.Push(h)
+		L.Push(msg)
+		err := vm.protectedCall(L, 1, 1, vm.handler)
+		if err == nil {
+			v := L.Get(-1)
+			L.Pop(1)
+			return v
+		}
+		if ctx := L.Context(); ctx != nil && ctx.Err() != nil {
+			L.RaiseError("%s", ctx.Err().Error()) // killed: no handler may keep it
+		}
+		msg = errorValue(err)
+	}
+	return lua.LString("error in error handling")
+}
+
+// catchValue is what the innermost protected call makes of an error
+// value v raised where Lua 5.1 reports it rather than raises it (load's
+// reader): pcall's is v, xpcall's its handler's result, and the script's
+// own, at top level, Redis's error table {err = "ERR " .. v}.
+func (vm *VM) catchValue(L *lua.LState, v lua.LValue) lua.LValue {
+	if n := len(vm.catchers); n > 0 {
+		if h := vm.catchers[n-1]; h != nil {
+			return vm.callHandler(L, h, v)
+		}
+		return v
+	}
+	if _, ok := v.(*lua.LTable); ok {
+		return v
+	}
+	return errorTable(L, L.ToStringMeta(v).String()) // ("ERR " added)
 }
 
 // errorValue is the value a failed protected call gives its caller.

@@ -121,6 +121,28 @@ var luaRuntimeCases = []string{
 	"local i = 0 local f, e = load(function() i = i + 1 if i == 1 then return 'return ' elseif i == 2 then return '42' end end) return f()",
 	"local f, e = load(function() return 'x =' end, 'nm') return e",
 	"local n = 0 local f, e = load(function() n = n + 1 if n < 4 then return 'a' end end) return {n, e}",
+	// load's reader: its errors are load's result, as its handler makes them
+	"local a, b = load(function() error('rd') end) return {tostring(a), b}",
+	"return {pcall(function() local a, b = load(function() error('rd') end) return tostring(a), b end)}",
+	"return {xpcall(function() local a, b = load(function() error('rd') end) return tostring(a), b end, function(m) return 'H' end)}",
+	"local a, b = load(function() return {} end) return {tostring(a), b}",
+	"return {pcall(function() local a, b = load(function() return {} end) return tostring(a), b end)}",
+	"local a, b = load(function() error({err = 'X y'}) end) return {tostring(a), b}",
+	"local a, b = load(function() error(5) end) return {tostring(a), b}",
+	// xpcall: any value is called, any value handles, a failing handler
+	// is called again
+	"return {xpcall(function() error('a') end, function(m) error('b') end)}",
+	"return {xpcall(function() error('a') end, function(m) return nil + m end)}",
+	"local n = 0 return {xpcall(function() error('a') end, function(m) n = n + 1 if n < 5 then error('h' .. n) end return 'ok' end)}",
+	"return {xpcall(nil, function(m) return 'H:' .. m end)}",
+	"return {xpcall(function() return 5 end, 1)}",
+	"return {xpcall(function() error('e') end, 1)}",
+	"return {xpcall(setmetatable({}, {__call = function() return 7 end}), function(m) return m end)}",
+	"xpcall(error)",
+	// string.byte's results fit Lua's C stack
+	"return string.byte(string.rep('x', 9000), 1, -1)",
+	"return #{string.byte(string.rep('x', 7997), 1, -1)}",
+	"return #{string.byte(string.rep('x', 7998), 1, -1)}",
 	// next with a key the table does not have
 	"local t = {a = 1, b = 2, c = 3} return next(t, 'zz')",
 	"local t = {1, 2, 3} return next(t, 4)",
