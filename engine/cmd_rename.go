@@ -175,22 +175,15 @@ func cloneValue(v any) any {
 
 // RANDOMKEY
 //
-// A key at a random hash position of the keyspace (the first at or after
-// it, wrapping to the start), or nil when there is none. An expired key
+// A key drawn at random, every key about equally likely
+// (keyTable.random), or nil when there is none. An expired key
 // found is reclaimed and another drawn; after 100 such draws (while
 // CLIENT PAUSE holds expired keys in place) the last one is returned, as
 // Redis's dbRandomKey does on a replica.
 func cmdRandomKey(c *Ctx) {
 	e := c.Eng
 	for tries := 0; e.keys.len() > 0; tries++ {
-		batch, _ := e.keys.collectFrom(rand.Uint64(), 1, nil)
-		if len(batch) == 0 {
-			batch, _ = e.keys.collectFrom(0, 1, nil)
-			if len(batch) == 0 {
-				break
-			}
-		}
-		key := batch[0].ent.key()
+		key := e.keys.random(rand.Uint64).key()
 		if tries >= 100 || e.lookup([]byte(key), c.Now) != nil {
 			c.W.WriteBulkString(key)
 			return

@@ -37,6 +37,9 @@ type keyTable struct {
 	depth uint8     // global depth: hash bits the directory uses
 	n     int
 	sink  uint64 // keeps prefetch's loads from being optimised away
+	// maxDensity is the largest table's density (random), 0 until
+	// computed again after a table changes size or splits
+	maxDensity uint64
 }
 
 type ktable struct {
@@ -68,6 +71,7 @@ func (t *keyTable) reset() {
 	t.dir = []*ktable{newKtable(ktMinSlots, 0)}
 	t.depth = 0
 	t.n = 0
+	t.maxDensity = 0
 }
 
 func newKtable(slots int, depth uint8) *ktable {
@@ -167,6 +171,7 @@ func (tb *ktable) insert(h uint64, ent *entry) {
 // grow makes room in tb, the table for hash h: it doubles a small table
 // in place, or splits a full-sized one on its next hash bit.
 func (t *keyTable) grow(tb *ktable, h uint64) {
+	t.maxDensity = 0
 	if len(tb.slots) < ktMaxSlots || !tb.splits() {
 		bigger := newKtable(len(tb.slots)*2, tb.depth)
 		tb.moveTo(bigger, bigger)
@@ -273,6 +278,7 @@ func (t *keyTable) delete(key string) bool {
 		smaller := newKtable(len(tb.slots)/2, tb.depth)
 		tb.moveTo(smaller, smaller)
 		*tb = *smaller
+		t.maxDensity = 0
 	}
 	return true
 }
@@ -293,6 +299,76 @@ func (t *keyTable) each(fn func(*entry) bool) {
 		}
 	}
 }
+
+// random returns an entry chosen at random, every entry equally likely,
+// or nil when the table is empty; rnd gives the random numbers.
+//
+// A draw picks a table as a random hash would (by the bits the directory
+// uses) and a slot in it at random, and takes the entry there if the slot
+// is full. A table's slot is so drawn with a chance of its share of the
+// directory over its slot count, which differs between tables (a table
+// of a lower local depth covers more of the directory with as many
+// slots; a small table doubles before it splits): the draw is kept with
+// the table's slot density over the largest one's (density), so that
+// every slot, and so every entry, is as likely. A keyspace left sparse
+// by deletions (tables halve only under 1/8 full, and the directory never
+// shrinks) may make most draws miss: after randomDraws of them, an entry
+// is chosen by its rank instead, walking the tables' counts.
+func (t *keyTable) random(rnd func() uint64) *entry {
+	if t.n == 0 {
+		return nil
+	}
+	if t.maxDensity == 0 {
+		for i, tb := range t.dir {
+			if i&(1<<(t.depth-tb.depth)-1) == 0 {
+				t.maxDensity = max(t.maxDensity, tb.density())
+			}
+		}
+	}
+	for range randomDraws {
+		r := rnd()
+		tb := t.table(r)
+		if d := tb.density(); d < t.maxDensity && rnd()%t.maxDensity >= d {
+			continue
+		}
+		if s := tb.slots[int(r&uint64(len(tb.slots)-1))]; s.ent != nil {
+			return s.ent
+		}
+	}
+	k := int(rnd() % uint64(t.n))
+	for i, tb := range t.dir {
+		if i&(1<<(t.depth-tb.depth)-1) != 0 {
+			continue // a table is counted at its first directory entry
+		}
+		if k >= tb.n {
+			k -= tb.n
+			continue
+		}
+		for _, s := range tb.slots {
+			if s.ent == nil {
+				continue
+			}
+			if k == 0 {
+				return s.ent
+			}
+			k--
+		}
+	}
+	return nil // not reached while the counts agree
+}
+
+// density is tb's slots per unit of hash range (in units of 2^-64 of the
+// whole range; it saturates past a table grown by hashes no split separates).
+func (tb *ktable) density() uint64 {
+	n := uint64(len(tb.slots))
+	if bits.LeadingZeros64(n) <= int(tb.depth) {
+		return 1 << 63
+	}
+	return n << tb.depth
+}
+
+// randomDraws is how many slots random draws before it counts.
+const randomDraws = 32
 
 // check verifies the table's structure: every entry is found from its
 // home slot, the counts agree, and the directory is consistent. It returns

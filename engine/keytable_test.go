@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -516,4 +517,100 @@ func TestPrefetch_SkipsWhileABusyScriptOwnsTheKeyspace(t *testing.T) {
 	e.busyYield.Store(true)
 	e.keys.dir = nil
 	e.Prefetch(0, [][]byte{[]byte("a"), []byte("b")}, ^uint32(0))
+}
+
+// TestKeyTable_RandomIsFair draws many random entries from tables of
+// several shapes and requires every entry to come up about equally often:
+// two keys (whose hashes may lie close together), a keyspace of many
+// tables at different local depths and sizes, and one left sparse by
+// deletions (where most draws miss and random counts instead).
+func TestKeyTable_RandomIsFair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	draw := func(t *testing.T, kt *keyTable, keys []string, per int) {
+		t.Helper()
+		counts := map[string]int{}
+		for range per * len(keys) {
+			ent := kt.random(rng.Uint64)
+			if ent == nil {
+				t.Fatal("random gave nil from a table with entries")
+			}
+			counts[ent.key()]++
+		}
+		// each count is binomial with mean per: allow 6 standard deviations
+		sd := math.Sqrt(float64(per))
+		for _, k := range keys {
+			if c := counts[k]; math.Abs(float64(c-per)) > 6*sd+1 {
+				t.Fatalf("%d keys: %q drawn %d times in %d draws, want about %d",
+					len(keys), k, c, per*len(keys), per)
+			}
+		}
+		if len(counts) != len(keys) {
+			t.Fatalf("drew %d distinct keys, the table has %d", len(counts), len(keys))
+		}
+	}
+	t.Run("two keys", func(t *testing.T) {
+		// a new seed each time: the old draw (the first key at or after a
+		// random hash) favoured one key by the gap before its hash
+		for range 50 {
+			kt := newKeyTable()
+			keys := []string{"foo", "bar"}
+			for _, k := range keys {
+				kt.put(newEntry([]byte(k), nil))
+			}
+			draw(t, kt, keys, 2000)
+		}
+	})
+	t.Run("many tables", func(t *testing.T) {
+		// keys until the tables differ in local depth (with a random seed,
+		// where that happens varies), then most of the first table's
+		// deleted, so that it halves: tables of several depths and sizes
+		kt := newKeyTable()
+		var all []string
+		mixed := func() bool {
+			depths := map[uint8]bool{}
+			for _, tb := range kt.dir {
+				depths[tb.depth] = true
+			}
+			return len(depths) > 1
+		}
+		for i := 0; len(all) < 20000 || !mixed(); i++ {
+			if i == 200000 {
+				t.Fatal("the tables never differed in depth")
+			}
+			k := "k" + strconv.Itoa(i)
+			all = append(all, k)
+			kt.put(newEntry([]byte(k), nil))
+		}
+		first, size := kt.dir[0], len(kt.dir[0].slots)
+		var keys []string
+		for i, k := range all {
+			if kt.table(maphash.String(kt.seed, k)) == first && i%10 != 0 {
+				kt.delete(k)
+			} else {
+				keys = append(keys, k)
+			}
+		}
+		if len(first.slots) == size {
+			t.Fatalf("the first table kept its %d slots", size)
+		}
+		draw(t, kt, keys, 100)
+	})
+	t.Run("sparse", func(t *testing.T) {
+		kt := newKeyTable()
+		for i := range 50000 {
+			kt.put(newEntry([]byte("k"+strconv.Itoa(i)), nil))
+		}
+		var keys []string
+		for i := range 50000 {
+			if k := "k" + strconv.Itoa(i); i%10000 == 7 {
+				keys = append(keys, k)
+			} else {
+				kt.delete(k)
+			}
+		}
+		draw(t, kt, keys, 3000)
+	})
+	if kt := newKeyTable(); kt.random(rng.Uint64) != nil {
+		t.Fatal("random gave an entry from an empty table")
+	}
 }
