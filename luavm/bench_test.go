@@ -167,3 +167,22 @@ func BenchmarkEvalSHA_LuaReleaseHeld(b *testing.B) {
 	expect(b, e, "$"+SHA1Hex([]byte(release)), args("SCRIPT", "LOAD", release))
 	benchReleaseCycle(b, e)
 }
+
+// BenchmarkEvalSHA_Concat is a script that builds key names with .., as
+// Redisson's read-write lock scripts do: every operand that is not a
+// string literal goes through concatOperand (coerce.go).
+func BenchmarkEvalSHA_Concat(b *testing.B) {
+	const script = `local k = KEYS[1] .. ':' .. ARGV[1] .. ':rwlock_timeout:' .. ARGV[2] return #k`
+	e := engine.New(engine.Config{})
+	Install(e)
+	sha := SHA1Hex([]byte(script))
+	expect(b, e, "$"+sha, args("SCRIPT", "LOAD", script))
+	a := args("EVALSHA", sha, "1", "{lock}", "6a1c0f3e-1f6a-4c3e-9b1e-3f0c5b2a7d10:1", "2")
+	expect(b, e, ":62", a)
+	c := &engine.Ctx{Args: a, W: discard{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		e.Exec(c)
+	}
+}

@@ -229,14 +229,14 @@ func compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 // compileParsed compiles a parsed main chunk; chunk names it in runtime
 // errors.
 func compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
-	wrapped := wrapForNumbers(parsed) // fornum.go
+	wrapped := wrapCoercions(parsed) // fornum.go
 	proto, err := lua.Compile(parsed, chunk)
 	if err != nil {
 		// gopher-lua's own limits: "compile error near line(N) chunk: ..."
 		return nil, strings.ReplaceAll(err.Error(), "\n", " ")
 	}
 	if wrapped {
-		setForNumbers(proto)
+		setCoercions(proto)
 	}
 	proto.IsVarArg &^= lua.VarArgNeedsArg | lua.VarArgHasArg // the main chunk has no "arg" (init)
 	return proto, ""

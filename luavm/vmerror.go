@@ -178,6 +178,18 @@ func objName(fn *lua.LFunction, pc, reg int) (kind, name string) {
 		return "upvalue", "?"
 	case opSelf:
 		return "method", kname(p, argC(i))
+	case opCall:
+		// a coercion's call (coerce.go) stands for its argument: the value
+		// is the one the script wrote there, and so is its name
+		if a := argA(i); a == reg && argB(i) == 2 {
+			if k := symbexec(p, at, a); k >= 0 && opCode(p.Code[k]) == lua.OP_LOADK {
+				if bx := argBx(p.Code[k]); bx < len(p.Constants) {
+					if f := p.Constants[bx]; f == concatFn || f == forNumberFn {
+						return objName(fn, at, a+1)
+					}
+				}
+			}
+		}
 	}
 	return "", ""
 }

@@ -41,3 +41,40 @@ func TestLua51_NumericForTakesNumericStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestLua51_ConcatWritesNumbersAsLua: the .. operator writes a number as
+// Lua 5.1's lua_Number2str ("%.14g"), not with gopher-lua's Go digits,
+// and a bad operand is still named by what the script wrote there. Every
+// expected reply is redis-server 7.0.15's (compat/diff/testdata/
+// lualib.txt diffs the same scripts against it).
+func TestLua51_ConcatWritesNumbersAsLua(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return 1767225600123/1000 .. ''", "$1767225600.123"},
+		{"return 0.1+0.2 .. ''", "$0.3"},
+		{"return 1/3 .. ''", "$0.33333333333333"},
+		{"return 100000000000000 .. ''", "$1e+14"},
+		{"return 'a' .. 1e15 .. 'b' .. 2^53", "$a1e+15b9.007199254741e+15"},
+		{"local z = 0 return 1/0 .. ',' .. -1/0 .. ',' .. -z", "$inf,-inf,-0"},
+		{"local n = 3 return n .. n .. n", "$333"},
+		{"local x = 0.25 return (x .. 'a') .. x", "$0.25a0.25"},
+		{"local function f() return 1/3 end return 'x' .. f()", "$x0.33333333333333"},
+		{"return 123456789012 .. ''", "$123456789012"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.script, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ script, want string }{
+		{"local x local y = 1 return y .. x", "-ERR user_script:1: attempt to concatenate local 'x' (a nil value)"},
+		{"local t = {} return 'a' .. t.f", "-ERR user_script:1: attempt to concatenate field 'f' (a nil value)"},
+		{"local t = {} return 'x' .. t .. 'a'", "-ERR user_script:1: attempt to concatenate local 't' (a table value)"},
+		{"return 'a' .. KEYS", "-ERR user_script:1: attempt to concatenate global 'KEYS' (a table value)"},
+		{"local up = {} local function f() return 'a' .. up end return f()", "-ERR user_script:1: attempt to concatenate upvalue 'up' (a table value)"},
+		{"return 'x' .. true", "-ERR user_script:1: attempt to concatenate a boolean value"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); !strings.HasPrefix(got, tc.want+" script: ") {
+			t.Errorf("%s:\n got %q\nwant %q...", tc.script, got, tc.want)
+		}
+	}
+}

@@ -17,15 +17,42 @@ import (
 // VM still raises its own errors for what Lua 5.1 refuses). The call's
 // function is a string constant, forNumberMarker, that the compiled
 // prototypes get replaced with forNumber itself: no global a script could
-// see or shadow. A chunk whose own strings include the marker is left as
+// see or shadow. A chunk whose own strings include a marker is left as
 // it is.
+//
+// The same way, every operand of the concatenation operator that is not
+// a string literal goes through concatOperand, which writes a number as
+// Lua 5.1 does ("%.14g": 0.1+0.2 .. "" is "0.3", 1e15 .. "" is
+// "1e+15"); gopher-lua's OP_CONCAT writes numbers with Go's digits
+// ("0.30000000000000004", "1000000000000000", "+Inf"). The operand of a
+// chain's continuation (the b .. c of a .. b .. c, one CONCAT of many
+// registers) is not wrapped: its operands are.
 
-// forNumberMarker stands for forNumber in a chunk until it is compiled.
-const forNumberMarker = "\x00tumbler:for-number\x00"
+// The markers stand for forNumber and concatOperand in a chunk until it
+// is compiled.
+const (
+	forNumberMarker = "\x00tumbler:for-number\x00"
+	concatMarker    = "\x00tumbler:concat\x00"
+)
 
-// forNumberFn is the function the marker constants become; it keeps no
-// environment, as it reads and calls nothing.
-var forNumberFn = &lua.LFunction{IsG: true, GFunction: forNumber}
+// forNumberFn and concatFn are the functions the marker constants become;
+// they keep no environment, as they read and call nothing.
+var (
+	forNumberFn = &lua.LFunction{IsG: true, GFunction: forNumber}
+	concatFn    = &lua.LFunction{IsG: true, GFunction: concatOperand}
+)
+
+// concatOperand returns its first argument, a number written as Lua 5.1
+// writes it. (A __concat metamethod therefore sees a number operand as a
+// string, where Lua 5.1 passes the number.)
+func concatOperand(L *lua.LState) int {
+	v := L.Get(1)
+	if n, ok := v.(lua.LNumber); ok {
+		v = lua.LString(number14g(float64(n)))
+	}
+	L.Push(v)
+	return 1
+}
 
 // forNumber returns its first argument, made a number if it is a string
 // that is one.
@@ -40,14 +67,15 @@ func forNumber(L *lua.LState) int {
 	return 1
 }
 
-// wrapForNumbers wraps the bounds of every numeric for in stmts (at any
-// depth, in nested functions too) in a call to forNumberMarker. It
-// reports false, changing nothing, when the chunk has the marker as a
-// string of its own.
-func wrapForNumbers(stmts []ast.Stmt) bool {
+// wrapCoercions wraps the bounds of every numeric for in stmts (at any
+// depth, in nested functions too) in a call to forNumberMarker, and the
+// operands of every concatenation in one to concatMarker. It reports
+// false, changing nothing, when the chunk has a marker as a string of its
+// own, or nothing to wrap.
+func wrapCoercions(stmts []ast.Stmt) bool {
 	var w forWalker
 	w.stmts(stmts)
-	if w.clash || len(w.fors) == 0 {
+	if w.clash || len(w.fors)+len(w.concats) == 0 {
 		return false
 	}
 	for _, f := range w.fors {
@@ -57,7 +85,22 @@ func wrapForNumbers(stmts []ast.Stmt) bool {
 			f.Step = forNumberCall(f.Step)
 		}
 	}
+	for _, c := range w.concats {
+		c.Lhs = concatCall(c.Lhs)
+		if _, chain := c.Rhs.(*ast.StringConcatOpExpr); !chain {
+			c.Rhs = concatCall(c.Rhs)
+		}
+	}
 	return true
+}
+
+// concatCall is e wrapped in the concat marker's call, or e itself when it
+// is a string literal.
+func concatCall(e ast.Expr) ast.Expr {
+	if _, ok := e.(*ast.StringExpr); ok {
+		return e
+	}
+	return markerCall(concatMarker, e)
 }
 
 // forNumberCall is e wrapped in the marker's call, or e itself when it is a
@@ -71,7 +114,12 @@ func forNumberCall(e ast.Expr) ast.Expr {
 			return e
 		}
 	}
-	fn := &ast.StringExpr{Value: forNumberMarker}
+	return markerCall(forNumberMarker, e)
+}
+
+// markerCall is e wrapped in a call of the marker's function.
+func markerCall(marker string, e ast.Expr) ast.Expr {
+	fn := &ast.StringExpr{Value: marker}
 	fn.SetLine(e.Line())
 	fn.SetLastLine(e.LastLine())
 	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{e}}
@@ -80,24 +128,28 @@ func forNumberCall(e ast.Expr) ast.Expr {
 	return call
 }
 
-// setForNumbers replaces the marker in the constants of p and of the
-// functions inside it with forNumberFn.
-func setForNumbers(p *lua.FunctionProto) {
+// setCoercions replaces the markers in the constants of p and of the
+// functions inside it with their functions.
+func setCoercions(p *lua.FunctionProto) {
 	for i, c := range p.Constants {
-		if s, ok := c.(lua.LString); ok && s == forNumberMarker {
+		switch s, _ := c.(lua.LString); s {
+		case forNumberMarker:
 			p.Constants[i] = forNumberFn
+		case concatMarker:
+			p.Constants[i] = concatFn
 		}
 	}
 	for _, q := range p.FunctionPrototypes {
-		setForNumbers(q)
+		setCoercions(q)
 	}
 }
 
-// forWalker collects the numeric fors of a chunk and whether any string
-// in it is the marker.
+// forWalker collects the numeric fors and the concatenations of a chunk,
+// and whether any string in it is a marker.
 type forWalker struct {
-	fors  []*ast.NumberForStmt
-	clash bool
+	fors    []*ast.NumberForStmt
+	concats []*ast.StringConcatOpExpr
+	clash   bool
 }
 
 func (w *forWalker) stmts(ss []ast.Stmt) {
@@ -152,7 +204,7 @@ func (w *forWalker) exprs(es []ast.Expr) {
 func (w *forWalker) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.StringExpr:
-		if e.Value == forNumberMarker {
+		if e.Value == forNumberMarker || e.Value == concatMarker {
 			w.clash = true
 		}
 	case *ast.AttrGetExpr:
@@ -174,6 +226,7 @@ func (w *forWalker) expr(e ast.Expr) {
 		w.expr(e.Lhs)
 		w.expr(e.Rhs)
 	case *ast.StringConcatOpExpr:
+		w.concats = append(w.concats, e)
 		w.expr(e.Lhs)
 		w.expr(e.Rhs)
 	case *ast.ArithmeticOpExpr:
