@@ -622,7 +622,7 @@ const restartListenFor = time.Second
 func (s *Server) relisten(addr string) (net.Listener, error) {
 	listen := s.fx.listen
 	if listen == nil {
-		listen = func(a string) (net.Listener, error) { return net.Listen("tcp", a) }
+		listen = listenTCP
 	}
 	deadline := time.Now().Add(restartListenFor)
 	for {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"time"
 
@@ -106,7 +105,7 @@ func (p slogPrinter) Println(v ...any) { p.s.log.Warn("metrics", "err", v) }
 
 // startMetrics serves /metrics on addr until the server closes.
 func (s *Server) startMetrics(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenTCP(addr)
 	if err != nil {
 		return errors.New("tumbler: cannot listen for metrics on " + addr + ": " + err.Error())
 	}

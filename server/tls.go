@@ -40,7 +40,7 @@ func (s *Server) listen() (net.Listener, error) {
 		return nil, err
 	}
 	open := func(addr string, optional bool) (net.Listener, error) {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := listenTCP(addr)
 		if err != nil {
 			if optional {
 				s.log.Warn("could not listen on an optional bind address", "addr", addr, "err", err)
@@ -129,6 +129,26 @@ func bindHost(b string) (host string, optional bool) {
 		b = "::"
 	}
 	return b, optional
+}
+
+// listenTCP listens on addr as Redis binds its address: an IPv4 address
+// (0.0.0.0 too) on IPv4 alone, an IPv6 address (:: too) on IPv6 alone
+// (IPV6_V6ONLY, as Redis's anetV6Only), a name or no host on what it
+// resolves to. (Go listens on 0.0.0.0 with a socket of both families, so
+// --bind 0.0.0.0 took IPv6 connections, past firewall rules written for
+// IPv4.)
+func listenTCP(addr string) (net.Listener, error) {
+	network := "tcp"
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil {
+			if ip.To4() != nil {
+				network = "tcp4"
+			} else {
+				network = "tcp6"
+			}
+		}
+	}
+	return net.Listen(network, addr)
 }
 
 // closeListeners closes the listeners other than the primary one.
