@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"os"
 	"runtime"
 	"slices"
@@ -131,6 +132,11 @@ type ServerInfo struct {
 	// PausedClients counts the clients whose command CLIENT PAUSE holds:
 	// blocked_clients counts them, as Redis counts its postponed clients.
 	PausedClients int
+	// Hz and ConfiguredHz are INFO's hz (with dynamic-hz, raised with the
+	// number of clients) and configured_hz (the hz setting); 0 is 10.
+	Hz, ConfiguredHz int
+	// Multiplexing is INFO's multiplexing_api ("" is "goroutines").
+	Multiplexing string
 }
 
 // ScriptCounter is implemented by a Scripter that can tell how many
@@ -202,10 +208,10 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("redis_git_dirty", "0")
 		add("redis_build_id", "0")
 		add("redis_mode", "standalone")
-		add("os", runtime.GOOS+" "+runtime.GOARCH)
+		add("os", osName())
 		add("arch_bits", "64")
 		add("monotonic_clock", "Go runtime monotonic clock")
-		add("multiplexing_api", "goroutines")
+		add("multiplexing_api", cmp.Or(si.Multiplexing, "goroutines"))
 		add("go_version", runtime.Version())
 		add("process_id", strconv.Itoa(os.Getpid()))
 		add("process_supervised", "no")
@@ -214,8 +220,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("server_time_usec", strconv.FormatInt(now.UnixMicro(), 10))
 		add("uptime_in_seconds", strconv.FormatInt(uptime, 10))
 		add("uptime_in_days", strconv.FormatInt(uptime/86400, 10))
-		add("hz", "10")
-		add("configured_hz", "10")
+		add("hz", strconv.Itoa(cmp.Or(si.Hz, 10)))
+		add("configured_hz", strconv.Itoa(cmp.Or(si.ConfiguredHz, 10)))
 		// Redis's LRU clock: seconds, in 24 bits (LRU_CLOCK)
 		add("lru_clock", strconv.FormatInt(now.Unix()&(1<<24-1), 10))
 		add("executable", exe)
@@ -328,7 +334,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("role", "master")
 		add("connected_slaves", "0")
 		add("master_failover_state", "no-failover")
-		add("master_replid", born.runID)
+		add("master_replid", born.replID)
 		add("master_replid2", "0000000000000000000000000000000000000000")
 		add("master_repl_offset", "0")
 		add("second_repl_offset", "-1")

@@ -788,14 +788,15 @@ func (e *Engine) Prefetch(db int, keys [][]byte, leaving uint32) {
 // birth is what a Redis process gets when it starts: its start time
 // (uptime, LASTSAVE, rdb_last_save_time) and its run_id.
 type birth struct {
-	start time.Time
-	runID string
+	start  time.Time
+	runID  string
+	replID string // master_replid: its own random id, as Redis's changeReplicationId
 }
 
 // Reborn gives the engine a new start time and run_id, as a restarted
 // process has (a fixture's Restart).
 func (e *Engine) Reborn() {
-	e.birth.Store(&birth{start: time.Now(), runID: newRunID()})
+	e.birth.Store(&birth{start: time.Now(), runID: newRunID(), replID: newRunID()})
 }
 
 // newRunID is 40 random hex digits, as Redis's getRandomHexChars: each

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // procRSS returns the resident set size from /proc/self/statm, or 0.
@@ -45,4 +46,24 @@ func cpuTimes() (sys, user, childSys, childUser float64) {
 		childSys, childUser = tv(ru.Stime), tv(ru.Utime)
 	}
 	return
+}
+
+// osName is INFO's os as Redis writes it from uname(2): "Linux
+// 6.1.0-18-amd64 x86_64".
+func osName() string {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return "Linux"
+	}
+	// the fields are int8 on some architectures, uint8 on others
+	str := func(p unsafe.Pointer, n int) string {
+		b := unsafe.Slice((*byte)(p), n)
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
+		return string(b)
+	}
+	return str(unsafe.Pointer(&u.Sysname), len(u.Sysname)) + " " +
+		str(unsafe.Pointer(&u.Release), len(u.Release)) + " " +
+		str(unsafe.Pointer(&u.Machine), len(u.Machine))
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -589,5 +590,48 @@ func TestTotalCommands_BlockedCommandCountsOnce(t *testing.T) {
 	a.expect("*2\r\n$2\r\nbk\r\n$1\r\nx\r\n")
 	if got := b.do("INFO", "stats"); !strings.Contains(got, "\r\ntotal_commands_processed:3\r\n") {
 		t.Fatalf("want total_commands_processed:3 (RESETSTAT, BLPOP, RPUSH):\n%s", got)
+	}
+}
+
+// TestInfo_ServerSectionFollowsTheServer: INFO server's hz and
+// configured_hz follow the hz setting (and dynamic-hz), multiplexing_api
+// names the event loops when they serve, os is uname's, and master_replid
+// is an id of its own, not run_id.
+func TestInfo_ServerSectionFollowsTheServer(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	field := func(name string) string { return infoField(t, c, "server", name) }
+	if hz, conf := field("hz"), field("configured_hz"); hz != "10" || conf != "10" {
+		t.Errorf("hz %q, configured_hz %q; want 10 and 10", hz, conf)
+	}
+	c.do("CONFIG", "SET", "hz", "50")
+	if hz, conf := field("hz"), field("configured_hz"); hz != "50" || conf != "50" {
+		t.Errorf("after CONFIG SET hz 50: hz %q, configured_hz %q", hz, conf)
+	}
+	c.do("CONFIG", "SET", "hz", "0") // held at 1, as Redis holds it
+	if hz := field("hz"); hz != "1" {
+		t.Errorf("after CONFIG SET hz 0: hz %q, want 1", hz)
+	}
+	// dynamic-hz doubles hz while there are over 200 clients a tick
+	for range 200 {
+		dial(t, srv.Addr()).do("PING")
+	}
+	if hz := field("hz"); hz != "2" {
+		t.Errorf("201 clients at hz 1: hz %q, want 2 (dynamic-hz)", hz)
+	}
+	c.do("CONFIG", "SET", "dynamic-hz", "no")
+	if hz := field("hz"); hz != "1" {
+		t.Errorf("dynamic-hz no: hz %q, want 1", hz)
+	}
+	if runtime.GOOS == "linux" {
+		if got := field("multiplexing_api"); got != "epoll" {
+			t.Errorf("multiplexing_api %q, want epoll (the event loops)", got)
+		}
+		if got := field("os"); !strings.HasPrefix(got, "Linux ") || strings.Count(got, " ") != 2 {
+			t.Errorf("os %q, want uname's \"Linux <release> <machine>\"", got)
+		}
+	}
+	if run, repl := field("run_id"), infoField(t, c, "replication", "master_replid"); len(repl) != 40 || repl == run {
+		t.Errorf("master_replid %q, run_id %q: want an id of its own", repl, run)
 	}
 }

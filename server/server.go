@@ -524,6 +524,20 @@ func (s *Server) ServerInfo() engine.ServerInfo {
 		// fixture Pause or DEBUG SLEEP holds commands
 		PausedClients: s.waitingCommands(),
 	}
+	// hz: Redis's serverCron doubles it while there are more than 200
+	// clients a tick (dynamic-hz), up to 500
+	cfg := s.live()
+	si.ConfiguredHz, _ = strconv.Atoi(cfg.param("hz", "10"))
+	si.Hz = si.ConfiguredHz
+	for cfg.param("dynamic-hz", "yes") == "yes" && si.Hz > 0 && si.ConnectedClients/si.Hz > 200 {
+		if si.Hz *= 2; si.Hz > 500 {
+			si.Hz = 500
+			break
+		}
+	}
+	if len(s.loops) > 0 {
+		si.Multiplexing = "epoll" // the event loops (eventloop_linux.go)
+	}
 	s.pubsubInfo(&si) // pubsub.go
 	return si
 }
