@@ -55,7 +55,11 @@ func (l *slowlog) wants(us int64) bool {
 
 func (l *slowlog) add(c *Ctx, us int64) {
 	ent := SlowlogEntry{Time: time.Now().Add(-time.Duration(us) * time.Microsecond).Unix(), Duration: us, Args: slowlogArgs(c.Args)}
-	if cl := c.Client; cl != nil {
+	if c.Script != nil {
+		// a command a script called: Redis logs its Lua client, which has
+		// no name and no address (getClientPeerId of no connection)
+		ent.Addr = "?:0"
+	} else if cl := c.Client; cl != nil {
 		ent.Name = cl.Name
 		if pa, ok := cl.Conn.(PeerAddr); ok {
 			ent.Addr = pa.PeerAddr()

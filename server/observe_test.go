@@ -255,6 +255,15 @@ func TestSlowlog_WireShapeWithAddrAndName(t *testing.T) {
 	if got := c.do("SLOWLOG", "GET", "1"); !strings.Contains(got, "$4\r\nAUTH\r\n$10\r\n(redacted)\r\n") {
 		t.Errorf("AUTH not redacted: %q", got)
 	}
+	// a command a script calls is logged for Redis's Lua client: no name,
+	// no address; the script itself for its caller
+	c.do("EVAL", "return redis.call('get', KEYS[1])", "1", "k")
+	got = c.do("SLOWLOG", "GET", "2")
+	inner := "*2\r\n$3\r\nget\r\n$1\r\nk\r\n$3\r\n?:0\r\n$0\r\n\r\n"
+	outer := "$1\r\nk\r\n$" + strconv.Itoa(len(addr)) + "\r\n" + addr + "\r\n$6\r\nworker\r\n"
+	if !strings.HasSuffix(got, inner) || !strings.Contains(got, outer) {
+		t.Errorf("SLOWLOG GET 2 after EVAL = %q, want the get with %q and the EVAL ending %q", got, inner, outer)
+	}
 }
 
 type syncBuf struct {
