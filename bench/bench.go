@@ -210,6 +210,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TTL <= 0 {
 		o.TTL = 30 * time.Second
 	}
+	if o.TTL%time.Millisecond != 0 {
+		// sent as PX: 500us would be PX 0, refused, and 1.5ms PX 1
+		return o, fmt.Errorf("bench: TTL %v is not a whole number of milliseconds (it is sent as PX)", o.TTL)
+	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}

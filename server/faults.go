@@ -644,9 +644,13 @@ func (s *Server) relisten(addr string) (net.Listener, error) {
 // ---- injected failures ----
 
 // FailNext makes the next n commands, whatever they are, fail with the
-// error msg instead of running ("ERR boom", "READONLY You can't write
-// against a read only replica."; the first word is the error code clients
-// see, the leading '-' is added). Connection handshakes count too: use
+// error msg instead of running ("ERR boom", "OOM command not allowed when
+// used memory > 'maxmemory'."; the first word is the error code clients
+// see, the leading '-' is added). Some clients act on some codes rather
+// than report them: go-redis v9 retries READONLY, LOADING, MASTERDOWN,
+// CLUSTERDOWN, TRYAGAIN, NOREPLICAS and "ERR max number of clients
+// reached" (its MaxRetries, 3 by default), so a test that injects one
+// of those once sees the retry succeed. Connection handshakes count too: use
 // FailNextCmd to aim at one command. Failures queue up behind earlier
 // ones and are consumed in order, from every client; commands run inside
 // scripts are not affected. A failure is a rejection, as Redis's

@@ -53,6 +53,8 @@ func TestRun_BadUsage(t *testing.T) {
 		{"--workload", "nope"},
 		{"--no-such-flag"},
 		{"extra"},
+		{"--ttl", "500us"},  // would be PX 0
+		{"--ttl", "1500us"}, // would be PX 1
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != 1 {
@@ -144,5 +146,18 @@ func TestRun_MassExpiryJSON(t *testing.T) {
 		if !strings.Contains(out.String(), k) {
 			t.Errorf("JSON has no %s", k)
 		}
+	}
+}
+
+// TestRun_HelpExitsZero: --help prints the usage and succeeds, as
+// tumbler --help does.
+func TestRun_HelpExitsZero(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &out, &errb); code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	if !strings.Contains(errb.String(), "-workload") {
+		t.Errorf("--help printed no usage: %q", errb.String())
 	}
 }

@@ -110,7 +110,16 @@ func main() {
 			defer os.Remove(cfg.PidFile)
 		}
 	}
-	log.Info("tumbler ready to accept connections", "addr", srv.Addr(), "tls_addr", srv.TLSAddr())
+	ready := []any{"addr", srv.Addr()}
+	if srv.TLSAddr() != "" {
+		ready = append(ready, "tls_addr", srv.TLSAddr())
+	}
+	log.Info("tumbler ready to accept connections", ready...)
+	if cfg.RestartDelay > 0 {
+		// an operator should know why writes are refused for a while
+		log.Warn("restart delay: lock grants reply nil and other writes are refused until it passes (Redlock's delayed restart)",
+			"restart_delay", cfg.RestartDelay.String())
+	}
 	sup.ready(log)
 	select {
 	case s := <-sig:
@@ -220,7 +229,7 @@ func addDirectiveFlags(fs *flag.FlagSet) *directiveFlags {
 		fs.Var(&directiveFlag{name: name, all: all}, name, "")
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		fmt.Fprintf(fs.Output(), "Usage: %s [config-file] [--option value...]\n", fs.Name())
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
 				shown.Var(f.Value, f.Name, f.Usage)

@@ -123,3 +123,26 @@ func TestBinary_CPUProfile(t *testing.T) {
 		t.Fatalf("%s is not a pprof profile: %d bytes", prof, len(b))
 	}
 }
+
+// TestBinary_StartupLogSaysWhatItServes: the ready line names the address
+// (and no empty TLS address without TLS), and --restart-delay says at
+// start that writes are refused for a while, so an operator is not left
+// guessing why lock grants reply nil.
+func TestBinary_StartupLogSaysWhatItServes(t *testing.T) {
+	bin := build(t)
+	port := strconv.Itoa(freePort(t))
+	cmd, stderr, done := runBin(t, bin, "--port", port, "--restart-delay", "1h")
+	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
+	roundTrip(t, c, bufio.NewReader(c), "SET k v NX PX 1000\r\n", "$-1\r\n")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	log := stderr.String()
+	if !strings.Contains(log, "ready to accept connections\" addr=127.0.0.1:"+port) || strings.Contains(log, "tls_addr") {
+		t.Errorf("ready line: want the address and no tls_addr:\n%s", log)
+	}
+	if !strings.Contains(log, "restart delay") || !strings.Contains(log, "restart_delay=1h0m0s") {
+		t.Errorf("no word of the restart delay:\n%s", log)
+	}
+}
