@@ -78,3 +78,23 @@ func TestLua51_ConcatWritesNumbersAsLua(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobals_MissingNameAsRedisWritesIt: the error for a missing global
+// names it as Redis's luaProtectedTableError does, through lua_tostring:
+// a string to its first NUL, a number as %.14g, and any other key is an
+// error of its own. (Expected replies are redis-server 7.0.15's;
+// compat/diff/testdata/lualib.txt diffs them against it.)
+func TestGlobals_MissingNameAsRedisWritesIt(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return _G['a\\0x']", "-ERR user_script:1: Script attempted to access nonexistent global variable 'a'"},
+		{"return _G[2^53]", "-ERR user_script:1: Script attempted to access nonexistent global variable '9.007199254741e+15'"},
+		{"return _G[1.5]", "-ERR user_script:1: Script attempted to access nonexistent global variable '1.5'"},
+		{"return _G[{}]", "-ERR user_script:1: Second argument to luaProtectedTableError must be a string or number"},
+		{"return _G[true]", "-ERR user_script:1: Second argument to luaProtectedTableError must be a string or number"},
+	} {
+		if got := f.do(2, "EVAL", tc.script, "0"); !strings.HasPrefix(got, tc.want+" script: ") {
+			t.Errorf("%s:\n got %q\nwant %q...", tc.script, got, tc.want)
+		}
+	}
+}

@@ -252,7 +252,18 @@ func (vm *VM) initState() {
 		return 0
 	}))
 	gmt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+		// Redis's luaProtectedTableError: the name as a C string
+		// (lua_tostring: a number as %.14g, a string to its first NUL)
+		var name string
+		switch k := L.Get(2).(type) {
+		case lua.LString:
+			name = cString(string(k))
+		case lua.LNumber:
+			name = number14g(float64(k))
+		default:
+			L.RaiseError("Second argument to luaProtectedTableError must be a string or number")
+		}
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
 		return 0
 	}))
 	gmt.RawSetString("__metatable", lua.LFalse)
