@@ -20,7 +20,8 @@
 # 1000000; 100000 with QUICK), MX_WORKERS (its GET workers, default 8),
 # MX_CAP (its longest wait after the last deadline, default 10s), MX_LEAD
 # (its --lead, default tumbler-bench's), OUT (markdown copy of the report,
-# default bench/results-latest.md). The report goes to stdout, progress to
+# default bench/results-latest.md), PORT_MIN and PORT_MAX (the range the
+# servers' ports are drawn from, default 20000-39999). The report goes to stdout, progress to
 # stderr.
 set -euo pipefail
 
@@ -42,6 +43,10 @@ if [ "$QUICK" = 1 ]; then
 	MX_KEYS=${MX_KEYS:-100000}
 fi
 MX_KEYS=${MX_KEYS:-1000000}
+PORT_MIN=${PORT_MIN:-20000}
+PORT_MAX=${PORT_MAX:-39999}
+[ "$PORT_MIN" -ge 1 ] && [ "$PORT_MAX" -le 65535 ] && [ "$PORT_MIN" -le "$PORT_MAX" ] ||
+	{ echo "compare.sh: PORT_MIN $PORT_MIN and PORT_MAX $PORT_MAX must be a range of ports" >&2; exit 1; }
 
 for tool in go redis-server redis-benchmark redis-cli; do
 	command -v "$tool" >/dev/null || { echo "compare.sh: $tool not found (make deps installs redis-server and redis-tools)" >&2; exit 1; }
@@ -81,7 +86,7 @@ USED_PORTS=" "
 free_port() {
 	local p i
 	for i in $(seq 200); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((PORT_MIN + RANDOM % (PORT_MAX - PORT_MIN + 1)))
 		case "$USED_PORTS" in *" $p "*) continue ;; esac
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			USED_PORTS="$USED_PORTS$p "

@@ -148,3 +148,13 @@ func TestRunIDAndUptime_PerEngineAndReborn(t *testing.T) {
 		t.Errorf("LASTSAVE after Reborn = %q: still the old start", got)
 	}
 }
+
+// INFO's tumbler_version is tumbler's own build version, not the Redis
+// version it reports as redis_version.
+func TestInfo_TumblerVersionIsTheBuild(t *testing.T) {
+	e := newTestEngine(t)
+	info := e.do("INFO", "server")
+	if got := infoField(info, "tumbler_version"); got == "" || got != BuildVersion() || got == infoField(info, "redis_version") {
+		t.Errorf("tumbler_version %q, build %q, redis_version %q", got, BuildVersion(), infoField(info, "redis_version"))
+	}
+}

@@ -227,7 +227,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("executable", exe)
 		add("config_file", si.ConfigFile)
 		add("io_threads_active", "0")
-		add("tumbler_version", Version)
+		add("tumbler_version", BuildVersion())
 	})
 	section("clients", "Clients", func(add func(k, v string)) {
 		add("connected_clients", strconv.Itoa(si.ConnectedClients))

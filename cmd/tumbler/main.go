@@ -12,10 +12,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tumblerdb/tumbler/engine"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -41,11 +43,19 @@ func main() {
 		metricsAddr, metricsAddrSet = v, true
 		return nil
 	})
+	// ---- --version / -v, as redis-server ----
+	showVersion := false
+	flag.BoolVar(&showVersion, "version", false, "print tumbler's version and the Redis version it speaks, and exit")
+	flag.BoolVar(&showVersion, "v", false, "the same as --version")
 	// ---- profiling: a CPU profile of the whole run (bench/RESULTS.md) ----
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file, until SIGINT/SIGTERM or SHUTDOWN")
 	// ---- configuration: config file, then directive flags (config.go) ----
 	dflags := addDirectiveFlags(flag.CommandLine)
 	_ = flag.CommandLine.Parse(gatherWords(os.Args[1:]))
+	if showVersion {
+		fmt.Printf("tumbler v=%s redis_version=%s go=%s bits=64\n", engine.BuildVersion(), engine.Version, runtime.Version())
+		return
+	}
 	var confPath string
 	if flag.NArg() > 0 { // tumbler /path/tumbler.conf [--flags...]
 		confPath = flag.Arg(0)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"github.com/tumblerdb/tumbler/engine"
 	"net"
 	"os"
 	"os/exec"
@@ -144,5 +145,20 @@ func TestBinary_StartupLogSaysWhatItServes(t *testing.T) {
 	}
 	if !strings.Contains(log, "restart delay") || !strings.Contains(log, "restart_delay=1h0m0s") {
 		t.Errorf("no word of the restart delay:\n%s", log)
+	}
+}
+
+// TestBinary_Version: --version and -v print tumbler's own version and
+// the Redis version it speaks, as redis-server --version does, and exit.
+func TestBinary_Version(t *testing.T) {
+	bin := build(t)
+	for _, flag := range []string{"--version", "-v"} {
+		out, err := exec.Command(bin, flag).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", flag, err)
+		}
+		if s := string(out); !strings.HasPrefix(s, "tumbler v=") || !strings.Contains(s, " redis_version="+engine.Version+" go=go") {
+			t.Errorf("%s printed %q", flag, s)
+		}
 	}
 }
