@@ -73,7 +73,7 @@ func forNumber(L *lua.LState) int {
 // false, changing nothing, when the chunk has a marker as a string of its
 // own, or nothing to wrap.
 func wrapCoercions(stmts []ast.Stmt) bool {
-	var w forWalker
+	var w coercionWalker
 	w.stmts(stmts)
 	if w.clash || len(w.fors)+len(w.concats) == 0 {
 		return false
@@ -144,15 +144,15 @@ func setCoercions(p *lua.FunctionProto) {
 	}
 }
 
-// forWalker collects the numeric fors and the concatenations of a chunk,
+// coercionWalker collects the numeric fors and the concatenations of a chunk,
 // and whether any string in it is a marker.
-type forWalker struct {
+type coercionWalker struct {
 	fors    []*ast.NumberForStmt
 	concats []*ast.StringConcatOpExpr
 	clash   bool
 }
 
-func (w *forWalker) stmts(ss []ast.Stmt) {
+func (w *coercionWalker) stmts(ss []ast.Stmt) {
 	for _, s := range ss {
 		switch s := s.(type) {
 		case *ast.AssignStmt:
@@ -195,13 +195,13 @@ func (w *forWalker) stmts(ss []ast.Stmt) {
 	}
 }
 
-func (w *forWalker) exprs(es []ast.Expr) {
+func (w *coercionWalker) exprs(es []ast.Expr) {
 	for _, e := range es {
 		w.expr(e)
 	}
 }
 
-func (w *forWalker) expr(e ast.Expr) {
+func (w *coercionWalker) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.StringExpr:
 		if e.Value == forNumberMarker || e.Value == concatMarker {
