@@ -239,7 +239,9 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	}
 	// Its histogram gets the time it ran, first and last (Redis's
 	// updateStatsOnUnblock: the time blocked is not counted).
-	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs+e.nowNs()-start))
+	served := e.nowNs() - start
+	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs+served))
+	e.LatencySample("command-unblocking", time.Duration(served)) // Redis's updateStatsOnUnblock
 	e.release(w, waitServed)
 }
 

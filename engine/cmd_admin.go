@@ -8,10 +8,10 @@ import (
 
 // The operator's commands of a Redis deployment that tumbler answers as a
 // Redis master without persistence or replicas would (ROLE, LASTSAVE,
-// SWAPDB of the one database, MEMORY, LATENCY with the latency monitor
-// off), and the persistence and replication commands, which tumbler
-// refuses with a reason instead of "unknown command": redis-cli --rdb,
-// backup cron jobs and failover scripts then say what is missing.
+// SWAPDB of the one database, MEMORY, LATENCY: latencymon.go), and the
+// persistence and replication commands, which tumbler refuses with a
+// reason instead of "unknown command": redis-cli --rdb, backup cron jobs
+// and failover scripts then say what is missing.
 func registerAdmin(e *Engine) {
 	admin := FlagNoKeys | FlagAdmin | FlagNoScript
 	refuse := func(name string, arity int, flags Flag, msg string) *Command {
@@ -40,10 +40,10 @@ func registerAdmin(e *Engine) {
 			"help":         HelpCommand(FlagNoKeys, memoryHelp),
 		}},
 		&Command{Name: "latency", Arity: -2, Group: "server", Subs: map[string]*Command{
-			"latest":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteArray(0) }},
-			"history":   {Arity: 3, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteArray(0) }},
-			"reset":     {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteInt(0) }},
-			"doctor":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: func(c *Ctx) { c.W.WriteVerbatim("txt", latencyDoctorOff) }},
+			"latest":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyLatest},
+			"history":   {Arity: 3, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyHistory},
+			"reset":     {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyReset},
+			"doctor":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyDoctor},
 			"graph":     {Arity: 3, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyGraph},
 			"histogram": {Arity: -2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyHistogram},
 			"help":      HelpCommand(FlagNoKeys, latencyHelp),
@@ -90,14 +90,8 @@ func cmdReplicaOf(c *Ctx) {
 	c.W.WriteError(ErrNoReplication(strings.ToUpper(string(c.Args[0]))))
 }
 
-// LATENCY GRAPH event: the latency monitor is off
-// (latency-monitor-threshold 0), so no event has samples.
-func cmdLatencyGraph(c *Ctx) {
-	c.W.WriteError("ERR No samples available for event '" + string(c.Args[2]) + "'")
-}
-
 // latencyDoctorOff is Redis 7.0's LATENCY DOCTOR while the latency monitor
-// is off.
+// is off and has never been on (latencymon.go).
 const latencyDoctorOff = `I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use "CONFIG SET latency-monitor-threshold <milliseconds>." in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.` + "\n"
 
 var latencyHelp = []string{

@@ -120,10 +120,9 @@ var defaultParams = map[string]string{
 	"slave-read-only": "yes", "replica-read-only": "yes",
 	"proto-max-bulk-len": "536870912", "client-query-buffer-limit": "1073741824",
 	"lua-time-limit": "", "busy-reply-threshold": "",
-	// no latency monitor (LATENCY: cmd_admin.go); per-command latency
-	// histograms on, as Redis's defaults (INFO latencystats, LATENCY
-	// HISTOGRAM: latency.go)
-	"latency-monitor-threshold": "0", "latency-tracking": "yes",
+	// per-command latency histograms on, as Redis's defaults (INFO
+	// latencystats, LATENCY HISTOGRAM: latency.go)
+	"latency-tracking":                  "yes",
 	"latency-tracking-info-percentiles": "50 99 99.9",
 }
 

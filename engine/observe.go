@@ -287,6 +287,9 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	if us := int64(d / time.Microsecond); e.obs.slowlog.wants(us) && cmd.Flags&FlagSkipSlowlog == 0 {
 		e.obs.slowlog.add(c, us)
 	}
+	if t := e.obs.latMon.threshold.Load(); t > 0 {
+		e.commandLatency(cmd, d, t) // the latency monitor (latencymon.go)
+	}
 }
 
 // reject replies msg for a command refused before it ran (NOAUTH, BUSY).
@@ -615,6 +618,7 @@ type observer struct {
 	errStats   errorStats
 	ops        opsSampler
 	slowlog    slowlog
+	latMon     latencyMonitor // latency-monitor-threshold (latencymon.go)
 	scriptHist histogram
 	// latency-tracking and latency-tracking-info-percentiles (latency.go)
 	latTracking    atomic.Bool

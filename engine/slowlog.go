@@ -201,6 +201,7 @@ func registerObserve(e *Engine) {
 	}})
 	e.RegisterParam("slowlog-log-slower-than", func() string { return strconv.FormatInt(e.SlowlogSlowerThan(), 10) })
 	e.RegisterParam("slowlog-max-len", func() string { return strconv.FormatInt(e.SlowlogMaxLen(), 10) })
+	e.RegisterParam("latency-monitor-threshold", func() string { return strconv.FormatInt(e.obs.latMon.threshold.Load(), 10) })
 }
 
 // SLOWLOG GET [count]

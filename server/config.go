@@ -132,6 +132,9 @@ func (s *Server) applyLive(c *Config) {
 	s.eng.SetEncodingLimits(encodingsOf(c))
 	s.eng.SetLatencyTracking(c.param("latency-tracking", "yes") == "yes")
 	s.eng.SetLatencyPercentiles(latencyPercentiles(c))
+	if ms, err := strconv.ParseInt(c.param("latency-monitor-threshold", "0"), 10, 64); err == nil {
+		s.eng.SetLatencyMonitorThreshold(ms)
+	}
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
 }

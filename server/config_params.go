@@ -21,8 +21,7 @@ import (
 // values live in Config.params.
 //
 // A few parameters describe what tumbler does and so keep tumbler's
-// value (save, appendonly, dir, latency-monitor-threshold:
-// fixedParams): a value given in the config
+// value (save, appendonly, dir: fixedParams): a value given in the config
 // file is checked and ignored with a warning, CONFIG SET refuses any
 // other value, CONFIG REWRITE leaves their lines alone.
 
@@ -610,11 +609,12 @@ var paramTable = []paramDef{
 	{"oom-score-adj-values", "", 0, "0 200 800", oomScoreAdjValues},
 	{"latency-tracking-info-percentiles", "", 0, "50 99 99.9", percentiles},
 	{"latency-tracking", "", 0, "yes", yesno(nil)},
+	{"latency-monitor-threshold", "", 0, "0", ints(0, longMax)},
 }
 
 // actedParams are the parameters of paramTable that tumbler acts on
 // (applyLive; databases when the server starts), not only reports.
-var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "databases": true}
+var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "latency-monitor-threshold": true, "databases": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
 // replication, no unix socket): CONFIG GET shows their
@@ -674,8 +674,6 @@ var fixedParams = []fixedParam{
 		}
 		return w[0], ""
 	}}}, cwd, "tumbler writes no data files and never changes directory"},
-	{paramDef{"latency-monitor-threshold", "", 0, "0", ints(0, longMax)},
-		func() string { return "0" }, "tumbler has no latency monitor"},
 }
 
 // fixedDirective makes a directive of a fixed parameter: its words are

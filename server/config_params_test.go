@@ -279,14 +279,16 @@ func TestParams_ConfigSetGet(t *testing.T) {
 		{[]string{"CONFIG", "GET", "watchdog-period"}, getReply("watchdog-period", "0")},
 		{[]string{"CONFIG", "SET", "watchdog-period", "100"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "watchdog-period"}, getReply("watchdog-period", "100")},
+		// acted on (the latency monitor: engine/latencymon.go)
+		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "100"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "latency-monitor-threshold"}, getReply("latency-monitor-threshold", "100")},
+		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "0"}, "+OK\r\n"},
 		// fixed: tumbler's value only
 		{[]string{"CONFIG", "SET", "save", ""}, "+OK\r\n"},
 		{[]string{"CONFIG", "SET", "save", "60 1"}, setErr("save", `tumbler keeps no data on disk: only save "" is supported`)},
 		{[]string{"CONFIG", "SET", "save", "60"}, setErr("save", "Invalid save parameters")},
 		{[]string{"CONFIG", "SET", "appendonly", "NO"}, "+OK\r\n"},
 		{[]string{"CONFIG", "SET", "appendonly", "yes"}, setErr("appendonly", "tumbler keeps no data on disk: only appendonly no is supported")},
-		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "100"}, setErr("latency-monitor-threshold", "tumbler has no latency monitor: only latency-monitor-threshold 0 is supported")},
-		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "0"}, "+OK\r\n"},
 		{[]string{"CONFIG", "GET", "save"}, getReply("save", "")},
 		{[]string{"CONFIG", "GET", "appendonly"}, getReply("appendonly", "no")},
 		{[]string{"CONFIG", "GET", "replicaof"}, getReply("replicaof", "")},

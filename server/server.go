@@ -359,10 +359,10 @@ func (s *Server) Close() error {
 // socket ready without being served; or there is no probe, off Linux),
 // slices double up to expirySliceMax, so the reclaim keeps most of its
 // speed; the first pause a client ends brings them back to expirySlice.
-const (
-	expirySlice    = 250 * time.Microsecond
-	expirySliceMax = 8 * time.Millisecond
-)
+const expirySliceMax = 8 * time.Millisecond
+
+// expirySlice is the shortest slice (a var for tests).
+var expirySlice = 250 * time.Microsecond
 
 // expiryPauseMax bounds a pause (a var for tests).
 var expiryPauseMax = time.Millisecond
@@ -390,6 +390,7 @@ func (s *Server) expireLoop() {
 			// due keys are left for after the clients' turn: Redis's
 			// expired_time_cap_reached_count
 			s.eng.Stats.ExpireTimeCap.Add(1)
+			s.eng.LatencySample("expire-cycle", time.Since(slice))
 			if !s.probe.ready() {
 				sliceLen = expirySlice
 			} else {
@@ -405,6 +406,7 @@ func (s *Server) expireLoop() {
 			slice = time.Now()
 			continue
 		}
+		s.eng.LatencySample("expire-cycle", time.Since(slice))
 		var tc <-chan time.Time
 		if ok && !manual {
 			d := time.Duration(next-s.eng.Now()) * time.Millisecond

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLatencyStatsDiff: after the same commands, INFO latencystats and
@@ -174,4 +175,86 @@ func histogramShape(raw []byte) ([]string, error) {
 		out = append(out, name+" calls="+strconv.FormatInt(calls, 10))
 	}
 	return out, nil
+}
+
+// TestLatencyMonitorDiff: the latency monitor (latency-monitor-threshold,
+// LATENCY LATEST, HISTORY, GRAPH, DOCTOR, RESET) replies as Redis's does
+// to the same slow command: the same events, and the same reports but for
+// the figures, which are timings.
+func TestLatencyMonitorDiff(t *testing.T) {
+	rc, tc := dialPair(t)
+	// a script that runs for ARGV[1] µs by the server's clock
+	const busy = "local t = redis.call('time') while true do local n = redis.call('time') " +
+		"if (n[1]-t[1])*1000000 + (n[2]-t[2]) >= tonumber(ARGV[1]) then return 1 end end"
+	digits := regexp.MustCompile(`[0-9]+`)
+	same := func(what string, exact bool, args ...string) (redis, tumbler string) {
+		t.Helper()
+		want, err := rc.do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tc.do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, g := string(want), string(got)
+		if !exact {
+			w, g = digits.ReplaceAllString(w, "N"), digits.ReplaceAllString(g, "N")
+		}
+		if w != g {
+			t.Errorf("%s: %s\n redis:   %q\n tumbler: %q", what, strings.Join(args, " "), want, got)
+		}
+		return string(want), string(got)
+	}
+	thp := func(s string) bool { return strings.Contains(s, "anonymous huge pages") }
+
+	same("off", true, "LATENCY", "DOCTOR")
+	same("on", true, "CONFIG", "SET", "latency-monitor-threshold", "20")
+	same("on", true, "CONFIG", "GET", "latency-monitor-threshold")
+	same("on", true, "LATENCY", "RESET")
+	if r, g := same("on, nothing seen", false, "LATENCY", "DOCTOR"); !thp(r) && !thp(g) && r != g {
+		t.Errorf("LATENCY DOCTOR with nothing seen:\n redis:   %q\n tumbler: %q", r, g)
+	}
+	same("a fast script", true, "EVAL", "return 1", "0")
+	same("a fast script", true, "LATENCY", "LATEST")
+	same("a slow script", true, "EVAL", busy, "0", "30000")
+
+	// LATEST: command, its time now, 30 ms or a little more, the same max
+	start := time.Now().Unix()
+	for _, c := range []struct {
+		who  string
+		conn *conn
+	}{{"redis", rc}, {"tumbler", tc}} {
+		raw, err := c.conn.do("LATENCY", "LATEST")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Split(string(raw), "\r\n")
+		if len(f) != 8 || f[0] != "*1" || f[1] != "*4" || f[3] != "command" {
+			t.Fatalf("%s: LATENCY LATEST %q", c.who, raw)
+		}
+		at, _ := strconv.ParseInt(strings.TrimPrefix(f[4], ":"), 10, 64)
+		ms, _ := strconv.Atoi(strings.TrimPrefix(f[5], ":"))
+		if at < start-5 || at > start+1 || ms < 30 || ms > 1000 || f[6] != f[5] {
+			t.Errorf("%s: LATENCY LATEST %q", c.who, raw)
+		}
+		hist, err := c.conn.do("LATENCY", "HISTORY", "command")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("*1\r\n*2\r\n%s\r\n%s\r\n", f[4], f[5]); string(hist) != want {
+			t.Errorf("%s: LATENCY HISTORY command %q, want %q", c.who, hist, want)
+		}
+	}
+	same("one sample", true, "LATENCY", "HISTORY", "COMMAND")
+	same("one sample", false, "LATENCY", "GRAPH", "command")
+	same("one sample", true, "LATENCY", "GRAPH", "Command")
+	if r, g := same("one sample", false, "LATENCY", "DOCTOR"); !thp(r) && !thp(g) && digits.ReplaceAllString(r, "N") != digits.ReplaceAllString(g, "N") {
+		t.Errorf("LATENCY DOCTOR:\n redis:   %q\n tumbler: %q", r, g)
+	}
+	same("reset", true, "LATENCY", "RESET", "nosuch")
+	same("reset", true, "LATENCY", "RESET", "COMMAND", "command")
+	same("reset", true, "LATENCY", "LATEST")
+	same("off", true, "CONFIG", "SET", "latency-monitor-threshold", "0")
+	same("off", true, "LATENCY", "DOCTOR")
 }
