@@ -209,17 +209,17 @@ func TestLatencyMonitorDiff(t *testing.T) {
 	thp := func(s string) bool { return strings.Contains(s, "anonymous huge pages") }
 
 	same("off", true, "LATENCY", "DOCTOR")
-	same("on", true, "CONFIG", "SET", "latency-monitor-threshold", "20")
+	// (a threshold well above what a busy machine, or the race detector,
+	// makes of the other commands here)
+	same("on", true, "CONFIG", "SET", "latency-monitor-threshold", "200")
 	same("on", true, "CONFIG", "GET", "latency-monitor-threshold")
 	same("on", true, "LATENCY", "RESET")
 	if r, g := same("on, nothing seen", false, "LATENCY", "DOCTOR"); !thp(r) && !thp(g) && r != g {
 		t.Errorf("LATENCY DOCTOR with nothing seen:\n redis:   %q\n tumbler: %q", r, g)
 	}
-	same("a fast script", true, "EVAL", "return 1", "0")
-	same("a fast script", true, "LATENCY", "LATEST")
-	same("a slow script", true, "EVAL", busy, "0", "30000")
+	same("a slow script", true, "EVAL", busy, "0", "250000")
 
-	// LATEST: command, its time now, 30 ms or a little more, the same max
+	// LATEST: command, its time now, 250 ms or a little more, the same max
 	start := time.Now().Unix()
 	for _, c := range []struct {
 		who  string
@@ -235,7 +235,7 @@ func TestLatencyMonitorDiff(t *testing.T) {
 		}
 		at, _ := strconv.ParseInt(strings.TrimPrefix(f[4], ":"), 10, 64)
 		ms, _ := strconv.Atoi(strings.TrimPrefix(f[5], ":"))
-		if at < start-5 || at > start+1 || ms < 30 || ms > 1000 || f[6] != f[5] {
+		if at < start-5 || at > start+1 || ms < 250 || ms > 2000 || f[6] != f[5] {
 			t.Errorf("%s: LATENCY LATEST %q", c.who, raw)
 		}
 		hist, err := c.conn.do("LATENCY", "HISTORY", "command")
