@@ -7,6 +7,28 @@ package engine
 // quote not followed by a space. A FUNCTION LOAD library's shebang line is
 // split with it.
 func SplitArgs(line string) (args []string, ok bool) {
+	words, _, ok := AppendSplitArgs(nil, nil, []byte(line))
+	if !ok {
+		return nil, false
+	}
+	for _, w := range words {
+		args = append(args, string(w))
+	}
+	return args, true
+}
+
+// AppendSplitArgs is SplitArgs without allocating a string a word: it
+// appends each word of line to arena and a slice of it to args, and
+// returns both. The server splits inline requests with it, as Redis's
+// processInlineBuffer does with sdssplitargs; a word stays valid while
+// arena's backing array is not reused (appending past its capacity moves
+// later words to a new one, and leaves the earlier ones where they are).
+// On !ok, args and arena are returned as they were given.
+func AppendSplitArgs(args [][]byte, arena, line []byte) ([][]byte, []byte, bool) {
+	args0, arena0 := args, arena
+	if arena == nil {
+		arena = make([]byte, 0, 64) // an empty word is an empty slice, not nil
+	}
 	p, n := 0, len(line)
 	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
 	at := func(i int) byte {
@@ -20,9 +42,9 @@ func SplitArgs(line string) (args []string, ok bool) {
 			p++
 		}
 		if p >= n {
-			return args, true
+			return args, arena, true
 		}
-		var cur []byte
+		start := len(arena)
 		inq, insq, done := false, false, false
 		for !done {
 			c := at(p)
@@ -30,48 +52,48 @@ func SplitArgs(line string) (args []string, ok bool) {
 			case inq:
 				switch {
 				case c == '\\' && at(p+1) == 'x' && isHexDigitAny(at(p+2)) && isHexDigitAny(at(p+3)):
-					cur = append(cur, hexNibble(at(p+2))<<4|hexNibble(at(p+3)))
+					arena = append(arena, hexNibble(at(p+2))<<4|hexNibble(at(p+3)))
 					p += 3
 				case c == '\\' && at(p+1) != 0:
 					p++
 					switch e := at(p); e {
 					case 'n':
-						cur = append(cur, '\n')
+						arena = append(arena, '\n')
 					case 'r':
-						cur = append(cur, '\r')
+						arena = append(arena, '\r')
 					case 't':
-						cur = append(cur, '\t')
+						arena = append(arena, '\t')
 					case 'b':
-						cur = append(cur, '\b')
+						arena = append(arena, '\b')
 					case 'a':
-						cur = append(cur, '\a')
+						arena = append(arena, '\a')
 					default:
-						cur = append(cur, e)
+						arena = append(arena, e)
 					}
 				case c == '"':
 					if p+1 < n && !isSpace(at(p+1)) {
-						return nil, false
+						return args0, arena0, false
 					}
 					done = true
 				case p >= n:
-					return nil, false
+					return args0, arena0, false
 				default:
-					cur = append(cur, c)
+					arena = append(arena, c)
 				}
 			case insq:
 				switch {
 				case c == '\\' && at(p+1) == '\'':
 					p++
-					cur = append(cur, '\'')
+					arena = append(arena, '\'')
 				case c == '\'':
 					if p+1 < n && !isSpace(at(p+1)) {
-						return nil, false
+						return args0, arena0, false
 					}
 					done = true
 				case p >= n:
-					return nil, false
+					return args0, arena0, false
 				default:
-					cur = append(cur, c)
+					arena = append(arena, c)
 				}
 			default:
 				switch {
@@ -82,14 +104,23 @@ func SplitArgs(line string) (args []string, ok bool) {
 				case c == '\'':
 					insq = true
 				default:
-					cur = append(cur, c)
+					// the rest of an unquoted run at once
+					j := p + 1
+					for j < n {
+						if c := line[j]; c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '"' || c == '\'' {
+							break
+						}
+						j++
+					}
+					arena = append(arena, line[p:j]...)
+					p = j - 1 // (moved past the run below)
 				}
 			}
 			if p < n {
 				p++
 			}
 		}
-		args = append(args, string(cur))
+		args = append(args, arena[start:len(arena):len(arena)])
 	}
 }
 

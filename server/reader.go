@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // cmdReader reads the requests of one connection, after framedConn has
@@ -19,15 +21,16 @@ import (
 // call: whatever keeps an argument after its command (MULTI's queue, blocked
 // commands, the slow log, the command log, the keyspace) copies it, as it
 // had to for redcon too since redcon reuses nothing but does not promise
-// otherwise. Inline requests, rare and used by hand, are handed to
-// redcon's parser, so that their quoting rules and error texts stay
-// redcon's. Use a cmdReader from one goroutine.
+// otherwise. Inline requests are split as Redis splits them
+// (sdssplitargs), their words copied. Use a cmdReader from one goroutine.
 type cmdReader struct {
 	rd         io.Reader
 	buf        []byte
 	start, end int // unparsed input: buf[start:end]
 	cmds       []redcon.Command
 	args       [][]byte // backing array of every Args of the last batch
+	inl        []byte   // the words of the last batch's inline requests
+	inlines    int      // inline requests parsed (tests compare the others with redcon's)
 
 	// errNext: the last batch stopped before a bad request, whose error
 	// the next call returns without reading (the event loop must make
@@ -47,6 +50,8 @@ func (r *cmdReader) partial() int { return r.end - r.start }
 var (
 	errReaderBulk  = errors.New("Protocol error: invalid bulk length")
 	errReaderMbulk = errors.New("Protocol error: invalid multibulk length")
+	// Redis's processInlineBuffer's reply (and redcon's)
+	errReaderQuotes = errors.New("Protocol error: unbalanced quotes in request")
 )
 
 const (
@@ -62,6 +67,7 @@ func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd} }
 func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 	r.cmds = r.cmds[:0]
 	r.args = r.args[:0]
+	r.inl = r.inl[:0]
 	r.errNext = false
 	reads := 0
 	for {
@@ -206,28 +212,28 @@ func (r *cmdReader) addCmd(first int) {
 	r.cmds = append(r.cmds, redcon.Command{Args: r.args[first:len(r.args):len(r.args)]})
 }
 
-// parseInline parses one inline request ("SET k v\r\n") with redcon's own
-// parser. A blank line is consumed with no command, as in Redis.
+// parseInline parses one inline request ("SET k v\r\n") as Redis's
+// processInlineBuffer: the line, without its "\n" and one "\r" before it,
+// split by sdssplitargs. A line of no words (blank) is consumed with no
+// command. The words are copied into r.inl (quotes and escapes change
+// them), which lives as long as r.args.
 func (r *cmdReader) parseInline(b []byte) (int, error) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
 		return 0, nil
 	}
-	line := b[:i+1]
-	// Blank as redcon sees it: spaces only, before an optional "\r".
-	if len(bytes.TrimLeft(bytes.TrimSuffix(b[:i], []byte("\r")), " ")) == 0 {
-		return i + 1, nil
+	r.inlines++
+	line := b[:i]
+	if i > 0 && line[i-1] == '\r' {
+		line = line[:i-1]
 	}
-	cmds, err := redcon.NewReader(bytes.NewReader(line)).ReadCommands()
-	if err != nil {
-		if err == io.EOF { // nothing but separators: no command
-			return i + 1, nil
-		}
-		return 0, err
+	first := len(r.args)
+	var ok bool
+	r.args, r.inl, ok = engine.AppendSplitArgs(r.args, r.inl, line)
+	if !ok {
+		return 0, errReaderQuotes
 	}
-	for _, cmd := range cmds {
-		first := len(r.args)
-		r.args = append(r.args, cmd.Args...)
+	if len(r.args) > first {
 		r.addCmd(first)
 	}
 	return i + 1, nil

@@ -41,12 +41,4 @@ var knownWireDiffs = map[string]knownDiff{
 		"the exemption is c.w.shared, which stays set once a connection could receive pushes; Redis exempts only clients with subscriptions (CLIENT_PUBSUB), so one that unsubscribed from everything times out again"},
 	"TestWire_IdleTimeout/tracking_client_times_out": {"TRACKING", "server/conn.go",
 		"tumbler exempts client-tracking connections (docs/configuration.md); Redis's clientsCronHandleTimeout exempts only replicas/MONITOR, blocked and pub/sub clients"},
-	// redcon splits inline requests itself, not as sdssplitargs: only at
-	// spaces, escapes \n \r \t only, and backslash escapes inside single
-	// quotes too. Fix: framedConn (framer.go) turns an inline request into
-	// a multibulk with splitArgs (config.go) before redcon sees it; not a
-	// small edit of its in-place scan, so left for the framer's owner.
-	"TestWire_Protocol/inline_quoted_escapes":       {"ECHO", "server/framer.go", "redcon's inline splitter has no \\xHH escape inside double quotes"},
-	"TestWire_Protocol/inline_tab_separator":        {"ECHO", "server/framer.go", "redcon's inline splitter splits at spaces only, not tabs"},
-	"TestWire_Protocol/inline_single_quote_escapes": {"ECHO", "server/framer.go", "redcon's inline splitter honours \\n inside single quotes; sdssplitargs only \\'"},
 }
