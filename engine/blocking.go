@@ -308,10 +308,21 @@ func (e *Engine) FinishWait(c *Ctx, why WaitEnd) {
 	switch st {
 	case waitServed:
 		w.reply.replay(c.W)
+		// an error the command met when served (BLMOVE's destination of
+		// another type) counts as any error reply does
+		for _, op := range w.reply.ops {
+			if op.kind == recError {
+				e.countError(op.s)
+				w.cmd.stats.failed.Add(1)
+			}
+		}
 	case waitTimedOut, waitUnblockTime:
 		c.W.WriteNullArray()
 	case waitUnblockError:
 		c.W.WriteError(ErrUnblocked)
+		// Redis's unblockClientOnError: an error reply, and a failed call
+		e.countError(ErrUnblocked)
+		w.cmd.stats.failed.Add(1)
 	}
 	w.reply.ops = nil
 }

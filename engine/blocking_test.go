@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -204,6 +205,45 @@ func TestBlocking_UnblockClient(t *testing.T) {
 	e.UnblockClient(a.ctx.Client, true)
 	if got := a.finish(WaitWoken); got != "-"+ErrUnblocked {
 		t.Fatalf("unblocked with error: %q", got)
+	}
+	e.noWaiters()
+}
+
+// An error a blocked client gets, from CLIENT UNBLOCK ... ERROR or from its
+// command when served (BLMOVE to a key of another type), is an error
+// reply: errorstats, total_error_replies and the command's failed_calls
+// count it, as Redis's updateStatsOnUnblock and afterErrorReply do. A
+// timeout, or a plain CLIENT UNBLOCK, is no error.
+func TestBlocking_ErrorsCount(t *testing.T) {
+	e := newTestEngine(t)
+	a, b := e.blockingClient(1), e.blockingClient(2)
+	a.run("BLPOP", "q", "0")
+	e.UnblockClient(a.ctx.Client, false)
+	a.finish(WaitWoken)
+	a.run("BLPOP", "q", "0")
+	e.UnblockClient(a.ctx.Client, true)
+	if got := a.finish(WaitWoken); got != "-"+ErrUnblocked {
+		t.Fatalf("unblocked with error: %q", got)
+	}
+	e.expect("+OK", "SET", "dst", "str")
+	a.run("BLMOVE", "src", "dst", "LEFT", "LEFT", "0")
+	b.run("RPUSH", "src", "x")
+	if got := a.finish(WaitWoken); !strings.HasPrefix(got, "-WRONGTYPE") {
+		t.Fatalf("BLMOVE served to a string: %q", got)
+	}
+	if got := e.infoField("errorstats", "errorstat_UNBLOCKED"); got != "count=1" {
+		t.Errorf("errorstat_UNBLOCKED %q", got)
+	}
+	if got := e.infoField("errorstats", "errorstat_WRONGTYPE"); got != "count=1" {
+		t.Errorf("errorstat_WRONGTYPE %q", got)
+	}
+	if got := e.infoField("stats", "total_error_replies"); got != "2" {
+		t.Errorf("total_error_replies %q", got)
+	}
+	for cmd, want := range map[string]string{"cmdstat_blpop": "calls=2,", "cmdstat_blmove": "calls=1,"} {
+		if got := e.infoField("commandstats", cmd); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ",failed_calls=1") {
+			t.Errorf("%s:%s", cmd, got)
+		}
 	}
 	e.noWaiters()
 }
