@@ -13,6 +13,14 @@
 # (default 7390) is the port used. Logs: $OUT (default /tmp/tumbler-tcl).
 # The harness's own ports (its test server and clients) are derived from
 # PORT, so runs with different PORTs can go on at once.
+#
+# MODE=spawn lets the harness start the servers itself, as it starts
+# redis-server, through a src/redis-server that runs tumbler with the
+# harness's config file (its unixsocket line removed: tumbler listens on
+# TCP only). That runs the units and tests tagged external:skip (acl,
+# auth, info, networking...), each with a server of its own. ARGS adds
+# test_helper options, such as --skiptest 'name' for a test that stops a
+# unit with an exception (a stream command tumbler lacks).
 set -u
 src=${1:?usage: run.sh REDIS_SRC unit/...}
 shift
@@ -33,6 +41,33 @@ if [ -z "$bin" ]; then
 	bin="$work/tumbler"
 	(cd "$root" && go build -o "$bin" ./cmd/tumbler) || exit 1
 fi
+tags=(--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:pfdebug
+	--tags -needs:config-maxmemory --tags -needs:local-process)
+if [ "${MODE:-}" = spawn ]; then
+	[ "$bin" != redis ] || bin=$(command -v redis-server)
+	mkdir -p "$work/src"
+	cat >"$work/src/redis-server" <<EOF
+#!/bin/sh
+# what the harness waits for in the server's output
+echo "tumbler PID: \$\$"
+echo "Ready to accept connections"
+case "\$1" in *.conf*) sed -i '/^unixsocket /d' "\$1" ;; esac
+exec "$bin" "\$@"
+EOF
+	chmod +x "$work/src/redis-server"
+	ln -s "$(command -v redis-cli)" "$work/src/redis-cli"
+	ln -s "$(command -v redis-benchmark)" "$work/src/redis-benchmark"
+	for unit in "$@"; do
+		log="$out/$(echo "$unit" | tr / _).log"
+		# shellcheck disable=SC2086
+		(cd "$work" && timeout 900 tclsh tests/test_helper.tcl --single "$unit" --baseport "$baseport" \
+			--portcount 1000 "${tags[@]}" ${ARGS:-}) >"$log" 2>&1
+		sed -i 's/\x1b\[[0-9;]*m//g' "$log"
+		printf '%-24s ok %-4s err %-4s exceptions %s  %s\n' "$unit" "$(grep -c '^\[ok\]' "$log")" \
+			"$(grep -c '^\[err\]' "$log")" "$(grep -c '^\[exception\]' "$log")" "$log"
+	done
+	exit 0
+fi
 for unit in "$@"; do
 	log="$out/$(echo "$unit" | tr / _).log"
 	if [ "$bin" = redis ]; then
@@ -43,9 +78,7 @@ for unit in "$@"; do
 	pid=$!
 	for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 	(cd "$work" && timeout 600 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" \
-		--durable --single "$unit" --baseport "$baseport" --portcount 1000 \
-		--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:pfdebug \
-		--tags -needs:config-maxmemory --tags -needs:local-process) >"$log" 2>&1
+		--durable --single "$unit" --baseport "$baseport" --portcount 1000 "${tags[@]}") >"$log" 2>&1
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	sed -i 's/\x1b\[[0-9;]*m//g' "$log"
