@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -204,25 +203,14 @@ func TestHostile_ProtocolAbuseWhileLocking(t *testing.T) {
 func TestHostile_TenThousandConnections(t *testing.T) {
 	const want = 10000
 	n := want
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skipf("getrlimit: %v", err)
-	}
 	need := uint64(2*want + 256)
-	if lim.Cur < need {
-		old := lim
-		lim.Cur = min(need, lim.Max)
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-			t.Skipf("cannot raise RLIMIT_NOFILE from %d to %d: %v", old.Cur, lim.Cur, err)
-		}
-		t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
-	}
-	if lim.Cur < need {
-		n = int(lim.Cur-256) / 2
+	cur, hard := raiseNofile(t, need)
+	if cur < need {
+		n = int(cur-256) / 2
 		if n < 1000 {
-			t.Skipf("RLIMIT_NOFILE hard limit %d leaves room for only %d connections", lim.Max, n)
+			t.Skipf("RLIMIT_NOFILE hard limit %d leaves room for only %d connections", hard, n)
 		}
-		t.Logf("RLIMIT_NOFILE hard limit is %d: opening %d connections, not %d", lim.Max, n, want)
+		t.Logf("RLIMIT_NOFILE hard limit is %d: opening %d connections, not %d", hard, n, want)
 	}
 	srv := RunT(t, WithConfig(func(c *Config) { c.MaxClients = n + 16; c.CommandLog = 0 }))
 	addr := srv.Addr()
