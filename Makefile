@@ -27,20 +27,23 @@ lint:
 	cd compat && $(GO) vet ./...
 	@$(MAKE) --no-print-directory vet-goos
 
-## vet-goos: go vet, tests included, as macOS and Windows build the root
-## module and macOS builds compat, so that the tests compile there too: the
-## event loop, raw reads and the input probe are Linux-only (*_linux.go),
-## and a test that calls them belongs in a *_linux_test.go file. No extra
-## installs (Go cross-compiles). With a cold build cache each system
-## compiles the dependencies once (about a minute each on two cores; FreeBSD,
-## which adds little to macOS, is left out for that); after that, seconds.
+## vet-goos: go vet, tests included, as other systems build the code, so
+## that the tests compile there too: the event loop, raw reads and the
+## input probe are Linux-only (*_linux.go), and a test that calls them
+## belongs in a *_linux_test.go file. The root module as macOS and Windows;
+## the server package as FreeBSD too (its Rlimit fields are int64, where
+## macOS's are uint64: nofile_unix_test.go); compat as macOS, and its
+## packages with non-unix files as Windows. No extra installs (Go
+## cross-compiles). With a cold build cache each system compiles the
+## dependencies once (a minute or two each on two cores); then, seconds.
 vet-goos:
 	@set -e; for os in darwin windows; do \
 		echo "go vet GOOS=$$os GOARCH=amd64"; \
 		GOOS=$$os GOARCH=amd64 $(GO) vet ./...; \
 	done
-	@echo "go vet GOOS=darwin GOARCH=amd64 (compat)"
+	GOOS=freebsd GOARCH=amd64 $(GO) vet ./server
 	cd compat && GOOS=darwin GOARCH=amd64 $(GO) vet ./...
+	cd compat && GOOS=windows GOARCH=amd64 $(GO) vet ./internal/proc ./scripts
 
 unit:
 	$(GO) test -race -count=1 ./...
