@@ -179,6 +179,16 @@ func WriteErrorNoStats(w Writer, msg string) {
 	w.WriteError(msg)
 }
 
+// Unwrap returns the writer under the one that counts a command's error
+// replies, for a reply Writer has no method for (DEBUG PROTOCOL's
+// attribute and push, DEBUG ERROR's uncounted error).
+func Unwrap(w Writer) Writer {
+	if t, ok := w.(*errTap); ok {
+		return t.Writer
+	}
+	return w
+}
+
 // obsBase anchors monoNs. time.Since on a time with a monotonic reading
 // reads only the runtime's monotonic clock, half the cost of time.Now.
 var obsBase = time.Now()

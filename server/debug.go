@@ -51,6 +51,24 @@ func (s *Server) debugAllowed(c *client) bool {
 }
 
 var debugHelp = []string{
+	"DIGEST",
+	"    Output a hex signature representing the current DB content.",
+	"DIGEST-VALUE <key> [<key> ...]",
+	"    Output a hex signature of the values of all the specified keys.",
+	"ERROR <string>",
+	"    Return a Redis protocol error with <string> as message. Useful for clients",
+	"    unit tests to simulate Redis errors.",
+	"LOG <message>",
+	"    Write <message> to the server log.",
+	"POPULATE <count> [<prefix>] [<size>]",
+	"    Create <count> string keys named key:<num>. If <prefix> is specified then",
+	"    it is used instead of the 'key' prefix. These are not propagated to",
+	"    replicas. Cluster slots are not respected so keys not belonging to the",
+	"    current node can be created in cluster mode.",
+	"PROTOCOL <type>",
+	"    Reply with a test value of the specified type. <type> can be: string,",
+	"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+	"    true, false.",
 	"SET-ACTIVE-EXPIRE <0|1>",
 	"    Setting it to 0 disables expiring keys in background when they are not",
 	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -59,7 +77,11 @@ var debugHelp = []string{
 	"    Stop the server for <seconds>. Decimals allowed.",
 }
 
-// DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1 | HELP
+// DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1 | DIGEST | DIGEST-VALUE key...
+// | POPULATE count [prefix [size]] | PROTOCOL type | ERROR msg | LOG msg | HELP
+//
+// As Redis's debugCommand, a subcommand with the wrong number of
+// arguments is a syntax error.
 func (s *Server) cmdDebug(c *engine.Ctx) {
 	me := cl(c)
 	if !s.debugAllowed(me) {
@@ -87,8 +109,102 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 		s.fx.notify()
 		s.eng.Kick()
 		c.W.WriteStatus("OK")
+	case len(c.Args) == 2 && engine.EqFold(sub, "digest"):
+		s.eng.WithKeyspace(c, engine.DebugDigest)
+	case engine.EqFold(sub, "digest-value"):
+		s.eng.WithKeyspace(c, engine.DebugDigestValue)
+	case len(c.Args) >= 3 && len(c.Args) <= 5 && engine.EqFold(sub, "populate"):
+		s.eng.WithKeyspace(c, engine.DebugPopulate)
+	case len(c.Args) == 3 && engine.EqFold(sub, "protocol"):
+		debugProtocol(c)
+	case len(c.Args) == 3 && engine.EqFold(sub, "error"):
+		// written as it is, not as an error reply: Redis's addReplySds,
+		// which no error statistic counts
+		msg := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(c.Args[2]))
+		rawReply(c).raw([]byte("-" + msg + "\r\n"))
+	case len(c.Args) == 3 && engine.EqFold(sub, "log"):
+		s.log.Warn("DEBUG LOG: " + string(c.Args[2]))
+		c.W.WriteStatus("OK")
 	default:
 		c.W.WriteError(errSubcommandSyntax(c.Args))
+	}
+}
+
+// rawReplier is what DEBUG PROTOCOL and DEBUG ERROR write beyond
+// engine.Writer: a connection's respWriter (or the discardWriter of a
+// client with replies off).
+type rawReplier interface {
+	raw(p []byte)
+	header(prefix byte, n int)
+}
+
+func rawReply(c *engine.Ctx) rawReplier {
+	if w, ok := engine.Unwrap(c.W).(rawReplier); ok {
+		return w
+	}
+	return discardWriter{} // a writer of the engine's own (none calls DEBUG)
+}
+
+// debugProtocol is DEBUG PROTOCOL type: a reply of each RESP3 type, as
+// Redis writes them (RESP2 gets each type's RESP2 form; an attribute is
+// left out, and a push refused).
+func debugProtocol(c *engine.Ctx) {
+	w := c.W
+	switch strings.ToLower(string(c.Args[2])) {
+	case "string":
+		w.WriteBulkString("Hello World")
+	case "integer":
+		w.WriteInt(12345)
+	case "double":
+		w.WriteDouble(3.141)
+	case "bignum":
+		w.WriteBigNumber("1234567999999999999999999999999999999")
+	case "null":
+		w.WriteNull()
+	case "array":
+		w.WriteArray(3)
+		for j := range int64(3) {
+			w.WriteInt(j)
+		}
+	case "set":
+		w.WriteSet(3)
+		for j := range int64(3) {
+			w.WriteInt(j)
+		}
+	case "map":
+		w.WriteMap(3)
+		for j := range int64(3) {
+			w.WriteInt(j)
+			w.WriteBool(j == 1)
+		}
+	case "attrib":
+		if w.Proto() >= 3 {
+			rawReply(c).header('|', 1)
+			w.WriteBulkString("key-popularity")
+			w.WriteArray(2)
+			w.WriteBulkString("key:123")
+			w.WriteInt(90)
+		}
+		// an attribute is not a reply: a well-formed one follows it
+		w.WriteBulkString("Some real reply following the attribute")
+	case "push":
+		if w.Proto() < 3 {
+			w.WriteError("ERR RESP2 is not supported by this command")
+			return
+		}
+		rawReply(c).header('>', 2)
+		w.WriteBulkString("server-cpu-usage")
+		w.WriteInt(42)
+		// a push is not a reply either
+		w.WriteBulkString("Some real reply following the push reply")
+	case "true":
+		w.WriteBool(true)
+	case "false":
+		w.WriteBool(false)
+	case "verbatim":
+		w.WriteVerbatim("txt", "This is a verbatim\nstring")
+	default:
+		w.WriteError("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,11 +61,35 @@ func TestDebug_Errors(t *testing.T) {
 		t.Errorf("DEBUG from a script = %q", got)
 	}
 	help := c.do("DEBUG", "HELP")
-	want := "*9\r\n+DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+SET-ACTIVE-EXPIRE <0|1>\r\n" +
-		"+    Setting it to 0 disables expiring keys in background when they are not\r\n" +
-		"+    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the\r\n" +
-		"+    default.\r\n+SLEEP <seconds>\r\n+    Stop the server for <seconds>. Decimals allowed.\r\n" +
-		"+HELP\r\n+    Prints this help.\r\n"
+	// Redis 7.0's help lines for the subcommands tumbler has, in its order
+	lines := []string{"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"DIGEST",
+		"    Output a hex signature representing the current DB content.",
+		"DIGEST-VALUE <key> [<key> ...]",
+		"    Output a hex signature of the values of all the specified keys.",
+		"ERROR <string>",
+		"    Return a Redis protocol error with <string> as message. Useful for clients",
+		"    unit tests to simulate Redis errors.",
+		"LOG <message>",
+		"    Write <message> to the server log.",
+		"POPULATE <count> [<prefix>] [<size>]",
+		"    Create <count> string keys named key:<num>. If <prefix> is specified then",
+		"    it is used instead of the 'key' prefix. These are not propagated to",
+		"    replicas. Cluster slots are not respected so keys not belonging to the",
+		"    current node can be created in cluster mode.",
+		"PROTOCOL <type>",
+		"    Reply with a test value of the specified type. <type> can be: string,",
+		"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+		"    true, false.",
+		"SET-ACTIVE-EXPIRE <0|1>",
+		"    Setting it to 0 disables expiring keys in background when they are not",
+		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+		"    default.",
+		"SLEEP <seconds>",
+		"    Stop the server for <seconds>. Decimals allowed.",
+		"HELP",
+		"    Prints this help."}
+	want := "*" + strconv.Itoa(len(lines)) + "\r\n+" + strings.Join(lines, "\r\n+") + "\r\n"
 	if help != want {
 		t.Fatalf("DEBUG HELP = %q", help)
 	}
@@ -163,6 +188,53 @@ func TestStrtodAtoi_LikeC(t *testing.T) {
 	for in, want := range map[string]int64{"0": 0, "1": 1, "2": 2, "x": 0, " 7z": 7, "-3": -3, "+4": 4, "": 0} {
 		if got := atoi([]byte(in)); got != want {
 			t.Errorf("atoi(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// DEBUG DIGEST-VALUE gives the digests redis-server 7.0.15 gave for the
+// same values (compat/diff's debug.txt compares the rest with a live
+// redis-server), and DEBUG POPULATE makes Redis's keys.
+func TestDebug_DigestAndPopulate(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.do("SET", "s", "hello")
+	c.do("RPUSH", "l", "a", "b", "3", "", "c")
+	c.do("SET", "e", "v", "PX", "100000")
+	want := "*4\r\n+36b23a1456b2dce2c3ed252c456761301dba8060\r\n+8891912607cf87d366307df07830fdaf5a12b46a\r\n" +
+		"+311b17018163335616e089f6b951c82c477335ac\r\n+0000000000000000000000000000000000000000\r\n"
+	if got := c.do("DEBUG", "DIGEST-VALUE", "s", "l", "e", "missing"); got != want {
+		t.Errorf("DIGEST-VALUE = %q, want %q", got, want)
+	}
+	before := c.do("DEBUG", "DIGEST")
+	c.do("RPUSH", "l", "d")
+	c.do("RPOP", "l")
+	if got := c.do("DEBUG", "DIGEST"); got != before {
+		t.Errorf("DIGEST after a push and a pop = %q, was %q", got, before)
+	}
+	c.do("LPUSH", "l", "z")
+	if got := c.do("DEBUG", "DIGEST"); got == before {
+		t.Errorf("DIGEST did not change with a list's order")
+	}
+
+	c.do("SET", "k:1", "mine")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"DEBUG", "POPULATE", "3", "k"}, "+OK\r\n"},
+		{[]string{"GET", "k:0"}, "$7\r\nvalue:0\r\n"},
+		{[]string{"GET", "k:1"}, "$4\r\nmine\r\n"},
+		{[]string{"DEBUG", "POPULATE", "2", "p", "9"}, "+OK\r\n"},
+		{[]string{"GET", "p:1"}, "$9\r\nvalue:1\x00\x00\r\n"},
+		{[]string{"DEBUG", "POPULATE", "2", "q", "3"}, "+OK\r\n"},
+		{[]string{"GET", "q:1"}, "$3\r\nval\r\n"},
+		{[]string{"DEBUG", "POPULATE", "1", "q", "99999999999"}, "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"},
+		{[]string{"DEBUG", "POPULATE", "-1"}, "-ERR value is out of range, must be positive\r\n"},
+		{[]string{"DBSIZE"}, ":10\r\n"},
+	} {
+		if got := c.do(tc.args...); got != tc.want {
+			t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
 		}
 	}
 }

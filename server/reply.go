@@ -33,6 +33,8 @@ var _ engine.Writer = discardWriter{}
 
 func (w discardWriter) Proto() int                 { return w.proto }
 func (discardWriter) WriteStatus(string)           {}
+func (discardWriter) raw([]byte)                   {}
+func (discardWriter) header(byte, int)             {}
 func (discardWriter) WriteError(string)            {}
 func (discardWriter) WriteInt(int64)               {}
 func (discardWriter) WriteBulk([]byte)             {}

@@ -108,7 +108,7 @@ func loadCases(t *testing.T) []Case {
 // TestDiff runs every transcript case against redis-server and tumbler.
 func TestDiff(t *testing.T) {
 	cases := loadCases(t)
-	redis := target{"redis", startRedis(t)}
+	redis := target{"redis", proc.StartRedis(t, "--enable-debug-command", "yes")} // (DEBUG: debug.txt)
 	tumbler := target{"tumbler", server.RunT(t).Addr()}
 	verbose := os.Getenv("TUMBLER_DIFF_VERBOSE") == "1"
 
