@@ -333,6 +333,9 @@ func (e *Engine) infoString(want map[string]bool) string {
 	section("replication", "Replication", func(add func(k, v string)) {
 		add("role", "master")
 		add("connected_slaves", "0")
+		if e.noReplicas.Load() {
+			add("min_slaves_good_slaves", "0")
+		}
 		add("master_failover_state", "no-failover")
 		add("master_replid", born.replID)
 		add("master_replid2", "0000000000000000000000000000000000000000")

@@ -372,8 +372,12 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, cmd, e.BusyError())
 		return
 	}
-	if e.denyOOM(cmd, c.Args) && e.OutOfMemory() { // maxmemory (memory.go)
+	if e.denyOOMCall(c, cmd) && e.OutOfMemory() { // maxmemory (memory.go)
 		e.reject(c, cmd, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
+		return
+	}
+	if e.noReplicas.Load() && e.writeCall(c, cmd) { // min-replicas-to-write (replicas.go)
+		e.reject(c, cmd, ErrNoReplicas)
 		return
 	}
 	if cmd.stats.script {
@@ -534,6 +538,13 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	if cmd.Flags&FlagWrite != 0 {
 		if c.Script.ReadOnly {
 			reject(cmd, ErrScriptWriteRO)
+			return
+		}
+		// min-replicas-to-write (replicas.go), for a script without a
+		// shebang (one with it was refused before it ran): only before
+		// its first write, as Redis's scriptVerifyWriteCommandAllow.
+		if !c.Script.Wrote && e.noReplicas.Load() {
+			reject(cmd, ErrNoReplicas)
 			return
 		}
 		// maxmemory (memory.go): only before a script's first write, as Redis.

@@ -209,6 +209,7 @@ type Engine struct {
 	killRequested bool          // SCRIPT KILL accepted for the running script; guarded by gate
 	yielded       bool          // the running script's lock was released by YieldIfBusy; guarded by gate
 	busyYield     atomic.Bool   // set while yielded: whoever takes mu must not touch the keyspace
+	noReplicas    atomic.Bool   // min-replicas-to-write: writes are refused (replicas.go)
 	scriptStarted chan struct{} // signalled by scriptBegin, for the server's busy watcher
 	scriptWrote   atomic.Bool
 	scriptRun     ScriptRun

@@ -74,9 +74,12 @@ func (e *Engine) UsedMemory() uint64 {
 
 // ScriptFlagger is implemented by a Scripter that knows a script's
 // flags: DenyOOM reports whether EVAL (arg is the body) or EVALSHA
-// (evalsha; arg is the SHA) is refused over maxmemory before it runs.
+// (evalsha; arg is the SHA) is refused over maxmemory before it runs,
+// Writes whether Redis's processCommand counts it a write command (its
+// shebang's flags make it one).
 type ScriptFlagger interface {
 	DenyOOM(evalsha bool, arg []byte) bool
+	Writes(evalsha bool, arg []byte) bool
 }
 
 // denyOOM reports whether cmd with args is refused over maxmemory: its
@@ -96,6 +99,15 @@ func (e *Engine) denyOOM(cmd *Command, args [][]byte) bool {
 	}
 	sf, ok := e.scripter.(ScriptFlagger)
 	return ok && sf.DenyOOM(strings.Contains(cmd.Name, "sha"), args[1])
+}
+
+// denyOOMCall is denyOOM for the command c runs: an EXEC is refused when
+// a command it queued would be (Redis's mstate.cmd_flags).
+func (e *Engine) denyOOMCall(c *Ctx, cmd *Command) bool {
+	if cmd.Name == "exec" {
+		return e.mem.max.Load() != 0 && c.Client != nil && c.Client.AnyQueued(e.denyOOM)
+	}
+	return e.denyOOM(cmd, c.Args)
 }
 
 // OutOfMemory reports whether maxmemory is set and used memory exceeds it.

@@ -140,7 +140,6 @@ func (e *Engine) Reject(c *Ctx, cmd *Command, msg string) { e.reject(c, cmd, msg
 // rejected EXEC itself discards the transaction and replies EXECABORT with
 // the reason (execCommandAbort), with or without a MULTI.
 func (e *Engine) reject(c *Ctx, cmd *Command, msg string) {
-	e.rejectStats(cmd, msg) // obs: rejected_calls, errorstats (observe.go)
 	if len(c.Args) > 0 && eqFold(c.Args[0], "exec") {
 		if c.Client != nil && c.Client.tx != nil {
 			e.discardTransaction(c.Client)
@@ -148,10 +147,14 @@ func (e *Engine) reject(c *Ctx, cmd *Command, msg string) {
 		// Redis builds these reasons without the "ERR " its reply
 		// functions add (an arity error reads "...because of: wrong
 		// number of arguments for 'exec' command"); shared errors such as
-		// BUSY and NOAUTH keep their code.
-		c.W.WriteError("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		// BUSY and NOAUTH keep their code. The error counted is the
+		// EXECABORT (execCommandAbort).
+		msg = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR ")
+		e.rejectStats(cmd, msg) // obs: rejected_calls, errorstats (observe.go)
+		c.W.WriteError(msg)
 		return
 	}
+	e.rejectStats(cmd, msg)
 	if c.inMulti() {
 		c.Client.tx.dirtyExec = true
 	}

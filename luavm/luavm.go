@@ -320,6 +320,14 @@ func (vm *VM) DenyOOM(evalsha bool, arg []byte) bool {
 	return ok && fl.DenyOOM()
 }
 
+// Writes implements engine.ScriptFlagger: a script with a shebang is a
+// write command unless it is flagged no-writes (scriptFlagsToCmdFlags);
+// without one, EVAL is not (its writes are checked as it makes them).
+func (vm *VM) Writes(evalsha bool, arg []byte) bool {
+	fl, ok := vm.flagsOf(evalsha, arg)
+	return ok && fl.Writes()
+}
+
 // recentScript is a script lookupRecent found, under the SHA bytes as a
 // client sent them.
 type recentScript struct {

@@ -135,6 +135,9 @@ func (s *Server) applyLive(c *Config) {
 	if ms, err := strconv.ParseInt(c.param("latency-monitor-threshold", "0"), 10, 64); err == nil {
 		s.eng.SetLatencyMonitorThreshold(ms)
 	}
+	toWrite, _ := strconv.ParseInt(c.param("min-replicas-to-write", "0"), 10, 64)
+	maxLag, _ := strconv.ParseInt(c.param("min-replicas-max-lag", "10"), 10, 64)
+	s.eng.SetMinReplicas(toWrite, maxLag)
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
 }

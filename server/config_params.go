@@ -614,7 +614,8 @@ var paramTable = []paramDef{
 
 // actedParams are the parameters of paramTable that tumbler acts on
 // (applyLive; databases when the server starts), not only reports.
-var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "latency-monitor-threshold": true, "databases": true}
+var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "latency-monitor-threshold": true, "databases": true,
+	"min-replicas-to-write": true, "min-replicas-max-lag": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
 // replication, no unix socket): CONFIG GET shows their
@@ -719,6 +720,9 @@ func init() {
 		d := paramDirective(p)
 		if actedParams[p.name] {
 			addDirective(d)
+			if p.alias != "" {
+				addAlias(d, p.alias)
+			}
 			continue
 		}
 		d.inert = true
