@@ -388,6 +388,9 @@ func (e *Engine) flushDB() int {
 	e.idx.Clear()
 	e.nextWake = 0
 	e.mem.flushed.Store(true) // maxmemory: the next check collects (memory.go)
+	if old.len() > 0 {
+		e.freedMuch() // used_memory: collect soon (memory.go)
+	}
 	if len(e.onModified) > 0 {
 		old.each(func(ent *entry) bool {
 			e.modified(ent.key())

@@ -264,6 +264,7 @@ func New(cfg Config) *Engine {
 		wake:  make(chan struct{}, 1),
 
 		scriptStarted: make(chan struct{}, 1),
+		mem:           memLimit{freed: make(chan struct{}, 1)},
 	}
 	e.dbs[0] = database{keys: newKeyTable(), idx: expiry.NewIndex[entry]()} // the others on first use
 	e.keys, e.idx = e.dbs[0].keys, e.dbs[0].idx
@@ -420,6 +421,9 @@ func (e *Engine) del(key []byte, now int64) bool {
 	e.removeKey(ent.key(), ent)
 	e.notify(NotifyGeneric, "del", ent.key())
 	e.modified(ent.key())
+	if freesMuch(ent) {
+		e.freedMuch() // used_memory: collect soon (memory.go)
+	}
 	return true
 }
 

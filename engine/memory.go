@@ -38,6 +38,82 @@ type memLimit struct {
 	gcFull      bool        // the heap was still over maxmemory after it
 	flushed     atomic.Bool // every key was removed since
 	collections atomic.Int64
+
+	freed chan struct{} // FreedMuch: a command dropped a lot of data (cap 1)
+}
+
+// Memory a command frees shows in used_memory only after Go's next
+// collection, which comes when the heap has grown by half again: after a
+// FLUSHALL or the UNLINK of a large set on a server that then goes
+// quiet, INFO memory went on reporting the data for up to two minutes
+// (Go's periodic collection), where Redis's used_memory drops at once.
+// So such a command signals FreedMuch, and the server collects soon
+// after unless Go has collected meanwhile (Engine.CollectFreed).
+
+// lazyfreeThreshold is Redis's LAZYFREE_THRESHOLD: a value of more
+// elements than this is freed in the background by UNLINK; here, a key
+// whose removal signals FreedMuch (and a string of 64 KB or more).
+const lazyfreeThreshold = 64
+
+// freesMuch reports whether dropping ent's value frees enough to signal.
+func freesMuch(ent *entry) bool {
+	switch v := ent.objValue().(type) {
+	case *set:
+		return v.Len() > lazyfreeThreshold
+	case *hash:
+		return v.Len() > lazyfreeThreshold
+	case *list:
+		return v.Len() > lazyfreeThreshold
+	case *zset:
+		return v.Len() > lazyfreeThreshold
+	}
+	return ent.vlen >= 64<<10
+}
+
+// freedMuch signals FreedMuch (without waiting: one signal pending is
+// enough).
+func (e *Engine) freedMuch() {
+	select {
+	case e.mem.freed <- struct{}{}:
+	default:
+	}
+}
+
+// FreedMuch receives after a command dropped much data: FLUSHALL or
+// FLUSHDB of keys, or DEL, UNLINK (or another deletion of a whole key)
+// of a value of more than 64 elements or 64 KB.
+func (e *Engine) FreedMuch() <-chan struct{} { return e.mem.freed }
+
+// GCCycles is how many collections Go has completed.
+func GCCycles() uint64 {
+	s := [1]metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// CollectFreed runs a collection, unless Go has completed one since
+// cycles (GCCycles, read when FreedMuch received), and samples used
+// memory after it.
+func (e *Engine) CollectFreed(cycles uint64) {
+	if GCCycles() != cycles {
+		return
+	}
+	m := &e.mem
+	m.gcMu.Lock()
+	defer m.gcMu.Unlock()
+	runtime.GC()
+	m.mu.Lock()
+	m.sample[0].Name = memMetric
+	metrics.Read(m.sample[:])
+	if m.sample[0].Value.Kind() == metrics.KindUint64 {
+		m.used.Store(m.sample[0].Value.Uint64())
+	}
+	m.sampledAt.Store(time.Now().UnixNano())
+	m.mu.Unlock()
+	m.collections.Add(1)
 }
 
 // SetMaxMemory sets maxmemory in bytes; 0 removes the limit.

@@ -108,3 +108,74 @@ func TestMaxMemory_LiveDataIsRefused(t *testing.T) {
 		t.Fatalf("collections %d (want %d), full %v", te.mem.collections.Load(), n+3, te.mem.gcFull)
 	}
 }
+
+// A command that drops much data signals FreedMuch (a FLUSHALL or
+// FLUSHDB of keys, a whole key of more than 64 elements or of 64 KB),
+// and CollectFreed then collects unless Go has collected since: with
+// collections off, used memory shows the garbage until it runs.
+func TestFreedMuch_SignalsAndCollects(t *testing.T) {
+	te := newTestEngine(t)
+	signalled := func() bool {
+		select {
+		case <-te.FreedMuch():
+			return true
+		default:
+			return false
+		}
+	}
+	members := func(n int) []string {
+		args := []string{"SADD", "s"}
+		for i := range n {
+			args = append(args, "m"+strconv.Itoa(i))
+		}
+		return args
+	}
+	for _, tc := range []struct {
+		setup []string
+		free  []string
+		want  bool
+	}{
+		{[]string{"SET", "k", "v"}, []string{"DEL", "k"}, false},
+		{members(64), []string{"UNLINK", "s"}, false},
+		{members(65), []string{"UNLINK", "s"}, true},
+		{members(65), []string{"DEL", "s"}, true},
+		{members(65), []string{"GETDEL", "nothing"}, false},
+		{[]string{"SET", "k", string(make([]byte, 64<<10-1))}, []string{"DEL", "k"}, false},
+		{[]string{"SET", "k", string(make([]byte, 64<<10))}, []string{"UNLINK", "k"}, true},
+		{[]string{"RPUSH", "l", "a"}, []string{"FLUSHALL"}, true},
+		{[]string{"PING"}, []string{"FLUSHALL"}, false}, // nothing to flush
+		{[]string{"SET", "k", "v"}, []string{"FLUSHDB", "ASYNC"}, true},
+	} {
+		te.do(tc.setup...)
+		signalled() // (the setup's own)
+		te.do(tc.free...)
+		if got := signalled(); got != tc.want {
+			t.Errorf("%.20q then %q: FreedMuch %v, want %v", tc.setup, tc.free, got, tc.want)
+		}
+		te.do("FLUSHALL")
+		signalled()
+	}
+
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.GC()
+	base := te.heapNow()
+	for i := 0; i < 64; i++ {
+		garbage = append(garbage, make([]byte, 1<<20))
+	}
+	garbage = nil
+	if used := te.heapNow(); used < base+32<<20 {
+		t.Fatalf("heap %d, base %d: the test made no garbage", used, base)
+	}
+	n := te.mem.collections.Load()
+	te.CollectFreed(GCCycles() - 1) // Go collected since: nothing to do
+	if te.mem.collections.Load() != n {
+		t.Fatalf("CollectFreed collected after a collection of Go's")
+	}
+	te.CollectFreed(GCCycles())
+	if te.mem.collections.Load() != n+1 {
+		t.Fatalf("CollectFreed did not collect")
+	}
+	if used := te.UsedMemory(); used > base+16<<20 { // (the sample CollectFreed took)
+		t.Errorf("used memory %d after CollectFreed, base %d", used, base)
+	}
+}

@@ -99,6 +99,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 			}
 			continue
 		}
+		rd.trim() // the last batch has run (reader.go)
 		cmds, err := rd.ReadCommands()
 		if err != nil {
 			s.readFailed(c, err)

@@ -383,6 +383,7 @@ func (l *ioLoop) serveInput(c *client) {
 		l.leave(c, ex)
 		return
 	}
+	rd.trim() // the batch has run (reader.go)
 	if c.fc.hasPending() || rd.errNext || rd.partial() > loopMaxPartial {
 		// More to read without waiting for input, which the loop is
 		// woken by: the goroutine's way (exitSend writes the replies).

@@ -291,10 +291,14 @@ func (s *Server) Start() error {
 		}
 	}
 	s.started = true
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.busyLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.collectFreed()
 	}()
 	s.beginServing() // fixture: the accept loops, started the same way again by Restart (server/fixture.go)
 	go func() {
@@ -302,6 +306,35 @@ func (s *Server) Start() error {
 		s.expireLoop()
 	}()
 	return nil
+}
+
+// collectFreedAfter is how long after a command freed much data (a
+// FLUSHALL, the UNLINK of a large set) the server collects, unless Go
+// has collected meanwhile: at most one such collection in that time.
+var collectFreedAfter = 250 * time.Millisecond
+
+// collectFreed makes memory that commands freed show in used_memory soon
+// (engine.FreedMuch): Go would leave it counted until its next collection,
+// which a server gone quiet may not make for two minutes.
+func (s *Server) collectFreed() {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.eng.FreedMuch():
+		}
+		cycles := engine.GCCycles()
+		t.Reset(collectFreedAfter)
+		select {
+		case <-s.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		s.eng.CollectFreed(cycles)
+	}
 }
 
 // Addr returns the address the server listens on, "host:port".
