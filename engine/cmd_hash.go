@@ -341,6 +341,13 @@ func writeWholeScan(c *Ctx, items []string) {
 // (scanGenericCommand) from argument start: the MATCH pattern, nil for
 // none or "*"; ok=false after replying the error.
 func scanMatchArg(c *Ctx, start int) (pat []byte, ok bool) {
+	pat, _, ok = scanArgs(c, start)
+	return pat, ok
+}
+
+// scanArgs is scanMatchArg with the COUNT (10 by default).
+func scanArgs(c *Ctx, start int) (pat []byte, count int64, ok bool) {
+	count = 10
 	for i := start; i < len(c.Args); i++ {
 		rest := len(c.Args) - i - 1
 		switch {
@@ -348,12 +355,13 @@ func scanMatchArg(c *Ctx, start int) (pat []byte, ok bool) {
 			n, ok := parseInt(c.Args[i+1])
 			if !ok {
 				c.W.WriteError(ErrNotInteger)
-				return nil, false
+				return nil, 0, false
 			}
 			if n < 1 {
 				c.W.WriteError(ErrSyntax)
-				return nil, false
+				return nil, 0, false
 			}
+			count = n
 			i++
 		case eqFold(c.Args[i], "match") && rest >= 1:
 			pat = c.Args[i+1]
@@ -363,10 +371,10 @@ func scanMatchArg(c *Ctx, start int) (pat []byte, ok bool) {
 			i++
 		default:
 			c.W.WriteError(ErrSyntax)
-			return nil, false
+			return nil, 0, false
 		}
 	}
-	return pat, true
+	return pat, count, true
 }
 
 func cmdHScan(c *Ctx) {

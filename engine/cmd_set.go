@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -555,11 +556,17 @@ next:
 
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 //
-// The whole set in one reply, cursor 0 (as Redis replies an intset; a
-// hashtable's members come in one reply too, where Redis may take
-// several), MATCH filtering the members.
+// An intset comes whole in one reply with cursor 0, as Redis replies it.
+// A hashtable set is scanned about COUNT members a call, as Redis scans
+// its dict, from the end of its member list down: the cursor is how many
+// positions are left to visit below. A removal moves the last member into
+// the hole (set.Del), which is never from below the cursor to above it,
+// and members added go to the end, so a member present for the whole
+// iteration is returned at least once (a moved one may come twice), as
+// SCAN's contract says. MATCH filters the members a call visits.
 func cmdSScan(c *Ctx) {
-	if _, ok := parseCursor(c.Args[2]); !ok {
+	cur, ok := parseCursor(c.Args[2])
+	if !ok {
 		c.W.WriteError(ErrInvalidCursor)
 		return
 	}
@@ -571,17 +578,37 @@ func cmdSScan(c *Ctx) {
 		writeWholeScan(c, nil)
 		return
 	}
-	pat, ok := scanMatchArg(c, 3)
+	pat, count, ok := scanArgs(c, 3)
 	if !ok {
 		return
 	}
 	var out []string
-	{
+	if s.intset {
 		for _, m := range s.Members() {
 			if pat == nil || Match(pat, []byte(m), false) {
 				out = append(out, m)
 			}
 		}
+		writeWholeScan(c, out)
+		return
 	}
-	writeWholeScan(c, out)
+	pos := uint64(len(s.list))
+	if cur != 0 && cur < pos {
+		pos = cur
+	}
+	stop := uint64(0)
+	if pos > uint64(count) {
+		stop = pos - uint64(count)
+	}
+	for i := pos; i > stop; i-- {
+		if m := s.list[i-1]; pat == nil || Match(pat, []byte(m), false) {
+			out = append(out, m)
+		}
+	}
+	c.W.WriteArray(2)
+	c.W.WriteBulkString(strconv.FormatUint(stop, 10))
+	c.W.WriteArray(len(out))
+	for _, m := range out {
+		c.W.WriteBulkString(m)
+	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,5 +100,75 @@ func TestSet_IndexAgainstModel(t *testing.T) {
 	}
 	if s.Len() > 0 && !model[s.randomMember()] {
 		t.Fatal("randomMember returned a non-member")
+	}
+}
+
+// SSCAN pages a hashtable set COUNT members a call, and a member present
+// for the whole iteration is returned however members come and go
+// meanwhile (removals move the last member into the hole); an intset
+// comes whole, as Redis replies one.
+func TestSScan_PagesAndKeepsTheContract(t *testing.T) {
+	e := newTestEngine(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 20; round++ {
+		e.do("DEL", "s")
+		const stable = 300
+		for i := 0; i < stable; i++ {
+			e.do("SADD", "s", "m"+strconv.Itoa(i))
+		}
+		var churn []string
+		next := 0
+		seen := map[string]bool{}
+		cursor, calls := "0", 0
+		for {
+			if calls++; calls > 1000 {
+				t.Fatal("SSCAN did not terminate")
+			}
+			count := 1 + rng.IntN(20)
+			f := strings.Fields(e.do("SSCAN", "s", cursor, "COUNT", strconv.Itoa(count)))
+			cursor = strings.TrimPrefix(f[1], "$")
+			if n, _ := strconv.Atoi(strings.TrimPrefix(f[2], "*")); n > count {
+				t.Fatalf("COUNT %d: %d members", count, n)
+			}
+			for _, tok := range f[3:] {
+				seen[strings.TrimPrefix(tok, "$")] = true
+			}
+			if cursor == "0" {
+				break
+			}
+			for j := rng.IntN(8); j > 0; j-- { // members come and go
+				if len(churn) > 0 && rng.IntN(2) == 0 {
+					k := rng.IntN(len(churn))
+					e.expect(":1", "SREM", "s", churn[k])
+					churn = append(churn[:k], churn[k+1:]...)
+				} else {
+					m := "c" + strconv.Itoa(next)
+					next++
+					e.expect(":1", "SADD", "s", m)
+					churn = append(churn, m)
+				}
+			}
+		}
+		for i := 0; i < stable; i++ {
+			if !seen["m"+strconv.Itoa(i)] {
+				t.Fatalf("round %d: m%d, in the set throughout, was not returned", round, i)
+			}
+		}
+		if calls < stable/20 {
+			t.Fatalf("round %d: %d calls: the set came in too few pages", round, calls)
+		}
+	}
+
+	e.do("SADD", "i", "3", "1", "2")
+	e.expect("*2 $0 *3 $1 $2 $3", "SSCAN", "i", "0", "COUNT", "1") // an intset: whole, ascending
+	e.do("SADD", "h", "a", "b", "c")
+	if got := e.do("SSCAN", "h", "0", "COUNT", "2"); !strings.HasPrefix(got, "*2 $1 *2 ") {
+		t.Errorf("SSCAN h 0 COUNT 2 = %q, want 2 members and cursor 1", got)
+	}
+	if got := e.do("SSCAN", "h", "1", "COUNT", "2"); !strings.HasPrefix(got, "*2 $0 *1 ") {
+		t.Errorf("SSCAN h 1 COUNT 2 = %q, want the last member and cursor 0", got)
+	}
+	if got := e.do("SSCAN", "h", "99", "MATCH", "b"); got != "*2 $0 *1 $b" {
+		t.Errorf("SSCAN h 99 MATCH b = %q (a cursor past the end starts at the top)", got)
 	}
 }
