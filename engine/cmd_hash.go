@@ -328,9 +328,12 @@ func hgetallGeneric(c *Ctx, keys, vals bool) {
 // which lets a call return more than COUNT). MATCH filters on the field.
 // writeWholeScan replies a key's SCAN done in one call: cursor 0 and
 // every item.
-func writeWholeScan(c *Ctx, items []string) {
+func writeWholeScan(c *Ctx, items []string) { writeScan(c, 0, items) }
+
+// writeScan replies a SCAN call: the next cursor and the items.
+func writeScan(c *Ctx, next uint64, items []string) {
 	c.W.WriteArray(2)
-	c.W.WriteBulkString("0")
+	c.W.WriteBulkString(strconv.FormatUint(next, 10))
 	c.W.WriteArray(len(items))
 	for _, s := range items {
 		c.W.WriteBulkString(s)

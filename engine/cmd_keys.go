@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/tumblerdb/tumbler/expiry"
 )
@@ -313,12 +312,7 @@ func cmdScan(c *Ctx) {
 		}
 		out = append(out, k)
 	}
-	c.W.WriteArray(2)
-	c.W.WriteBulkString(strconv.FormatUint(next, 10))
-	c.W.WriteArray(len(out))
-	for _, k := range out {
-		c.W.WriteBulkString(k)
-	}
+	writeScan(c, next, out)
 }
 
 // parseCursor parses a SCAN cursor as Redis's parseScanCursorOrReply does

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -605,10 +604,5 @@ func cmdSScan(c *Ctx) {
 			out = append(out, m)
 		}
 	}
-	c.W.WriteArray(2)
-	c.W.WriteBulkString(strconv.FormatUint(stop, 10))
-	c.W.WriteArray(len(out))
-	for _, m := range out {
-		c.W.WriteBulkString(m)
-	}
+	writeScan(c, stop, out)
 }

@@ -105,15 +105,22 @@ func (e *Engine) CollectFreed(cycles uint64) {
 	m.gcMu.Lock()
 	defer m.gcMu.Unlock()
 	runtime.GC()
+	m.resample()
+	m.collections.Add(1)
+}
+
+// resample samples the heap now, whenever the last sample was taken.
+func (m *memLimit) resample() int64 {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.sample[0].Name = memMetric
 	metrics.Read(m.sample[:])
 	if m.sample[0].Value.Kind() == metrics.KindUint64 {
 		m.used.Store(m.sample[0].Value.Uint64())
 	}
-	m.sampledAt.Store(time.Now().UnixNano())
-	m.mu.Unlock()
-	m.collections.Add(1)
+	now := time.Now().UnixNano()
+	m.sampledAt.Store(now)
+	return now
 }
 
 // SetMaxMemory sets maxmemory in bytes; 0 removes the limit.
@@ -149,13 +156,29 @@ func (e *Engine) UsedMemory() uint64 {
 }
 
 // ScriptFlagger is implemented by a Scripter that knows a script's
-// flags: DenyOOM reports whether EVAL (arg is the body) or EVALSHA
-// (evalsha; arg is the SHA) is refused over maxmemory before it runs,
-// Writes whether Redis's processCommand counts it a write command (its
-// shebang's flags make it one).
+// flags: ScriptFlags returns the shebang flags of the script EVAL (arg is
+// the body) or EVALSHA (evalsha; arg is the SHA) runs, ok false when it
+// has none (Redis then keeps the command's own flags).
 type ScriptFlagger interface {
-	DenyOOM(evalsha bool, arg []byte) bool
-	Writes(evalsha bool, arg []byte) bool
+	ScriptFlags(evalsha bool, arg []byte) (fl ScriptFlag, ok bool)
+}
+
+// scriptFlags returns the flags of the script or function cmd (EVAL,
+// EVALSHA, FCALL or their _RO forms) with args runs, which decide for it
+// where the command's own flags would (evalGetCommandFlags,
+// fcallGetCommandFlags); ok is false for another command, a script
+// without a shebang or one not found.
+func (e *Engine) scriptFlags(cmd *Command, args [][]byte) (fl ScriptFlag, ok bool) {
+	if !cmd.stats.script || len(args) < 2 {
+		return 0, false
+	}
+	if strings.HasPrefix(cmd.Name, "fcall") {
+		return e.FunctionFlags(args[1])
+	}
+	if sf, is := e.scripter.(ScriptFlagger); is {
+		return sf.ScriptFlags(strings.Contains(cmd.Name, "sha"), args[1])
+	}
+	return 0, false
 }
 
 // denyOOM reports whether cmd with args is refused over maxmemory: its
@@ -166,15 +189,11 @@ func (e *Engine) denyOOM(cmd *Command, args [][]byte) bool {
 	if cmd.Flags&FlagDenyOOM != 0 {
 		return true
 	}
-	if !cmd.stats.script || len(args) < 2 || e.mem.max.Load() == 0 {
+	if e.mem.max.Load() == 0 {
 		return false
 	}
-	if strings.HasPrefix(cmd.Name, "fcall") {
-		fl, ok := e.FunctionFlags(args[1])
-		return ok && fl.DenyOOM()
-	}
-	sf, ok := e.scripter.(ScriptFlagger)
-	return ok && sf.DenyOOM(strings.Contains(cmd.Name, "sha"), args[1])
+	fl, ok := e.scriptFlags(cmd, args)
+	return ok && fl.DenyOOM()
 }
 
 // denyOOMCall is denyOOM for the command c runs: an EXEC is refused when
@@ -252,16 +271,7 @@ func (m *memLimit) collectAndCheck(max uint64, collect bool) bool {
 		return m.used.Load() > max // the sample taken after that collection, or since
 	}
 	runtime.GC()
-	m.mu.Lock()
-	m.sample[0].Name = memMetric
-	metrics.Read(m.sample[:])
-	if m.sample[0].Value.Kind() == metrics.KindUint64 {
-		m.used.Store(m.sample[0].Value.Uint64())
-	}
-	now := time.Now().UnixNano()
-	m.sampledAt.Store(now)
-	m.mu.Unlock()
-	m.gcAt = now
+	m.gcAt = m.resample()
 	m.gcFull = m.used.Load() > max
 	m.collections.Add(1)
 	return m.gcFull

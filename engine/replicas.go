@@ -1,7 +1,5 @@
 package engine
 
-import "strings"
-
 // min-replicas-to-write and min-replicas-max-lag. tumbler is a master
 // that never has a replica, so with both above 0 Redis's
 // checkGoodReplicasStatus always fails for it: write commands are
@@ -34,13 +32,6 @@ func (e *Engine) writes(cmd *Command, args [][]byte) bool {
 	if cmd.Flags&FlagWrite != 0 {
 		return true
 	}
-	if !cmd.stats.script || len(args) < 2 {
-		return false
-	}
-	if strings.HasPrefix(cmd.Name, "fcall") {
-		fl, ok := e.FunctionFlags(args[1])
-		return ok && fl.Writes()
-	}
-	sf, ok := e.scripter.(ScriptFlagger)
-	return ok && sf.Writes(strings.Contains(cmd.Name, "sha"), args[1])
+	fl, ok := e.scriptFlags(cmd, args)
+	return ok && fl.Writes()
 }

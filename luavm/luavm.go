@@ -311,21 +311,9 @@ func (vm *VM) MayWrite(evalsha, ro bool, arg []byte) bool {
 	return fl.Writes()
 }
 
-// DenyOOM implements engine.ScriptFlagger: a script with a shebang is
-// refused over maxmemory before it runs unless it is flagged no-writes or
-// allow-oom (Redis's scriptFlagsToCmdFlags); without one, only its first
-// write is checked.
-func (vm *VM) DenyOOM(evalsha bool, arg []byte) bool {
-	fl, ok := vm.flagsOf(evalsha, arg)
-	return ok && fl.DenyOOM()
-}
-
-// Writes implements engine.ScriptFlagger: a script with a shebang is a
-// write command unless it is flagged no-writes (scriptFlagsToCmdFlags);
-// without one, EVAL is not (its writes are checked as it makes them).
-func (vm *VM) Writes(evalsha bool, arg []byte) bool {
-	fl, ok := vm.flagsOf(evalsha, arg)
-	return ok && fl.Writes()
+// ScriptFlags implements engine.ScriptFlagger (flagsOf).
+func (vm *VM) ScriptFlags(evalsha bool, arg []byte) (engine.ScriptFlag, bool) {
+	return vm.flagsOf(evalsha, arg)
 }
 
 // recentScript is a script lookupRecent found, under the SHA bytes as a

@@ -637,7 +637,8 @@ func TestDenyOOM(t *testing.T) {
 		{true, SHA1Hex([]byte("unknown")), false},
 		{true, "short", false},
 	} {
-		if got := f.vm.DenyOOM(tc.evalsha, []byte(tc.arg)); got != tc.want {
+		fl, ok := f.vm.ScriptFlags(tc.evalsha, []byte(tc.arg))
+		if got := ok && fl.DenyOOM(); got != tc.want {
 			t.Errorf("DenyOOM(%v, %q) = %v, want %v", tc.evalsha, tc.arg, got, tc.want)
 		}
 	}
