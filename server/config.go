@@ -1338,6 +1338,14 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 	}
 	old := s.live()
 	applyParams(&next, old, pairs)
+	for i, p := range pairs { // updateOOMScoreAdj, once, if either changed
+		if d := directives[p.Name]; strings.HasPrefix(d.name, "oom-score-adj") && d.get(&next) != d.get(old) {
+			if !s.setOOMScoreAdj(&next) {
+				return i, errOOMScoreAdj
+			}
+			break
+		}
+	}
 	if next.MaxMemory != 0 && next.MaxMemory != old.MaxMemory {
 		if used := s.eng.UsedMemory(); next.MaxMemory < used {
 			s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: write commands will be refused", "maxmemory", next.MaxMemory, "used", used)
