@@ -571,7 +571,7 @@ func (s *Server) Restart(keepData bool) error {
 	s.prod.mu.Lock()
 	start := s.cfg
 	s.applyLive(&start)
-	s.setOOMScoreAdj(&start) // as a new redis-server process sets it (oomscore.go)
+	s.setOOMScoreAdj(&start)                    // as a new redis-server process sets it (oomscore.go)
 	if msg := s.startUsers(&start); msg != "" { // the configured users again (acl.go)
 		s.log.Error("cannot load the configured users", "err", msg)
 	}

@@ -273,7 +273,7 @@ func (s *Server) Start() error {
 		s.probe = newInputProbe() // once, before any accept loop starts; Close closes it
 	}
 	s.setOOMScoreAdj(s.live()) // as redis-server at start (oomscore.go); a failure is logged
-	ln, err := s.listen() // plain, extra bind and TLS listeners (tls.go)
+	ln, err := s.listen()      // plain, extra bind and TLS listeners (tls.go)
 	if err != nil {
 		return err
 	}
