@@ -318,14 +318,6 @@ func hgetallGeneric(c *Ctx, keys, vals bool) {
 	})
 }
 
-// HSCAN key cursor [MATCH pattern] [COUNT count]
-//
-// As Redis 7.0's hscanCommand and scanGenericCommand: the cursor is parsed
-// first, a missing key is an empty scan, then the options (TYPE is
-// SCAN's only). Redis returns a compact (listpack) hash whole, with
-// cursor 0, whatever the cursor and COUNT; tumbler does so for every hash
-// (a hashtable too, as one reply: allowed by SCAN's contract,
-// which lets a call return more than COUNT). MATCH filters on the field.
 // writeWholeScan replies a key's SCAN done in one call: cursor 0 and
 // every item.
 func writeWholeScan(c *Ctx, items []string) { writeScan(c, 0, items) }
@@ -340,15 +332,10 @@ func writeScan(c *Ctx, next uint64, items []string) {
 	}
 }
 
-// scanMatchArg parses the MATCH and COUNT options of a key's SCAN
+// scanArgs parses the MATCH and COUNT options of a key's SCAN
 // (scanGenericCommand) from argument start: the MATCH pattern, nil for
-// none or "*"; ok=false after replying the error.
-func scanMatchArg(c *Ctx, start int) (pat []byte, ok bool) {
-	pat, _, ok = scanArgs(c, start)
-	return pat, ok
-}
-
-// scanArgs is scanMatchArg with the COUNT (10 by default).
+// none or "*", and the COUNT, 10 by default; ok=false after replying the
+// error.
 func scanArgs(c *Ctx, start int) (pat []byte, count int64, ok bool) {
 	count = 10
 	for i := start; i < len(c.Args); i++ {
@@ -380,8 +367,16 @@ func scanArgs(c *Ctx, start int) (pat []byte, count int64, ok bool) {
 	return pat, count, true
 }
 
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+//
+// As Redis 7.0's hscanCommand and scanGenericCommand: the cursor is parsed
+// first, a missing key is an empty scan, then the options (TYPE is
+// SCAN's only). A compact (listpack) hash comes whole, with cursor 0,
+// whatever the cursor and COUNT, as Redis returns it; a hashtable is
+// paged, COUNT fields a call (scansnap.go). MATCH filters on the field.
 func cmdHScan(c *Ctx) {
-	if _, ok := parseCursor(c.Args[2]); !ok {
+	cur, ok := parseCursor(c.Args[2])
+	if !ok {
 		c.W.WriteError(ErrInvalidCursor)
 		return
 	}
@@ -393,17 +388,31 @@ func cmdHScan(c *Ctx) {
 		writeWholeScan(c, nil)
 		return
 	}
-	pat, ok := scanMatchArg(c, 3)
+	pat, count, ok := scanArgs(c, 3)
 	if !ok {
 		return
 	}
 	var out []string
-	h.Each(func(f, v string) {
+	add := func(f, v string) {
 		if pat == nil || Match(pat, []byte(f), false) {
 			out = append(out, f, v)
 		}
+	}
+	if h.m == nil {
+		h.Each(add)
+		writeWholeScan(c, out)
+		return
+	}
+	sn := snapFor(cur, &h.snap, h.m, h.adds)
+	next := sn.page(cur, count, func(f string) {
+		if v, ok := h.m[f]; ok {
+			add(f, v)
+		}
 	})
-	writeWholeScan(c, out)
+	if next == 0 {
+		h.snap = nil
+	}
+	writeScan(c, next, out)
 }
 
 // randMaxCount bounds |count| for HRANDFIELD and ZRANDMEMBER: Redis 7.0

@@ -719,11 +719,12 @@ func zpopReply(c *Ctx, key []byte, ent *entry, z *zset, max bool, count int64, n
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]
 //
-// The whole sorted set in one reply, cursor 0 (as Redis replies a
-// compact one; a skip list's members come in one reply too, where Redis
-// may take several), members with their scores as d2string writes them.
+// A compact sorted set comes whole in one reply, cursor 0, as Redis
+// replies one; a skip list is paged, COUNT members a call (scansnap.go).
+// Members come with their scores as d2string writes them.
 func cmdZScan(c *Ctx) {
-	if _, ok := parseCursor(c.Args[2]); !ok {
+	cur, ok := parseCursor(c.Args[2])
+	if !ok {
 		c.W.WriteError(ErrInvalidCursor)
 		return
 	}
@@ -735,18 +736,34 @@ func cmdZScan(c *Ctx) {
 		writeWholeScan(c, nil)
 		return
 	}
-	pat, ok := scanMatchArg(c, 3)
+	pat, count, ok := scanArgs(c, 3)
 	if !ok {
 		return
 	}
 	var out []string
-	for i := 0; i < z.Len(); i++ {
-		it := z.At(i)
-		if pat == nil || Match(pat, []byte(it.member), false) {
-			out = append(out, it.member, z.scoreText(it.score))
+	add := func(m string, score float64) {
+		if pat == nil || Match(pat, []byte(m), false) {
+			out = append(out, m, z.scoreText(score))
 		}
 	}
-	writeWholeScan(c, out)
+	if !z.big {
+		for i := 0; i < z.Len(); i++ {
+			it := z.At(i)
+			add(it.member, it.score)
+		}
+		writeWholeScan(c, out)
+		return
+	}
+	sn := snapFor(cur, &z.snap, z.m, z.adds)
+	next := sn.page(cur, count, func(m string) {
+		if score, ok := z.m[m]; ok {
+			add(m, score)
+		}
+	})
+	if next == 0 {
+		z.snap = nil
+	}
+	writeScan(c, next, out)
 }
 
 // scoreText is a score as ZSCAN reads it from the set: the compact

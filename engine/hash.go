@@ -12,6 +12,10 @@ package engine
 type hash struct {
 	lp []hashPair        // compact form; nil once m is used
 	m  map[string]string // table form
+	// HSCAN's paging of the table form (scansnap.go): fields added to m
+	// so far, and the snapshot an iteration reads.
+	adds uint64
+	snap *scanSnap
 }
 
 type hashPair struct{ field, value string }
@@ -79,6 +83,9 @@ func (h *hash) Set(field, value string, lim *EncodingLimits) (created bool) {
 	if h.m != nil {
 		_, exists := h.m[field]
 		h.m[field] = value
+		if !exists {
+			h.adds++ // (HSCAN: scansnap.go)
+		}
 		return !exists
 	}
 	created = true

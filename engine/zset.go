@@ -21,6 +21,10 @@ type zset struct {
 	m    map[string]float64
 	tree *btree.BTreeG[zitem]
 	big  bool // reported as "skiplist"
+	// ZSCAN's paging of a skiplist set (scansnap.go): members added to m
+	// so far, and the snapshot an iteration reads.
+	adds uint64
+	snap *scanSnap
 }
 
 type zitem struct {
@@ -82,6 +86,8 @@ func (z *zset) Set(member string, score float64, lim *EncodingLimits) {
 			return
 		}
 		z.tree.Delete(zitem{old, member})
+	} else {
+		z.adds++ // (ZSCAN: scansnap.go)
 	}
 	z.m[member] = score
 	z.tree.Set(zitem{score, member})

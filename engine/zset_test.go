@@ -84,13 +84,15 @@ func TestZset_Commands(t *testing.T) {
 	e.expect("-"+ErrNotFloat, "ZADD", "s", "x", "a") // scores before the type
 }
 
-// ZSCAN replies the whole set at cursor 0, scores as d2string writes
-// them: -0 survives in a skip list (zset.txt diffs the compact case).
+// ZSCAN replies scores as d2string writes them: -0 survives in a skip
+// list (zset.txt diffs the compact case).
 func TestZScan_WholeSetScores(t *testing.T) {
 	e := newTestEngine(t)
 	e.expect(":1", "ZADD", "z", "1", fmt.Sprintf("%065d", 0)) // a skip list
 	e.expect(":3", "ZADD", "z", "-0", "neg", "inf", "top", "2.5", "x")
-	e.expect("*2 $0 *4 $neg $-0 $x $2.5", "ZSCAN", "z", "0", "MATCH", "[nx]*")
+	if got := e.do("ZSCAN", "z", "0", "MATCH", "[nx]*"); got != "*2 $0 *4 $neg $-0 $x $2.5" && got != "*2 $0 *4 $x $2.5 $neg $-0" {
+		t.Errorf("ZSCAN MATCH [nx]*: %q", got) // (a skip list's members in scan order)
+	}
 	e.expect("*2 $0 *2 $top $inf", "ZSCAN", "z", "0", "MATCH", "t*")
 }
 
