@@ -249,6 +249,43 @@ func (t *keyTable) delete(key string) bool {
 	if i < 0 {
 		return false
 	}
+	t.deleteAt(tb, i)
+	return true
+}
+
+// hash returns key's hash in t.
+func (t *keyTable) hash(key string) uint64 { return maphash.String(t.seed, key) }
+
+// touchHomes loads the home slots of hashes hs into the CPU cache, in a
+// loop of independent loads whose misses overlap. It changes nothing.
+func (t *keyTable) touchHomes(hs []uint64) {
+	var sink uint64
+	for _, h := range hs {
+		tb := t.table(h)
+		sink += tb.slots[tb.home(h)].h
+	}
+	t.sink += sink
+}
+
+// deleteEntry removes ent, whose key hashes to h, reporting whether it was
+// there. It finds ent's slot by the entry's address: it never compares
+// keys.
+func (t *keyTable) deleteEntry(h uint64, ent *entry) bool {
+	tb := t.table(h)
+	mask := len(tb.slots) - 1
+	for i := tb.home(h); ; i = (i + 1) & mask {
+		switch tb.slots[i].ent {
+		case nil:
+			return false
+		case ent:
+			t.deleteAt(tb, i)
+			return true
+		}
+	}
+}
+
+// deleteAt empties slot i of tb.
+func (t *keyTable) deleteAt(tb *ktable, i int) {
 	// Backward-shift deletion: pull later entries of the probe run into
 	// the hole when their home slot allows it, so that every entry stays
 	// reachable from its home without tombstones.
@@ -280,7 +317,6 @@ func (t *keyTable) delete(key string) bool {
 		*tb = *smaller
 		t.maxDensity = 0
 	}
-	return true
 }
 
 // each calls fn for every entry until fn returns false. fn must not

@@ -17,8 +17,8 @@ import (
 	"github.com/tumblerdb/tumbler/engine/enginetest"
 )
 
-// TestKeyTable_AgainstAMap runs random puts, replacements and deletes
-// against a Go map, through enough keys to double and split tables and
+// TestKeyTable_AgainstAMap runs random puts, replacements and deletes (by
+// key, and by entry as the active expiry deletes) against a Go map, through enough keys to double and split tables and
 // the directory many times, then deletes everything.
 func TestKeyTable_AgainstAMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -52,10 +52,27 @@ func TestKeyTable_AgainstAMap(t *testing.T) {
 			ent := newEntry([]byte(k), nil)
 			kt.put(ent)
 			model[k] = ent
-		case op < 9:
+		case op < 8:
 			_, had := model[k]
 			if kt.delete(k) != had {
 				t.Fatalf("step %d: delete(%q) reported %v", step, k, !had)
+			}
+			delete(model, k)
+		case op < 9: // deleteEntry, the expiry's delete: by the entry's address
+			ent, had := model[k]
+			if !had || rng.IntN(4) == 0 {
+				// an entry of the same key that the table does not
+				// hold: nothing must go
+				if kt.deleteEntry(kt.hash(k), newEntry([]byte(k), nil)) {
+					t.Fatalf("step %d: deleteEntry of an entry not held reported true", step)
+				}
+				if kt.getString(k) != ent {
+					t.Fatalf("step %d: deleteEntry of an entry not held changed %q", step, k)
+				}
+				break
+			}
+			if !kt.deleteEntry(kt.hash(k), ent) {
+				t.Fatalf("step %d: deleteEntry(%q) missed it", step, k)
 			}
 			delete(model, k)
 		default:
