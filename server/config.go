@@ -120,6 +120,7 @@ func (s *Server) applyLive(c *Config) {
 	l.maxMultibulk.Store(int64(c.MaxMultibulkLen))
 	l.maxQueryBuf.Store(c.ClientQueryBufferLimit)
 	l.idle.Store(int64(c.Timeout))
+	l.keepAlive.Store(keepAliveSecs(c))
 	if c.Timeout > 0 {
 		s.loopsLeave() // the event loops keep no idle timers (eventloop_linux.go)
 	}

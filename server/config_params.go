@@ -11,7 +11,7 @@ import (
 )
 
 // This file holds the Redis 7.0 parameters tumbler accepts, checks and
-// reports but does not act on: hz, tcp-keepalive, appendfsync, the
+// reports but does not act on: hz, appendfsync, the
 // replication and cluster settings... (docs/configuration.md). Each is a
 // directive made from one line of paramTable, Redis's standardConfig
 // table (src/config.c) for the parameters tumbler has no use for: its
@@ -615,7 +615,8 @@ var paramTable = []paramDef{
 // actedParams are the parameters of paramTable that tumbler acts on
 // (applyLive; databases when the server starts), not only reports.
 var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "latency-monitor-threshold": true, "databases": true,
-	"min-replicas-to-write": true, "min-replicas-max-lag": true, "oom-score-adj": true, "oom-score-adj-values": true}
+	"min-replicas-to-write": true, "min-replicas-max-lag": true, "oom-score-adj": true, "oom-score-adj-values": true,
+	"tcp-keepalive": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
 // replication, no unix socket): CONFIG GET shows their

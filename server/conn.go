@@ -58,6 +58,7 @@ type client struct {
 // id is the connection's CLIENT ID, taken in accept order.
 func (s *Server) serveConn(nc net.Conn, id int64) {
 	s.eng.Stats.ConnsReceived.Add(1)
+	setKeepAlive(nc, s.prod.limits.keepAlive.Load()) // as Redis's createClient
 	fc := newFramedConn(nc, nil)
 	fc.net = s.eng.Net.Stripe(id) // INFO's network counters (engine/observe.go)
 	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}

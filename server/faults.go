@@ -623,7 +623,7 @@ const restartListenFor = time.Second
 func (s *Server) relisten(addr string) (net.Listener, error) {
 	listen := s.fx.listen
 	if listen == nil {
-		listen = listenTCP
+		listen = listenClients
 	}
 	deadline := time.Now().Add(restartListenFor)
 	for {

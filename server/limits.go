@@ -198,6 +198,7 @@ type protoLimits struct {
 	maxMultibulk atomic.Int64 // Config.MaxMultibulkLen
 	maxQueryBuf  atomic.Int64 // client-query-buffer-limit
 	idle         atomic.Int64 // timeout, ns; 0 = none
+	keepAlive    atomic.Int64 // tcp-keepalive, s, for connections accepted next (keepalive.go)
 	log          *slog.Logger
 }
 

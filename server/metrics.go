@@ -105,7 +105,7 @@ func (p slogPrinter) Println(v ...any) { p.s.log.Warn("metrics", "err", v) }
 
 // startMetrics serves /metrics on addr until the server closes.
 func (s *Server) startMetrics(addr string) error {
-	ln, err := listenTCP(addr)
+	ln, err := listenTCP(addr, 0)
 	if err != nil {
 		return errors.New("tumbler: cannot listen for metrics on " + addr + ": " + err.Error())
 	}

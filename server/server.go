@@ -169,7 +169,8 @@ type Config struct {
 	Encodings *engine.EncodingLimits
 
 	// params are the Redis parameters tumbler accepts and reports but
-	// does not act on (hz, tcp-keepalive, appendfsync...: config_params.go),
+	// does not act on (hz, appendfsync...: config_params.go), and those
+	// it acts on (tcp-keepalive, oom-score-adj...: actedParams),
 	// by name, as CONFIG GET shows them; a parameter not in the map has
 	// Redis's default. Set them with ApplyDirective or LoadConfigFile. A
 	// change replaces the map, never modifies it, so copies of a Config

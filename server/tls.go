@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // This file opens the listeners: plain TCP on Addr (and on ExtraAddrs,
@@ -40,7 +42,7 @@ func (s *Server) listen() (net.Listener, error) {
 		return nil, err
 	}
 	open := func(addr string, optional bool) (net.Listener, error) {
-		ln, err := listenTCP(addr)
+		ln, err := listenClients(addr)
 		if err != nil {
 			if optional {
 				s.log.Warn("could not listen on an optional bind address", "addr", addr, "err", err)
@@ -136,8 +138,9 @@ func bindHost(b string) (host string, optional bool) {
 // (IPV6_V6ONLY, as Redis's anetV6Only), a name or no host on what it
 // resolves to. (Go listens on 0.0.0.0 with a socket of both families, so
 // --bind 0.0.0.0 took IPv6 connections, past firewall rules written for
-// IPv4.)
-func listenTCP(addr string) (net.Listener, error) {
+// IPv4.) keepAlive is the listener's net.ListenConfig.KeepAlive: 0 for
+// Go's 15 s, -1 to leave accepted sockets as the system makes them.
+func listenTCP(addr string, keepAlive time.Duration) (net.Listener, error) {
 	network := "tcp"
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		if ip := net.ParseIP(host); ip != nil {
@@ -148,8 +151,15 @@ func listenTCP(addr string) (net.Listener, error) {
 			}
 		}
 	}
-	return net.Listen(network, addr)
+	lc := net.ListenConfig{KeepAlive: keepAlive}
+	return lc.Listen(context.Background(), network, addr)
 }
+
+// listenClients listens for clients. Accept leaves the socket's
+// keepalive as the system has it (off), as Redis's accept does: serveConn
+// then sets tcp-keepalive's (setKeepAlive), and a setting the system
+// refuses leaves the system's timing, as with Redis.
+func listenClients(addr string) (net.Listener, error) { return listenTCP(addr, -1) }
 
 // closeListeners closes the listeners other than the primary one.
 func (s *Server) closeListeners() {

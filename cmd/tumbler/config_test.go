@@ -275,14 +275,15 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "tumbler.pid")
 	cmd, stderr, done := runBin(t, bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
 		"--save", "60", "1", "--dir", t.TempDir(), "--bind", "127.0.0.1", "-::1", "--enable-debug-command", "local",
-		"--pidfile", pidfile, "--tcp-keepalive", "60", "--shutdown-on-sigterm", "now", "force", "--databases", "4")
+		"--pidfile", pidfile, "--tcp-keepalive", "60", "--hz", "50", "--shutdown-on-sigterm", "now", "force", "--databases", "4")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "DEBUG SLEEP 0\r\n", "+OK\r\n")
 	roundTrip(t, c, rd, "CONFIG GET enable-debug-command\r\n", "*2\r\n$20\r\nenable-debug-command\r\n$5\r\nlocal\r\n")
-	// the parameters tumbler does not act on are reported; save keeps
-	// tumbler's value
+	// the parameters tumbler does not act on are reported, as are those
+	// it acts on; save keeps tumbler's value
 	roundTrip(t, c, rd, "CONFIG GET tcp-keepalive\r\n", "*2\r\n$13\r\ntcp-keepalive\r\n$2\r\n60\r\n")
+	roundTrip(t, c, rd, "CONFIG GET hz\r\n", "*2\r\n$2\r\nhz\r\n$2\r\n50\r\n")
 	roundTrip(t, c, rd, "CONFIG GET shutdown-on-sigterm\r\n", "*2\r\n$19\r\nshutdown-on-sigterm\r\n$9\r\nnow force\r\n")
 	roundTrip(t, c, rd, "CONFIG GET save\r\n", "*2\r\n$4\r\nsave\r\n$0\r\n\r\n")
 	roundTrip(t, c, rd, "CONFIG GET databases\r\n", "*2\r\n$9\r\ndatabases\r\n$1\r\n4\r\n")
@@ -301,13 +302,15 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 		t.Errorf("pid file left behind: %v", err)
 	}
 	for _, w := range []string{"--save: tumbler keeps no data on disk: 'save 60 1' is ignored", "--dir: tumbler writes no data files",
-		"--tcp-keepalive: 'tcp-keepalive' is accepted but has no effect"} {
+		"--hz: 'hz' is accepted but has no effect"} {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("no warning %q in:\n%s", w, stderr)
 		}
 	}
-	if strings.Contains(stderr.String(), "--databases") {
-		t.Errorf("a warning for --databases, which tumbler acts on:\n%s", stderr)
+	for _, f := range []string{"--databases", "--tcp-keepalive"} {
+		if strings.Contains(stderr.String(), f) {
+			t.Errorf("a warning for %s, which tumbler acts on:\n%s", f, stderr)
+		}
 	}
 	if strings.Contains(stderr.String(), "--appendonly") {
 		t.Errorf("a warning for --appendonly no, which is what tumbler does:\n%s", stderr)
