@@ -170,8 +170,6 @@ type Engine struct {
 	idx   *expiry.Index[entry]
 	db    int
 	dbs   []database
-	due   []expiry.Item[entry] // ReclaimDue's batch
-	dueH  []uint64             // the hashes of its keys
 	clock expiry.Clock
 	sys   *expiry.SystemClock // clock, when it is the system clock (one read per command: nowNs)
 
@@ -248,6 +246,11 @@ type Engine struct {
 	birth atomic.Pointer[birth] // start time and run_id; a fixture Restart makes a new one (Reborn)
 
 	obs observer // obs: commandstats, errorstats, ops/sec, slow log, script latency (engine/observe.go)
+
+	// ReclaimDue's batch and the hashes of its keys (here, away from the
+	// fields every command reads)
+	due  []expiry.Item[entry]
+	dueH []uint64
 }
 
 // New returns an empty engine with the standard command table.
