@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+
+	"github.com/tumblerdb/tumbler/expiry"
 )
 
 // DEBUG's subcommands that read or write the keyspace: DIGEST,
@@ -192,4 +194,162 @@ func populateArg(c *Ctx, b []byte) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// reloadSnapshot is what DEBUG RELOAD saves and loads back: every key of
+// every database (expired ones not yet reclaimed too, as rdbSave writes
+// them) as its DUMP payload without the footer, with its deadline, and
+// the function libraries. It stands for Redis's dump.rdb, in memory: it
+// is kept for DEBUG RELOAD NOSAVE until the next save replaces it.
+type reloadSnapshot struct {
+	dbs  [][]snapKey
+	libs [][]byte // the libraries' code, created again by each load
+}
+
+type snapKey struct {
+	key      string
+	payload  []byte
+	deadline int64
+}
+
+// snapshot saves the data set (rdbSave). Requires e.mu.
+func (e *Engine) snapshot() *reloadSnapshot {
+	s := &reloadSnapshot{dbs: make([][]snapKey, len(e.dbs))}
+	for _, lib := range e.functionLibs().sorted() {
+		s.libs = append(s.libs, lib.Code)
+	}
+	for i := range e.dbs {
+		d := &e.dbs[i]
+		if d.size() == 0 {
+			continue
+		}
+		keys := make([]snapKey, 0, d.size())
+		d.keys.each(func(ent *entry) bool {
+			keys = append(keys, snapKey{ent.key(), e.dumpValue(nil, ent), ent.deadline})
+			return true
+		})
+		s.dbs[i] = keys
+	}
+	return s
+}
+
+// errReload is DEBUG RELOAD's reply when the load fails.
+const errReload = "ERR Error trying to load the RDB dump"
+
+// DebugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE], as Redis's:
+// save the data set and the functions, empty them, and load them back,
+// which gives every value the encoding a load gives it under the current
+// thresholds, and drops the keys whose deadline has passed (a master
+// loading an RDB file). NOSAVE loads what the last DEBUG RELOAD saved,
+// NOFLUSH loads over the data set as it is, MERGE lets what is loaded
+// replace a key or library of the same name.
+//
+// The save is in memory, not a file (tumbler keeps no data on disk), so
+// it is not counted as one: LASTSAVE and rdb_changes_since_last_save
+// stay as they were. Where Redis's load fails partway (a library already
+// there), or kills the server (a key already there, NOFLUSH without
+// MERGE), this one checks first and fails with nothing changed. As in
+// Redis, emptying the data set counts as a flush for WATCH and client
+// tracking, and loading sends no keyspace event and wakes no client
+// blocked on a key; a key MERGE replaces counts as modified. Requires the
+// keyspace lock.
+func DebugReload(c *Ctx) {
+	flush, save, merge := true, true, false
+	for _, opt := range c.Args[2:] {
+		switch {
+		case eqFold(opt, "merge"):
+			merge = true
+		case eqFold(opt, "noflush"):
+			flush = false
+		case eqFold(opt, "nosave"):
+			save = false
+		default:
+			c.W.WriteError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+			return
+		}
+	}
+	e := c.Eng
+	if save {
+		e.reloadSnap = e.snapshot()
+	}
+	snap := e.reloadSnap
+	if snap == nil { // no dump.rdb
+		c.W.WriteError(errReload)
+		return
+	}
+	// the libraries, as FUNCTION LOAD creates them (their code runs again:
+	// a library's state starts afresh, as in Redis)
+	libs := newLibSet()
+	for _, code := range snap.libs {
+		if _, msg := e.createLibrary(libs, code, false, FunctionLoadTimeout); msg != "" {
+			c.W.WriteError(errReload)
+			return
+		}
+	}
+	if !flush {
+		saved := libs
+		libs = e.functionLibs().clone()
+		if libs.join(saved, merge) != "" {
+			c.W.WriteError(errReload)
+			return
+		}
+		if !merge && snap.clashes(e, c.Now) {
+			c.W.WriteError(errReload)
+			return
+		}
+	}
+	defer e.use(e.db)
+	if flush {
+		e.beginFlush() // tracking: one invalidation for all keys (tracking.go)
+		e.flushAll()
+		e.endFlush()
+	}
+	e.funcs.libs.Store(libs)
+	for i, keys := range snap.dbs {
+		if len(keys) == 0 {
+			continue
+		}
+		e.use(i)
+		for _, k := range keys {
+			if expiry.Expired(k.deadline, c.Now) {
+				continue
+			}
+			val, msg := e.loadValue(k.payload)
+			if msg != "" {
+				continue // (a payload this engine wrote loads)
+			}
+			if old := e.keys.getString(k.key); old != nil { // MERGE
+				e.removeKey(old.key(), old)
+				e.modified(old.key())
+			}
+			var nu *entry
+			if val.obj == nil {
+				nu = newEntry(strBytes(k.key), val.str)
+			} else {
+				nu = newObjEntry(strBytes(k.key), nil, val.obj)
+			}
+			e.keys.put(nu)
+			if k.deadline != 0 {
+				e.setDeadlineKey(nu.key(), nu, k.deadline)
+			}
+		}
+	}
+	c.W.WriteStatus(statusOK)
+}
+
+// clashes reports whether a key of s that a load at now would add is in
+// e's data set (expired or not, as Redis's load finds it in the
+// dictionary).
+func (s *reloadSnapshot) clashes(e *Engine, now int64) bool {
+	for i, keys := range s.dbs {
+		if len(keys) == 0 || e.dbs[i].size() == 0 {
+			continue
+		}
+		for _, k := range keys {
+			if !expiry.Expired(k.deadline, now) && e.dbs[i].keys.getString(k.key) != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -251,6 +251,8 @@ type Engine struct {
 	// fields every command reads)
 	due  []expiry.Item[entry]
 	dueH []uint64
+
+	reloadSnap *reloadSnapshot // what DEBUG RELOAD saved last (debug.go)
 }
 
 // New returns an empty engine with the standard command table.

@@ -69,6 +69,13 @@ var debugHelp = []string{
 	"    Reply with a test value of the specified type. <type> can be: string,",
 	"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 	"    true, false.",
+	"RELOAD [option ...]",
+	"    Save the data set in memory (tumbler keeps no RDB file) and load it back.",
+	"    Valid <option> values:",
+	"    * MERGE: conflicting keys will be loaded from the saved data set.",
+	"    * NOFLUSH: the existing database will not be removed before load, and",
+	"      conflicting keys make the load fail, with nothing changed.",
+	"    * NOSAVE: the database will be loaded from the last save.",
 	"SET-ACTIVE-EXPIRE <0|1>",
 	"    Setting it to 0 disables expiring keys in background when they are not",
 	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -78,7 +85,8 @@ var debugHelp = []string{
 }
 
 // DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1 | DIGEST | DIGEST-VALUE key...
-// | POPULATE count [prefix [size]] | PROTOCOL type | ERROR msg | LOG msg | HELP
+// | POPULATE count [prefix [size]] | RELOAD [MERGE] [NOFLUSH] [NOSAVE]
+// | PROTOCOL type | ERROR msg | LOG msg | HELP
 //
 // As Redis's debugCommand, a subcommand with the wrong number of
 // arguments is a syntax error.
@@ -115,6 +123,8 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 		s.eng.WithKeyspace(c, engine.DebugDigestValue)
 	case len(c.Args) >= 3 && len(c.Args) <= 5 && engine.EqFold(sub, "populate"):
 		s.eng.WithKeyspace(c, engine.DebugPopulate)
+	case engine.EqFold(sub, "reload"):
+		s.eng.WithKeyspace(c, engine.DebugReload)
 	case len(c.Args) == 3 && engine.EqFold(sub, "protocol"):
 		debugProtocol(c)
 	case len(c.Args) == 3 && engine.EqFold(sub, "error"):

@@ -81,6 +81,13 @@ func TestDebug_Errors(t *testing.T) {
 		"    Reply with a test value of the specified type. <type> can be: string,",
 		"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 		"    true, false.",
+		"RELOAD [option ...]",
+		"    Save the data set in memory (tumbler keeps no RDB file) and load it back.",
+		"    Valid <option> values:",
+		"    * MERGE: conflicting keys will be loaded from the saved data set.",
+		"    * NOFLUSH: the existing database will not be removed before load, and",
+		"      conflicting keys make the load fail, with nothing changed.",
+		"    * NOSAVE: the database will be loaded from the last save.",
 		"SET-ACTIVE-EXPIRE <0|1>",
 		"    Setting it to 0 disables expiring keys in background when they are not",
 		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -237,4 +244,57 @@ func TestDebug_DigestAndPopulate(t *testing.T) {
 			t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
 		}
 	}
+}
+
+// DEBUG RELOAD beyond what compat/diff's debug.txt diffs against Redis:
+// NOSAVE with nothing saved, NOFLUSH over a clashing key (which kills
+// Redis) failing with nothing changed, MERGE, and what the load touches:
+// a WATCHed key is dirty (the flush), a tracking client is told to drop
+// its cache, a keyspace subscriber gets no event, and a large hash comes
+// back whole.
+func TestDebug_Reload(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.expectDo("-ERR Error trying to load the RDB dump\r\n", "DEBUG", "RELOAD", "NOSAVE")
+	c.do("SET", "a", "1")
+	args := []string{"HSET", "big"}
+	for i := range 1000 {
+		args = append(args, "f"+strconv.Itoa(i), strconv.Itoa(i))
+	}
+	c.do(args...)
+	c.expectDo("+OK\r\n", "DEBUG", "RELOAD")
+	c.expectDo("$3\r\n999\r\n", "HGET", "big", "f999")
+	c.expectDo(":1000\r\n", "HLEN", "big")
+	c.expectDo("$9\r\nhashtable\r\n", "OBJECT", "ENCODING", "big")
+
+	// NOFLUSH over a key the save holds: refused, nothing changed
+	c.do("SET", "a", "changed")
+	c.do("SET", "b", "new")
+	digest := c.do("DEBUG", "DIGEST")
+	c.expectDo("-ERR Error trying to load the RDB dump\r\n", "DEBUG", "RELOAD", "NOSAVE", "NOFLUSH")
+	c.expectDo(digest, "DEBUG", "DIGEST")
+	// MERGE: the saved value replaces it; a key not saved stays
+	c.expectDo("+OK\r\n", "DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE")
+	c.expectDo("$1\r\n1\r\n", "GET", "a")
+	c.expectDo("$3\r\nnew\r\n", "GET", "b")
+
+	// a WATCHed key is touched by the flush
+	c.expectDo("+OK\r\n", "WATCH", "a")
+	other := dial(t, srv.Addr())
+	other.expectDo("+OK\r\n", "DEBUG", "RELOAD")
+	c.expectDo("+OK\r\n", "MULTI")
+	c.expectDo("+QUEUED\r\n", "GET", "a")
+	c.expectDo("*-1\r\n", "EXEC")
+
+	// a tracking client drops its cache (one invalidation for all keys);
+	// a keyspace subscriber hears nothing of the load
+	tr := trackingClient(t, srv, "a")
+	other.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+	sub := dial(t, srv.Addr())
+	sub.expectDo("*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n", "PSUBSCRIBE", "*")
+	other.expectDo("+OK\r\n", "DEBUG", "RELOAD")
+	tr.expect(">2\r\n$10\r\ninvalidate\r\n_\r\n")
+	sub.expectSilent(50 * time.Millisecond)
+	other.expectDo(":1\r\n", "DEL", "b") // the first event the subscriber gets
+	sub.expect("*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$16\r\n__keyspace@0__:b\r\n$3\r\ndel\r\n")
 }
