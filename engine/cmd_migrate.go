@@ -76,12 +76,7 @@ func (m *migrateSockets) get(addr string, timeout time.Duration) (cs *migrateCon
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	for a, cs := range m.conns { // migrateCloseTimedoutSockets
-		if now.Sub(cs.lastUse) > migrateSocketIdle {
-			cs.c.Close()
-			delete(m.conns, a)
-		}
-	}
+	m.closeIdle(now)
 	if cs := m.conns[addr]; cs != nil {
 		cs.lastUse = now
 		return cs, nil, false
@@ -106,6 +101,27 @@ func (m *migrateSockets) get(addr string, timeout time.Duration) (cs *migrateCon
 	}
 	m.conns[addr] = cs
 	return cs, nil, false
+}
+
+// closeIdle closes the connections unused for migrateSocketIdle
+// (migrateCloseTimedoutSockets, which Redis's cron runs each second; here
+// the next MIGRATE or INFO does). Requires m.mu.
+func (m *migrateSockets) closeIdle(now time.Time) {
+	for a, cs := range m.conns {
+		if now.Sub(cs.lastUse) > migrateSocketIdle {
+			cs.c.Close()
+			delete(m.conns, a)
+		}
+	}
+}
+
+// cached is how many connections MIGRATE keeps (INFO's
+// migrate_cached_sockets), once the idle ones are closed.
+func (m *migrateSockets) cached() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closeIdle(time.Now())
+	return len(m.conns)
 }
 
 // Close closes the connections MIGRATE keeps to its targets (the server

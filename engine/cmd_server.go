@@ -310,7 +310,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("pubsubshard_channels", strconv.Itoa(si.PubSubShards))
 		add("latest_fork_usec", "0") // never forks
 		add("total_forks", "0")
-		add("migrate_cached_sockets", "0") // no MIGRATE
+		add("migrate_cached_sockets", strconv.Itoa(e.migrate.cached()))
 		add("slave_expires_tracked_keys", "0")
 		for _, k := range []string{"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time"} {
 			add(k, "0") // no defragmentation: Go's allocator is not jemalloc

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// MIGRATE keeps its connection to a target for the next MIGRATE, and
-// Engine.Close (the server closing) closes it: the target sees its end.
+// MIGRATE keeps its connection to a target for the next MIGRATE (INFO's
+// migrate_cached_sockets counts it), and Engine.Close (the server
+// closing) closes it: the target sees its end.
 func TestMigrate_CloseEndsCachedConnections(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,9 +51,39 @@ func TestMigrate_CloseEndsCachedConnections(t *testing.T) {
 	if !strings.Contains(string(sent[:n]), "RESTORE") {
 		t.Fatalf("the target got %q", sent[:n])
 	}
+	if got := te.infoField("stats", "migrate_cached_sockets"); got != "1" {
+		t.Fatalf("migrate_cached_sockets = %q with a connection kept, want 1", got)
+	}
 	te.Close()
+	if got := te.infoField("stats", "migrate_cached_sockets"); got != "0" {
+		t.Fatalf("migrate_cached_sockets = %q after Close, want 0", got)
+	}
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := r.ReadByte(); err == nil || strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("after Close the target's connection is still open (%v)", err)
 	}
 }
+
+// A connection unused for migrateSocketIdle is closed, and no longer
+// counted, by the next INFO (as Redis's cron closes it within a second).
+func TestMigrate_IdleConnectionsCloseAndUncount(t *testing.T) {
+	te := newTestEngine(t)
+	ours, theirs := net.Pipe()
+	defer theirs.Close()
+	te.migrate.conns = map[string]*migrateConn{
+		"idle:1":  {c: ours, r: bufio.NewReader(ours), lastDB: -1, lastUse: time.Now().Add(-migrateSocketIdle - time.Second)},
+		"fresh:1": {c: nopConn{}, lastDB: -1, lastUse: time.Now()},
+	}
+	if got := te.infoField("stats", "migrate_cached_sockets"); got != "1" {
+		t.Fatalf("migrate_cached_sockets = %q, want 1 (the idle one closed)", got)
+	}
+	_ = theirs.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := theirs.Read(make([]byte, 1)); err == nil || strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("the idle connection is still open (%v)", err)
+	}
+}
+
+// nopConn is a net.Conn that does nothing.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Close() error { return nil }
