@@ -197,6 +197,7 @@ var aclTable = map[string]aclEntry{
 	"object|encoding":               {cats: catKeyspace | catRead | catSlow, tips: []string{"nondeterministic_output"}, specs: []keySpec{{flags: ksRo, bs: bsIndex, index: 2, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"object|freq":                   {cats: catKeyspace | catRead | catSlow, tips: []string{"nondeterministic_output"}, specs: []keySpec{{flags: ksRo, bs: bsIndex, index: 2, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"object|help":                   {cats: catKeyspace | catSlow},
+	"object|idletime":               {cats: catKeyspace | catRead | catSlow, tips: []string{"nondeterministic_output"}, specs: []keySpec{{flags: ksRo, bs: bsIndex, index: 2, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"object|refcount":               {cats: catKeyspace | catRead | catSlow, tips: []string{"nondeterministic_output"}, specs: []keySpec{{flags: ksRo, bs: bsIndex, index: 2, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"persist":                       {cats: catKeyspace | catWrite | catFast, specs: []keySpec{{flags: ksRw | ksUpdate, bs: bsIndex, index: 1, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},
 	"pexpire":                       {cats: catKeyspace | catWrite | catFast, specs: []keySpec{{flags: ksRw | ksUpdate, bs: bsIndex, index: 1, fk: fkRange, lastKey: 0, keyStep: 1, limit: 0}}},

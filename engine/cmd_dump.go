@@ -255,9 +255,10 @@ func qlAllowInsert(nd *qlNode, fill int64, sz int) bool {
 // restoreCommand: the options first (IDLETIME and FREQ exclude each
 // other), then BUSYKEY, the TTL, the payload's footer, its value. A TTL
 // of 0 is none; a deadline already past (ABSTTL in the past) creates
-// nothing, and a key REPLACE removed is then reported deleted. tumbler
-// keeps no access times or LFU counters: IDLETIME and FREQ are checked
-// and have no effect (OBJECT FREQ still says no LFU policy is set).
+// nothing, and a key REPLACE removed is then reported deleted. IDLETIME
+// sets the key's access time that many seconds back (objectSetLRUOrLFU);
+// tumbler keeps no LFU counters (it has no LFU policy): FREQ is checked
+// and has no effect, as in Redis without an LFU policy.
 //
 // Redis 7.0 by default (sanitize-dump-payload no) checks only the outer
 // shape of a payload's compact blobs, and may crash later on a corrupt
@@ -371,6 +372,9 @@ func cmdRestore(c *Ctx) {
 	e.putNew(nu)
 	if deadline != 0 {
 		e.setDeadlineKey(nu.key(), nu, deadline)
+	}
+	if idle >= 0 {
+		e.keys.setIdle(nu.key(), lruBack(lruNow(c.Now), idle))
 	}
 	if k := nu.kind(); k == KindList || k == KindZSet {
 		e.signalReady(nu.key())

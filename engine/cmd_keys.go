@@ -378,7 +378,7 @@ func cmdFlush(c *Ctx) {
 // emptyData). Requires e.mu.
 func (e *Engine) flushDB() int {
 	old := e.keys
-	e.setKeys(newKeyTable())
+	e.setKeys(newKeyTable(&e.lru))
 	e.idx.Clear()
 	e.nextWake = 0
 	e.mem.flushed.Store(true) // maxmemory: the next check collects (memory.go)

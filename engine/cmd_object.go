@@ -10,6 +10,7 @@ func registerObject(e *Engine) {
 		"encoding": sub(cmdObjectEncoding),
 		"refcount": sub(cmdObjectRefcount),
 		"freq":     sub(cmdObjectFreq),
+		"idletime": sub(cmdObjectIdletime),
 		"help":     {Arity: 2, Flags: FlagLoading | FlagStale, Fn: cmdObjectHelp},
 	}})
 }
@@ -134,21 +135,29 @@ func cmdObjectEncoding(c *Ctx) {
 	if ent == nil {
 		return
 	}
+	if enc := objectEncoding(ent); enc != "" {
+		c.W.WriteBulkString(enc)
+	} else {
+		c.W.WriteNull()
+	}
+}
+
+// objectEncoding is ent's encoding as Redis names it ("" for none).
+func objectEncoding(ent *entry) string {
 	switch ent.kind() {
 	case KindString:
 		enc, _ := stringEncoding(ent)
-		c.W.WriteBulkString(enc)
+		return enc
 	case KindHash:
-		c.W.WriteBulkString(ent.obj().v.(*hash).Encoding())
+		return ent.obj().v.(*hash).Encoding()
 	case KindList:
-		c.W.WriteBulkString("quicklist")
+		return "quicklist"
 	case KindZSet:
-		c.W.WriteBulkString(ent.obj().v.(*zset).Encoding())
+		return ent.obj().v.(*zset).Encoding()
 	case KindSet:
-		c.W.WriteBulkString(ent.obj().v.(*set).Encoding())
-	default:
-		c.W.WriteNull()
+		return ent.obj().v.(*set).Encoding()
 	}
+	return ""
 }
 
 // OBJECT REFCOUNT key
@@ -159,13 +168,17 @@ func cmdObjectRefcount(c *Ctx) {
 	if ent == nil {
 		return
 	}
+	c.W.WriteInt(refcount(ent))
+}
+
+// refcount is ent's value's reference count as Redis reports it.
+func refcount(ent *entry) int64 {
 	if ent.kind() == KindString {
 		if _, shared := stringEncoding(ent); shared {
-			c.W.WriteInt(2147483647)
-			return
+			return 2147483647
 		}
 	}
-	c.W.WriteInt(1)
+	return 1
 }
 
 // OBJECT FREQ key: tumbler, like Redis without an LFU policy, does not
@@ -177,6 +190,18 @@ func cmdObjectFreq(c *Ctx) {
 	c.W.WriteError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 }
 
+// OBJECT IDLETIME key: the seconds since the key was last accessed, on
+// Redis's 24-bit LRU clock (keyTable's slots keep it). As in Redis, a
+// command accesses the keys it reads or writes; TYPE, TTL, EXISTS, OBJECT,
+// SCAN and a few others do not (noTouchCommands).
+func cmdObjectIdletime(c *Ctx) {
+	if objectLookup(c) == nil {
+		return
+	}
+	lru, _ := c.Eng.keys.idle(c.Args[2])
+	c.W.WriteInt(idleSeconds(lru, c.Now))
+}
+
 var objectHelp = []string{
 	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"ENCODING <key>",
@@ -185,6 +210,9 @@ var objectHelp = []string{
 	"FREQ <key>",
 	"    Return the access frequency index of the <key>. The returned integer is",
 	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
 	"REFCOUNT <key>",
 	"    Return the number of references of the value associated with the specified",
 	"    <key>.",
@@ -193,8 +221,6 @@ var objectHelp = []string{
 }
 
 // OBJECT HELP
-//
-// tumbler does not track access times: IDLETIME is not offered.
 func cmdObjectHelp(c *Ctx) {
 	c.W.WriteArray(len(objectHelp))
 	for _, l := range objectHelp {

@@ -100,6 +100,7 @@ type Command struct {
 	aclKeys  uint8 // aclKeysSet, aclKeysBitfield: the key access varies with the arguments
 	chanKind uint8
 	parent   *Command
+	noTouch  bool // its lookups do not set a key's access time (noTouchCommands)
 
 	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
 }
@@ -139,6 +140,10 @@ type Client struct {
 	// TrackKeys is set while CLIENT TRACKING is on (not BCAST): the keys
 	// its read-only commands read are reported (SetOnRead).
 	TrackKeys bool
+	// NoTouch is set while CLIENT NO-TOUCH is on: the keys its commands
+	// (and its scripts' commands) look up keep their access time, but for
+	// TOUCH's (Redis 7.2's CLIENT_NO_TOUCH). Set by its own goroutine.
+	NoTouch bool
 }
 
 // Ctx is one command invocation.
@@ -195,8 +200,10 @@ func (e *Engine) Register(cmds ...*Command) {
 				sub.Group = cmd.Group // as Redis's docs file them (COMMAND DOCS, FILTERBY ACLCAT)
 			}
 			sub.parent = cmd
+			sub.noTouch = noTouchCommands[name]
 			e.setACLData(sub)
 		}
+		cmd.noTouch = noTouchCommands[name]
 		e.setACLData(cmd)
 		if old := e.cmds[name]; old != nil {
 			for i, c := range e.cmdList {
@@ -398,6 +405,13 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	e.execLocked(c, cmd, allowBusy)
 }
+
+// noTouchCommands look keys up without it counting as an access (OBJECT
+// IDLETIME): Redis's LOOKUP_NOTOUCH (TYPE, TTL, EXISTS...), and the
+// commands that read its dictionary directly or only expire keys (OBJECT,
+// MEMORY USAGE, SCAN, KEYS, RANDOMKEY).
+var noTouchCommands = map[string]bool{"type": true, "ttl": true, "pttl": true, "expiretime": true, "pexpiretime": true,
+	"exists": true, "object": true, "memory": true, "scan": true, "keys": true, "randomkey": true}
 
 // guard is cmd's Guard refusal, "" without one.
 func guard(c *Ctx, cmd *Command) string {

@@ -36,7 +36,7 @@ func (e *Engine) use(n int) {
 	}
 	d := &e.dbs[n]
 	if d.keys == nil {
-		d.keys, d.idx = newKeyTable(), expiry.NewIndex[entry]()
+		d.keys, d.idx = newKeyTable(&e.lru), expiry.NewIndex[entry]()
 	}
 	e.keys, e.idx, e.db = d.keys, d.idx, n
 }

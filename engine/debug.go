@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+	"unsafe"
 
 	"github.com/tumblerdb/tumbler/expiry"
 )
@@ -29,6 +30,7 @@ func (e *Engine) WithKeyspace(c *Ctx, fn func(c *Ctx)) {
 	defer e.endCommand()
 	e.beginCommand(c)
 	e.enterDB(c)
+	e.lru = lruClock{now: lruNow(c.Now)} // keys it stores are new; a lookup is no access
 	fn(c)
 }
 
@@ -352,4 +354,67 @@ func (s *reloadSnapshot) clashes(e *Engine, now int64) bool {
 		}
 	}
 	return false
+}
+
+// DebugObject is DEBUG OBJECT key, as Redis's: the key's value read from
+// the dictionary (an expired key not yet reclaimed too, and no access),
+// as "Value at:<address> refcount:<n> encoding:<e> serializedlength:<n>
+// lru:<clock> lru_seconds_idle:<s>", and for a list its quicklist's
+// nodes as Redis would cut them (dumpList), under the list settings in
+// force now (Redis keeps those a list was made under: a list made before
+// a CONFIG SET of list-max-listpack-size or list-compress-depth may show
+// other nodes there). The address is the entry's
+// (Go's objects do not move); serializedlength the value's RDB bytes, as
+// DUMP writes them without the type and footer. Requires the keyspace
+// lock.
+func DebugObject(c *Ctx) {
+	e := c.Eng
+	ent := e.keys.get(c.Args[2])
+	if ent == nil {
+		c.W.WriteError(ErrNoSuchKey)
+		return
+	}
+	lru, _ := e.keys.idle(c.Args[2])
+	var addr uintptr
+	if ent.klen&entryHasObj != 0 {
+		addr = uintptr(unsafe.Pointer(ent.obj()))
+	} else {
+		addr = uintptr(unsafe.Pointer(ent))
+	}
+	b := []byte("Value at:0x")
+	b = strconv.AppendUint(b, uint64(addr), 16)
+	b = append(b, " refcount:"...)
+	b = strconv.AppendInt(b, refcount(ent), 10)
+	b = append(b, " encoding:"...)
+	b = append(b, objectEncoding(ent)...)
+	b = append(b, " serializedlength:"...)
+	b = strconv.AppendInt(b, int64(len(e.dumpValue(nil, ent))-1), 10)
+	b = append(b, " lru:"...)
+	b = strconv.AppendUint(b, lru, 10)
+	b = append(b, " lru_seconds_idle:"...)
+	b = strconv.AppendInt(b, idleSeconds(lru, c.Now), 10)
+	if ent.kind() == KindList {
+		lim := e.limits()
+		l := ent.obj().v.(*list)
+		nodes := listNodes(l, lim.ListMaxListpackSize)
+		size := 0
+		for _, nd := range nodes {
+			size += nd.size
+		}
+		compressed := 0
+		if lim.ListCompressDepth != 0 {
+			compressed = 1
+		}
+		b = append(b, " ql_nodes:"...)
+		b = strconv.AppendInt(b, int64(len(nodes)), 10)
+		b = append(b, " ql_avg_node:"...)
+		b = strconv.AppendFloat(b, float64(l.Len())/float64(len(nodes)), 'f', 2, 64)
+		b = append(b, " ql_listpack_max:"...)
+		b = strconv.AppendInt(b, min(max(lim.ListMaxListpackSize, -5), qlFillMax), 10)
+		b = append(b, " ql_compressed:"...)
+		b = strconv.AppendInt(b, int64(compressed), 10)
+		b = append(b, " ql_uncompressed_size:"...)
+		b = strconv.AppendInt(b, int64(size), 10)
+	}
+	c.W.WriteStatus(string(b))
 }

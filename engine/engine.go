@@ -253,6 +253,36 @@ type Engine struct {
 	dueH []uint64
 
 	reloadSnap *reloadSnapshot // what DEBUG RELOAD saved last (debug.go)
+
+	// lru is the access time the running command gives the keys it
+	// stores and looks up (keytable.go), set under the lock as each
+	// command starts (callAt, WithKeyspace)
+	lru lruClock
+}
+
+// lruNow is Redis's LRU clock at engine time now (ms): seconds, in 24
+// bits (LRU_CLOCK).
+func lruNow(now int64) uint64 { return uint64(now/1000) & lruMask }
+
+// lruBack is the access time idle seconds before clk, as Redis's
+// objectSetLRUOrLFU sets it: an idle time past the clock's start (it
+// wraps) gives half the clock's span back instead.
+func lruBack(clk uint64, idle int64) uint64 {
+	if abs := int64(clk) - idle; abs >= 0 {
+		return uint64(abs)
+	}
+	return (clk + lruMask/2) % lruMask
+}
+
+// idleSeconds is how long ago, in seconds, a key was last accessed at
+// lru, at engine time now: Redis's estimateObjectIdleTime, whose 24-bit
+// clock wraps (after 194 days).
+func idleSeconds(lru uint64, now int64) int64 {
+	clk := lruNow(now)
+	if clk >= lru {
+		return int64(clk - lru)
+	}
+	return int64(clk + (lruMask - lru))
 }
 
 // New returns an empty engine with the standard command table.
@@ -272,7 +302,7 @@ func New(cfg Config) *Engine {
 		scriptStarted: make(chan struct{}, 1),
 		mem:           memLimit{freed: make(chan struct{}, 1)},
 	}
-	e.dbs[0] = database{keys: newKeyTable(), idx: expiry.NewIndex[entry]()} // the others on first use
+	e.dbs[0] = database{keys: newKeyTable(&e.lru), idx: expiry.NewIndex[entry]()} // the others on first use
 	e.keys, e.idx = e.dbs[0].keys, e.dbs[0].idx
 	e.sys, _ = cfg.Clock.(*expiry.SystemClock)
 	e.Reborn()
@@ -347,7 +377,7 @@ func (e *Engine) Busy() bool {
 // lookup returns the live entry for key, expiring it lazily if its deadline
 // has passed.
 func (e *Engine) lookup(key []byte, now int64) *entry {
-	ent := e.keys.get(key)
+	ent := e.keys.lookup(key) // an access, unless the command is noTouch
 	if ent == nil {
 		return nil
 	}

@@ -11,8 +11,9 @@ import (
 //
 // A Go map holding string keys loads a group's control word, then the
 // slot's string header, then the key's bytes, then the entry, then the
-// value. Here a slot is the key's full 64-bit hash beside the entry
-// pointer, and the entry holds its key and (for a string made by SET) its
+// value. Here a slot is the key's 64-bit hash (its low 24 bits given to
+// the key's access time: kslot) beside the entry pointer, and the entry
+// holds its key and (for a string made by SET) its
 // value in the same allocation (newEntry): a hit loads the slot,
 // then one object.
 //
@@ -32,6 +33,7 @@ import (
 // It is not safe for concurrent use; the engine's lock guards it. No
 // method may be called from inside each's callback except get*.
 type keyTable struct {
+	lru   *lruClock // the engine's: the access time of keys stored and looked up (nil: none)
 	seed  maphash.Seed
 	dir   []*ktable // len(dir) == 1<<depth
 	depth uint8     // global depth: hash bits the directory uses
@@ -49,19 +51,54 @@ type ktable struct {
 	shift uint8 // 64 - log2(len(slots))
 }
 
-// kslot is empty when ent is nil.
+// kslot is empty when ent is nil. Its h is the key's hash (hash) in the
+// bits above lruMask, and in those bits the key's access time: Redis's
+// 24-bit LRU clock, seconds (OBJECT IDLETIME), kept without a byte more
+// per key. Nothing reads a hash's low 24 bits: lookups compare the bits
+// above them, homes and the directory take the top bits, tables split on
+// bits above them only (splits), and SCAN's cursor ignores them.
 type kslot struct {
 	h   uint64
 	ent *entry
 }
+
+// lruMask is the bits of a slot's h that hold the access time.
+const lruMask = 1<<24 - 1
+
+// lruClock is the access time to give keys: now, Redis's LRU clock (the
+// engine's clock in seconds, 24 bits), and whether a lookup counts as an
+// access (not for TYPE, TTL, EXISTS, OBJECT... : Redis's LOOKUP_NOTOUCH).
+type lruClock struct {
+	now   uint64
+	touch bool
+}
+
+func (c *lruClock) stamp() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.now
+}
+
+// touched sets slot s's access time to now, when lookups touch.
+func (c *lruClock) touched(s *kslot) {
+	if c != nil && c.touch && s.h&lruMask != c.now {
+		s.h = s.h&^lruMask | c.now
+	}
+}
+
+// hash is key's hash in t, its low 24 bits clear.
+func (t *keyTable) hash(key string) uint64 { return maphash.String(t.seed, key) &^ lruMask }
+
+func (t *keyTable) hashBytes(key []byte) uint64 { return maphash.Bytes(t.seed, key) &^ lruMask }
 
 const (
 	ktMinSlots = 8
 	ktMaxSlots = 4096 // a split moves at most ktMaxSlots*3/4 entries
 )
 
-func newKeyTable() *keyTable {
-	t := &keyTable{seed: maphash.MakeSeed()}
+func newKeyTable(lru *lruClock) *keyTable {
+	t := &keyTable{seed: maphash.MakeSeed(), lru: lru}
 	t.reset()
 	return t
 }
@@ -89,7 +126,7 @@ func (t *keyTable) len() int { return t.n }
 func (t *keyTable) table(h uint64) *ktable { return t.dir[h>>(64-t.depth)] }
 
 // home is h's first slot in tb: the hash bits below tb's local depth.
-func (tb *ktable) home(h uint64) int { return int((h << tb.depth) >> tb.shift) }
+func (tb *ktable) home(h uint64) int { return int(((h &^ lruMask) << tb.depth) >> tb.shift) }
 
 // find returns the index of key's slot in tb, or -1.
 func (tb *ktable) find(h uint64, key string) int {
@@ -99,15 +136,22 @@ func (tb *ktable) find(h uint64, key string) int {
 		if s.ent == nil {
 			return -1
 		}
-		if s.h == h && s.ent.key() == key {
+		if s.h&^lruMask == h && s.ent.key() == key {
 			return i
 		}
 	}
 }
 
-// get returns the entry stored under key, or nil.
-func (t *keyTable) get(key []byte) *entry {
-	h := maphash.Bytes(t.seed, key)
+// get returns the entry stored under key, or nil. It is not an access
+// (lookup is).
+func (t *keyTable) get(key []byte) *entry { return t.getAt(key, nil) }
+
+// lookup is get as an access: the key's access time becomes lru's now,
+// when lru touches.
+func (t *keyTable) lookup(key []byte) *entry { return t.getAt(key, t.lru) }
+
+func (t *keyTable) getAt(key []byte, lru *lruClock) *entry {
+	h := t.hashBytes(key)
 	tb := t.table(h)
 	// string(key) in a comparison does not allocate.
 	mask := len(tb.slots) - 1
@@ -116,15 +160,35 @@ func (t *keyTable) get(key []byte) *entry {
 		if s.ent == nil {
 			return nil
 		}
-		if s.h == h && s.ent.key() == string(key) {
+		if s.h&^lruMask == h && s.ent.key() == string(key) {
+			lru.touched(s)
 			return s.ent
 		}
 	}
 }
 
+// idle returns the access time of key's slot (ok false if it has none).
+func (t *keyTable) idle(key []byte) (lru uint64, ok bool) {
+	h := t.hashBytes(key)
+	tb := t.table(h)
+	if i := tb.find(h, string(key)); i >= 0 {
+		return tb.slots[i].h & lruMask, true
+	}
+	return 0, false
+}
+
+// setIdle sets the access time of key's slot.
+func (t *keyTable) setIdle(key string, lru uint64) {
+	h := t.hash(key)
+	tb := t.table(h)
+	if i := tb.find(h, key); i >= 0 {
+		tb.slots[i].h = h | lru&lruMask
+	}
+}
+
 // getString is get for a string key.
 func (t *keyTable) getString(key string) *entry {
-	h := maphash.String(t.seed, key)
+	h := t.hash(key)
 	tb := t.table(h)
 	if i := tb.find(h, key); i >= 0 {
 		return tb.slots[i].ent
@@ -135,15 +199,16 @@ func (t *keyTable) getString(key string) *entry {
 // put stores ent under ent.key(), replacing any entry already there,
 // which it returns (nil if none).
 func (t *keyTable) put(ent *entry) *entry {
-	return t.putHashed(maphash.String(t.seed, ent.key()), ent)
+	return t.putHashed(t.hash(ent.key()), ent)
 }
 
-// putHashed is put for an entry whose key hashes to h.
+// putHashed is put for an entry whose key hashes to h (hash). The key's
+// access time becomes now, as a new object's in Redis.
 func (t *keyTable) putHashed(h uint64, ent *entry) *entry {
 	tb := t.table(h)
 	if i := tb.find(h, ent.key()); i >= 0 {
 		old := tb.slots[i].ent
-		tb.slots[i].ent = ent
+		tb.slots[i] = kslot{h | t.lru.stamp(), ent}
 		return old
 	}
 	// a split can leave one half still full: loop (grow doubles a table
@@ -152,7 +217,7 @@ func (t *keyTable) putHashed(h uint64, ent *entry) *entry {
 		t.grow(tb, h)
 		tb = t.table(h)
 	}
-	tb.insert(h, ent)
+	tb.insert(h|t.lru.stamp(), ent)
 	t.n++
 	return nil
 }
@@ -212,7 +277,9 @@ func (tb *ktable) splits() bool {
 	if tb.depth >= 48 {
 		return false
 	}
-	mask := uint64(0xffff) << (48 - tb.depth) // the 16 bits below the depth
+	// the 16 bits below the depth, above the access time's: a split
+	// on an access time's bit would put a key where lookups never look
+	mask := uint64(0xffff) << (48 - tb.depth) &^ lruMask
 	first, have, diff := uint64(0), false, uint64(0)
 	for _, s := range tb.slots {
 		if s.ent != nil {
@@ -243,7 +310,7 @@ func (tb *ktable) moveTo(lo, hi *ktable) {
 
 // delete removes key, reporting whether it was there.
 func (t *keyTable) delete(key string) bool {
-	h := maphash.String(t.seed, key)
+	h := t.hash(key)
 	tb := t.table(h)
 	i := tb.find(h, key)
 	if i < 0 {
@@ -252,9 +319,6 @@ func (t *keyTable) delete(key string) bool {
 	t.deleteAt(tb, i)
 	return true
 }
-
-// hash returns key's hash in t.
-func (t *keyTable) hash(key string) uint64 { return maphash.String(t.seed, key) }
 
 // touchHomes loads the home slots of hashes hs into the CPU cache, in a
 // loop of independent loads whose misses overlap. It changes nothing.
@@ -432,13 +496,13 @@ func (t *keyTable) check() string {
 				continue
 			}
 			n++
-			if s.h != maphash.String(t.seed, s.ent.key()) {
+			if s.h&^lruMask != t.hash(s.ent.key()) {
 				return "keytable: stored hash differs for key " + s.ent.key()
 			}
 			if int(s.h>>(64-t.depth))&^(span-1) != first {
 				return "keytable: key " + s.ent.key() + " is in the wrong table"
 			}
-			if tb.find(s.h, s.ent.key()) != j {
+			if tb.find(s.h&^lruMask, s.ent.key()) != j {
 				return "keytable: key " + s.ent.key() + " is not reachable from its home slot"
 			}
 		}
@@ -461,7 +525,7 @@ func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) {
 	var hs [32]uint64
 	n := min(len(keys), len(hs))
 	for i := 0; i < n; i++ {
-		hs[i] = maphash.Bytes(t.seed, keys[i])
+		hs[i] = t.hashBytes(keys[i])
 	}
 	var sink uint64
 	for _, h := range hs[:n] {
@@ -476,7 +540,7 @@ func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) {
 			if s.ent == nil {
 				break
 			}
-			if s.h == h {
+			if s.h&^lruMask == h {
 				// the entry, then the ends of its key and value,
 				// which can lie on the next cache line
 				k, v := s.ent.key(), s.ent.str()
@@ -494,7 +558,8 @@ func (t *keyTable) prefetch(keys [][]byte, found *[32]*entry) {
 	t.sink += sink
 }
 
-// collectFrom appends entries whose hash is at least lo, in slot order,
+// collectFrom appends entries whose hash is at least lo, in slot order
+// (each as its hash, without the access time, and its entry),
 // table by table in hash order, until it holds at least min of them or has
 // passed the last table; end reports the latter. Whatever it appends
 // includes every entry whose hash lies between lo and the largest hash it
@@ -515,18 +580,18 @@ func (t *keyTable) collectFrom(lo uint64, min int, dst []kslot) (out []kslot, en
 				if len(dst) >= min {
 					return dst, false
 				}
-			} else if s.h >= lo && tb.home(s.h) <= i {
+			} else if s.h&^lruMask >= lo && tb.home(s.h) <= i {
 				// neither displaced here from before lo nor wrapped
 				// here from the table's end (taken below)
-				dst = append(dst, s)
+				dst = append(dst, kslot{s.h &^ lruMask, s.ent})
 			}
 		}
 		// at the end of the table: a run that wrapped to its start holds
 		// entries whose home is near the end (an entry there with a
 		// smaller home has a hash below lo)
 		for i := 0; i < len(tb.slots) && tb.slots[i].ent != nil; i++ {
-			if s := tb.slots[i]; s.h >= lo && tb.home(s.h) > i {
-				dst = append(dst, s)
+			if s := tb.slots[i]; s.h&^lruMask >= lo && tb.home(s.h) > i {
+				dst = append(dst, kslot{s.h &^ lruMask, s.ent})
 			}
 		}
 		// tb's run of directory entries and so its hash range; a shift

@@ -22,7 +22,7 @@ import (
 // the directory many times, then deletes everything.
 func TestKeyTable_AgainstAMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	kt := newKeyTable()
+	kt := newKeyTable(nil)
 	model := map[string]*entry{}
 	const space = 60000
 	verify := func(step int) {
@@ -104,7 +104,7 @@ func TestKeyTable_AgainstAMap(t *testing.T) {
 // checks that all others stay reachable (backward-shift deletion).
 func TestKeyTable_DeleteKeepsProbeRuns(t *testing.T) {
 	for trial := 0; trial < 200; trial++ {
-		kt := newKeyTable()
+		kt := newKeyTable(nil)
 		var keys []string
 		for i := 0; i < 6; i++ { // 6 of 8 slots: the table stays at 8
 			k := fmt.Sprintf("t%d-%d", trial, i)
@@ -295,14 +295,14 @@ func TestScan_ManyTablesWhileKeysComeAndGo(t *testing.T) {
 func TestKeyTable_CollectFrom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 5, 6, 7, 40, 3000, 3100, 20000} {
-		kt := newKeyTable()
+		kt := newKeyTable(nil)
 		var all []kslot
 		for i := 0; i < n; i++ {
 			ent := newEntry([]byte(fmt.Sprintf("c%d-%d", n, i)), nil)
 			kt.put(ent)
 		}
 		kt.each(func(ent *entry) bool {
-			all = append(all, kslot{maphash.String(kt.seed, ent.key()), ent})
+			all = append(all, kslot{kt.hash(ent.key()), ent})
 			return true
 		})
 		for trial := 0; trial < 300; trial++ {
@@ -396,7 +396,7 @@ func TestObjEntry_SurvivesGC(t *testing.T) {
 // TestKeyTable_ShrinksAfterABurst: once a burst of keys is deleted the
 // tables halve down to a few slots each, and what is left stays intact.
 func TestKeyTable_ShrinksAfterABurst(t *testing.T) {
-	kt := newKeyTable()
+	kt := newKeyTable(nil)
 	for i := 0; i < 50000; i++ {
 		kt.put(newEntry([]byte("k"+strconv.Itoa(i)), nil))
 	}
@@ -441,9 +441,9 @@ func TestKeyTable_ShrinksAfterABurst(t *testing.T) {
 // directory without end (which never finishes, then the insert spins on a
 // full table). Hashes are given directly: no real key set collides so.
 func TestKeyTable_UnseparableHashesGrowTheTable(t *testing.T) {
-	kt := newKeyTable()
+	kt := newKeyTable(nil)
 	const n = 10000 // over 3/4 of ktMaxSlots, all on one hash
-	h := uint64(0x9e3779b97f4a7c15)
+	h := uint64(0x9e3779b97f4a7c15) &^ lruMask
 	var ents []*entry
 	done := make(chan struct{})
 	go func() {
@@ -478,7 +478,7 @@ func TestKeyTable_UnseparableHashesGrowTheTable(t *testing.T) {
 // others, so that splits of a table shallower than the directory by two
 // or more, and each's skipping of repeated directory entries, are run.
 func TestKeyTable_MixedDepths(t *testing.T) {
-	kt := newKeyTable()
+	kt := newKeyTable(nil)
 	model := map[string]bool{}
 	add := func(prefix uint64, n int) {
 		for i := 0; n > 0; i++ {
@@ -569,7 +569,7 @@ func TestKeyTable_RandomIsFair(t *testing.T) {
 		// a new seed each time: the old draw (the first key at or after a
 		// random hash) favoured one key by the gap before its hash
 		for range 50 {
-			kt := newKeyTable()
+			kt := newKeyTable(nil)
 			keys := []string{"foo", "bar"}
 			for _, k := range keys {
 				kt.put(newEntry([]byte(k), nil))
@@ -581,7 +581,7 @@ func TestKeyTable_RandomIsFair(t *testing.T) {
 		// keys until the tables differ in local depth (with a random seed,
 		// where that happens varies), then most of the first table's
 		// deleted, so that it halves: tables of several depths and sizes
-		kt := newKeyTable()
+		kt := newKeyTable(nil)
 		var all []string
 		mixed := func() bool {
 			depths := map[uint8]bool{}
@@ -613,7 +613,7 @@ func TestKeyTable_RandomIsFair(t *testing.T) {
 		draw(t, kt, keys, 100)
 	})
 	t.Run("sparse", func(t *testing.T) {
-		kt := newKeyTable()
+		kt := newKeyTable(nil)
 		for i := range 50000 {
 			kt.put(newEntry([]byte("k"+strconv.Itoa(i)), nil))
 		}
@@ -627,7 +627,7 @@ func TestKeyTable_RandomIsFair(t *testing.T) {
 		}
 		draw(t, kt, keys, 3000)
 	})
-	if kt := newKeyTable(); kt.random(rng.Uint64) != nil {
+	if kt := newKeyTable(nil); kt.random(rng.Uint64) != nil {
 		t.Fatal("random gave an entry from an empty table")
 	}
 }

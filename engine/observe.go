@@ -253,6 +253,10 @@ func (e *Engine) call(c *Ctx, cmd *Command) { e.callAt(c, cmd, e.nowNs()) }
 
 // callAt is call for a command whose start (nowNs) is already read.
 func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
+	if cmd.Flags&FlagNoKeys == 0 { // (under the keyspace lock)
+		touch := !cmd.noTouch && (c.Client == nil || !c.Client.NoTouch || cmd.Name == "touch")
+		e.lru = lruClock{now: lruNow(c.Now), touch: touch}
+	}
 	w := c.W
 	c.tap.Writer, c.tap.e, c.tap.failed = w, e, false
 	c.W = &c.tap

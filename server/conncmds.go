@@ -155,6 +155,9 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	me.User = ""
 	me.ACL = s.eng.ACL().Default()
 	me.NeedsAuth = s.authRequired() // (auth.go)
+	// CLIENT NO-TOUCH is Redis 7.2's, whose RESET clears it (7.2 clears
+	// NO-EVICT too; 7.0's, whose NO-EVICT this is, keeps it)
+	me.ps.noTouch, me.NoTouch = false, false
 	me.mu.Unlock()
 	c.Client.ResetDB()  // selectDb(c, 0)
 	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)

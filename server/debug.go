@@ -60,6 +60,8 @@ var debugHelp = []string{
 	"    unit tests to simulate Redis errors.",
 	"LOG <message>",
 	"    Write <message> to the server log.",
+	"OBJECT <key>",
+	"    Show low level info about `key` and associated value.",
 	"POPULATE <count> [<prefix>] [<size>]",
 	"    Create <count> string keys named key:<num>. If <prefix> is specified then",
 	"    it is used instead of the 'key' prefix. These are not propagated to",
@@ -85,7 +87,7 @@ var debugHelp = []string{
 }
 
 // DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1 | DIGEST | DIGEST-VALUE key...
-// | POPULATE count [prefix [size]] | RELOAD [MERGE] [NOFLUSH] [NOSAVE]
+// | OBJECT key | POPULATE count [prefix [size]] | RELOAD [MERGE] [NOFLUSH] [NOSAVE]
 // | PROTOCOL type | ERROR msg | LOG msg | HELP
 //
 // As Redis's debugCommand, a subcommand with the wrong number of
@@ -125,6 +127,8 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 		s.eng.WithKeyspace(c, engine.DebugPopulate)
 	case engine.EqFold(sub, "reload"):
 		s.eng.WithKeyspace(c, engine.DebugReload)
+	case len(c.Args) == 3 && engine.EqFold(sub, "object"):
+		s.eng.WithKeyspace(c, engine.DebugObject)
 	case len(c.Args) == 3 && engine.EqFold(sub, "protocol"):
 		debugProtocol(c)
 	case len(c.Args) == 3 && engine.EqFold(sub, "error"):

@@ -72,6 +72,8 @@ func TestDebug_Errors(t *testing.T) {
 		"    unit tests to simulate Redis errors.",
 		"LOG <message>",
 		"    Write <message> to the server log.",
+		"OBJECT <key>",
+		"    Show low level info about `key` and associated value.",
 		"POPULATE <count> [<prefix>] [<size>]",
 		"    Create <count> string keys named key:<num>. If <prefix> is specified then",
 		"    it is used instead of the 'key' prefix. These are not propagated to",

@@ -28,7 +28,7 @@ func (s *Server) registerProbes() {
 	}}
 	subs["reply"] = &engine.Command{Name: "client|reply", Arity: 3, Flags: conn, Fn: s.cmdClientReply}
 	subs["no-touch"] = &engine.Command{Name: "client|no-touch", Arity: 3, Flags: conn, Fn: func(c *engine.Ctx) {
-		clientOnOff(c, func(me *client, on bool) { me.ps.noTouch = on })
+		clientOnOff(c, func(me *client, on bool) { me.ps.noTouch, me.NoTouch = on, on })
 	}}
 }
 

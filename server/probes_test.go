@@ -97,3 +97,30 @@ func TestProbes_WaitBlocksUntilCloseAndStillGetsPushes(t *testing.T) {
 		t.Fatal("Close did not end a WAIT without timeout")
 	}
 }
+
+// CLIENT NO-TOUCH keeps the access times of the keys the client's
+// commands (and its scripts' commands) read, but for TOUCH's, as Redis
+// 7.2's; another client's reads still count; RESET turns it off, as 7.2's
+// does.
+func TestClientNoTouch_KeepsAccessTimes(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c, other := dial(t, srv.Addr()), dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "SET", "k", "v")
+	c.expectDo("+OK\r\n", "SET", "j", "v")
+	srv.Advance(10 * time.Second)
+	c.expectDo("+OK\r\n", "CLIENT", "NO-TOUCH", "on")
+	c.expectDo("$1\r\nv\r\n", "GET", "k")
+	c.expectDo("$1\r\nv\r\n", "EVAL", "return redis.call('get', KEYS[1])", "1", "k")
+	c.expectDo(":10\r\n", "OBJECT", "IDLETIME", "k")
+	c.expectDo(":1\r\n", "TOUCH", "j")
+	c.expectDo(":0\r\n", "OBJECT", "IDLETIME", "j")
+	other.expectDo("$1\r\nv\r\n", "GET", "k")
+	c.expectDo(":0\r\n", "OBJECT", "IDLETIME", "k")
+	srv.Advance(5 * time.Second)
+	c.expectDo("+RESET\r\n", "RESET")
+	if info := c.do("CLIENT", "INFO"); !strings.Contains(info, " flags=N ") {
+		t.Fatalf("CLIENT INFO after RESET: %q", info)
+	}
+	c.expectDo("$1\r\nv\r\n", "GET", "k")
+	c.expectDo(":0\r\n", "OBJECT", "IDLETIME", "k")
+}
