@@ -45,7 +45,8 @@ const (
 	qlPlain  = 1 // one element, as it is
 	qlPacked = 2 // a listpack
 	// qlPackedThreshold: an element this long or longer has a plain node
-	// of its own (packed_threshold, 1 GB).
+	// of its own (packed_threshold, 1 GB; DEBUG QUICKLIST-PACKED-THRESHOLD
+	// sets an engine's: Engine.qlPacked).
 	qlPackedThreshold = 1 << 30
 	qlSizeSafetyLimit = 8192 // SIZE_SAFETY_LIMIT
 	qlSizeOverhead    = 8    // SIZE_ESTIMATE_OVERHEAD
@@ -99,7 +100,7 @@ func (e *Engine) dumpValue(p []byte, ent *entry) []byte {
 	case KindHash:
 		return dumpHash(p, ent.obj().v.(*hash))
 	case KindList:
-		return dumpList(p, ent.obj().v.(*list), e.limits().ListMaxListpackSize)
+		return dumpList(p, ent.obj().v.(*list), e.limits().ListMaxListpackSize, e.qlPackedThreshold())
 	case KindSet:
 		return dumpSet(p, ent.obj().v.(*set))
 	case KindZSet:
@@ -183,14 +184,14 @@ func dumpZset(p []byte, z *zset) []byte {
 // the number of nodes, then each node's container and its listpack (or,
 // for an element of 1 GB or more, the element as it is). tumbler keeps no
 // nodes, so they are cut where Redis would have cut them had the list
-// been built by RPUSH alone under the list-max-listpack-size in force
-// now (listNodes). A list Redis built otherwise (LPUSH, LINSERT, pops,
+// been built by RPUSH alone under the list-max-listpack-size (and
+// plain-node threshold) in force now (listNodes). A list Redis built otherwise (LPUSH, LINSERT, pops,
 // LTRIM...) or under another setting may have other nodes, and so other
 // bytes; RESTORE reads either. list-compress-depth changes nothing: a
 // node Redis keeps compressed is written as rdbSaveRawString would
 // write it uncompressed.
-func dumpList(p []byte, l *list, fill int64) []byte {
-	nodes := listNodes(l, fill)
+func dumpList(p []byte, l *list, fill int64, packed int) []byte {
+	nodes := listNodes(l, fill, packed)
 	p = append(p, rdbTypeListQuicklist2)
 	p = rdbAppendLen(p, uint64(len(nodes)))
 	for _, nd := range nodes {
@@ -218,14 +219,14 @@ type qlNode struct {
 
 // listNodes cuts l into the nodes quicklistPushTail makes when each
 // element is pushed in turn, with fill the list-max-listpack-size
-// (_quicklistNodeAllowInsert).
-func listNodes(l *list, fill int64) []qlNode {
+// (_quicklistNodeAllowInsert) and packed the plain-node threshold.
+func listNodes(l *list, fill int64, packed int) []qlNode {
 	fill = min(max(fill, -5), qlFillMax) // quicklistSetFill
 	var nodes []qlNode
 	var cur *qlNode
 	for i := 0; i < l.Len(); i++ {
 		s := l.At(i)
-		if len(s) >= qlPackedThreshold {
+		if len(s) >= packed {
 			nodes = append(nodes, qlNode{start: i, end: i + 1, size: len(s), plain: true})
 			cur = nil
 			continue

@@ -396,7 +396,7 @@ func DebugObject(c *Ctx) {
 	if ent.kind() == KindList {
 		lim := e.limits()
 		l := ent.obj().v.(*list)
-		nodes := listNodes(l, lim.ListMaxListpackSize)
+		nodes := listNodes(l, lim.ListMaxListpackSize, e.qlPackedThreshold())
 		size := 0
 		for _, nd := range nodes {
 			size += nd.size
@@ -417,4 +417,28 @@ func DebugObject(c *Ctx) {
 		b = strconv.AppendInt(b, int64(size), 10)
 	}
 	c.W.WriteStatus(string(b))
+}
+
+// SetQuicklistPackedThreshold is DEBUG QUICKLIST-PACKED-THRESHOLD size:
+// the length from which a list element has a quicklist node of its own
+// (plain), as DUMP and DEBUG OBJECT cut a list; 0 restores 1 GB. As
+// Redis's quicklistisSetPackedThreshold it refuses a size above 4 GB
+// less 1 MB, reporting false.
+func (e *Engine) SetQuicklistPackedThreshold(size uint64) bool {
+	if size > 1<<32-1<<20 {
+		return false
+	}
+	if size == 0 {
+		size = qlPackedThreshold
+	}
+	e.qlPacked.Store(int64(size))
+	return true
+}
+
+// qlPackedThreshold is the plain-node threshold in force.
+func (e *Engine) qlPackedThreshold() int {
+	if n := e.qlPacked.Load(); n != 0 {
+		return int(n)
+	}
+	return qlPackedThreshold
 }

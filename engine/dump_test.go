@@ -242,26 +242,26 @@ func TestDump_ListNodes(t *testing.T) {
 		return out
 	}
 	// an entry is 100 + 2 + 1 bytes: (8192 - 7 - 108) / 103 + 1 = 79 fit in 8 KB
-	if got := sizes(listNodes(l, -2)); got[0] != 79 || len(got) != 13 {
+	if got := sizes(listNodes(l, -2, qlPackedThreshold)); got[0] != 79 || len(got) != 13 {
 		t.Errorf("-2: %v", got)
 	}
-	if got := sizes(listNodes(l, -1)); got[0] != 39 {
+	if got := sizes(listNodes(l, -1, qlPackedThreshold)); got[0] != 39 {
 		t.Errorf("-1: %v", got)
 	}
-	if got := sizes(listNodes(l, 5)); got[0] != 5 || len(got) != 200 {
+	if got := sizes(listNodes(l, 5, qlPackedThreshold)); got[0] != 5 || len(got) != 200 {
 		t.Errorf("5: %v", got)
 	}
-	if got := sizes(listNodes(l, 1000)); got[0] != 79 {
+	if got := sizes(listNodes(l, 1000, qlPackedThreshold)); got[0] != 79 {
 		t.Errorf("1000 (8 KB safety limit): %v", got)
 	}
-	if got := sizes(listNodes(l, -100)); got[0] != 636 {
+	if got := sizes(listNodes(l, -100, qlPackedThreshold)); got[0] != 636 {
 		t.Errorf("-100 (taken as -5): %v", got)
 	}
 	m := &list{}
 	for _, s := range []string{"a", strings.Repeat("b", 9000), "c"} {
 		m.PushBack(s)
 	}
-	if got := sizes(listNodes(m, -2)); !slices.Equal(got, []int{1, 1, 1}) {
+	if got := sizes(listNodes(m, -2, qlPackedThreshold)); !slices.Equal(got, []int{1, 1, 1}) {
 		t.Errorf("a long element: %v", got)
 	}
 }

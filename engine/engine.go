@@ -253,6 +253,7 @@ type Engine struct {
 	dueH []uint64
 
 	reloadSnap *reloadSnapshot // what DEBUG RELOAD saved last (debug.go)
+	qlPacked   atomic.Int64    // DEBUG QUICKLIST-PACKED-THRESHOLD; 0: 1 GB (debug.go)
 
 	// lru is the access time the running command gives the keys it
 	// stores and looks up (keytable.go), set under the lock as each

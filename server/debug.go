@@ -82,6 +82,9 @@ var debugHelp = []string{
 	"    Setting it to 0 disables expiring keys in background when they are not",
 	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 	"    default.",
+	"QUICKLIST-PACKED-THRESHOLD <size>",
+	"    Sets the threshold for elements to be inserted as plain vs packed nodes",
+	"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
 	"SLEEP <seconds>",
 	"    Stop the server for <seconds>. Decimals allowed.",
 }
@@ -129,6 +132,12 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 		s.eng.WithKeyspace(c, engine.DebugReload)
 	case len(c.Args) == 3 && engine.EqFold(sub, "object"):
 		s.eng.WithKeyspace(c, engine.DebugObject)
+	case len(c.Args) == 3 && engine.EqFold(sub, "quicklist-packed-threshold"):
+		if n, ok := memToULL(string(c.Args[2])); !ok || !s.eng.SetQuicklistPackedThreshold(n) {
+			c.W.WriteError("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
+		c.W.WriteStatus("OK")
 	case len(c.Args) == 3 && engine.EqFold(sub, "protocol"):
 		debugProtocol(c)
 	case len(c.Args) == 3 && engine.EqFold(sub, "error"):
