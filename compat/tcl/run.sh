@@ -46,8 +46,8 @@ tags=(--tags -needs:repl --tags -needs:save --tags -needs:pfdebug
 # DEBUG=yes runs the tests tagged needs:debug too, with DEBUG enabled on
 # the server: the suite's dataset digests (debug_digest) are then real
 # DEBUG DIGESTs, not the placeholders it compares otherwise. Tests of
-# DEBUG subcommands tumbler lacks (RELOAD, OBJECT, LOADAOF,
-# QUICKLIST-PACKED-THRESHOLD...) fail.
+# DEBUG subcommands tumbler lacks (LOADAOF, HTSTATS-KEY, JMAP,
+# SET-DISABLE-DENY-SCRIPTS...) fail.
 debugargs=()
 if [ "${DEBUG:-}" = yes ]; then
 	debugargs=(--enable-debug-command yes)
