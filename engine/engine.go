@@ -550,7 +550,8 @@ func (e *Engine) Kick() {
 // order, under one short hold of the lock. It returns how many it deleted
 // and the next deadline still in the index (ok=false when there is none).
 // The caller loops while n == max, yielding between batches, so a mass
-// expiry never holds the lock for long.
+// expiry never holds the lock for long. While HoldLazyExpiry holds it
+// deletes nothing.
 func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	if !e.lockOrBusy(false) {
 		return 0, 0, false // a busy script has the keyspace; retry when woken
@@ -559,6 +560,11 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	start := time.Now()
 	defer func() { e.obs.expireNs.Add(int64(time.Since(start))) }() // expire_cycle_cpu_milliseconds
 	now := e.clock.Mono()
+	// CLIENT PAUSE holds the active expiry too. The server parks its loop
+	// when it sees the pause, but a pass that began before may be waiting
+	// for the lock while the pause is set (by EXEC, say, under this lock):
+	// the hold, read here under the lock, keeps that pass from reclaiming.
+	held := now < e.lazyHold.Load()
 	next, ok = 0, false
 	defer e.use(0) // (between commands the current database is 0)
 	for i := range e.dbs {
@@ -566,7 +572,7 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 		if d.expires() == 0 {
 			continue
 		}
-		if n < max {
+		if n < max && !held {
 			e.use(i) // notifications and WATCH name the key's database
 			n += e.reclaimDue(now, max-n)
 		}

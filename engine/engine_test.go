@@ -485,6 +485,28 @@ func TestHoldLazyExpiry_EndingBetweenLookupAndWrite(t *testing.T) {
 	e.expect("$new", "GET", "k")
 }
 
+// The hold stops the active expiry as well, at the keyspace lock: a pass
+// that was already on its way when EXEC set a pause (CI caught one taking
+// the lock just after) must leave the expired keys in place, and still
+// report the next deadline.
+func TestHoldLazyExpiry_HoldsReclaimDue(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect("+OK", "SET", "k", "v", "PX", "100")
+	e.clock.Advance(200 * time.Millisecond)
+	e.HoldLazyExpiry(e.clock.Mono() + 10_000)
+	n, next, ok := e.ReclaimDue(100)
+	if n != 0 || !ok || next > e.clock.Mono() {
+		t.Fatalf("ReclaimDue during the hold = %d, %d, %v; want 0 and the past deadline", n, next, ok)
+	}
+	if keys, _ := e.KeyCount(); keys != 1 {
+		t.Fatalf("%d keys during the hold, want the expired one left in place", keys)
+	}
+	e.HoldLazyExpiry(0)
+	if n, _, ok := e.ReclaimDue(100); n != 1 || ok {
+		t.Fatalf("ReclaimDue after the hold = %d, %v; want 1 and no next deadline", n, ok)
+	}
+}
+
 // COMMAND LIST lists subcommands after their container, filters by
 // FILTERBY PATTERN (case-insensitive glob on the full name), ACLCAT and
 // MODULE (none here), and refuses other arguments as Redis 7.0 does.
