@@ -226,6 +226,8 @@ type Engine struct {
 	// lazyHold: until this engine time (monotonic ms; 0: never) lookups
 	// leave an expired key in place (HoldLazyExpiry).
 	lazyHold atomic.Int64
+	// activeOff: DEBUG SET-ACTIVE-EXPIRE 0 (SetActiveExpiry).
+	activeOff atomic.Bool
 
 	// wake is signalled when a deadline earlier than nextWake is set, so
 	// the active expiry loop can sleep until the next deadline.
@@ -400,6 +402,13 @@ func (e *Engine) lookup(key []byte, now int64) *entry {
 // (putNew), or by the first lookup or active expiry after the hold.
 func (e *Engine) HoldLazyExpiry(until int64) { e.lazyHold.Store(until) }
 
+// SetActiveExpiry turns the active expiry on or off (DEBUG
+// SET-ACTIVE-EXPIRE): while it is off, ReclaimDue deletes nothing.
+func (e *Engine) SetActiveExpiry(on bool) { e.activeOff.Store(!on) }
+
+// ActiveExpiry reports whether the active expiry is on.
+func (e *Engine) ActiveExpiry() bool { return !e.activeOff.Load() }
+
 // putNew adds ent under a key that lookup reported missing. During a
 // HoldLazyExpiry the expired entry lookup left may still be there: put
 // hands it back, and it is reclaimed here, so that the expiry index never
@@ -550,8 +559,8 @@ func (e *Engine) Kick() {
 // order, under one short hold of the lock. It returns how many it deleted
 // and the next deadline still in the index (ok=false when there is none).
 // The caller loops while n == max, yielding between batches, so a mass
-// expiry never holds the lock for long. While HoldLazyExpiry holds it
-// deletes nothing.
+// expiry never holds the lock for long. While HoldLazyExpiry holds, or
+// SetActiveExpiry(false), it deletes nothing.
 func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	if !e.lockOrBusy(false) {
 		return 0, 0, false // a busy script has the keyspace; retry when woken
@@ -560,11 +569,12 @@ func (e *Engine) ReclaimDue(max int) (n int, next int64, ok bool) {
 	start := time.Now()
 	defer func() { e.obs.expireNs.Add(int64(time.Since(start))) }() // expire_cycle_cpu_milliseconds
 	now := e.clock.Mono()
-	// CLIENT PAUSE holds the active expiry too. The server parks its loop
-	// when it sees the pause, but a pass that began before may be waiting
-	// for the lock while the pause is set (by EXEC, say, under this lock):
-	// the hold, read here under the lock, keeps that pass from reclaiming.
-	held := now < e.lazyHold.Load()
+	// CLIENT PAUSE and DEBUG SET-ACTIVE-EXPIRE 0 hold the active expiry.
+	// The server parks its loop when it sees either, but a pass that began
+	// before may be waiting for the lock while one is set (by EXEC, say,
+	// under this lock): read here under the lock, they keep that pass from
+	// reclaiming.
+	held := now < e.lazyHold.Load() || e.activeOff.Load()
 	next, ok = 0, false
 	defer e.use(0) // (between commands the current database is 0)
 	for i := range e.dbs {

@@ -485,7 +485,8 @@ func TestHoldLazyExpiry_EndingBetweenLookupAndWrite(t *testing.T) {
 	e.expect("$new", "GET", "k")
 }
 
-// The hold stops the active expiry as well, at the keyspace lock: a pass
+// The hold stops the active expiry as well, at the keyspace lock (as does
+// SetActiveExpiry(false)): a pass
 // that was already on its way when EXEC set a pause (CI caught one taking
 // the lock just after) must leave the expired keys in place, and still
 // report the next deadline.
@@ -502,6 +503,11 @@ func TestHoldLazyExpiry_HoldsReclaimDue(t *testing.T) {
 		t.Fatalf("%d keys during the hold, want the expired one left in place", keys)
 	}
 	e.HoldLazyExpiry(0)
+	e.SetActiveExpiry(false) // DEBUG SET-ACTIVE-EXPIRE 0 holds it the same way
+	if n, _, ok := e.ReclaimDue(100); n != 0 || !ok {
+		t.Fatalf("ReclaimDue with active expiry off = %d, %v; want 0 and the deadline", n, ok)
+	}
+	e.SetActiveExpiry(true)
 	if n, _, ok := e.ReclaimDue(100); n != 1 || ok {
 		t.Fatalf("ReclaimDue after the hold = %d, %v; want 1 and no next deadline", n, ok)
 	}

@@ -118,7 +118,7 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 		}
 		c.W.WriteStatus("OK")
 	case len(c.Args) == 3 && engine.EqFold(sub, "set-active-expire"):
-		s.fx.activeExpireOff.Store(atoi(c.Args[2]) == 0)
+		s.eng.SetActiveExpiry(atoi(c.Args[2]) != 0)
 		s.fx.notify()
 		s.eng.Kick()
 		c.W.WriteStatus("OK")
@@ -303,9 +303,10 @@ func atoi(b []byte) int64 {
 // expiryHeldLocked reports whether active expiry must hold still, and
 // until when (0: until notified): DEBUG SET-ACTIVE-EXPIRE 0 holds it, and
 // so does any CLIENT PAUSE, as in Redis, and a stalled server (DEBUG
-// SLEEP, Pause), which does nothing at all. Requires pmu.
-func (f *fixture) expiryHeldLocked(now int64) (until int64, held bool) {
-	if f.activeExpireOff.Load() {
+// SLEEP, Pause), which does nothing at all. Requires s.fx.pmu.
+func (s *Server) expiryHeldLocked(now int64) (until int64, held bool) {
+	f := &s.fx
+	if !s.eng.ActiveExpiry() {
 		return 0, true
 	}
 	if until, stalled := f.stalledLocked(now); stalled {
@@ -320,11 +321,11 @@ func (f *fixture) expiryHeldLocked(now int64) (until int64, held bool) {
 // holdActiveExpiry parks the active expiry loop while it must hold still.
 // It reports false when the server closes.
 func (s *Server) holdActiveExpiry() bool {
-	if !s.fx.activeExpireOff.Load() && !s.fx.anyPause.Load() {
+	if s.eng.ActiveExpiry() && !s.fx.anyPause.Load() {
 		return true
 	}
 	return s.waitWhile(func(now int64) (int64, bool) {
-		until, held := s.fx.expiryHeldLocked(now)
+		until, held := s.expiryHeldLocked(now)
 		s.fx.expiryParked = held
 		return until, held
 	}, nil, nil)
@@ -342,7 +343,7 @@ func (s *Server) activeExpiryParked() bool {
 // complete when Advance returns).
 func (s *Server) reclaimDue() {
 	s.fx.pmu.Lock()
-	_, held := s.fx.expiryHeldLocked(s.eng.Now())
+	_, held := s.expiryHeldLocked(s.eng.Now())
 	s.fx.pmu.Unlock()
 	if held {
 		return

@@ -564,7 +564,7 @@ func (s *Server) Restart(keepData bool) error {
 	s.eng.HoldLazyExpiry(0)
 	s.fx.notifyLocked()
 	s.fx.pmu.Unlock()
-	s.fx.activeExpireOff.Store(false)
+	s.eng.SetActiveExpiry(true)
 	s.vm.Flush()
 	// A restarted Redis reads its configuration again (CONFIG SET changes
 	// are lost) and starts its statistics and slow log afresh.

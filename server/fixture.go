@@ -33,9 +33,8 @@ type fixture struct {
 	waitingCh    chan struct{} // closed (and replaced) when waiting changes
 	expiryParked bool          // the active expiry loop is held
 
-	activeExpireOff atomic.Bool  // DEBUG SET-ACTIVE-EXPIRE 0
-	latency         atomic.Int64 // SetLatency, ns
-	refuseUntil     atomic.Int64 // restart delay end (mono ms); 0 = none
+	latency     atomic.Int64 // SetLatency, ns
+	refuseUntil atomic.Int64 // restart delay end (mono ms); 0 = none
 
 	fails failRules
 	log   cmdLog
