@@ -131,6 +131,10 @@ type Client struct {
 	// multiLen is 0 outside MULTI, else 1 + the commands queued: CLIENT
 	// LIST reads it from other connections' goroutines (MultiCount).
 	multiLen atomic.Int32
+	// multiMem is CLIENT LIST's multi-mem: the bytes of the queued
+	// commands' arguments, and a pointer for each (Redis's
+	// mstate.argv_len_sums); read from other goroutines too.
+	multiMem atomic.Int64
 	// Subscribed is set while the connection has pub/sub subscriptions;
 	// in RESP2 it then runs only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET.
 	Subscribed bool

@@ -182,6 +182,7 @@ func (e *Engine) queue(c *Ctx, cmd *Command) bool {
 	if !tx.dirtyExec {
 		tx.queue = append(tx.queue, queued{cmd: cmd, args: copyArgs(c.Args)})
 		c.Client.multiLen.Store(int32(len(tx.queue) + 1))
+		c.Client.multiMem.Add(int64(ArgvLen(c.Args) + 8*len(c.Args)))
 	}
 	c.W.WriteStatus("QUEUED")
 	return true
@@ -208,11 +209,7 @@ func (c *Ctx) InExec() bool {
 
 // copyArgs copies args into one allocation.
 func copyArgs(args [][]byte) [][]byte {
-	n := 0
-	for _, a := range args {
-		n += len(a)
-	}
-	buf := make([]byte, 0, n)
+	buf := make([]byte, 0, ArgvLen(args))
 	out := make([][]byte, len(args))
 	for i, a := range args {
 		buf = append(buf, a...)
@@ -236,6 +233,7 @@ func cmdMulti(c *Ctx) {
 	}
 	tx.multi = true
 	c.Client.multiLen.Store(1)
+	c.Client.multiMem.Store(0)
 	c.W.WriteStatus(statusOK)
 }
 
@@ -381,6 +379,7 @@ func (e *Engine) discardTransaction(cl *Client) {
 	tx.multi, tx.dirtyExec = false, false
 	tx.queue = nil
 	cl.multiLen.Store(0)
+	cl.multiMem.Store(0)
 	e.watch.mu.Lock()
 	tx.dirtyCAS = false
 	e.unwatchAllLocked(cl)
@@ -495,6 +494,21 @@ func (cl *Client) InMulti() bool { return cl.tx != nil && cl.tx.multi }
 // MultiCount is CLIENT LIST's multi field: the commands queued for EXEC,
 // -1 outside MULTI. Any goroutine may call it.
 func (cl *Client) MultiCount() int { return int(cl.multiLen.Load()) - 1 }
+
+// MultiMem is CLIENT LIST's multi-mem: the bytes of the commands queued
+// for EXEC, as Redis counts them (their arguments, and 8 bytes for each
+// argument's pointer). It may be called from any goroutine.
+func (cl *Client) MultiMem() int64 { return cl.multiMem.Load() }
+
+// ArgvLen is the bytes of args (Redis's argv_len_sum: CLIENT LIST's
+// argv-mem).
+func ArgvLen(args [][]byte) int {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	return n
+}
 
 // AnyQueued reports whether some command queued for EXEC satisfies pred
 // (as Redis consults mstate.cmd_flags: CLIENT PAUSE WRITE holds an EXEC

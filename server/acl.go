@@ -43,7 +43,7 @@ func (s *Server) registerAuthCommands() {
 	}})
 	s.eng.ACL().ClientInfo = func(ec *engine.Client) string {
 		if me, ok := ec.Conn.(*client); ok {
-			return s.clientLine(me)
+			return s.clientLine(me, true) // (the client whose command was refused, on its goroutine)
 		}
 		return ""
 	}

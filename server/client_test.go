@@ -336,3 +336,54 @@ func TestClient_ShowsDatabase(t *testing.T) {
 		t.Fatalf("GET after RESET found database 13's key: %q", got)
 	}
 }
+
+// CLIENT LIST's input fields: the asking client's qbuf counts its batch's
+// requests and what came after them, argv-mem its command's arguments; a
+// client waiting in the middle of a request shows the bytes it sent, and
+// one in MULTI the size of its queue, back to 0 once EXEC has run
+// (compat/diff's TestClientListInputFields compares them with Redis's).
+func TestClientList_InputFields(t *testing.T) {
+	srv := RunT(t)
+	admin, part, mx := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	part.do("CLIENT", "SETNAME", "part")
+	mx.do("CLIENT", "SETNAME", "mx")
+	mx.do("MULTI")
+	mx.do("SET", "k", "v")
+	part.send("*2\r\n$3\r\nGET")
+	fieldsOf := func(name string) string {
+		t.Helper()
+		for _, line := range strings.Split(admin.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(line, " name="+name+" ") {
+				_, rest, _ := strings.Cut(line, " multi=")
+				f, _, _ := strings.Cut(rest, " rbs=")
+				return "multi=" + f
+			}
+		}
+		t.Fatalf("no client named %s", name)
+		return ""
+	}
+	eventually(t, "the partial request read", func() bool {
+		return strings.Contains(fieldsOf("part"), " qbuf=11 ")
+	})
+	if got, want := fieldsOf("part"), "multi=-1 qbuf=11 qbuf-free="; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " argv-mem=0 multi-mem=0") {
+		t.Errorf("waiting mid-request: %q", got)
+	}
+	if got := fieldsOf("mx"); !strings.HasPrefix(got, "multi=1 qbuf=0 ") || !strings.HasSuffix(got, " argv-mem=0 multi-mem=29") {
+		t.Errorf("in MULTI: %q", got)
+	}
+	admin.do("CLIENT", "SETNAME", "admin")
+	if got := fieldsOf("admin"); !strings.HasPrefix(got, "multi=-1 qbuf=26 ") || !strings.HasSuffix(got, " argv-mem=10 multi-mem=0") {
+		t.Errorf("the asking client: %q", got)
+	}
+	mx.do("EXEC")
+	if got := fieldsOf("mx"); !strings.HasPrefix(got, "multi=-1 qbuf=0 ") || !strings.HasSuffix(got, " multi-mem=0") {
+		t.Errorf("after EXEC: %q", got)
+	}
+	part.send("\r\n$1\r\nk\r\n")
+	if got := part.read(); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET = %q", got)
+	}
+	if got := fieldsOf("part"); !strings.HasPrefix(got, "multi=-1 qbuf=0 ") {
+		t.Errorf("after the request: %q", got)
+	}
+}

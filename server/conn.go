@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,6 +30,8 @@ type client struct {
 	fmu      sync.Mutex // serialises writes to nc
 	nc       net.Conn
 	fc       *framedConn
+	rd       *cmdReader    // its requests; own goroutine (or its event loop) only
+	waiting  atomic.Uint64 // what rd holds while it waits for input (cmdReader.waiting)
 	w        respWriter
 	spare    []byte // the other output buffer, swapped in by flushShared
 	ctx      engine.Ctx
@@ -89,7 +92,8 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 		return
 	}
 
-	rd := newCmdReader(fc)    // in-place parsing, no allocation per command (reader.go)
+	rd := newCmdReader(fc) // in-place parsing, no allocation per command (reader.go)
+	rd.waiting, c.rd = &c.waiting, rd
 	fc.raw = newRawReader(nc) // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
 		// Served by the event loop, while it can (eventloop_linux.go):

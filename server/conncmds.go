@@ -223,10 +223,13 @@ func (s *Server) cmdClientSetInfo(c *engine.Ctx) {
 }
 
 // clientLine describes a connection for CLIENT LIST / CLIENT INFO; it may
-// be called from any connection's goroutine.
-func (s *Server) clientLine(me *client) string {
+// be called from any connection's goroutine. self says whether it is me's
+// own (running the command that asks).
+func (s *Server) clientLine(me *client, self bool) string {
 	age, idle := s.clientAgeIdle(me) // fixture: on the server's clock (server/monitor.go)
-	omem := strconv.Itoa(me.pendingOutput())
+	omem := me.pendingOutput()
+	qbuf, qfree, argv := me.inputMem(self)
+	multiMem := me.MultiMem()
 	me.mu.Lock()
 	defer me.mu.Unlock()
 	_, sub, psub, ssub, redir := s.clientListFields(me) // pub/sub, tracking, probes (pubsub.go)
@@ -237,9 +240,29 @@ func (s *Server) clientLine(me *client) string {
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags
 		" db=" + strconv.Itoa(me.DB()) + " sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
-		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=" + omem + " tot-mem=" + omem + " events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
+		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=" + strconv.Itoa(qbuf) + " qbuf-free=" + strconv.Itoa(qfree) + " argv-mem=" + strconv.Itoa(argv) +
+		" multi-mem=" + strconv.FormatInt(multiMem, 10) + " rbs=0 rbp=0 obl=0 oll=0 omem=" + strconv.Itoa(omem) +
+		" tot-mem=" + strconv.FormatInt(int64(qbuf+qfree+argv+omem)+multiMem, 10) + " events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
 		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
+}
+
+// inputMem returns CLIENT LIST's qbuf, qbuf-free and argv-mem. For the
+// connection asking (self) they are exact, as Redis's: its batch's
+// requests and what was read after them, the rest of the read buffer, and
+// the arguments of the command running (EXEC's in a transaction). Another
+// connection's reader belongs to its goroutine: what it published when it
+// last waited for input stands in (the partial request it held, no
+// command running), which is what Redis shows of a client between
+// commands. A client blocked (BLPOP) keeps its command's arguments in
+// Redis; here it shows none.
+func (c *client) inputMem(self bool) (qbuf, free, argv int) {
+	if self && c.rd != nil {
+		qbuf, free = c.rd.queryBuf()
+		return qbuf + c.fc.held(), free, engine.ArgvLen(c.ctx.Args)
+	}
+	qbuf, free = unpackWaiting(c.waiting.Load())
+	return qbuf, free, 0
 }
 
 // pendingOutput is what CLIENT LIST reports as omem (and tot-mem): the
@@ -266,7 +289,7 @@ func userOf(me *client) string {
 
 // CLIENT INFO
 func (s *Server) cmdClientInfo(c *engine.Ctx) {
-	c.W.WriteVerbatim("txt", s.clientLine(cl(c))+"\n")
+	c.W.WriteVerbatim("txt", s.clientLine(cl(c), true)+"\n")
 }
 
 // CLIENT LIST [TYPE type] [ID id ...]

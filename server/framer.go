@@ -270,6 +270,12 @@ func (c *framedConn) hasPending() bool {
 		(c.pendOff < c.pendEnd && !c.pendHold) || len(c.ahead) > 0 || c.aheadErr != nil
 }
 
+// held is how many bytes read from the connection Read has still to
+// return (CLIENT LIST's qbuf counts them).
+func (c *framedConn) held() int {
+	return c.pendEnd - c.pendOff + c.smallN - c.smallOff + len(c.ahead)
+}
+
 // keep makes t, the last bytes of the buffer just scanned, the first input
 // of the next scan. If that buffer came from the pending bytes, t is still
 // in pendBuf, right before pendOff.

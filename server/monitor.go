@@ -253,6 +253,10 @@ func (s *Server) clientsByID() []*client {
 // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
 func (s *Server) clientList(c *engine.Ctx) {
 	var b strings.Builder
+	var me *client // the asking connection's line is exact (inputMem)
+	if c.Client != nil {
+		me, _ = c.Client.Conn.(*client)
+	}
 	switch {
 	case len(c.Args) == 4 && engine.EqFold(c.Args[2], "type"):
 		typ, ok := clientTypeByName(c.Args[3])
@@ -262,7 +266,7 @@ func (s *Server) clientList(c *engine.Ctx) {
 		}
 		for _, o := range s.clientsByID() {
 			if s.clientType(o) == typ {
-				b.WriteString(s.clientLine(o))
+				b.WriteString(s.clientLine(o, o == me))
 				b.WriteByte('\n')
 			}
 		}
@@ -279,7 +283,7 @@ func (s *Server) clientList(c *engine.Ctx) {
 		for _, id := range ids {
 			s.clients.Range(func(k, _ any) bool {
 				if o := k.(*client); o.ID == id {
-					b.WriteString(s.clientLine(o))
+					b.WriteString(s.clientLine(o, o == me))
 					b.WriteByte('\n')
 					return false
 				}
@@ -291,7 +295,7 @@ func (s *Server) clientList(c *engine.Ctx) {
 		return
 	default:
 		for _, o := range s.clientsByID() {
-			b.WriteString(s.clientLine(o))
+			b.WriteString(s.clientLine(o, o == me))
 			b.WriteByte('\n')
 		}
 	}

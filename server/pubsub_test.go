@@ -553,20 +553,24 @@ func publishUntilBacklog(t *testing.T, pub *rawClient, min int) {
 }
 
 // slowOmem is CLIENT LIST's omem for the client named slow (checking
-// that tot-mem is the same).
+// that tot-mem is omem and the input buffers' fields).
 func slowOmem(t *testing.T, pub *rawClient) int {
 	t.Helper()
 	omem := func() int {
 		for _, line := range strings.Split(pub.do("CLIENT", "LIST"), "\n") {
 			if strings.Contains(line, " name=slow ") {
-				_, rest, _ := strings.Cut(line, " omem=")
-				v, _, _ := strings.Cut(rest, " ")
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					t.Fatalf("omem in %q: %v", line, err)
+				field := func(name string) int {
+					_, rest, _ := strings.Cut(line, " "+name+"=")
+					v, _, _ := strings.Cut(rest, " ")
+					n, err := strconv.Atoi(v)
+					if err != nil {
+						t.Fatalf("%s in %q: %v", name, line, err)
+					}
+					return n
 				}
-				if !strings.Contains(line, " tot-mem="+v+" ") {
-					t.Fatalf("tot-mem is not omem in %q", line)
+				n := field("omem")
+				if in := field("qbuf") + field("qbuf-free") + field("argv-mem") + field("multi-mem"); field("tot-mem") != n+in {
+					t.Fatalf("tot-mem is not omem+%d in %q", in, line)
 				}
 				return n
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
+	"sync/atomic"
 
 	"github.com/tidwall/redcon"
 
@@ -31,6 +33,14 @@ type cmdReader struct {
 	args       [][]byte // backing array of every Args of the last batch
 	inl        []byte   // the words of the last batch's inline requests
 	inlines    int      // inline requests parsed (tests compare the others with redcon's)
+	used       int      // bytes of the last batch's requests (CLIENT LIST qbuf)
+
+	// waiting, if set, is where the reader publishes what it holds each
+	// time it waits for input: the bytes of a partial request, and the
+	// free room of its buffer (packWaiting). CLIENT LIST reads it from
+	// other connections' goroutines.
+	waiting   *atomic.Uint64
+	published uint64 // the last value stored in waiting
 
 	// errNext: the last batch stopped before a bad request, whose error
 	// the next call returns without reading (the event loop must make
@@ -91,6 +101,7 @@ func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 	r.cmds = r.cmds[:0]
 	r.args = r.args[:0]
 	r.inl = r.inl[:0]
+	r.used = 0
 	r.errNext = false
 	reads := 0
 	for {
@@ -105,9 +116,11 @@ func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 				return nil, err
 			}
 			if len(r.cmds) > 0 {
+				r.publishWaiting() // what the batch leaves for after it
 				return r.cmds, nil
 			}
 		}
+		r.publishWaiting()
 		if r.once && reads > 0 {
 			return nil, errWouldBlock
 		}
@@ -179,8 +192,46 @@ func (r *cmdReader) parse() error {
 			return nil // incomplete
 		}
 		r.start += n
+		r.used += n
 	}
 	return nil
+}
+
+// publishWaiting publishes what the reader holds as it waits for input,
+// when that changed: a partial request, and the room its buffer has (all
+// of it when it holds nothing, as fill then starts over).
+func (r *cmdReader) publishWaiting() {
+	if r.waiting == nil {
+		return
+	}
+	partial, free := r.end-r.start, len(r.buf)-r.end
+	if partial == 0 {
+		free = len(r.buf)
+	}
+	if v := packWaiting(partial, free); v != r.published {
+		r.published = v
+		r.waiting.Store(v)
+	}
+}
+
+// queryBuf returns CLIENT LIST's qbuf and qbuf-free for the connection
+// whose goroutine calls it, in the middle of a batch: as in Redis, whose
+// query buffer keeps a batch's requests until all of them have run, qbuf
+// counts the batch's requests and whatever was read after them, and
+// qbuf-free the rest of the buffer.
+func (r *cmdReader) queryBuf() (qbuf, free int) {
+	return r.used + r.partial(), len(r.buf) - r.end
+}
+
+// packWaiting packs a waiting reader's partial request and free room, each
+// clipped to 32 bits, for cmdReader.waiting.
+func packWaiting(partial, free int) uint64 {
+	return uint64(min(partial, math.MaxUint32))<<32 | uint64(min(free, math.MaxUint32))
+}
+
+// unpackWaiting is packWaiting's inverse.
+func unpackWaiting(v uint64) (partial, free int) {
+	return int(v >> 32), int(v & math.MaxUint32)
 }
 
 // parseMultibulk parses one "*N\r\n$L\r\n...\r\n" request at the start of
