@@ -605,7 +605,7 @@ func isCSpace(c byte) bool {
 
 func init() {
 	addDirective(&directive{
-		name: "port",
+		name: "port", live: true, // CONFIG SET moves the listeners (rebind.go)
 		set: func(c *Config, args []string) string {
 			v, reason := numeric{lo: 0, hi: 65535}.parse(args[0])
 			if reason != "" {
@@ -625,7 +625,7 @@ func init() {
 		},
 	})
 	addDirective(&directive{
-		name: "bind", multi: true,
+		name: "bind", multi: true, live: true,
 		set: func(c *Config, args []string) string {
 			if len(args) > 16 {
 				return "Too many bind addresses specified."
@@ -1339,17 +1339,30 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 	}
 	old := s.live()
 	applyParams(&next, old, pairs)
+	oomSet := false
 	for i, p := range pairs { // updateOOMScoreAdj, once, if either changed
 		if d := directives[p.Name]; strings.HasPrefix(d.name, "oom-score-adj") && d.get(&next) != d.get(old) {
 			if !s.setOOMScoreAdj(&next) {
 				return i, errOOMScoreAdj
 			}
+			oomSet = true
 			break
 		}
 	}
 	if next.MaxMemory != 0 && next.MaxMemory != old.MaxMemory {
 		if used := s.eng.UsedMemory(); next.MaxMemory < used {
 			s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: write commands will be refused", "maxmemory", next.MaxMemory, "used", used)
+		}
+	}
+	for i, p := range pairs { // changeListenPort, changeBindAddr (rebind.go)
+		if p.Name == "port" || p.Name == "bind" {
+			if err := s.rebind(old, &next, p.Name == "port"); err != nil {
+				if oomSet {
+					s.setOOMScoreAdj(old) // back, as Redis restores every value of a failed set
+				}
+				return i, err.Error()
+			}
+			break
 		}
 	}
 	s.applyLive(&next)

@@ -89,6 +89,13 @@ func (s *Server) beginServing() {
 	if d := s.cfg.RestartDelay; d > 0 {
 		s.fx.refuseUntil.Store(s.eng.Now() + int64(d/time.Millisecond))
 	}
+	s.serveListeners()
+}
+
+// serveListeners starts an accept loop on s.ln and each of s.prod.extra,
+// and a new acceptDone, closed when they have all returned (Start,
+// Restart and CONFIG SET's rebind call it with s.mu held).
+func (s *Server) serveListeners() {
 	done := make(chan struct{})
 	s.fx.acceptDone = done // closed when every accept loop has returned
 	var loops sync.WaitGroup

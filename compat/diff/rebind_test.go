@@ -1,0 +1,66 @@
+package diff
+
+import (
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/tumblerdb/tumbler/compat/internal/proc"
+	"github.com/tumblerdb/tumbler/server"
+)
+
+// TestConfigSetPortAndBind compares CONFIG SET port and bind with
+// redis-server's: refused, with Redis's error and the setting unchanged,
+// for a port another socket holds and for an address no interface has;
+// a free port moves the server there (each its own), and the connection
+// that asked stays.
+func TestConfigSetPortAndBind(t *testing.T) {
+	rc, err := dial(proc.StartRedis(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.close)
+	tc, err := dial(server.RunT(t).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.close)
+	held, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	busy := strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "port", busy},
+		{"CONFIG", "SET", "bind", "10.255.255.254"},
+		{"CONFIG", "SET", "bind", "127.0.0.1 10.255.255.254"},
+		{"CONFIG", "GET", "bind"},
+	} {
+		if r, g := string(do(t, rc, args...)), string(do(t, tc, args...)); r != g {
+			t.Errorf("%q:\n redis:   %q\n tumbler: %q", args, r, g)
+		}
+	}
+	for name, c := range map[string]*conn{"redis": rc, "tumbler": tc} {
+		free, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strconv.Itoa(free.Addr().(*net.TCPAddr).Port)
+		free.Close()
+		if got := string(do(t, c, "CONFIG", "SET", "port", p)); got != "+OK\r\n" {
+			t.Fatalf("%s: CONFIG SET port %s = %q", name, p, got)
+		}
+		if got, want := string(do(t, c, "CONFIG", "GET", "port")), "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(p))+"\r\n"+p+"\r\n"; got != want {
+			t.Errorf("%s: CONFIG GET port = %q, want %q", name, got, want)
+		}
+		moved, err := dial(net.JoinHostPort("127.0.0.1", p))
+		if err != nil {
+			t.Fatalf("%s: not listening on the new port: %v", name, err)
+		}
+		if got := string(do(t, moved, "PING")); got != "+PONG\r\n" {
+			t.Errorf("%s: PING on the new port = %q", name, got)
+		}
+		moved.close()
+	}
+}
