@@ -5,9 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tumblerdb/tumbler/compat/internal/proc"
-	"github.com/tumblerdb/tumbler/server"
 )
 
 // TestDebugObjectDiff compares DEBUG OBJECT's line for a value of each
@@ -17,16 +14,7 @@ import (
 // two (both servers count seconds of their own clock); the address
 // aside. RESTORE IDLETIME sets the idle time on both.
 func TestDebugObjectDiff(t *testing.T) {
-	rc, err := dial(proc.StartRedis(t, "--enable-debug-command", "yes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rc.close)
-	tc, err := dial(server.RunT(t).Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.close)
+	rc, tc := dialBoth(t, "--enable-debug-command", "yes")
 	both := func(args ...string) (redis, tumbler string) {
 		t.Helper()
 		return string(do(t, rc, args...)), string(do(t, tc, args...))

@@ -322,3 +322,20 @@ func show(args []string) string {
 	}
 	return b.String()
 }
+
+// dialBoth starts a redis-server (with extra arguments) and a tumbler of
+// the test's own, and connects to each, until the test ends.
+func dialBoth(t *testing.T, extra ...string) (redis, tumbler *conn) {
+	t.Helper()
+	rc, err := dial(proc.StartRedis(t, extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.close)
+	tc, err := dial(server.RunT(t).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.close)
+	return rc, tc
+}

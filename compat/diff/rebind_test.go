@@ -4,9 +4,6 @@ import (
 	"net"
 	"strconv"
 	"testing"
-
-	"github.com/tumblerdb/tumbler/compat/internal/proc"
-	"github.com/tumblerdb/tumbler/server"
 )
 
 // TestConfigSetPortAndBind compares CONFIG SET port and bind with
@@ -15,16 +12,7 @@ import (
 // a free port moves the server there (each its own), and the connection
 // that asked stays.
 func TestConfigSetPortAndBind(t *testing.T) {
-	rc, err := dial(proc.StartRedis(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rc.close)
-	tc, err := dial(server.RunT(t).Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.close)
+	rc, tc := dialBoth(t)
 	held, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
