@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"math"
@@ -42,6 +43,12 @@ type prodState struct {
 	isLocal  func(net.Addr) bool // protected mode's loopback test; tests replace it
 	extra    []net.Listener      // listeners other than Server.ln (tls.go)
 	tlsAddr  string              // the TLS listener's address, guarded by Server.mu
+	// tlsLive is the TLS configuration handshakes use (serveTLSConfig);
+	// nil when TLS is not served from the tls-* settings.
+	tlsLive atomic.Pointer[tls.Config]
+	// tlsServe is the configuration the TLS listeners were made with
+	// (serveTLSConfig); nil without TLS. Guarded by Server.mu.
+	tlsServe *tls.Config
 }
 
 // Logger returns the server's logger, which drops records below the
@@ -798,7 +805,7 @@ func init() {
 			}
 		}))
 	addDirective(&directive{
-		name: "tls-port",
+		name: "tls-port", live: true, // CONFIG SET moves the listeners (rebind.go)
 		set: func(c *Config, args []string) string {
 			v, reason := numeric{lo: 0, hi: 65535}.parse(args[0])
 			if reason != "" {
@@ -818,20 +825,16 @@ func init() {
 			return p
 		},
 	})
-	addDirective(stringDirective("tls-cert-file", func(c *Config) *string { return &c.TLSCertFile }, nil))
-	addDirective(stringDirective("tls-key-file", func(c *Config) *string { return &c.TLSKeyFile }, nil))
-	addDirective(stringDirective("tls-ca-cert-file", func(c *Config) *string { return &c.TLSCACertFile }, nil))
-	addDirective(stringDirective("tls-ca-cert-dir", func(c *Config) *string { return &c.TLSCACertDir }, nil))
-	addDirective(stringDirective("tls-protocols", func(c *Config) *string { return &c.TLSProtocols }, func(v string) string {
-		if v == "" {
-			return ""
-		}
-		if _, _, err := tlsVersions(v); err != nil {
-			return strings.TrimPrefix(err.Error(), "tumbler: ")
-		}
-		return ""
-	}))
-	addDirective(enumDirective("tls-auth-clients", false, []string{"no", "yes", "optional"},
+	// The tls-* settings TLS is built from change live (buildLiveTLS, tls.go).
+	liveTLS := func(d *directive) *directive { d.live = true; return d }
+	addDirective(liveTLS(stringDirective("tls-cert-file", func(c *Config) *string { return &c.TLSCertFile }, nil)))
+	addDirective(liveTLS(stringDirective("tls-key-file", func(c *Config) *string { return &c.TLSKeyFile }, nil)))
+	addDirective(liveTLS(stringDirective("tls-ca-cert-file", func(c *Config) *string { return &c.TLSCACertFile }, nil)))
+	addDirective(liveTLS(stringDirective("tls-ca-cert-dir", func(c *Config) *string { return &c.TLSCACertDir }, nil)))
+	// (checked when TLS is configured from it, as Redis's tlsConfigure:
+	// CONFIG SET refuses a bad one only while TLS is served)
+	addDirective(liveTLS(stringDirective("tls-protocols", func(c *Config) *string { return &c.TLSProtocols }, nil)))
+	addDirective(enumDirective("tls-auth-clients", true, []string{"no", "yes", "optional"},
 		func(c *Config) string {
 			if c.TLSAuthClients == "" {
 				return "yes"
@@ -1354,9 +1357,20 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 			s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: write commands will be refused", "maxmemory", next.MaxMemory, "used", used)
 		}
 	}
+	tlsNext, err := s.buildLiveTLS(old, &next) // applyTlsCfg (tls.go)
+	if err != nil {
+		for i, p := range pairs {
+			if strings.HasPrefix(p.Name, "tls-") {
+				if oomSet {
+					s.setOOMScoreAdj(old)
+				}
+				return i, err.Error()
+			}
+		}
+	}
 	for i, p := range pairs { // changeListenPort, changeBindAddr (rebind.go)
-		if p.Name == "port" || p.Name == "bind" {
-			if err := s.rebind(old, &next, p.Name == "port"); err != nil {
+		if p.Name == "port" || p.Name == "bind" || p.Name == "tls-port" {
+			if err := s.rebind(old, &next, p.Name); err != nil {
 				if oomSet {
 					s.setOOMScoreAdj(old) // back, as Redis restores every value of a failed set
 				}
@@ -1364,6 +1378,10 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 			}
 			break
 		}
+	}
+	if tlsNext != nil {
+		s.prod.tlsLive.Store(tlsNext)
+		s.log.Info("CONFIG SET: TLS configuration updated")
 	}
 	s.applyLive(&next)
 	return -1, ""

@@ -193,7 +193,6 @@ func TestLoadConfigFile_ErrorsNameFileLineAndReason(t *testing.T) {
 		{"protected-mode maybe", "argument must be 'yes' or 'no'"},
 		{"loglevel loud", "argument(s) must be one of the following: debug, verbose, notice, warning"},
 		{"tls-auth-clients sometimes", "argument(s) must be one of the following: no, yes, optional"},
-		{"tls-protocols SSLv3", `invalid tls-protocols specified: "SSLv3"`},
 		{`requirepass "abc`, "Unbalanced quotes in configuration line"},
 		{`requirepass "abc"def`, "Unbalanced quotes in configuration line"},
 		{"user", "Bad directive or wrong number of arguments"},

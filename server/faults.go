@@ -571,6 +571,13 @@ func (s *Server) Restart(keepData bool) error {
 	s.prod.mu.Lock()
 	start := s.cfg
 	s.applyLive(&start)
+	if s.prod.tlsLive.Load() != nil { // the started-with certificates, as a new process loads them
+		if tc, err := buildTLSConfig(&start); err == nil {
+			s.prod.tlsLive.Store(tc)
+		} else {
+			s.log.Error("restart: cannot configure TLS with the started-with settings; keeping the live ones", "err", err)
+		}
+	}
 	s.setOOMScoreAdj(&start)                    // as a new redis-server process sets it (oomscore.go)
 	if msg := s.startUsers(&start); msg != "" { // the configured users again (acl.go)
 		s.log.Error("cannot load the configured users", "err", msg)

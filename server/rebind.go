@@ -8,11 +8,10 @@ import (
 	"strconv"
 )
 
-// CONFIG SET port and CONFIG SET bind move the plain TCP listeners, as
-// Redis's changeListenPort and changeBindAddr do: connections already
-// made stay, new ones come on the new addresses, and when one of those
-// cannot be listened on the old ones come back and the set fails. The TLS
-// listeners stay where they are (Redis moves them with bind too).
+// CONFIG SET port, tls-port and bind move the listeners, as Redis's
+// changeListenPort and changeBindAddr do: connections already made stay,
+// new ones come on the new addresses, and when one of those cannot be
+// listened on the old ones come back and the set fails.
 
 // errRebindPort and errRebindBind are Redis's CONFIG SET errors for a port
 // or bind addresses it cannot listen on.
@@ -21,38 +20,62 @@ var (
 	errRebindBind = errors.New("Failed to bind to specified addresses.")
 )
 
-// plainAddrs returns the addresses of cfg's plain TCP listeners, each
-// with whether it is optional ("-" in bind): Addr, then each of
-// ExtraAddrs on its port. A port of 0 (one picked at start) is the port
-// the server listens on now.
-func (s *Server) plainAddrs(cfg *Config) (addrs []string, optional []bool) {
-	if cfg.TLSOnly {
-		return nil, nil
-	}
-	host, port, err := net.SplitHostPort(cfg.Addr)
-	if err != nil {
-		return nil, nil
-	}
-	if port == "0" && s.port != 0 {
-		port = strconv.Itoa(s.port)
-	}
-	addrs, optional = []string{net.JoinHostPort(host, port)}, []bool{false}
-	for _, b := range cfg.ExtraAddrs {
-		h, opt := bindHost(b)
-		addrs = append(addrs, net.JoinHostPort(h, port))
-		optional = append(optional, opt)
-	}
-	return addrs, optional
+// listenSpec is one listener to open: its address, whether it may be
+// skipped when unavailable ("-" in bind), and whether it serves TLS.
+type listenSpec struct {
+	addr     string
+	optional bool
+	tls      bool
 }
 
-// rebind moves the plain listeners from old's addresses to next's, when
-// they differ. Called by CONFIG SET (with the keyspace and the settings
-// locked); it fails, with nothing changed, when next's addresses cannot
-// all be listened on, or when Restart is running.
-func (s *Server) rebind(old, next *Config, byPort bool) error {
-	fail := errRebindBind
-	if byPort {
-		fail = errRebindPort
+// listenSpecs returns the listeners cfg asks for, plain ones first (the
+// first of all is the primary one), as listen opens them. A port of 0 (one
+// picked at start) is the port the server listens on now.
+func (s *Server) listenSpecs(cfg *Config) []listenSpec {
+	host, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil
+	}
+	var specs []listenSpec
+	if !cfg.TLSOnly {
+		if port == "0" && s.port != 0 {
+			port = strconv.Itoa(s.port)
+		}
+		specs = append(specs, listenSpec{addr: net.JoinHostPort(host, port)})
+		for _, b := range cfg.ExtraAddrs {
+			h, opt := bindHost(b)
+			specs = append(specs, listenSpec{addr: net.JoinHostPort(h, port), optional: opt})
+		}
+	}
+	if cfg.TLSAddr == "" {
+		return specs
+	}
+	th, tp, err := net.SplitHostPort(cfg.TLSAddr)
+	if err != nil {
+		return specs
+	}
+	if tp == "0" && s.prod.tlsAddr != "" {
+		_, tp, _ = net.SplitHostPort(s.prod.tlsAddr)
+	}
+	hosts := []string{th}
+	if th == "" { // a TLS port alone listens on every bind address
+		hosts = append([]string{host}, cfg.ExtraAddrs...)
+	}
+	for i, h := range hosts {
+		h, opt := bindHost(h)
+		specs = append(specs, listenSpec{addr: net.JoinHostPort(h, tp), optional: opt && i > 0, tls: true})
+	}
+	return specs
+}
+
+// rebind moves the listeners from old's addresses to next's, when they
+// differ. Called by CONFIG SET (with the keyspace and the settings locked)
+// for the parameter named param; it fails, with nothing changed, when
+// next's addresses cannot all be listened on, or when Restart is running.
+func (s *Server) rebind(old, next *Config, param string) error {
+	fail := errRebindPort
+	if param == "bind" {
+		fail = errRebindBind
 	}
 	if next.TLSOnly != old.TLSOnly {
 		// port 0 (no plain listener) or back: the primary listener
@@ -65,10 +88,22 @@ func (s *Server) rebind(old, next *Config, byPort bool) error {
 	if !s.started || s.closed {
 		return nil // Start listens on next's addresses; Close ends all
 	}
-	from, _ := s.plainAddrs(old)
-	to, optional := s.plainAddrs(next)
+	from, to := s.listenSpecs(old), s.listenSpecs(next)
 	if slices.Equal(from, to) {
 		return nil
+	}
+	if len(to) == 0 {
+		s.log.Warn("CONFIG SET: the server would listen nowhere")
+		return fail
+	}
+	tlsServe := s.prod.tlsServe
+	if tlsServe == nil && next.TLSAddr != "" { // applyTLSPort: TLS was off
+		tc, err := buildTLSConfig(next)
+		if err != nil {
+			s.log.Warn("CONFIG SET: cannot configure TLS", "err", err)
+			return errTLSUpdate
+		}
+		tlsServe = s.serveTLSConfig(next, tc)
 	}
 	if !s.fx.restartMu.TryLock() {
 		s.log.Warn("CONFIG SET: cannot move the listeners while the server restarts")
@@ -76,70 +111,65 @@ func (s *Server) rebind(old, next *Config, byPort bool) error {
 	}
 	defer s.fx.restartMu.Unlock()
 
-	// Stop every accept loop (the TLS ones too: their loops end together),
-	// then listen on the new addresses, or on the old ones again.
-	var plain, other []net.Listener
+	// Stop every accept loop, then listen on the new addresses, or on the
+	// old ones again.
+	var back []listenSpec // (each optional: whatever comes back serves)
 	for _, ln := range append([]net.Listener{s.ln}, s.prod.extra...) {
-		if _, isTLS := ln.(*tlsListener); isTLS {
-			other = append(other, ln)
-		} else {
-			plain = append(plain, ln)
-		}
+		_, isTLS := ln.(*tlsListener)
+		back = append(back, listenSpec{addr: ln.Addr().String(), optional: true, tls: isTLS})
 		_ = ln.Close()
 	}
 	<-s.fx.acceptDone
-	opened, err := s.listenPlain(to, optional)
+	opened, err := s.openListeners(to, tlsServe, listenClients)
 	if err != nil {
 		s.log.Warn("CONFIG SET: cannot listen on the new addresses; listening on the old ones again", "err", err)
-		back := make([]net.Listener, 0, len(plain))
-		for _, ln := range plain {
-			nl, rerr := s.relisten(ln.Addr().String())
-			if rerr != nil {
-				s.log.Error("CONFIG SET: cannot listen on an old address again", "err", rerr)
-				continue
-			}
-			back = append(back, nl)
+		if s.prod.tlsServe == nil {
+			s.prod.tlsLive.Store(nil) // TLS stays off
 		}
-		opened = back
-	}
-	for _, ln := range other {
-		nl, rerr := s.relisten(ln.Addr().String())
-		if rerr != nil {
-			s.log.Error("CONFIG SET: cannot listen on the TLS address again", "err", rerr)
-			continue
+		if opened, _ = s.openListeners(back, s.prod.tlsServe, s.relisten); len(opened) == 0 {
+			s.log.Error("CONFIG SET: cannot listen on the old addresses again either")
+			s.ln, s.prod.extra = nil, nil
+			return fail
 		}
-		tl := ln.(*tlsListener)
-		opened = append(opened, &tlsListener{Listener: tls.NewListener(nl, tl.cfg), cfg: tl.cfg})
-	}
-	if len(opened) == 0 {
-		return fail // (logged above)
+	} else if next.TLSAddr == "" { // TLS off: built afresh if it comes back
+		s.prod.tlsServe = nil
+		s.prod.tlsLive.Store(nil)
+	} else {
+		s.prod.tlsServe = tlsServe
 	}
 	s.ln, s.prod.extra = opened[0], opened[1:]
-	if ta, ok := s.ln.Addr().(*net.TCPAddr); ok && !next.TLSOnly {
-		s.port = ta.Port
+	s.prod.tlsAddr = ""
+	for _, ln := range opened {
+		if tl, ok := ln.(*tlsListener); ok {
+			s.prod.tlsAddr = tl.Addr().String()
+			break
+		}
+	}
+	if _, isTLS := s.ln.(*tlsListener); !isTLS {
+		s.port = s.ln.Addr().(*net.TCPAddr).Port
 	}
 	s.serveListeners()
 	if err != nil {
 		return fail
 	}
-	s.log.Info("CONFIG SET: listening on new addresses", "addrs", to)
+	s.log.Info("CONFIG SET: listening on new addresses", "listeners", len(opened))
 	return nil
 }
 
-// listenPlain listens on addrs, skipping an optional one that is not
-// available (as Start does); it fails, closing what it opened, when a
-// required one is not, or when none is.
-func (s *Server) listenPlain(addrs []string, optional []bool) ([]net.Listener, error) {
-	listen := s.fx.listen
-	if listen == nil {
-		listen = listenClients
+// openListeners listens as specs say, a TLS one serving tc, skipping an
+// optional one that is not available (as Start does); it fails, closing
+// what it opened, when a required one is not. listen is how an address is
+// listened on (relisten, to take old addresses back).
+func (s *Server) openListeners(specs []listenSpec, tc *tls.Config, listen func(string) (net.Listener, error)) ([]net.Listener, error) {
+	if s.fx.listen != nil {
+		listen = s.fx.listen
 	}
 	var opened []net.Listener
-	for i, a := range addrs {
-		ln, err := listen(a)
+	for _, sp := range specs {
+		ln, err := listen(sp.addr)
 		if err != nil {
-			if optional[i] {
-				s.log.Warn("could not listen on an optional bind address", "addr", a, "err", err)
+			if sp.optional {
+				s.log.Warn("could not listen on an optional bind address", "addr", sp.addr, "err", err)
 				continue
 			}
 			for _, o := range opened {
@@ -147,10 +177,10 @@ func (s *Server) listenPlain(addrs []string, optional []bool) ([]net.Listener, e
 			}
 			return nil, err
 		}
+		if sp.tls {
+			ln = &tlsListener{Listener: tls.NewListener(ln, tc), cfg: tc}
+		}
 		opened = append(opened, ln)
-	}
-	if len(opened) == 0 {
-		return nil, errors.New("no bind address available")
 	}
 	return opened, nil
 }

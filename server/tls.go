@@ -33,6 +33,8 @@ func (s *Server) listen() (net.Listener, error) {
 		if tlsCfg, err = buildTLSConfig(cfg); err != nil {
 			return nil, err
 		}
+		tlsCfg = s.serveTLSConfig(cfg, tlsCfg)
+		s.prod.tlsServe = tlsCfg
 	}
 	var opened []net.Listener
 	fail := func(err error) (net.Listener, error) {
@@ -173,6 +175,48 @@ func (s *Server) TLSAddr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.prod.tlsAddr
+}
+
+// serveTLSConfig returns the configuration the TLS listeners serve with:
+// one that hands each handshake the live configuration, tc at first, which
+// CONFIG SET of a tls-* setting replaces (buildLiveTLS), as Redis's
+// applyTlsCfg does: new connections get the new certificates, connections
+// made keep theirs. An embedder's Config.TLSConfig is served as it is.
+func (s *Server) serveTLSConfig(cfg *Config, tc *tls.Config) *tls.Config {
+	if cfg.TLSConfig != nil {
+		return tc
+	}
+	s.prod.tlsLive.Store(tc)
+	return &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return s.prod.tlsLive.Load(), nil
+	}}
+}
+
+// tlsSettingsChanged reports whether next's tls-* settings (those its
+// configuration is built from) differ from old's.
+func tlsSettingsChanged(old, next *Config) bool {
+	return old.TLSCertFile != next.TLSCertFile || old.TLSKeyFile != next.TLSKeyFile ||
+		old.TLSCACertFile != next.TLSCACertFile || old.TLSCACertDir != next.TLSCACertDir ||
+		old.TLSProtocols != next.TLSProtocols || old.TLSAuthClients != next.TLSAuthClients
+}
+
+// errTLSUpdate is Redis's CONFIG SET error for TLS settings it cannot
+// configure with.
+var errTLSUpdate = errors.New("Unable to update TLS configuration. Check server logs.")
+
+// buildLiveTLS builds the configuration next's tls-* settings give, for
+// CONFIG SET, when TLS is served from them (nil, nil otherwise: they are
+// only kept, as Redis keeps them without a tls-port).
+func (s *Server) buildLiveTLS(old, next *Config) (*tls.Config, error) {
+	if s.prod.tlsLive.Load() == nil || !tlsSettingsChanged(old, next) {
+		return nil, nil
+	}
+	tc, err := buildTLSConfig(next)
+	if err != nil {
+		s.log.Warn("CONFIG SET: cannot configure TLS with the new settings; keeping the old ones", "err", err)
+		return nil, errTLSUpdate
+	}
+	return tc, nil
 }
 
 // buildTLSConfig returns the server's TLS configuration: Config.TLSConfig

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -349,4 +350,127 @@ func TestRestart_BringsBackEveryListenerAsItWas(t *testing.T) {
 			t.Fatalf("plain PING after Restart: %q", got)
 		}
 	})
+}
+
+// CONFIG SET of the tls-* settings configures TLS anew, as Redis's
+// applyTlsCfg: new connections get the new certificate (a rotation
+// without a restart), connections made keep theirs, settings TLS cannot
+// be configured with are Redis's error with nothing changed, and a
+// Restart comes back with the certificates the server started with.
+func TestTLS_ConfigSetRotatesCertificates(t *testing.T) {
+	p, next := newTestPKI(t), newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "no") }))
+	c := dial(t, srv.Addr())
+	served := func(pki *testPKI, certs ...tls.Certificate) bool {
+		got, err := pki.tlsDo(srv.TLSAddr(), certs, "PING")
+		return err == nil && got == "+PONG\r\n"
+	}
+	if !served(p) || served(next) {
+		t.Fatal("before: want the first certificate")
+	}
+	old, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if got := c.do("CONFIG", "SET", "tls-cert-file", next.certFile, "tls-key-file", next.keyFile); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET the new certificate = %q", got)
+	}
+	if served(p) || !served(next) {
+		t.Fatal("after CONFIG SET: want the new certificate")
+	}
+	old.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := old.Write([]byte(encode("PING"))); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := readReply(bufio.NewReader(old), &b); err != nil || b.String() != "+PONG\r\n" {
+		t.Fatalf("the connection made before: %q, %v", b.String(), err)
+	}
+
+	want := "-ERR CONFIG SET failed (possibly related to argument 'tls-key-file') - Unable to update TLS configuration. Check server logs.\r\n"
+	if got := c.do("CONFIG", "SET", "timeout", "7", "tls-key-file", filepath.Join(t.TempDir(), "missing.key")); got != want {
+		t.Fatalf("CONFIG SET a missing key = %q, want %q", got, want)
+	}
+	if got := c.do("CONFIG", "GET", "tls-key-file"); !strings.HasSuffix(got, next.keyFile+"\r\n") {
+		t.Fatalf("tls-key-file after the failed set: %q", got)
+	}
+	if got := c.do("CONFIG", "GET", "timeout"); got != "*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n" {
+		t.Fatalf("timeout after the failed set: %q", got)
+	}
+	if !served(next) {
+		t.Fatal("after the failed set: want the new certificate still")
+	}
+	want = "-ERR CONFIG SET failed (possibly related to argument 'tls-protocols') - Unable to update TLS configuration. Check server logs.\r\n"
+	if got := c.do("CONFIG", "SET", "tls-protocols", "SSLv3"); got != want {
+		t.Fatalf("CONFIG SET tls-protocols SSLv3 = %q, want %q", got, want)
+	}
+
+	// client certificates, checked against the CA the server started with
+	if got := c.do("CONFIG", "SET", "tls-auth-clients", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET tls-auth-clients yes = %q", got)
+	}
+	if served(next) || !served(next, p.client) {
+		t.Fatal("tls-auth-clients yes: want a client certificate signed by the CA")
+	}
+
+	if err := srv.Restart(true); err != nil {
+		t.Fatal(err)
+	}
+	if !served(p) || served(next) {
+		t.Fatal("after Restart: want the certificate the server started with")
+	}
+}
+
+// CONFIG SET tls-port moves the TLS listeners (onto the bind addresses,
+// as a tls-port does), turns TLS on from the tls-* settings, as Redis's
+// applyTLSPort, or off with 0; settings TLS cannot be configured with are
+// Redis's error.
+func TestTLS_ConfigSetTLSPort(t *testing.T) {
+	p := newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.TLSCertFile, c.TLSKeyFile, c.TLSAuthClients = p.certFile, p.keyFile, "no"
+	}))
+	c := dial(t, srv.Addr())
+	if srv.TLSAddr() != "" {
+		t.Fatal("TLS served without a tls-port")
+	}
+	port := strconv.Itoa(freeTCPPort(t))
+	if got := c.do("CONFIG", "SET", "tls-port", port); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET tls-port = %q", got)
+	}
+	if want := net.JoinHostPort("127.0.0.1", port); srv.TLSAddr() != want {
+		t.Fatalf("TLSAddr() = %q, want %q", srv.TLSAddr(), want)
+	}
+	if got, err := p.tlsDo(srv.TLSAddr(), nil, "PING"); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("PING over TLS: %q, %v", got, err)
+	}
+	pingAt(t, srv.Addr()) // the plain listener still serves
+	moved := strconv.Itoa(freeTCPPort(t))
+	if got := c.do("CONFIG", "SET", "tls-port", moved); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET tls-port again = %q", got)
+	}
+	if got, err := p.tlsDo(net.JoinHostPort("127.0.0.1", moved), nil, "PING"); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("PING over TLS on the new port: %q, %v", got, err)
+	}
+	if got := c.do("CONFIG", "SET", "tls-port", "0"); got != "+OK\r\n" || srv.TLSAddr() != "" {
+		t.Fatalf("CONFIG SET tls-port 0 = %q, TLSAddr %q", got, srv.TLSAddr())
+	}
+	if _, err := p.tlsDo(net.JoinHostPort("127.0.0.1", moved), nil, "PING"); err == nil {
+		t.Fatal("TLS still served after tls-port 0")
+	}
+	// kept, unchecked, while TLS is off, as in Redis
+	if got := c.do("CONFIG", "SET", "tls-protocols", "SSLv3"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET tls-protocols SSLv3 with TLS off = %q", got)
+	}
+	c.do("CONFIG", "SET", "tls-protocols", "")
+	c.do("CONFIG", "SET", "tls-key-file", filepath.Join(t.TempDir(), "missing.key"))
+	want := "-ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to update TLS configuration. Check server logs.\r\n"
+	if got := c.do("CONFIG", "SET", "tls-port", port); got != want {
+		t.Fatalf("CONFIG SET tls-port with a missing key = %q, want %q", got, want)
+	}
+	if srv.TLSAddr() != "" {
+		t.Fatal("TLS served after the failed set")
+	}
+	pingAt(t, srv.Addr())
 }
