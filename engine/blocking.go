@@ -76,6 +76,10 @@ type Waiter struct {
 // UNBLOCK; the waiting goroutine then calls FinishWait.
 func (w *Waiter) Done() <-chan struct{} { return w.done }
 
+// ArgvLen is the bytes of the blocked command's arguments (CLIENT LIST's
+// argv-mem: Redis keeps a blocked client's arguments).
+func (w *Waiter) ArgvLen() int { return ArgvLen(w.args) }
+
 // Timeout is how long the client may wait; 0 means forever.
 func (w *Waiter) Timeout() time.Duration { return w.timeout }
 

@@ -340,8 +340,8 @@ func TestClient_ShowsDatabase(t *testing.T) {
 // CLIENT LIST's input fields: the asking client's qbuf counts its batch's
 // requests and what came after them, argv-mem its command's arguments; a
 // client waiting in the middle of a request shows the bytes it sent, and
-// one in MULTI the size of its queue, back to 0 once EXEC has run
-// (compat/diff's TestClientListInputFields compares them with Redis's).
+// one in MULTI the size of its queue, back to 0 once EXEC has run, one
+// blocked in BLPOP its command's arguments until served (compat/diff's TestClientListInputFields compares them with Redis's).
 func TestClientList_InputFields(t *testing.T) {
 	srv := RunT(t)
 	admin, part, mx := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
@@ -378,6 +378,20 @@ func TestClientList_InputFields(t *testing.T) {
 	mx.do("EXEC")
 	if got := fieldsOf("mx"); !strings.HasPrefix(got, "multi=-1 qbuf=0 ") || !strings.HasSuffix(got, " multi-mem=0") {
 		t.Errorf("after EXEC: %q", got)
+	}
+	bl := dial(t, srv.Addr())
+	bl.do("CLIENT", "SETNAME", "bl")
+	bl.send(encode("BLPOP", "nosuchlist", "0"))
+	eventually(t, "BLPOP blocked", func() bool { return srv.Engine().BlockedClients() == 1 })
+	if got := fieldsOf("bl"); !strings.HasSuffix(got, " argv-mem=16 multi-mem=0") {
+		t.Errorf("blocked in BLPOP: %q", got)
+	}
+	admin.do("RPUSH", "nosuchlist", "x")
+	if got := bl.read(); got != "*2\r\n$10\r\nnosuchlist\r\n$1\r\nx\r\n" {
+		t.Fatalf("BLPOP = %q", got)
+	}
+	if got := fieldsOf("bl"); !strings.HasSuffix(got, " argv-mem=0 multi-mem=0") {
+		t.Errorf("served: %q", got)
 	}
 	part.send("\r\n$1\r\nk\r\n")
 	if got := part.read(); got != "$1\r\nv\r\n" {

@@ -32,6 +32,7 @@ type client struct {
 	fc       *framedConn
 	rd       *cmdReader    // its requests; own goroutine (or its event loop) only
 	waiting  atomic.Uint64 // what rd holds while it waits for input (cmdReader.waiting)
+	blocked  atomic.Int64  // the arguments' bytes of the command it is blocked in (inputMem)
 	w        respWriter
 	spare    []byte // the other output buffer, swapped in by flushShared
 	ctx      engine.Ctx
@@ -153,7 +154,9 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 			if c.reply.blocked { // CLIENT REPLY OFF/SKIP: its reply goes nowhere either (reply.go)
 				c.ctx.W = discardWriter{proto: c.w.proto}
 			}
+			c.blocked.Store(int64(c.ctx.Blocked.ArgvLen()))
 			s.waitBlocked(c) // blocking.go: BLPOP and friends wait here
+			c.blocked.Store(0)
 			c.ctx.W = &c.w
 			s.afterBlocked(c) // tracking: invalidations of its own writes, after its reply (tracking.go)
 			c.ctx.Unchain()

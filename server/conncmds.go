@@ -254,15 +254,15 @@ func (s *Server) clientLine(me *client, self bool) string {
 // connection's reader belongs to its goroutine: what it published when it
 // last waited for input stands in (the partial request it held, no
 // command running), which is what Redis shows of a client between
-// commands. A client blocked (BLPOP) keeps its command's arguments in
-// Redis; here it shows none.
+// commands; a client blocked (BLPOP) keeps its command's arguments, as in
+// Redis.
 func (c *client) inputMem(self bool) (qbuf, free, argv int) {
 	if self && c.rd != nil {
 		qbuf, free = c.rd.queryBuf()
 		return qbuf + c.fc.held(), free, engine.ArgvLen(c.ctx.Args)
 	}
 	qbuf, free = unpackWaiting(c.waiting.Load())
-	return qbuf, free, 0
+	return qbuf, free, int(c.blocked.Load())
 }
 
 // pendingOutput is what CLIENT LIST reports as omem (and tot-mem): the

@@ -17,8 +17,8 @@ import (
 // argv-mem the arguments of the command running (EXEC's inside a
 // transaction), and multi-mem the queued commands' arguments and their
 // pointers. Other clients, between commands, show no query buffer and no
-// arguments, and their queued commands. qbuf-free and tot-mem depend on
-// buffer sizes, which differ.
+// arguments (a blocked one its command's), and their queued commands.
+// qbuf-free and tot-mem depend on buffer sizes, which differ.
 func TestClientListInputFields(t *testing.T) {
 	redis := proc.StartRedis(t)
 	tumbler := server.RunT(t).Addr()
@@ -35,6 +35,10 @@ func TestClientListInputFields(t *testing.T) {
 			{conn: 2, send: "CLIENT SETNAME queued\r\nMULTI\r\nSET k v\r\nGET k\r\n"},
 			s("CLIENT SETNAME me\r\nCLIENT LIST\r\n"),
 		}, "multi-mem=49 "},
+		{"a blocked client", []wireStep{
+			{conn: 1, send: "CLIENT SETNAME blocked\r\nBLPOP nosuchlist 0\r\n"},
+			s("CLIENT LIST\r\n"),
+		}, "argv-mem=16 "},
 	}
 	field := regexp.MustCompile(` (name|multi|qbuf|argv-mem|multi-mem)=(\S*)`)
 	fields := func(data []byte) string {
