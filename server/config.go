@@ -229,6 +229,12 @@ type directive struct {
 	multi bool
 	// live directives may be changed by CONFIG SET.
 	live bool
+	// own directives are tumbler's, not Redis's parameters. One that is
+	// not live still takes CONFIG SET of the value it has (nothing to
+	// change), so that a tool setting every parameter to its own value,
+	// as Redis's test suite does, gets through; any other value is
+	// refused as immutable.
+	own bool
 	// fileOnly directives (user) are not CONFIG parameters.
 	fileOnly bool
 	// alias, when set, is the directive this is another name of
@@ -862,12 +868,14 @@ func init() {
 			return c.Supervised
 		},
 		func(c *Config, v string) string { c.Supervised = v; return "" }))
-	addDirective(boolDirective("event-loop", false,
+	// tumbler's own; start-up only (own: see directive)
+	ownDirective := func(d *directive) *directive { d.own = true; return d }
+	addDirective(ownDirective(boolDirective("event-loop", false,
 		func(c *Config) bool { return !c.NoEventLoop },
-		func(c *Config, v bool) { c.NoEventLoop = !v }))
-	addDirective(stringDirective("metrics-addr", func(c *Config) *string { return &c.MetricsAddr }, nil))
+		func(c *Config, v bool) { c.NoEventLoop = !v })))
+	addDirective(ownDirective(stringDirective("metrics-addr", func(c *Config) *string { return &c.MetricsAddr }, nil)))
 	addDirective(&directive{
-		name: "restart-delay",
+		name: "restart-delay", own: true,
 		set: func(c *Config, args []string) string {
 			if ms, ok := engine.ParseInt([]byte(args[0])); ok && ms >= 0 {
 				c.RestartDelay = time.Duration(ms) * time.Millisecond
@@ -1304,7 +1312,7 @@ func (s *Server) registerConfigParams() {
 				return d.get(s.live())
 			}
 		}
-		spec := engine.ParamSpec{Name: name, Get: get, Settable: d.live, MultiArg: d.multi, Hidden: d.hidden}
+		spec := engine.ParamSpec{Name: name, Get: get, Settable: d.live || d.own, MultiArg: d.multi, Hidden: d.hidden}
 		if d.protected {
 			spec.CheckSet = s.checkProtected
 		}
@@ -1324,7 +1332,7 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 	next := *s.live()
 	for i, p := range pairs {
 		d := directives[p.Name]
-		if d == nil || !d.live {
+		if d == nil || !d.live && !d.own {
 			return i, "can't set immutable config"
 		}
 		args := p.Args
@@ -1333,6 +1341,9 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 		}
 		if reason := d.set(&next, args); reason != "" {
 			return i, reason
+		}
+		if !d.live && d.get(&next) != d.get(s.live()) {
+			return i, "can't set immutable config"
 		}
 		if d.fixed {
 			if reason := d.refuse(args); reason != "" {

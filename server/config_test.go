@@ -410,6 +410,13 @@ func TestConfigSet_LiveAndAtomic(t *testing.T) {
 		{[]string{"CONFIG", "SET", "timeout", "40", "maxclients", "0"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n"},
 		{[]string{"CONFIG", "GET", "timeout"}, "*2\r\n$7\r\ntimeout\r\n$2\r\n30\r\n"},
 		{[]string{"CONFIG", "SET", "timeout", "40", "tcp-backlog", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'tcp-backlog') - can't set immutable config\r\n"},
+		// even to the value it has, as Redis; tumbler's own start-up
+		// parameters take the value they have, and nothing else
+		{[]string{"CONFIG", "SET", "tcp-backlog", "511"}, "-ERR CONFIG SET failed (possibly related to argument 'tcp-backlog') - can't set immutable config\r\n"},
+		{[]string{"CONFIG", "SET", "event-loop", "yes", "metrics-addr", "", "restart-delay", "0"}, "+OK\r\n"},
+		{[]string{"CONFIG", "SET", "timeout", "40", "event-loop", "no"}, "-ERR CONFIG SET failed (possibly related to argument 'event-loop') - can't set immutable config\r\n"},
+		{[]string{"CONFIG", "SET", "restart-delay", "1s"}, "-ERR CONFIG SET failed (possibly related to argument 'restart-delay') - can't set immutable config\r\n"},
+		{[]string{"CONFIG", "SET", "metrics-addr", "127.0.0.1:0"}, "-ERR CONFIG SET failed (possibly related to argument 'metrics-addr') - can't set immutable config\r\n"},
 		// so does an address that cannot be listened on (rebind.go)
 		{[]string{"CONFIG", "SET", "timeout", "40", "bind", "10.255.255.254"}, "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"},
 		{[]string{"CONFIG", "SET", "timeout", "40", "nosuch", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n"},
