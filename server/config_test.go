@@ -655,3 +655,46 @@ func TestOutputLimits_SecondsAsRedis(t *testing.T) {
 		t.Fatalf("seconds wrapping to a negative int accepted: %+v", l.Normal)
 	}
 }
+
+// DEBUG CONFIG-REWRITE-FORCE-ALL writes every setting, defaults included,
+// as Redis's: the file then starts a server with the same settings
+// (Redis's "CONFIG REWRITE sanity" test restarts from it). Without a
+// config file it fails as Redis's does.
+func TestDebugConfigRewriteForceAll(t *testing.T) {
+	c := dial(t, RunT(t).Addr())
+	if got := c.do("DEBUG", "CONFIG-REWRITE-FORCE-ALL"); got != "-ERR CONFIG-REWRITE-FORCE-ALL failed: Bad address\r\n" {
+		t.Fatalf("without a config file: %q", got)
+	}
+	path := writeConf(t, "all.conf", "port 0\ntimeout 10\n")
+	var cfg Config
+	if _, err := LoadConfigFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.TLSOnly = "127.0.0.1:0", false // the test's own port
+	cfg.EnableDebugCommand = "yes"
+	srv := RunT(t, WithConfig(func(c *Config) { *c = cfg }))
+	c = dial(t, srv.Addr())
+	if got := c.do("CONFIG", "SET", "maxmemory", "64mb"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := c.do("DEBUG", "CONFIG-REWRITE-FORCE-ALL"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG CONFIG-REWRITE-FORCE-ALL = %q", got)
+	}
+	data, _ := os.ReadFile(path)
+	for _, line := range []string{"timeout 10", "maxmemory 64mb", "hz 10", "maxmemory-policy noeviction", "busy-reply-threshold 5000"} {
+		if !strings.Contains("\n"+string(data), "\n"+line+"\n") {
+			t.Errorf("the rewritten file lacks %q:\n%s", line, data)
+		}
+	}
+	var back Config
+	if _, err := LoadConfigFile(path, &back); err != nil {
+		t.Fatalf("the rewritten file does not load: %v", err)
+	}
+	back.Addr, back.TLSOnly = "127.0.0.1:0", false
+	again := dial(t, RunT(t, WithConfig(func(c *Config) { *c = back })).Addr())
+	for _, name := range []string{"timeout", "maxmemory", "hz", "save", "appendonly", "maxmemory-policy"} {
+		if a, b := c.do("CONFIG", "GET", name), again.do("CONFIG", "GET", name); a != b {
+			t.Errorf("CONFIG GET %s: %q before, %q from the rewritten file", name, a, b)
+		}
+	}
+}

@@ -51,6 +51,9 @@ func (s *Server) debugAllowed(c *client) bool {
 }
 
 var debugHelp = []string{
+	"CONFIG-REWRITE-FORCE-ALL",
+	"    Like CONFIG REWRITE but writes all configuration options, including",
+	"    keywords not listed in original configuration file or default values.",
 	"DIGEST",
 	"    Output a hex signature representing the current DB content.",
 	"DIGEST-VALUE <key> [<key> ...]",
@@ -114,6 +117,18 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 	case len(c.Args) == 3 && engine.EqFold(sub, "sleep"):
 		if !s.debugSleep(me, strtod(c.Args[2])) {
 			me.closeNow = true // the server closed (or the client was killed) mid-sleep
+			return
+		}
+		c.W.WriteStatus("OK")
+	case len(c.Args) == 2 && engine.EqFold(sub, "config-rewrite-force-all"):
+		if s.cfg.ConfigFile == "" {
+			// Redis's rewriteConfig opens a NULL path: EFAULT
+			c.W.WriteError("ERR CONFIG-REWRITE-FORCE-ALL failed: Bad address")
+			return
+		}
+		if err := s.rewriteConfigFile(true); err != nil {
+			s.log.Warn("DEBUG CONFIG-REWRITE-FORCE-ALL failed", "err", err)
+			c.W.WriteError("ERR CONFIG-REWRITE-FORCE-ALL failed: " + errText(err))
 			return
 		}
 		c.W.WriteStatus("OK")

@@ -63,6 +63,9 @@ func TestDebug_Errors(t *testing.T) {
 	help := c.do("DEBUG", "HELP")
 	// Redis 7.0's help lines for the subcommands tumbler has, in its order
 	lines := []string{"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CONFIG-REWRITE-FORCE-ALL",
+		"    Like CONFIG REWRITE but writes all configuration options, including",
+		"    keywords not listed in original configuration file or default values.",
 		"DIGEST",
 		"    Output a hex signature representing the current DB content.",
 		"DIGEST-VALUE <key> [<key> ...]",
