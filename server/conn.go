@@ -32,6 +32,7 @@ type client struct {
 	fc       *framedConn
 	rd       *cmdReader    // its requests; own goroutine (or its event loop) only
 	waiting  atomic.Uint64 // what rd holds while it waits for input (cmdReader.waiting)
+	waitArgv atomic.Int64  // and the complete arguments of its partial request (cmdReader.waitArgv)
 	blocked  atomic.Int64  // the arguments' bytes of the command it is blocked in (inputMem)
 	w        respWriter
 	spare    []byte // the other output buffer, swapped in by flushShared
@@ -94,7 +95,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	}
 
 	rd := newCmdReader(fc) // in-place parsing, no allocation per command (reader.go)
-	rd.waiting, c.rd = &c.waiting, rd
+	rd.waiting, rd.waitArgv, c.rd = &c.waiting, &c.waitArgv, rd
 	fc.raw = newRawReader(nc) // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
 		// Served by the event loop, while it can (eventloop_linux.go):

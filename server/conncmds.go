@@ -252,17 +252,21 @@ func (s *Server) clientLine(me *client, self bool) string {
 // requests and what was read after them, the rest of the read buffer, and
 // the arguments of the command running (EXEC's in a transaction). Another
 // connection's reader belongs to its goroutine: what it published when it
-// last waited for input stands in (the partial request it held, no
-// command running), which is what Redis shows of a client between
-// commands; a client blocked (BLPOP) keeps its command's arguments, as in
-// Redis.
+// last waited for input stands in, which is what Redis shows of a client
+// between commands: of a partial request, the bytes Redis would not have
+// parsed yet as qbuf and its complete arguments as argv-mem
+// (cmdReader.pskip); a client blocked (BLPOP) keeps its command's
+// arguments, as in Redis.
 func (c *client) inputMem(self bool) (qbuf, free, argv int) {
 	if self && c.rd != nil {
 		qbuf, free = c.rd.queryBuf()
 		return qbuf + c.fc.held(), free, engine.ArgvLen(c.ctx.Args)
 	}
 	qbuf, free = unpackWaiting(c.waiting.Load())
-	return qbuf, free, int(c.blocked.Load())
+	if argv = int(c.blocked.Load()); argv == 0 {
+		argv = int(c.waitArgv.Load())
+	}
+	return qbuf, free, argv
 }
 
 // pendingOutput is what CLIENT LIST reports as omem (and tot-mem): the

@@ -41,6 +41,18 @@ type cmdReader struct {
 	// other connections' goroutines.
 	waiting   *atomic.Uint64
 	published uint64 // the last value stored in waiting
+	// waitArgv, if set, is where it publishes the bytes of the partial
+	// request's complete arguments (CLIENT LIST's argv-mem).
+	waitArgv      *atomic.Int64
+	publishedArgv int64
+
+	// Where the parse of a partial multibulk request stopped, as Redis's
+	// processMultibulkBuffer would: pskip bytes of it parsed (its header,
+	// its complete arguments, the header line of the argument it is in),
+	// whose arguments' bytes are pargv; pneed is the bytes the argument it
+	// is in needs to be complete (0 when not known). Redis keeps only the
+	// rest in its query buffer.
+	pskip, pargv, pneed int
 
 	// errNext: the last batch stopped before a bad request, whose error
 	// the next call returns without reading (the event loop must make
@@ -154,6 +166,11 @@ func (r *cmdReader) fill() error {
 			if size < n+readerMinReadSz {
 				size = n + readerMinReadSz
 			}
+			if r.pneed > 0 {
+				// no more than the argument being read needs, as
+				// Redis sizes its query buffer for a large argument
+				size = min(size, max(r.pneed, n+readerMinReadSz))
+			}
 			nb := make([]byte, size)
 			copy(nb, r.buf[r.start:r.end])
 			r.buf = nb
@@ -176,6 +193,7 @@ func (r *cmdReader) fill() error {
 // parse appends to r.cmds every complete request in buf[start:end] and
 // advances start past them.
 func (r *cmdReader) parse() error {
+	r.pskip, r.pargv, r.pneed = 0, 0, 0
 	for r.start < r.end {
 		b := r.buf[r.start:r.end]
 		var n int
@@ -204,14 +222,20 @@ func (r *cmdReader) publishWaiting() {
 	if r.waiting == nil {
 		return
 	}
-	partial, free := r.end-r.start, len(r.buf)-r.end
-	if partial == 0 {
+	partial, free := r.end-r.start-r.pskip, len(r.buf)-r.end
+	if r.end == r.start {
 		free = len(r.buf)
 	}
-	if v := packWaiting(partial, free); v != r.published {
-		r.published = v
-		r.waiting.Store(v)
+	v, argv := packWaiting(partial, free), int64(r.pargv)
+	if v == r.published && argv == r.publishedArgv {
+		return
 	}
+	r.published = v
+	r.waiting.Store(v)
+	if r.waitArgv != nil && argv != r.publishedArgv {
+		r.waitArgv.Store(argv)
+	}
+	r.publishedArgv = argv
 }
 
 // queryBuf returns CLIENT LIST's qbuf and qbuf-free for the connection
@@ -245,10 +269,10 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 		return 0, errReaderMbulk
 	}
 	first := len(r.args)
+	argv := 0 // the bytes of its complete arguments
 	for k := 0; k < count; k++ {
 		if i >= len(b) {
-			r.args = r.args[:first]
-			return 0, nil
+			return r.stop(first, i, argv, 0)
 		}
 		if b[i] != '$' {
 			ch := b[i]
@@ -257,26 +281,34 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 		}
 		size, next := lineNum(b, i+1)
 		if next <= 0 || size < 0 {
-			r.args = r.args[:first]
 			if next == 0 {
-				return 0, nil
+				return r.stop(first, i, argv, 0)
 			}
+			r.args = r.args[:first]
 			return 0, errReaderBulk
 		}
 		i = next
 		if len(b)-i < size+2 {
-			r.args = r.args[:first]
-			return 0, nil
+			return r.stop(first, i, argv, i+size+2)
 		}
 		if b[i+size] != '\r' || b[i+size+1] != '\n' {
 			r.args = r.args[:first]
 			return 0, errReaderBulk
 		}
 		r.args = append(r.args, b[i:i+size:i+size])
+		argv += size
 		i += size + 2
 	}
 	r.addCmd(first)
 	return i, nil
+}
+
+// stop ends the parse of a partial request whose arguments start at
+// r.args[first], recording where it stopped (pskip, pargv, pneed).
+func (r *cmdReader) stop(first, skip, argv, need int) (int, error) {
+	r.args = r.args[:first]
+	r.pskip, r.pargv, r.pneed = skip, argv, need
+	return 0, nil
 }
 
 // addCmd adds the command whose arguments are r.args[first:]. When args

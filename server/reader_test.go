@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -267,5 +268,20 @@ func TestCmdReader_GrowsWithDataNotWithAnnouncedLength(t *testing.T) {
 	}
 	if len(r.buf) > 2*len(in)+readerMinBuf {
 		t.Fatalf("buffer of %d bytes for %d received", len(r.buf), len(in))
+	}
+}
+
+// A large argument arriving in pieces grows the read buffer to what it
+// needs, not to the next power of two.
+func TestCmdReader_LargeArgumentBufferFits(t *testing.T) {
+	const n = 5_000_000
+	in := []byte("*2\r\n$3\r\nSET\r\n$" + strconv.Itoa(n) + "\r\n" + strings.Repeat("v", n) + "\r\n")
+	r := newCmdReader(&chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 64 << 10})
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) != 1 || !bytes.Equal(cmds[0].Args[1], in[len(in)-n-2:len(in)-2]) {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	if len(r.buf) > len(in)+readerMinReadSz {
+		t.Fatalf("a %d-byte request grew the buffer to %d", len(in), len(r.buf))
 	}
 }

@@ -17,7 +17,9 @@ import (
 // argv-mem the arguments of the command running (EXEC's inside a
 // transaction), and multi-mem the queued commands' arguments and their
 // pointers. Other clients, between commands, show no query buffer and no
-// arguments (a blocked one its command's), and their queued commands.
+// arguments (a blocked one its command's), and their queued commands; in
+// the middle of a request, what Redis would not have parsed yet as qbuf
+// and the complete arguments as argv-mem.
 // qbuf-free and tot-mem depend on buffer sizes, which differ.
 func TestClientListInputFields(t *testing.T) {
 	redis := proc.StartRedis(t)
@@ -35,6 +37,14 @@ func TestClientListInputFields(t *testing.T) {
 			{conn: 2, send: "CLIENT SETNAME queued\r\nMULTI\r\nSET k v\r\nGET k\r\n"},
 			s("CLIENT SETNAME me\r\nCLIENT LIST\r\n"),
 		}, "multi-mem=49 "},
+		{"another client mid-request", []wireStep{
+			{conn: 1, send: "CLIENT SETNAME part\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nab"},
+			s("CLIENT LIST\r\n"),
+		}, "argv-mem=4 "},
+		{"another client mid-way through a large argument", []wireStep{
+			{conn: 1, send: "CLIENT SETNAME big\r\n*2\r\n$3\r\nGET\r\n$40000\r\n" + strings.Repeat("x", 10000)},
+			s("CLIENT LIST\r\n"),
+		}, "qbuf=10000 "},
 		{"a blocked client", []wireStep{
 			{conn: 1, send: "CLIENT SETNAME blocked\r\nBLPOP nosuchlist 0\r\n"},
 			s("CLIENT LIST\r\n"),
