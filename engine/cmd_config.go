@@ -326,6 +326,7 @@ func (e *Engine) ResetStats() {
 	s.Commands.Store(0)
 	s.ConnsReceived.Store(0)
 	s.RejectedConns.Store(0)
+	s.EvictedClients.Store(0)
 	s.ScriptRuns.Store(0)
 	e.resetObserved() // obs: commandstats, errorstats, slow-log counters (observe.go)
 }

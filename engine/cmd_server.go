@@ -297,10 +297,9 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("expired_stale_perc", strconv.FormatFloat(e.expiredStalePerc(), 'f', 2, 64))
 		i64("expired_time_cap_reached_count", e.Stats.ExpireTimeCap.Load())
 		i64("expire_cycle_cpu_milliseconds", e.obs.expireNs.Load()/int64(time.Millisecond))
-		// never evicts (maxmemory-policy is always noeviction), nor
-		// evicts clients (no maxmemory-clients)
+		// never evicts keys (maxmemory-policy is always noeviction)
 		add("evicted_keys", "0")
-		add("evicted_clients", "0")
+		i64("evicted_clients", e.Stats.EvictedClients.Load())
 		add("total_eviction_exceeded_time", "0")
 		add("current_eviction_exceeded_time", "0")
 		i64("keyspace_hits", e.Stats.KeyspaceHits.Load())

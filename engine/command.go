@@ -135,6 +135,9 @@ type Client struct {
 	// commands' arguments, and a pointer for each (Redis's
 	// mstate.argv_len_sums); read from other goroutines too.
 	multiMem atomic.Int64
+	// watchN is how many keys it watches (WatchedCount); read from other
+	// goroutines too.
+	watchN atomic.Int32
 	// Subscribed is set while the connection has pub/sub subscriptions;
 	// in RESP2 it then runs only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET.
 	Subscribed bool

@@ -133,6 +133,8 @@ type Stats struct {
 	// reclaiming with due keys left, to let clients run
 	// (expired_time_cap_reached_count).
 	ExpireTimeCap atomic.Int64
+	// EvictedClients counts the connections maxmemory-clients closed.
+	EvictedClients atomic.Int64
 }
 
 // Config holds the engine's settings.

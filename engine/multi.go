@@ -406,6 +406,7 @@ func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
 		e.watch.n.Add(1)
 	}
 	tx.watched = append(tx.watched, wk)
+	cl.watchN.Store(int32(len(tx.watched)))
 }
 
 // unwatchAllLocked removes all of cl's watches (unwatchAllKeys). Requires
@@ -429,6 +430,7 @@ func (e *Engine) unwatchAllLocked(cl *Client) {
 	}
 	clear(tx.watched)
 	tx.watched = tx.watched[:0]
+	cl.watchN.Store(0)
 }
 
 // watchedKeyExpired is isWatchedKeyExpired: whether a key that was not
@@ -499,6 +501,10 @@ func (cl *Client) MultiCount() int { return int(cl.multiLen.Load()) - 1 }
 // for EXEC, as Redis counts them (their arguments, and 8 bytes for each
 // argument's pointer). It may be called from any goroutine.
 func (cl *Client) MultiMem() int64 { return cl.multiMem.Load() }
+
+// WatchedCount is how many keys the client watches. It may be called from
+// any goroutine.
+func (cl *Client) WatchedCount() int { return int(cl.watchN.Load()) }
 
 // ArgvLen is the bytes of args (Redis's argv_len_sum: CLIENT LIST's
 // argv-mem).

@@ -146,6 +146,7 @@ func (s *Server) applyLive(c *Config) {
 	toWrite, _ := strconv.ParseInt(c.param("min-replicas-to-write", "0"), 10, 64)
 	maxLag, _ := strconv.ParseInt(c.param("min-replicas-max-lag", "10"), 10, 64)
 	s.eng.SetMinReplicas(toWrite, maxLag)
+	s.setEvictionLimit(evictionLimit(c)) // maxmemory-clients (evict.go)
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
 }
@@ -1327,6 +1328,10 @@ type configHandler struct{ s *Server }
 // the copy when every value was accepted.
 func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 	s := h.s
+	// A new or lower maxmemory-clients (or maxmemory, for a percentage)
+	// evicts at once, as Redis's applyClientMaxMemoryUsage; the pass
+	// runs once the settings are installed and unlocked (evict.go).
+	defer s.evictClients(true, nil)
 	s.prod.mu.Lock()
 	defer s.prod.mu.Unlock()
 	next := *s.live()

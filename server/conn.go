@@ -55,6 +55,7 @@ type client struct {
 	ps       psConn    // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
 	reply    replyMode // CLIENT REPLY (reply.go); own goroutine only
 	lp       loopConn  // event-loop state (eventloop_linux.go)
+	mem      clientMem // its part of the clients' memory (evict.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -96,7 +97,8 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 
 	rd := newCmdReader(fc) // in-place parsing, no allocation per command (reader.go)
 	rd.waiting, rd.waitArgv, c.rd = &c.waiting, &c.waitArgv, rd
-	fc.raw = newRawReader(nc) // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
+	rd.onWait = func() { s.measure(c, false) } // a request growing counts (evict.go)
+	fc.raw = newRawReader(nc)                  // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
 		// Served by the event loop, while it can (eventloop_linux.go):
 		// this goroutine waits until the loop hands the connection back.
@@ -175,6 +177,7 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 
 // endBatch counts a batch's commands and queues what is due after it.
 func (s *Server) endBatch(c *client) {
+	s.measure(c, true) // maxmemory-clients, with the batch's replies (evict.go)
 	s.eng.EndBatch(&c.ctx)
 	s.eng.FlushStats(&c.ctx) // before any reply goes out: whoever sees one sees its command counted
 	s.afterBatch(c)          // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
@@ -228,6 +231,7 @@ func (s *Server) unregister(c *client) {
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
 		s.nconns.Add(-1)
 	}
+	s.unaccount(c)  // maxmemory-clients (evict.go)
 	s.connClosed(c) // pub/sub and tracking state (pubsub.go)
 }
 
@@ -277,6 +281,13 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 		}
 	}()
 	c.ctx.Args = cmd.Args
+	// maxmemory-clients, with this command's arguments: a client over it
+	// runs nothing more (processCommand's evictClients; evict.go)
+	if s.evict.limit.Load() != 0 && s.measure(c, true) {
+		c.closeNow = true
+		c.ctx.Args = nil
+		return
+	}
 	if s.fixtureBefore(c) { // fixture: command log, pauses, FailNext, MONITOR (server/fixture.go)
 		func() {
 			c.beginCmd()
@@ -290,6 +301,7 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 			}
 			s.eng.Exec(&c.ctx)
 			s.afterCommand(c) // tracking: invalidations due after the reply (tracking.go)
+			s.afterPushes()   // maxmemory-clients: the pass its pushes made due (evict.go)
 		}()
 		c.reply.next()
 		s.fixtureAfter(c)
@@ -330,6 +342,10 @@ func (c *client) flush() error {
 	if len(c.w.b) == 0 {
 		return nil
 	}
+	if srv := c.prod.srv; srv != nil && srv.evict.limit.Load() != 0 {
+		c.mem.writing.Store(int64(len(c.w.b))) // seen by the others' measures (evict.go)
+		defer c.mem.writing.Store(0)
+	}
 	err := c.writeOut(c.w.b) // output buffer limit for slow readers (limits.go)
 	if cap(c.w.b) > 1<<20 {
 		c.w.b = nil // do not pin a big reply's buffer
@@ -359,6 +375,7 @@ func (c *client) flushShared() error {
 	c.omu.Lock()
 	c.ps.inflight = 0
 	c.omu.Unlock()
+	c.prod.srv.measurePushed(c) // written: less memory (evict.go)
 	if cap(out) > 1<<20 {
 		out = nil
 	}
@@ -413,6 +430,9 @@ func (c *client) push(fn func(w *respWriter)) {
 	fn(&pw)
 	*dst = pw.b
 	c.omu.Unlock()
+	if c.prod.srv != nil {
+		c.prod.srv.measurePushed(c) // (evict.go)
+	}
 	select {
 	case c.kick <- struct{}{}:
 	default:

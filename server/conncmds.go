@@ -242,7 +242,7 @@ func (s *Server) clientLine(me *client, self bool) string {
 		" db=" + strconv.Itoa(me.DB()) + " sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub) + " ssub=" + strconv.Itoa(ssub) +
 		" multi=" + strconv.Itoa(me.MultiCount()) + " qbuf=" + strconv.Itoa(qbuf) + " qbuf-free=" + strconv.Itoa(qfree) + " argv-mem=" + strconv.Itoa(argv) +
 		" multi-mem=" + strconv.FormatInt(multiMem, 10) + " rbs=0 rbp=0 obl=0 oll=0 omem=" + strconv.Itoa(omem) +
-		" tot-mem=" + strconv.FormatInt(int64(qbuf+qfree+argv+omem)+multiMem, 10) + " events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
+		" tot-mem=" + strconv.FormatInt(int64(qbuf+qfree+argv+omem)+multiMem+me.overhead(), 10) + " events=r cmd=" + clientCmd(me) + " user=" + userOf(me) +
 		" redir=" + strconv.FormatInt(redir, 10) + " resp=" + strconv.Itoa(me.w.proto) +
 		" lib-name=" + me.LibName + " lib-ver=" + me.LibVer
 }

@@ -53,6 +53,7 @@ func (s *Server) sampleLoop() {
 		case now := <-t.C:
 			s.eng.SampleOps(now)
 			s.checkPubSubLimits() // clientsCron's output limit check (pubsub.go)
+			s.evictionTick()      // and its measure of every client, for maxmemory-clients (evict.go)
 		}
 	}
 }

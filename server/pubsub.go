@@ -97,6 +97,12 @@ type psConn struct {
 // SUBSCRIBE and PSUBSCRIBE replies count).
 func (p *psConn) total() int { return p.nsubs[kindChannel] + p.nsubs[kindPattern] }
 
+// setSubsMem records what Redis estimates the subscriptions cost
+// (pubsubMemOverhead) in m. Requires the registry's mu.
+func (p *psConn) setSubsMem(m *clientMem) {
+	m.subs.Store(channelsMem(p.nsubs[kindChannel]) + channelsMem(p.nsubs[kindShard]) + int64(p.nsubs[kindPattern]*memPattern))
+}
+
 // subscribed reports whether the connection has any subscription.
 func (p *psConn) subscribed() bool { return p.total()+p.nsubs[kindShard] > 0 }
 
@@ -179,6 +185,7 @@ func (s *Server) subscribe(me *client, names [][]byte, kind psKind) {
 		}
 		confirm(&me.w, psNames[kind].sub, name, me.ps.countFor(kind))
 	}
+	me.ps.setSubsMem(&me.mem)
 	me.setPubSubMode(true)
 }
 
@@ -221,6 +228,7 @@ func (s *Server) unsubscribe(me *client, names [][]byte, kind psKind, notify boo
 			}
 		}
 	}
+	me.ps.setSubsMem(&me.mem)
 	me.setPubSubMode(me.ps.subscribed())
 }
 
@@ -328,6 +336,7 @@ func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 		c.closeNC()
 		return
 	}
+	s.measurePushed(c) // maxmemory-clients (evict.go)
 	if !own {
 		select {
 		case c.kick <- struct{}{}:

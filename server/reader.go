@@ -45,6 +45,7 @@ type cmdReader struct {
 	// request's complete arguments (CLIENT LIST's argv-mem).
 	waitArgv      *atomic.Int64
 	publishedArgv int64
+	onWait        func() // called when either changed (maxmemory-clients: evict.go)
 
 	// Where the parse of a partial multibulk request stopped, as Redis's
 	// processMultibulkBuffer would: pskip bytes of it parsed (its header,
@@ -236,6 +237,9 @@ func (r *cmdReader) publishWaiting() {
 		r.waitArgv.Store(argv)
 	}
 	r.publishedArgv = argv
+	if r.onWait != nil {
+		r.onWait()
+	}
 }
 
 // queryBuf returns CLIENT LIST's qbuf and qbuf-free for the connection

@@ -203,6 +203,7 @@ type Server struct {
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
 	closing atomic.Bool
+	evict   clientEviction // maxmemory-clients (evict.go)
 
 	fx          fixture   // test-fixture and fault state (server/fixture.go)
 	prod        prodState // security, limits and configuration (config.go)

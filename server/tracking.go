@@ -246,6 +246,7 @@ func (t *trackTable) addPrefix(me *client, prefix string) {
 	st.prefixes = append(st.prefixes, "")
 	copy(st.prefixes[i+1:], st.prefixes[i:])
 	st.prefixes[i] = prefix
+	me.mem.prefixes.Store(int64(len(st.prefixes)) * memPrefix) // (evict.go)
 }
 
 // disableTracking is CLIENT TRACKING OFF (and RESET's part).
@@ -268,6 +269,7 @@ func (t *trackTable) disableLocked(me *client) {
 			}
 		}
 		st.prefixes = nil
+		me.mem.prefixes.Store(0)
 	}
 	if st.on {
 		if t.nclients.Add(-1) == 0 {

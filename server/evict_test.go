@@ -1,0 +1,290 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clientNames returns the names CLIENT LIST shows.
+func clientNames(t *testing.T, c *rawClient) []string {
+	t.Helper()
+	var names []string
+	for _, line := range strings.Split(c.do("CLIENT", "LIST"), "\n") {
+		if _, rest, ok := strings.Cut(line, " name="); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// hasClient reports whether CLIENT LIST shows a client named name.
+func hasClient(t *testing.T, c *rawClient, name string) bool {
+	t.Helper()
+	for _, n := range clientNames(t, c) {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// evictionServer starts a server with maxmemory-clients set to limit, and
+// a control connection that is never evicted.
+func evictionServer(t *testing.T, limit string) (*Server, *rawClient) {
+	srv := RunT(t)
+	ctl := dial(t, srv.Addr())
+	ctl.expectDo("+OK\r\n", "CLIENT", "SETNAME", "control")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", limit)
+	return srv, ctl
+}
+
+// named dials a connection named name.
+func named(t *testing.T, srv *Server, name string) *rawClient {
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "CLIENT", "SETNAME", name)
+	return c
+}
+
+// expectEvicted checks that the server closed c without a reply and that
+// CLIENT LIST no longer shows it.
+func expectEvicted(t *testing.T, ctl, c *rawClient, name string) {
+	t.Helper()
+	c.expectClosed()
+	if hasClient(t, ctl, name) {
+		t.Fatalf("%s evicted and still listed", name)
+	}
+}
+
+// A command whose arguments take the clients past the limit is not run:
+// its client is evicted first (processCommand's evictClients).
+func TestClientEviction_LargeArgv(t *testing.T) {
+	srv, ctl := evictionServer(t, "300000")
+	v := named(t, srv, "v")
+	v.expectDo("+OK\r\n", "SET", "small", strings.Repeat("x", 100_000))
+	v.send(encode("SET", "big", strings.Repeat("x", 400_000)))
+	expectEvicted(t, ctl, v, "v")
+	ctl.expectDo(":0\r\n", "EXISTS", "big")
+	ctl.expectDo(":1\r\n", "EXISTS", "small")
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients:%s", got)
+	}
+	ctl.expectDo("+OK\r\n", "CONFIG", "RESETSTAT")
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "0" {
+		t.Fatalf("after RESETSTAT evicted_clients:%s", got)
+	}
+}
+
+// A request that is still arriving counts as it grows.
+func TestClientEviction_LargeQueryBuffer(t *testing.T) {
+	srv, ctl := evictionServer(t, "300000")
+	v := named(t, srv, "v")
+	v.send("*2\r\n$3\r\nGET\r\n$400000\r\n" + strings.Repeat("x", 350_000))
+	expectEvicted(t, ctl, v, "v")
+}
+
+// Queued commands, watched keys and subscriptions count too.
+func TestClientEviction_MultiWatchSubscriptions(t *testing.T) {
+	srv, ctl := evictionServer(t, "300000")
+	m := named(t, srv, "multi")
+	m.expectDo("+OK\r\n", "MULTI")
+	for i := 0; i < 2; i++ {
+		m.expectDo("+QUEUED\r\n", "SET", "k", strings.Repeat("v", 50_000))
+	}
+	// the queue alone passes the limit at the sixth
+	for i := 2; hasClient(t, ctl, "multi"); i++ {
+		if i == 6 {
+			t.Fatal("six 50 KB commands queued and not evicted")
+		}
+		m.send(encode("SET", "k", strings.Repeat("v", 50_000)))
+		if _, err := m.rd.ReadString('\n'); err != nil {
+			break
+		}
+	}
+	expectEvicted(t, ctl, m, "multi")
+
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "0") // 128 KB, the least
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "1")
+	w := named(t, srv, "watch")
+	keys := []string{"WATCH"}
+	for i := 0; i < 3000; i++ { // 56 bytes each, as Redis counts them
+		keys = append(keys, "key:"+strconv.Itoa(i))
+	}
+	w.send(encode(keys...))
+	expectEvicted(t, ctl, w, "watch")
+
+	p := named(t, srv, "psub")
+	pats := []string{"PSUBSCRIBE"}
+	for i := 0; i < 6000; i++ { // 24 bytes each
+		pats = append(pats, "p:"+strconv.Itoa(i))
+	}
+	p.send(encode(pats...))
+	expectEvicted(t, ctl, p, "psub")
+}
+
+// CLIENT NO-EVICT keeps a client, whose memory still counts; without it,
+// the same client goes.
+func TestClientEviction_NoEvict(t *testing.T) {
+	srv, ctl := evictionServer(t, "300000")
+	keep := named(t, srv, "keep")
+	keep.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	keep.send("*2\r\n$3\r\nGET\r\n$400000\r\n" + strings.Repeat("x", 350_000))
+	eventually(t, "the partial request read", func() bool {
+		for _, line := range strings.Split(ctl.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(line, " name=keep ") && strings.Contains(line, " qbuf=350000 ") {
+				return true
+			}
+		}
+		return false
+	})
+	// Over the limit with it once the tick has measured it (a NO-EVICT
+	// client measures nothing itself, as in Redis): any other client is
+	// then evicted at its next command, whatever its size.
+	eventually(t, "a small client evicted", func() bool {
+		nc, err := dialErr(srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := nc.Write([]byte(encode("PING"))); err != nil {
+			return true
+		}
+		b := make([]byte, 7)
+		n, _ := nc.Read(b)
+		return n == 0
+	})
+	if !hasClient(t, ctl, "keep") {
+		t.Fatal("the NO-EVICT client was evicted")
+	}
+	keep.send(strings.Repeat("x", 50_000) + "\r\n")
+	keep.expect("$-1\r\n")
+}
+
+// A lower limit evicts at once, the largest clients first (by Redis's
+// power-of-two buckets), and only until the rest fit.
+func TestClientEviction_LargestFirstUntilBelow(t *testing.T) {
+	srv, ctl := evictionServer(t, "0")
+	sizes := map[string]int{"a1": 40_000, "a2": 40_000, "b1": 150_000, "b2": 150_000, "c": 600_000}
+	conns := map[string]*rawClient{}
+	for name, n := range sizes {
+		c := named(t, srv, name)
+		c.send("*2\r\n$3\r\nGET\r\n$" + strconv.Itoa(n+10) + "\r\n" + strings.Repeat("x", n))
+		conns[name] = c
+	}
+	totMem := func() map[string]int {
+		m := map[string]int{}
+		for _, line := range strings.Split(ctl.do("CLIENT", "LIST"), "\n") {
+			_, rest, _ := strings.Cut(line, " name=")
+			name, _, _ := strings.Cut(rest, " ")
+			_, rest, _ = strings.Cut(line, " tot-mem=")
+			v, _, _ := strings.Cut(rest, " ")
+			m[name], _ = strconv.Atoi(v)
+		}
+		return m
+	}
+	var mem map[string]int
+	eventually(t, "every partial request read", func() bool {
+		mem = totMem()
+		for name, n := range sizes {
+			if mem[name] < n {
+				return false
+			}
+		}
+		return true
+	})
+	// room for everyone but c: c goes, alone
+	limit := mem["control"] + 2*mem["a1"] + 2*mem["b1"] + 1000
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", strconv.Itoa(limit))
+	expectEvicted(t, ctl, conns["c"], "c")
+	if got := len(clientNames(t, ctl)); got != 5 {
+		t.Fatalf("%d clients left, want 5: %v", got, clientNames(t, ctl))
+	}
+	// room for one of the b's: the one that entered its bucket first goes
+	limit -= mem["b1"]
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", strconv.Itoa(limit))
+	names := strings.Join(clientNames(t, ctl), " ")
+	if strings.Count(names, "b") != 1 || !strings.Contains(names, "a1") || !strings.Contains(names, "a2") {
+		t.Fatalf("left: %s", names)
+	}
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "2" {
+		t.Fatalf("evicted_clients:%s", got)
+	}
+}
+
+// A subscriber that does not read its messages is evicted when its
+// pending output takes the clients past the limit; the publisher stays.
+func TestClientEviction_PendingPushes(t *testing.T) {
+	srv, ctl := evictionServer(t, "1mb")
+	slow := dialSlow(t, srv.Addr())
+	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
+	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	pub := named(t, srv, "pub")
+	payload := strings.Repeat("x", 64<<10)
+	for i := 0; hasClient(t, ctl, "slow"); i++ {
+		if i > 2000 {
+			t.Fatal("128 MB published and the subscriber is still there")
+		}
+		pub.do("PUBLISH", "ch", payload)
+	}
+	if !hasClient(t, ctl, "pub") {
+		t.Fatal("the publisher was evicted")
+	}
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients:%s", got)
+	}
+}
+
+// Without a limit nothing is evicted, and tot-mem still counts what Redis
+// counts.
+func TestClientEviction_Off(t *testing.T) {
+	srv := RunT(t)
+	ctl := named(t, srv, "control")
+	v := named(t, srv, "v")
+	v.expectDo("+OK\r\n", "SET", "big", strings.Repeat("x", 2<<20))
+	w := named(t, srv, "w")
+	w.expectDo("+OK\r\n", "WATCH", "a", "b", "c")
+	w.expectDo(confirmation(2, "psubscribe", "p*", 1), "PSUBSCRIBE", "p*")
+	for _, line := range strings.Split(ctl.do("CLIENT", "LIST"), "\n") {
+		if strings.Contains(line, " name=w ") && !strings.Contains(line, " tot-mem="+strconv.Itoa(4096+3*memWatchedKey+memPattern)+" ") {
+			t.Fatalf("tot-mem of 3 watched keys and a pattern: %s", line)
+		}
+	}
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "0" {
+		t.Fatalf("evicted_clients:%s", got)
+	}
+}
+
+func TestEvictionLimit(t *testing.T) {
+	for _, tc := range []struct {
+		v         string
+		maxmemory uint64
+		want      int64
+	}{
+		{"0", 0, 0},
+		{"1", 0, 128 << 10},
+		{"300000", 0, 300000},
+		{"10%", 0, 0},
+		{"10%", 10 << 20, 1 << 20},
+		{"1%", 1 << 20, 128 << 10},
+	} {
+		c := &Config{MaxMemory: tc.maxmemory}
+		c.setParam("maxmemory-clients", tc.v)
+		if got := evictionLimit(c); got != tc.want {
+			t.Errorf("maxmemory-clients %s, maxmemory %d: %d, want %d", tc.v, tc.maxmemory, got, tc.want)
+		}
+	}
+	for mem, want := range map[int64]int32{0: 0, 32767: 0, 32768: 1, 65535: 1, 65536: 2, 1 << 40: 18} {
+		if got := memBucket(mem); got != want {
+			t.Errorf("memBucket(%d) = %d, want %d", mem, got, want)
+		}
+	}
+	for n, want := range map[int]int64{0: 0, 1: 24 + 32, 3: 3*24 + 32, 5: 5*24 + 64} {
+		if got := channelsMem(n); got != want {
+			t.Errorf("channelsMem(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
