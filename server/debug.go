@@ -90,6 +90,15 @@ var debugHelp = []string{
 	"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
 	"SLEEP <seconds>",
 	"    Stop the server for <seconds>. Decimals allowed.",
+	"PAUSE-CRON <0|1>",
+	"    Stop periodic cron job processing (tumbler's 100 ms tick: INFO's rates, the",
+	"    pub/sub output limits, the clients' memory for maxmemory-clients).",
+	"REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+	"    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+	"    tumbler keeps no reply buffer peaks: accepted, changes nothing.",
+	"REPLYBUFFER RESIZING <0|1>",
+	"    Enable or disable the reply buffer resize cron job. tumbler resizes no reply",
+	"    buffer on a timer: accepted, changes nothing.",
 }
 
 // DEBUG SLEEP seconds | SET-ACTIVE-EXPIRE 0|1 | DIGEST | DIGEST-VALUE key...
@@ -153,6 +162,11 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 			return
 		}
 		c.W.WriteStatus("OK")
+	case len(c.Args) == 3 && engine.EqFold(sub, "pause-cron"):
+		s.cronPaused.Store(atoi(c.Args[2]) != 0)
+		c.W.WriteStatus("OK")
+	case len(c.Args) == 4 && engine.EqFold(sub, "replybuffer"):
+		debugReplyBuffer(c)
 	case len(c.Args) == 3 && engine.EqFold(sub, "protocol"):
 		debugProtocol(c)
 	case len(c.Args) == 3 && engine.EqFold(sub, "error"):
@@ -166,6 +180,27 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 	default:
 		c.W.WriteError(errSubcommandSyntax(c.Args))
 	}
+}
+
+// debugReplyBuffer is DEBUG REPLYBUFFER PEAK-RESET-TIME never|reset|ms |
+// RESIZING 0|1, checked as Redis checks it. Redis's reply buffers track
+// their peak and shrink on a timer; tumbler's do neither, so there is
+// nothing to set.
+func debugReplyBuffer(c *engine.Ctx) {
+	switch what, v := c.Args[2], c.Args[3]; {
+	case engine.EqFold(what, "peak-reset-time"):
+		if !engine.EqFold(v, "never") && !engine.EqFold(v, "reset") {
+			if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
+				c.W.WriteError(engine.ErrNotInteger)
+				return
+			}
+		}
+	case engine.EqFold(what, "resizing"):
+	default:
+		c.W.WriteError(errSubcommandSyntax(c.Args))
+		return
+	}
+	c.W.WriteStatus("OK")
 }
 
 // rawReplier is what DEBUG PROTOCOL and DEBUG ERROR write beyond

@@ -52,6 +52,14 @@ func TestDebug_Errors(t *testing.T) {
 		{[]string{"DEBUG", "SLEEP", "x"}, "+OK\r\n"},  // strtod: 0
 		{[]string{"DEBUG", "SLEEP", "-1"}, "+OK\r\n"}, // nothing to sleep
 		{[]string{"DEBUG", "set-active-expire", "1"}, "+OK\r\n"},
+		// Redis's parsing of REPLYBUFFER (tumbler has nothing to set)
+		{[]string{"DEBUG", "REPLYBUFFER", "resizing", "0"}, "+OK\r\n"},
+		{[]string{"DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never"}, "+OK\r\n"},
+		{[]string{"DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100"}, "+OK\r\n"},
+		{[]string{"DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "x"}, "-ERR value is not an integer or out of range\r\n"},
+		{[]string{"DEBUG", "REPLYBUFFER", "other", "1"}, "-ERR unknown subcommand or wrong number of arguments for 'REPLYBUFFER'. Try DEBUG HELP.\r\n"},
+		{[]string{"DEBUG", "REPLYBUFFER", "resizing"}, "-ERR unknown subcommand or wrong number of arguments for 'REPLYBUFFER'. Try DEBUG HELP.\r\n"},
+		{[]string{"DEBUG", "PAUSE-CRON", "0"}, "+OK\r\n"},
 	} {
 		if got := c.do(tc.args...); got != tc.want {
 			t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
@@ -102,6 +110,15 @@ func TestDebug_Errors(t *testing.T) {
 		"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
 		"SLEEP <seconds>",
 		"    Stop the server for <seconds>. Decimals allowed.",
+		"PAUSE-CRON <0|1>",
+		"    Stop periodic cron job processing (tumbler's 100 ms tick: INFO's rates, the",
+		"    pub/sub output limits, the clients' memory for maxmemory-clients).",
+		"REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+		"    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+		"    tumbler keeps no reply buffer peaks: accepted, changes nothing.",
+		"REPLYBUFFER RESIZING <0|1>",
+		"    Enable or disable the reply buffer resize cron job. tumbler resizes no reply",
+		"    buffer on a timer: accepted, changes nothing.",
 		"HELP",
 		"    Prints this help."}
 	want := "*" + strconv.Itoa(len(lines)) + "\r\n+" + strings.Join(lines, "\r\n+") + "\r\n"

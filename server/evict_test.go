@@ -288,3 +288,26 @@ func TestEvictionLimit(t *testing.T) {
 		}
 	}
 }
+
+// DEBUG PAUSE-CRON stops the 100 ms tick: INFO's rates stay as they were.
+func TestDebug_PauseCron(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "yes" }))
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1")
+	ops := func() string { return infoField(t, c, "stats", "instantaneous_ops_per_sec") }
+	before := ops()
+	for i := 0; i < 20; i++ {
+		for j := 0; j < 100; j++ {
+			c.do("PING")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := ops(); got != before {
+		t.Fatalf("instantaneous_ops_per_sec moved from %s to %s with the cron paused", before, got)
+	}
+	c.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "0")
+	eventually(t, "the rate sampled again", func() bool {
+		c.do("PING")
+		return ops() != before
+	})
+}

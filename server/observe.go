@@ -51,6 +51,9 @@ func (s *Server) sampleLoop() {
 		case <-s.done:
 			return
 		case now := <-t.C:
+			if s.cronPaused.Load() { // DEBUG PAUSE-CRON 1
+				continue
+			}
 			s.eng.SampleOps(now)
 			s.checkPubSubLimits() // clientsCron's output limit check (pubsub.go)
 			s.evictionTick()      // and its measure of every client, for maxmemory-clients (evict.go)

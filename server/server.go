@@ -204,6 +204,8 @@ type Server struct {
 	nconns  atomic.Int64
 	closing atomic.Bool
 	evict   clientEviction // maxmemory-clients (evict.go)
+	// cronPaused (DEBUG PAUSE-CRON) stops the 100 ms tick (sampleLoop).
+	cronPaused atomic.Bool
 
 	fx          fixture   // test-fixture and fault state (server/fixture.go)
 	prod        prodState // security, limits and configuration (config.go)
