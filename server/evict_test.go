@@ -1,8 +1,10 @@
 package server
 
 import (
+	"math/rand"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -309,5 +311,56 @@ func TestDebug_PauseCron(t *testing.T) {
 	eventually(t, "the rate sampled again", func() bool {
 		c.do("PING")
 		return ops() != before
+	})
+}
+
+// Under concurrent traffic and evictions the sum stays the sum of what
+// the connections were measured at: once every client but the control
+// is gone, it is the control's alone.
+func TestClientEviction_SumConsistent(t *testing.T) {
+	srv, ctl := evictionServer(t, "400000")
+	var wg sync.WaitGroup
+	for i := 0; i < 12; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(i)))
+			for j := 0; j < 20; j++ {
+				nc, err := dialErr(srv.Addr())
+				if err != nil {
+					return
+				}
+				nc.SetDeadline(time.Now().Add(5 * time.Second))
+				var req string
+				switch rng.Intn(4) {
+				case 0:
+					req = encode("SET", "k"+strconv.Itoa(i), strings.Repeat("x", rng.Intn(300_000)))
+				case 1:
+					req = "*2\r\n$3\r\nGET\r\n$500000\r\n" + strings.Repeat("x", rng.Intn(450_000))
+				case 2:
+					req = encode("MULTI") + encode("SET", "m", strings.Repeat("y", rng.Intn(200_000))) + encode("WATCH", "a")
+				default:
+					req = encode("PSUBSCRIBE", "p1", "p2") + encode("PING")
+				}
+				nc.Write([]byte(req))
+				nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond)) // a partial request gets no reply
+				nc.Read(make([]byte, 64))
+				nc.Close()
+			}
+		}(i)
+	}
+	wg.Wait()
+	if infoField(t, ctl, "stats", "evicted_clients") == "0" {
+		t.Fatal("no client was evicted")
+	}
+	eventually(t, "only the control left", func() bool { return len(clientNames(t, ctl)) == 1 })
+	eventually(t, "the sum down to the control's", func() bool {
+		srv.evictionTick()
+		var ctlMem int64
+		srv.clients.Range(func(k, _ any) bool {
+			ctlMem += k.(*client).mem.acc.Load()
+			return true
+		})
+		return srv.evict.sum.Load() == ctlMem
 	})
 }
