@@ -152,6 +152,13 @@ type InfoProvider interface {
 	ServerInfo() ServerInfo
 }
 
+// ClientMemoryReporter is implemented by an InfoProvider that can tell
+// what its connections use (INFO's mem_clients_normal): asked only when
+// INFO shows the memory section.
+type ClientMemoryReporter interface {
+	ClientsMemory() int64
+}
+
 var infoDefault = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
 
 // INFO [section [section ...]]

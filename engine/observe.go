@@ -733,9 +733,10 @@ func (e *Engine) KeyCountNoWait() (keys, expires int, ok bool) {
 }
 
 // infoMemory writes INFO's memory section: Redis 7.0's fields, from the
-// Go runtime's figures. The Lua VM's own memory (used_memory_lua and the
-// like) is not told apart from the Go heap, and client buffers
-// (mem_clients_normal) are not summed: those fields are left out.
+// Go runtime's figures, and the connections' memory from the server
+// (ClientMemoryReporter). The Lua VM's own memory (used_memory_lua and
+// the like) is not told apart from the Go heap: those fields are left
+// out.
 func (e *Engine) infoMemory(add func(k, v string)) {
 	m := readMemory()
 	u64 := func(k string, v uint64) { add(k, strconv.FormatUint(v, 10)) }
@@ -760,14 +761,19 @@ func (e *Engine) infoMemory(add func(k, v string)) {
 		scripts, scriptBytes = sc.CachedScripts(), uint64(sc.CachedScriptBytes())
 	}
 	functions, libraries, fnBytes := e.FunctionCounts()
+	var clients int64
+	if r, ok := e.info.(ClientMemoryReporter); ok {
+		clients = r.ClientsMemory()
+	}
 	// As Redis: the overhead is the memory at start-up plus the script
-	// cache and the functions; the dataset is the rest of used_memory.
+	// cache, the functions and the clients; the dataset is the rest of
+	// used_memory.
 	// used_memory is the Go heap, which a collection can shrink below
 	// what it was at start-up: neither figure then exceeds it, so that
 	// used_memory = overhead + dataset and overhead >= startup hold, as
 	// in Redis.
 	startup := min(e.obs.startMem, m.used)
-	overhead := min(startup+scriptBytes+uint64(fnBytes), m.used)
+	overhead := min(startup+scriptBytes+uint64(fnBytes)+uint64(max(clients, 0)), m.used)
 	dataset := m.used - overhead
 	net := uint64(0)
 	if m.used > startup {
@@ -811,9 +817,12 @@ func (e *Engine) infoMemory(add func(k, v string)) {
 	ratio("mem_fragmentation_ratio", m.rss, m.used)
 	i64("mem_fragmentation_bytes", int64(m.rss-m.used))
 	// no replication, AOF or cluster: nothing held for them
-	for _, k := range []string{"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves", "mem_cluster_links", "mem_aof_buffer"} {
+	for _, k := range []string{"mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves"} {
 		add(k, "0")
 	}
+	i64("mem_clients_normal", clients)
+	add("mem_cluster_links", "0")
+	add("mem_aof_buffer", "0")
 	add("mem_allocator", "go")
 	add("active_defrag_running", "0")
 	// nothing is freed in the background, so nothing is pending

@@ -295,3 +295,20 @@ func (s *Server) evictOne(c *client) {
 	s.unaccount(c)
 	s.eng.Stats.EvictedClients.Add(1)
 }
+
+// ClientsMemory is INFO's mem_clients_normal: what every connection uses,
+// as CLIENT LIST's tot-mem counts it. With maxmemory-clients set it is the
+// sum eviction keeps (every connection measured within 100 ms, as Redis's
+// clientsCron keeps its figure); without, the connections are measured
+// now.
+func (s *Server) ClientsMemory() int64 {
+	if s.evict.limit.Load() != 0 {
+		return s.evict.sum.Load()
+	}
+	var sum int64
+	s.clients.Range(func(k, _ any) bool {
+		sum += k.(*client).memUsage(false)
+		return true
+	})
+	return sum
+}

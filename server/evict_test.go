@@ -364,3 +364,33 @@ func TestClientEviction_SumConsistent(t *testing.T) {
 		return srv.evict.sum.Load() == ctlMem
 	})
 }
+
+// INFO's mem_clients_normal is what the connections use (their tot-mem),
+// counted in used_memory_overhead, as Redis counts it; with a limit set,
+// the sum eviction keeps.
+func TestClientsMemory_Info(t *testing.T) {
+	srv := RunT(t)
+	c := named(t, srv, "c")
+	mem := func() int64 {
+		n, err := strconv.ParseInt(infoField(t, c, "memory", "mem_clients_normal"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := mem()
+	if before < 4096 {
+		t.Fatalf("mem_clients_normal:%d with one connection", before)
+	}
+	big := named(t, srv, "big")
+	big.send("*2\r\n$3\r\nGET\r\n$2000000\r\n" + strings.Repeat("x", 1_000_000))
+	eventually(t, "the partial request counted", func() bool { return mem() >= before+1_000_000 })
+	if o, _ := strconv.ParseInt(infoField(t, c, "memory", "used_memory_overhead"), 10, 64); o < mem() {
+		t.Errorf("used_memory_overhead %d below mem_clients_normal %d", o, mem())
+	}
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "100mb")
+	// (the asking connection's own measure moves with each command)
+	if got, want := mem(), srv.evict.sum.Load(); got < 1_000_000 || got < want-64<<10 || got > want+64<<10 {
+		t.Errorf("with a limit: mem_clients_normal:%d, the sum %d", got, want)
+	}
+}

@@ -19,7 +19,6 @@ var infoOmitted = map[string]string{
 	"used_memory_vm_functions":   "Lua runs on the Go heap",
 	"used_memory_vm_total":       "Lua runs on the Go heap",
 	"used_memory_vm_total_human": "Lua runs on the Go heap",
-	"mem_clients_normal":         "client buffers are not summed",
 	"reply_buffer_shrinks":       "no reply buffers resized as Redis's",
 	"reply_buffer_expands":       "no reply buffers resized as Redis's",
 	"used_cpu_sys_main_thread":   "no main thread: commands run on every core",
