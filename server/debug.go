@@ -90,6 +90,8 @@ var debugHelp = []string{
 	"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
 	"SLEEP <seconds>",
 	"    Stop the server for <seconds>. Decimals allowed.",
+	"CLIENT-EVICTION",
+	"    Show low level client eviction pools info (maxmemory-clients).",
 	"PAUSE-CRON <0|1>",
 	"    Stop periodic cron job processing (tumbler's 100 ms tick: INFO's rates, the",
 	"    pub/sub output limits, the clients' memory for maxmemory-clients).",
@@ -162,6 +164,12 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 			return
 		}
 		c.W.WriteStatus("OK")
+	case len(c.Args) == 2 && engine.EqFold(sub, "client-eviction"):
+		if s.evict.limit.Load() == 0 {
+			c.W.WriteError("ERR maxmemory-clients is disabled.")
+			return
+		}
+		c.W.WriteVerbatim("txt", s.evictionBuckets())
 	case len(c.Args) == 3 && engine.EqFold(sub, "pause-cron"):
 		s.cronPaused.Store(atoi(c.Args[2]) != 0)
 		c.W.WriteStatus("OK")

@@ -110,6 +110,8 @@ func TestDebug_Errors(t *testing.T) {
 		"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
 		"SLEEP <seconds>",
 		"    Stop the server for <seconds>. Decimals allowed.",
+		"CLIENT-EVICTION",
+		"    Show low level client eviction pools info (maxmemory-clients).",
 		"PAUSE-CRON <0|1>",
 		"    Stop periodic cron job processing (tumbler's 100 ms tick: INFO's rates, the",
 		"    pub/sub output limits, the clients' memory for maxmemory-clients).",

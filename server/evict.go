@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -311,4 +312,36 @@ func (s *Server) ClientsMemory() int64 {
 		return true
 	})
 	return sum
+}
+
+// evictionBuckets is DEBUG CLIENT-EVICTION's report: for each of Redis's
+// buckets, the evictable connections in it and what they were last
+// measured at.
+func (s *Server) evictionBuckets() string {
+	const buckets = 19 // CLIENT_MEM_USAGE_BUCKETS
+	var sums, counts [buckets]int64
+	s.clients.Range(func(k, _ any) bool {
+		c := k.(*client)
+		if !c.mem.noEvict.Load() && !c.fx.dead.Load() {
+			b := c.mem.bucket.Load()
+			sums[b] += c.mem.acc.Load()
+			counts[b]++
+		}
+		return true
+	})
+	var sb strings.Builder
+	for j := range buckets {
+		if j == 0 {
+			sb.WriteString("bucket          0")
+		} else {
+			fmt.Fprintf(&sb, "bucket %10d", uint64(1)<<(j-1+15))
+		}
+		if j == buckets-1 {
+			sb.WriteString("+            : ")
+		} else {
+			fmt.Fprintf(&sb, " - %10d: ", uint64(1)<<(j+15)-1)
+		}
+		fmt.Fprintf(&sb, "tot-mem: %10d, clients: %d\n", sums[j], counts[j])
+	}
+	return sb.String()
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -392,5 +393,34 @@ func TestClientsMemory_Info(t *testing.T) {
 	// (the asking connection's own measure moves with each command)
 	if got, want := mem(), srv.evict.sum.Load(); got < 1_000_000 || got < want-64<<10 || got > want+64<<10 {
 		t.Errorf("with a limit: mem_clients_normal:%d, the sum %d", got, want)
+	}
+}
+
+// DEBUG CLIENT-EVICTION reports Redis's buckets: the evictable clients in
+// each and their measured memory, in Redis's format.
+func TestDebug_ClientEviction(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "yes" }))
+	ctl := named(t, srv, "control")
+	ctl.expectDo("-ERR maxmemory-clients is disabled.\r\n", "DEBUG", "CLIENT-EVICTION")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "100mb")
+	big := named(t, srv, "big")
+	big.send("*2\r\n$3\r\nGET\r\n$2000000\r\n" + strings.Repeat("x", 1_500_000))
+	var lines []string
+	eventually(t, "the large client in its bucket", func() bool {
+		r := ctl.do("DEBUG", "CLIENT-EVICTION")
+		_, body, _ := strings.Cut(r, "\r\n") // a bulk string in RESP2
+		lines = strings.Split(strings.TrimSuffix(strings.TrimSuffix(body, "\r\n"), "\n"), "\n")
+		return len(lines) == 19 && strings.HasSuffix(lines[6], "clients: 1")
+	})
+	if want := "bucket          0 -      32767: tot-mem:          0, clients: 0"; lines[0] != want {
+		t.Errorf("first line %q, want %q (the control is NO-EVICT)", lines[0], want)
+	}
+	var mem, n int
+	if _, err := fmt.Sscanf(lines[6], "bucket    1048576 -    2097151: tot-mem: %d, clients: %d", &mem, &n); err != nil || mem < 1_500_000 {
+		t.Errorf("the large client's bucket: %q (%v)", lines[6], err)
+	}
+	if want := "bucket 4294967296+            : tot-mem:          0, clients: 0"; lines[18] != want {
+		t.Errorf("last line %q, want %q", lines[18], want)
 	}
 }
