@@ -137,6 +137,10 @@ type ServerInfo struct {
 	Hz, ConfiguredHz int
 	// Multiplexing is INFO's multiplexing_api ("" is "goroutines").
 	Multiplexing string
+	// RecentMaxInput and RecentMaxOutput are the largest input and
+	// output buffers a client had in the last seconds
+	// (client_recent_max_input_buffer, client_recent_max_output_buffer).
+	RecentMaxInput, RecentMaxOutput int64
 }
 
 // ScriptCounter is implemented by a Scripter that can tell how many
@@ -240,8 +244,8 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("connected_clients", strconv.Itoa(si.ConnectedClients))
 		add("cluster_connections", "0")
 		add("maxclients", strconv.Itoa(si.MaxClients))
-		add("client_recent_max_input_buffer", "0")
-		add("client_recent_max_output_buffer", "0")
+		add("client_recent_max_input_buffer", strconv.FormatInt(si.RecentMaxInput, 10))
+		add("client_recent_max_output_buffer", strconv.FormatInt(si.RecentMaxOutput, 10))
 		add("blocked_clients", strconv.Itoa(e.blk.clients+si.PausedClients)) // blocking.go
 		add("tracking_clients", strconv.Itoa(si.TrackingClients))
 		add("clients_in_timeout_table", "0")

@@ -424,3 +424,46 @@ func TestDebug_ClientEviction(t *testing.T) {
 		t.Errorf("last line %q, want %q", lines[18], want)
 	}
 }
+
+// INFO's client_recent_max_input_buffer and _output_buffer show the
+// largest buffers a client had in the last seconds, as Redis's
+// clientsCron samples them once a second.
+func TestInfo_ClientRecentMaxBuffers(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{}} // no limit
+	}))
+	c := named(t, srv, "c")
+	field := func(name string) int {
+		n, err := strconv.Atoi(infoField(t, c, "clients", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	big := named(t, srv, "big")
+	big.send("*2\r\n$3\r\nGET\r\n$2000000\r\n" + strings.Repeat("x", 1_000_000))
+	eventually(t, "the large input sampled", func() bool { return field("client_recent_max_input_buffer") >= 1_000_000 })
+	slow := dialSlow(t, srv.Addr())
+	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
+	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	publishUntilBacklog(t, c, 1<<20)
+	eventually(t, "the large output sampled", func() bool { return field("client_recent_max_output_buffer") >= 1<<20 })
+}
+
+// A peak is forgotten after 8 seconds, as Redis's slots are.
+func TestClientPeaks_ForgetAfterEightSeconds(t *testing.T) {
+	var s Server
+	var p clientPeaks
+	p.track(&s, time.Unix(100, 0))
+	p.in[100%8], p.out[100%8] = 5000, 7000
+	for sec := int64(101); sec < 107; sec++ {
+		p.track(&s, time.Unix(sec, 0))
+		if in, out := p.max(); in != 5000 || out != 7000 {
+			t.Fatalf("at +%ds: %d, %d", sec-100, in, out)
+		}
+	}
+	p.track(&s, time.Unix(107, 0))
+	if in, out := p.max(); in != 0 || out != 0 {
+		t.Fatalf("8 seconds on: %d, %d", in, out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -55,6 +56,7 @@ func (s *Server) sampleLoop() {
 				continue
 			}
 			s.eng.SampleOps(now)
+			s.peaks.track(s, now) // clientsCronTrackExpansiveClients, once a second
 			s.checkPubSubLimits() // clientsCron's output limit check (pubsub.go)
 			s.evictionTick()      // and its measure of every client, for maxmemory-clients (evict.go)
 		}
@@ -126,3 +128,49 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 
 // LevelVerbose is Redis's "verbose" log level.
 const LevelVerbose = slog.LevelDebug + 2
+
+// clientPeaks is Redis's record of expansive clients
+// (clientsCronTrackExpansiveClients): the largest input and output
+// buffers a client had, in a slot for each of the last 8 seconds, for
+// INFO's client_recent_max_input_buffer and _output_buffer. Every
+// connection is looked at once a second, as Redis's clientsCron looks at
+// each once a second.
+type clientPeaks struct {
+	mu      sync.Mutex
+	last    int64 // the second of the last look
+	in, out [8]int64
+}
+
+// track looks at every connection, if the second changed since the last
+// look: its input (read buffer, partial request, arguments) and its
+// unwritten output.
+func (p *clientPeaks) track(s *Server, now time.Time) {
+	sec := now.Unix()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sec == p.last {
+		return
+	}
+	p.last = sec
+	slot := sec % 8
+	// the slot after this one is the oldest: cleared, as Redis clears it
+	next := (slot + 1) % 8
+	p.in[next], p.out[next] = 0, 0
+	s.clients.Range(func(k, _ any) bool {
+		c := k.(*client)
+		qbuf, free, argv := c.inputMem(false)
+		p.in[slot] = max(p.in[slot], int64(qbuf+free+argv))
+		p.out[slot] = max(p.out[slot], int64(c.pendingOutput())+c.mem.writing.Load())
+		return true
+	})
+}
+
+// max returns the largest input and output of the last 8 seconds.
+func (p *clientPeaks) max() (in, out int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for j := range p.in {
+		in, out = max(in, p.in[j]), max(out, p.out[j])
+	}
+	return in, out
+}

@@ -206,6 +206,7 @@ type Server struct {
 	evict   clientEviction // maxmemory-clients (evict.go)
 	// cronPaused (DEBUG PAUSE-CRON) stops the 100 ms tick (sampleLoop).
 	cronPaused atomic.Bool
+	peaks      clientPeaks // INFO's client_recent_max_*_buffer (observe.go)
 
 	fx          fixture   // test-fixture and fault state (server/fixture.go)
 	prod        prodState // security, limits and configuration (config.go)
@@ -579,6 +580,7 @@ func (s *Server) ServerInfo() engine.ServerInfo {
 		si.Multiplexing = "epoll" // the event loops (eventloop_linux.go)
 	}
 	s.pubsubInfo(&si) // pubsub.go
+	si.RecentMaxInput, si.RecentMaxOutput = s.peaks.max()
 	return si
 }
 
