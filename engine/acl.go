@@ -737,7 +737,7 @@ func (e *Engine) setCategory(s *aclSelector, cat uint64, allow bool) {
 // eachACLCommand calls f for every command, each container followed by
 // its subcommands, in name order.
 func (e *Engine) eachACLCommand(f func(cmd *Command)) {
-	for _, cmd := range e.cmdList {
+	for _, cmd := range e.aclCommands() {
 		f(cmd)
 		for _, sub := range sortedSubs(cmd) {
 			f(sub)
@@ -757,6 +757,9 @@ func (e *Engine) aclLookup(name string) *Command {
 		return nil
 	}
 	cmd := e.cmds[strings.ToLower(base)]
+	if cmd == nil {
+		cmd = e.aclOnly[strings.ToLower(base)] // named by a rule, not served (makeUnserved)
+	}
 	if cmd == nil || !hasSub {
 		return cmd
 	}

@@ -151,7 +151,7 @@ func (e *Engine) describeCommands(s *aclSelector) string {
 		e.setCategory(temp, 1<<best, !additive)
 		applied[best] = true
 	}
-	for _, cmd := range e.cmdList {
+	for _, cmd := range e.aclCommands() {
 		rules = e.describeSingle(s, fake, cmd, rules)
 	}
 	return strings.Join(rules, " ")

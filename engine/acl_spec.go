@@ -1,6 +1,10 @@
 package engine
 
-import "bytes"
+import (
+	"bytes"
+	"sort"
+	"strings"
+)
 
 //go:generate go run ./internal/aclgen -addr 127.0.0.1:7412 -o acl_table.go -docs docs_table.go
 
@@ -202,18 +206,7 @@ func keysBySpecs(specs []keySpec, args [][]byte, out []keyRef) ([]keyRef, bool) 
 // lacks, the categories its flags imply (setImplicitACLCategories) and
 // its FirstKey..LastKey as keys both read and written.
 func (e *Engine) setACLData(cmd *Command) {
-	if e.aclIDs == nil {
-		e.aclIDs = map[string]int{}
-	}
-	id, ok := e.aclIDs[cmd.Name]
-	if !ok {
-		id = len(e.aclIDs)
-		if id >= aclFutureBit {
-			id = aclBits // no bit: allowed only by allcommands
-		}
-		e.aclIDs[cmd.Name] = id
-	}
-	cmd.aclID = id
+	cmd.aclID = e.aclIDFor(cmd.Name)
 	if ent, ok := aclTable[cmd.Name]; ok {
 		cmd.aclCats = ent.cats
 		cmd.tips = ent.tips
@@ -361,9 +354,27 @@ func (cmd *Command) Categories() []string {
 	return out
 }
 
+// aclIDFor returns a command name's bit in ACL selectors, the same for
+// the name whenever it is asked.
+func (e *Engine) aclIDFor(name string) int {
+	if e.aclIDs == nil {
+		e.aclIDs = map[string]int{}
+	}
+	id, ok := e.aclIDs[name]
+	if !ok {
+		id = len(e.aclIDs)
+		if id >= aclFutureBit {
+			id = aclBits // no bit: allowed only by allcommands
+		}
+		e.aclIDs[name] = id
+	}
+	return id
+}
+
 // FinishCommands gives ACL data to subcommands added to a container's
-// Subs after Register (the server adds CLIENT's that way); the server
-// calls it once its command table is complete, before users are loaded.
+// Subs after Register (the server adds CLIENT's that way), and makes the
+// ACL-only commands; the server calls it once its command table is
+// complete, before users are loaded.
 func (e *Engine) FinishCommands() {
 	for _, cmd := range e.cmdList {
 		for _, sub := range cmd.Subs {
@@ -374,4 +385,62 @@ func (e *Engine) FinishCommands() {
 			e.setACLData(sub)
 		}
 	}
+	e.makeUnserved()
+	e.buildACLAll()
+}
+
+// makeUnserved makes the ACL-only commands: Redis 7.0's commands tumbler
+// does not serve (aclUnserved: streams, geo, HyperLogLog, MODULE...),
+// which ACL rules may still name (+pfadd, -xadd, -@geo), as in Redis, so
+// that users and ACL files written for Redis load, and read back, the
+// same. Each takes an ACL bit and its categories; nothing dispatches to
+// them (the commands stay unknown, and ACL DRYRUN does not find them).
+func (e *Engine) makeUnserved() {
+	if e.aclOnly != nil {
+		return
+	}
+	e.aclOnly = map[string]*Command{}
+	names := make([]string, 0, len(aclUnserved))
+	for n := range aclUnserved {
+		names = append(names, n)
+	}
+	sort.Strings(names) // a container before its subcommands
+	for _, n := range names {
+		base, sub, isSub := strings.Cut(n, "|")
+		if e.cmds[base] != nil {
+			continue
+		}
+		cmd := &Command{Name: n, aclCats: aclUnserved[n], aclID: e.aclIDFor(n)}
+		if !isSub {
+			e.aclOnly[n] = cmd
+			continue
+		}
+		if parent := e.aclOnly[base]; parent != nil {
+			if parent.Subs == nil {
+				parent.Subs = map[string]*Command{}
+			}
+			cmd.parent = parent
+			parent.Subs[sub] = cmd
+		}
+	}
+}
+
+// buildACLAll lists the served and ACL-only top-level commands in name
+// order (Engine.aclAll).
+func (e *Engine) buildACLAll() {
+	all := append([]*Command(nil), e.cmdList...)
+	for _, cmd := range e.aclOnly {
+		all = append(all, cmd)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	e.aclAll = all
+}
+
+// aclCommands returns the top-level commands ACL rules go through: the
+// served ones and, once FinishCommands has run, the ACL-only ones.
+func (e *Engine) aclCommands() []*Command {
+	if e.aclAll != nil {
+		return e.aclAll
+	}
+	return e.cmdList
 }

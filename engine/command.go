@@ -225,6 +225,12 @@ func (e *Engine) Register(cmds ...*Command) {
 		e.cmdList = append(e.cmdList, cmd)
 	}
 	sort.Slice(e.cmdList, func(i, j int) bool { return e.cmdList[i].Name < e.cmdList[j].Name })
+	if e.aclOnly != nil { // registered after FinishCommands: served now
+		for _, cmd := range cmds {
+			delete(e.aclOnly, cmd.Name)
+		}
+		e.buildACLAll()
+	}
 }
 
 // Commands returns the command table sorted by name.

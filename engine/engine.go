@@ -187,7 +187,13 @@ type Engine struct {
 	// aclIDs: each command name's bit in ACL selectors, kept across
 	// re-registration (acl.go, Register)
 	aclIDs map[string]int
-	acl    ACL
+	// aclOnly: Redis 7.0's commands tumbler does not serve, which ACL
+	// rules may name (aclUnserved; FinishCommands makes them); aclAll:
+	// the served and unserved top-level commands in name order, what ACL
+	// rules and descriptions go through (eachACLCommand).
+	aclOnly map[string]*Command
+	aclAll  []*Command
+	acl     ACL
 	// callCache and callNext: the names scripts called last (lookupCall),
 	// guarded by the keyspace lock.
 	callCache [4]callCacheEntry

@@ -198,3 +198,42 @@ func TestACL_NoFile(t *testing.T) {
 		}
 	}
 }
+
+// ACL rules may name Redis's commands tumbler does not serve, and their
+// categories: an ACL file written for Redis loads, ACL CAT lists them,
+// ACL SAVE writes the rules back; the commands themselves stay unknown.
+func TestACL_UnservedCommands(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "users.acl")
+	rules := "user app on nopass ~* &* +@all -@stream -xadd -@geo\nuser default on nopass ~* &* +@all\n"
+	if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := RunT(t, WithConfig(func(c *Config) { c.ACLFile = path }))
+	c := dial(t, srv.Addr())
+	if got := c.do("ACL", "GETUSER", "app"); !strings.Contains(got, "+@all -@stream -@geo") {
+		t.Fatalf("GETUSER app: %q", got)
+	}
+	cat := c.do("ACL", "CAT", "hyperloglog")
+	for _, name := range []string{"pfadd", "pfcount", "pfdebug", "pfmerge", "pfselftest"} {
+		if !strings.Contains(cat, "$"+strconv.Itoa(len(name))+"\r\n"+name+"\r\n") {
+			t.Errorf("ACL CAT hyperloglog lacks %s: %q", name, cat)
+		}
+	}
+	if got := c.do("ACL", "SAVE"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if data, _ := os.ReadFile(path); !strings.Contains(string(data), "user app on nopass ~* &* +@all -@stream -@geo\n") {
+		t.Fatalf("ACL SAVE wrote %q", data)
+	}
+	if got := c.do("PFADD", "h", "a"); !strings.HasPrefix(got, "-ERR unknown command 'PFADD'") {
+		t.Errorf("PFADD: %q", got)
+	}
+	if got := c.do("ACL", "DRYRUN", "app", "XADD", "s", "*", "f", "v"); got != "-ERR Command 'XADD' not found\r\n" {
+		t.Errorf("DRYRUN XADD: %q", got)
+	}
+	// COMMAND does not list them
+	if got := c.do("COMMAND", "INFO", "pfadd"); got != "*1\r\n*-1\r\n" {
+		t.Errorf("COMMAND INFO pfadd: %q", got)
+	}
+}

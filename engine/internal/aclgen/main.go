@@ -1,8 +1,10 @@
 // Command aclgen writes engine/acl_table.go: the ACL categories, tips and
 // key specifications of tumbler's commands, read from a running
 // redis-server's COMMAND INFO (Redis 7.0 is the specification); with
-// -docs, also engine/docs_table.go, their COMMAND DOCS entries. Commands tumbler lacks
-// are left out; -extra names more (commands landing on other branches).
+// -docs, also engine/docs_table.go, their COMMAND DOCS entries. Of the
+// commands tumbler lacks only the categories are written (aclUnserved:
+// ACL rules may name them, as in Redis); -extra names commands to
+// include whole (commands landing on other branches).
 //
 // Run from engine/ with a redis-server 7.0 listening:
 //
@@ -62,13 +64,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	entries := map[string]string{}
+	entries, unserved := map[string]string{}, map[string]string{}
 	var walk func(v any)
 	walk = func(v any) {
 		info := v.([]any)
 		name := strings.ToLower(info[0].(string))
 		if want[name] {
 			entries[name] = entry(info)
+		} else {
+			unserved[name] = cats(info)
 		}
 		if len(info) > 9 {
 			for _, sub := range info[9].([]any) {
@@ -91,6 +95,16 @@ func main() {
 	b.WriteString("// aclTable holds Redis 7.0's ACL categories and key specifications of\n// the commands tumbler has (and a few landing elsewhere).\nvar aclTable = map[string]aclEntry{\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "\t%q: %s,\n", n, entries[n])
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// aclUnserved holds the ACL categories of Redis 7.0's commands tumbler\n// does not have, which ACL rules may name as in Redis.\nvar aclUnserved = map[string]uint64{\n")
+	unames := make([]string, 0, len(unserved))
+	for n := range unserved {
+		unames = append(unames, n)
+	}
+	sort.Strings(unames)
+	for _, n := range unames {
+		fmt.Fprintf(&b, "\t%q: %s,\n", n, unserved[n])
 	}
 	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
@@ -118,16 +132,21 @@ func main() {
 	}
 }
 
-// entry renders one COMMAND INFO reply as an aclEntry literal.
-func entry(info []any) string {
+// cats renders a COMMAND INFO reply's ACL categories as an expression.
+func cats(info []any) string {
 	var cats []string
 	for _, c := range info[6].([]any) {
 		cats = append(cats, "cat"+strings.Title(strings.TrimPrefix(c.(string), "@")))
 	}
-	catExpr := "0"
-	if len(cats) > 0 {
-		catExpr = strings.Join(cats, "|")
+	if len(cats) == 0 {
+		return "0"
 	}
+	return strings.Join(cats, "|")
+}
+
+// entry renders one COMMAND INFO reply as an aclEntry literal.
+func entry(info []any) string {
+	catExpr := cats(info)
 	var specs []string
 	if len(info) > 8 {
 		for _, s := range info[8].([]any) {
