@@ -352,7 +352,7 @@ func (s *Server) cmdACLSave(c *engine.Ctx) {
 // them, closes after its reply. It returns Redis's error text.
 func (s *Server) loadACLFile(me *client) string {
 	path := s.live().ACLFile
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(s.live().Path(path)) // relative to dir (Config.Path)
 	if err != nil {
 		return "Error loading ACLs, opening file '" + path + "': " + errText(err)
 	}
@@ -367,7 +367,7 @@ func (s *Server) loadACLFile(me *client) string {
 // saveACLFile writes the users to the ACL file (ACL SAVE), through a
 // temporary file renamed over it.
 func (s *Server) saveACLFile() error {
-	return writeFileAtomic(s.live().ACLFile, []byte(s.eng.ACL().FileText()))
+	return writeFileAtomic(s.live().Path(s.live().ACLFile), []byte(s.eng.ACL().FileText()))
 }
 
 // usersOf returns cfg's users as names and rule lists: a User with

@@ -25,6 +25,16 @@ import (
 // file is checked and ignored with a warning, CONFIG SET refuses any
 // other value, CONFIG REWRITE leaves their lines alone.
 
+// Path returns a file path as Redis would open it: a relative one is
+// relative to the dir directive's directory (Config.Dir), if one was
+// given.
+func (c *Config) Path(p string) string {
+	if p == "" || c.Dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.Dir, p)
+}
+
 // param returns a parameter's value, or def when it was never set.
 func (c *Config) param(name, def string) string {
 	if v, ok := c.params[name]; ok {
@@ -654,6 +664,10 @@ type fixedParam struct {
 	paramDef
 	value func() string
 	why   string
+	// keep, if set, records the value given in c; ignored then says
+	// what the value still does (the warning).
+	keep    func(c *Config, v string)
+	ignored string
 }
 
 // cwd is the working directory, dir's value as in Redis (getcwd).
@@ -667,15 +681,16 @@ func cwd() string {
 
 var fixedParams = []fixedParam{
 	{paramDef{"save", "", 0, "", paramKind{multi: true, parse: saveParams}},
-		func() string { return "" }, "tumbler keeps no data on disk"},
+		func() string { return "" }, "tumbler keeps no data on disk", nil, ""},
 	{paramDef{"appendonly", "", 0, "no", yesno(nil)},
-		func() string { return "no" }, "tumbler keeps no data on disk"},
+		func() string { return "no" }, "tumbler keeps no data on disk", nil, ""},
 	{paramDef{"dir", "", pProtected, "", paramKind{parse: func(w []string) (string, string) {
 		if abs, err := filepath.Abs(w[0]); err == nil {
 			return abs, ""
 		}
 		return w[0], ""
-	}}}, cwd, "tumbler writes no data files and never changes directory"},
+	}}}, cwd, "tumbler writes no data files and never changes directory",
+		func(c *Config, v string) { c.Dir = v }, "only says where relative paths (aclfile, logfile, pidfile, tls-*) are"},
 }
 
 // fixedDirective makes a directive of a fixed parameter: its words are
@@ -689,7 +704,10 @@ func fixedDirective(f fixedParam) *directive {
 		name: f.name, multi: f.kind.multi, live: f.flags&pImmutable == 0,
 		protected: f.flags&pProtected != 0, fixed: true, inert: true,
 		set: func(c *Config, args []string) string {
-			_, reason := f.kind.parse(args)
+			v, reason := f.kind.parse(args)
+			if reason == "" && f.keep != nil {
+				f.keep(c, v)
+			}
 			return reason
 		},
 		get: func(c *Config) string { return f.value() },
@@ -700,6 +718,9 @@ func fixedDirective(f fixedParam) *directive {
 			words := []string{f.name}
 			for _, a := range args {
 				words = append(words, quoteArg(a))
+			}
+			if f.ignored != "" {
+				return f.why + ": '" + strings.Join(words, " ") + "' " + f.ignored
 			}
 			return f.why + ": '" + strings.Join(words, " ") + "' is ignored"
 		},

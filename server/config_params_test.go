@@ -399,3 +399,20 @@ func TestParams_Rewrite(t *testing.T) {
 		}
 	}
 }
+
+// Config.Path reads a relative path against dir, as Redis (which changes
+// to dir) opens it; absolute paths, and any path without dir, as given.
+func TestConfig_PathRelativeToDir(t *testing.T) {
+	var c Config
+	if _, err := ApplyDirective(&c, "dir", "/var/lib/redis"); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"users.acl": "/var/lib/redis/users.acl", "tls/a.crt": "/var/lib/redis/tls/a.crt", "/etc/x.acl": "/etc/x.acl", "": ""} {
+		if got := c.Path(p); got != want {
+			t.Errorf("Path(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if got := (&Config{}).Path("users.acl"); got != "users.acl" {
+		t.Errorf("without dir: %q", got)
+	}
+}

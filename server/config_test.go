@@ -335,7 +335,7 @@ func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
 	}
 	want := []string{
 		path + ":1: tumbler keeps no data on disk: 'save 3600 1 300 100' is ignored",
-		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' is ignored",
+		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' only says where relative paths (aclfile, logfile, pidfile, tls-*) are",
 		path + ":6: tumbler does not daemonize: it runs in the foreground (use a supervisor)",
 		path + ":8: 'appendfsync' is accepted but has no effect in tumbler (CONFIG GET reports it)",
 		path + ":10: 'list-max-ziplist-entries' is not supported by tumbler and is ignored",

@@ -96,7 +96,12 @@ type Config struct {
 	// tls-ca-cert-file, tls-ca-cert-dir), TLSAuthClients (tls-auth-clients:
 	// "yes", the default, "no" or "optional") and TLSProtocols
 	// (tls-protocols, default TLSv1.2 and later).
-	TLSConfig      *tls.Config
+	TLSConfig *tls.Config
+	// Dir is the dir directive's directory, made absolute. Redis changes
+	// to it, so its relative file paths (aclfile, logfile, pidfile, the
+	// TLS files) are relative to it; tumbler never changes its working
+	// directory and reads those paths against Dir instead (Config.Path).
+	Dir            string
 	TLSCertFile    string
 	TLSKeyFile     string
 	TLSCACertFile  string

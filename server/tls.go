@@ -228,7 +228,7 @@ func buildTLSConfig(cfg *Config) (*tls.Config, error) {
 	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
 		return nil, errors.New("tumbler: TLS needs tls-cert-file and tls-key-file")
 	}
-	cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	cert, err := tls.LoadX509KeyPair(cfg.Path(cfg.TLSCertFile), cfg.Path(cfg.TLSKeyFile)) // relative to dir
 	if err != nil {
 		return nil, fmt.Errorf("tumbler: failed to load certificate %s / key %s: %w", cfg.TLSCertFile, cfg.TLSKeyFile, err)
 	}
@@ -256,16 +256,16 @@ func buildTLSConfig(cfg *Config) (*tls.Config, error) {
 		pool := x509.NewCertPool()
 		var files []string
 		if cfg.TLSCACertFile != "" {
-			files = append(files, cfg.TLSCACertFile)
+			files = append(files, cfg.Path(cfg.TLSCACertFile))
 		}
 		if cfg.TLSCACertDir != "" {
-			entries, err := os.ReadDir(cfg.TLSCACertDir)
+			entries, err := os.ReadDir(cfg.Path(cfg.TLSCACertDir))
 			if err != nil {
 				return nil, fmt.Errorf("tumbler: tls-ca-cert-dir: %w", err)
 			}
 			for _, e := range entries {
 				if !e.IsDir() {
-					files = append(files, filepath.Join(cfg.TLSCACertDir, e.Name()))
+					files = append(files, filepath.Join(cfg.Path(cfg.TLSCACertDir), e.Name()))
 				}
 			}
 		}
@@ -274,7 +274,7 @@ func buildTLSConfig(cfg *Config) (*tls.Config, error) {
 			if err != nil {
 				return nil, fmt.Errorf("tumbler: failed to load CA certificates: %w", err)
 			}
-			if !pool.AppendCertsFromPEM(pem) && f == cfg.TLSCACertFile {
+			if !pool.AppendCertsFromPEM(pem) && f == cfg.Path(cfg.TLSCACertFile) {
 				return nil, fmt.Errorf("tumbler: failed to load CA certificates: no PEM certificate in %s", f)
 			}
 		}

@@ -325,3 +325,33 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 		t.Fatalf("--replicaof: exit %d, %q", code, stderr.String())
 	}
 }
+
+// Relative file paths are relative to dir, as in Redis (which changes to
+// it): the ACL file, the log file and the pid file are found and written
+// there, wherever tumbler was started.
+func TestBinary_RelativePathsFromDir(t *testing.T) {
+	bin := build(t)
+	port := freePort(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "users.acl"), []byte("user default on nopass ~* &* +@all\nuser app on >pw ~* +@all\n"), 0o600)
+	conf := filepath.Join(t.TempDir(), "tumbler.conf")
+	os.WriteFile(conf, []byte("port "+strconv.Itoa(port)+"\ndir "+dir+"\naclfile users.acl\nlogfile tumbler.log\npidfile tumbler.pid\n"), 0o600)
+	cmd, stderr, done := runBin(t, bin, conf)
+	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
+	rd := bufio.NewReader(c)
+	roundTrip(t, c, rd, "AUTH app pw\r\n", "+OK\r\n")
+	roundTrip(t, c, rd, "ACL SETUSER saved on nopass\r\nACL SAVE\r\n", "+OK\r\n+OK\r\n")
+	if pid, err := os.ReadFile(filepath.Join(dir, "tumbler.pid")); err != nil || strings.TrimSpace(string(pid)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Errorf("pid file in dir: %q, %v", pid, err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if acl, _ := os.ReadFile(filepath.Join(dir, "users.acl")); !strings.Contains(string(acl), "user saved on nopass") {
+		t.Errorf("ACL SAVE wrote %q", acl)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "tumbler.log")); !strings.Contains(string(log), "ready to accept connections") {
+		t.Errorf("log file in dir:\n%s\nstderr:\n%s", log, stderr)
+	}
+}

@@ -72,7 +72,7 @@ func main() {
 	}
 	var logOut io.Writer = os.Stderr
 	if cfg.LogFile != "" {
-		f, err := os.OpenFile(cfg.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(cfg.Path(cfg.LogFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) // relative to dir
 		if err != nil {
 			fmt.Fprintln(os.Stderr, &server.ConfigError{File: cfg.ConfigFile, Reason: "Can't open the log file: " + errors.Unwrap(err).Error()})
 			os.Exit(1)
@@ -114,10 +114,10 @@ func main() {
 		defer stop()
 	}
 	if cfg.PidFile != "" { // as redis-server: written once listening, removed at exit
-		if err := os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(cfg.Path(cfg.PidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 			log.Warn("Failed to write PID file: " + err.Error())
 		} else {
-			defer os.Remove(cfg.PidFile)
+			defer os.Remove(cfg.Path(cfg.PidFile))
 		}
 	}
 	ready := []any{"addr", srv.Addr()}
