@@ -45,9 +45,21 @@ func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ">>> '--maxmemory lots'\nargument must be a memory value") {
 		t.Fatalf("bad flag: %v", err)
 	}
-	_, _, err = loadConfig("", [][2]string{{"user", "nopassword"}})
+	_, _, err = loadConfig("", [][2]string{{"user", ":nouser"}})
 	if err == nil || !strings.Contains(err.Error(), "--user takes name:password") {
 		t.Fatalf("bad --user: %v", err)
+	}
+	// --user NAME is a user line of just the name, as in Redis; a user
+	// given twice on the command line is Redis's error
+	cfg, _, err = loadConfig("", [][2]string{{"user", "foo"}})
+	if err != nil || len(cfg.Users) != 1 || cfg.Users[0].Name != "foo" || len(cfg.Users[0].Rules) != 0 {
+		t.Fatalf("--user foo: %+v, %v", cfg.Users, err)
+	}
+	for _, flags := range [][][2]string{{{"user", "foo"}, {"user", "foo"}}, {{"user", "default"}, {"user", "default on nopass"}}, {{"user", "a:x"}, {"user", "a on"}}} {
+		_, _, err = loadConfig("", flags)
+		if err == nil || !strings.Contains(err.Error(), "Duplicate user found. A user can only be defined once in config files") {
+			t.Errorf("%v: %v", flags, err)
+		}
 	}
 }
 

@@ -295,16 +295,30 @@ func loadConfig(path string, flags [][2]string) (server.Config, []string, error)
 		}
 		warnings = w
 	}
+	flagUsers := map[string]bool{}
 	for _, f := range flags {
 		name, v := f[0], f[1]
 		args := []string{v}
 		if name == "user" && !strings.ContainsAny(v, " \t") {
-			// --user name:password
-			user, pass, ok := strings.Cut(v, ":")
-			if !ok || user == "" {
-				return cfg, nil, &server.ConfigError{Text: "--user " + v, Reason: "--user takes name:password or a user line"}
+			if user, pass, ok := strings.Cut(v, ":"); ok {
+				// --user name:password
+				if user == "" {
+					return cfg, nil, &server.ConfigError{Text: "--user " + v, Reason: "--user takes name:password or a user line"}
+				}
+				args = []string{user, "on", ">" + pass, "~*", "&*", "+@all"}
+			} // else a user line of just a name, as Redis reads --user foo
+		}
+		if name == "user" {
+			// a user given twice on the command line is Redis's error (one
+			// from the config file is replaced: docs/configuration.md)
+			user, _, _ := strings.Cut(strings.TrimSpace(args[0]), " ")
+			if len(args) > 1 {
+				user = args[0]
 			}
-			args = []string{user, "on", ">" + pass, "~*", "&*", "+@all"}
+			if flagUsers[user] {
+				return cfg, nil, &server.ConfigError{Text: "--user " + v, Reason: "Error in user declaration '" + user + "': Duplicate user found. A user can only be defined once in config files"}
+			}
+			flagUsers[user] = true
 		}
 		w, err := server.ApplyDirective(&cfg, name, args...)
 		if err != nil {
