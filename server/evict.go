@@ -214,14 +214,25 @@ func (s *Server) evictionTick() {
 	s.evictClients(true, nil)
 }
 
-// memUsage is the connection's memory: CLIENT LIST's tot-mem, what
-// maxmemory-clients limits (getClientMemoryUsage). Its own goroutine
-// (self) counts the replies its batch has gathered so far too.
+// memUsage is the connection's memory, what maxmemory-clients limits
+// (getClientMemoryUsage): CLIENT LIST's tot-mem, but for the arguments
+// of the command its own goroutine runs (self). Those lie in its read
+// buffer, which qbuf counts, so they are not added again (Redis copies
+// small arguments out of its query buffer, and CLIENT LIST shows them
+// apart, as tumbler's does; before a command runs Redis counts what the
+// client held when last measured, not its arguments on top of its
+// request). A blocked command's arguments are a copy, and those of a
+// partial request stand for the part of the buffer qbuf leaves out: both
+// count. Its own goroutine counts the replies its batch has gathered so
+// far too.
 func (c *client) memUsage(self bool) int64 {
 	qbuf, free, argv := c.inputMem(self)
 	out := c.pendingOutput() + int(c.mem.writing.Load())
-	if self && !c.w.shared {
-		out += len(c.w.b)
+	if self {
+		argv = 0
+		if !c.w.shared {
+			out += len(c.w.b)
+		}
 	}
 	return int64(qbuf+free+argv+out) + c.MultiMem() + c.overhead()
 }
