@@ -15,7 +15,7 @@ import (
 // connections use together reaches the limit, the largest are
 // disconnected until it is below again. A connection's memory is what
 // CLIENT LIST shows as its tot-mem (client.memUsage): its read buffer and
-// the request it holds, the arguments of the command it runs, its queued
+// the request it holds, a blocked command's arguments, its queued
 // transaction, its unwritten replies and pushes, and Redis's estimates of
 // what its watched keys, subscriptions and BCAST prefixes cost.
 //
@@ -23,9 +23,9 @@ import (
 // last measured at (clientMem.acc) and changes that when it is measured
 // again. Only while a limit is set; setting one measures every connection
 // (refreshClientMem). They are measured:
-//   - by their own goroutine (or event loop) before each command, with
-//     the command's arguments (Redis's processCommand), and after each
-//     batch, with its replies;
+//   - by their own goroutine (or event loop) before each command
+//     (Redis's processCommand; the command's arguments lie in the read
+//     buffer and count once), and after each batch, with its replies;
 //   - when their reader waits for more of a request (a large argument
 //     arriving: Redis's readQueryFromClient);
 //   - when a push is appended to their output or written out;
@@ -71,9 +71,9 @@ type clientMem struct {
 	// writing is the reply its goroutine is writing (flush), which
 	// another goroutine's measure cannot see otherwise.
 	writing atomic.Int64
-	// extra is what Redis estimates its subscriptions and BCAST prefixes
-	// cost (pubsubMemOverhead, and the tracking rax's nodes): set where
-	// they change.
+	// subs and prefixes are what Redis estimates its subscriptions and
+	// BCAST prefixes cost (pubsubMemOverhead, and the tracking rax's
+	// nodes): set where they change.
 	subs, prefixes atomic.Int64
 }
 
