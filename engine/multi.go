@@ -51,7 +51,16 @@ type multiState struct {
 	// Guarded by Engine.watch.mu.
 	dirtyCAS bool          // CLIENT_DIRTY_CAS: a watched key was touched
 	watched  []*watchedKey // in WATCH order
+	// watchedSet has watched's keys once there are more than
+	// watchScanMax: Redis's watchForKey looks for a key already watched
+	// through the client's whole list, so WATCH of n keys is O(n²) under
+	// the lock (100,000 keys: seconds).
+	watchedSet map[dbKey]struct{}
 }
+
+// watchScanMax is how many watched keys a WATCH looks through for one
+// already watched before it keeps a set of them.
+const watchScanMax = 16
 
 // queued is one command waiting for EXEC, with its own copy of the
 // arguments (the connection's read buffer is reused).
@@ -389,9 +398,15 @@ func (e *Engine) discardTransaction(cl *Client) {
 // watchKey adds key to cl's watches unless already there (watchForKey).
 // Requires the keyspace lock and watch.mu.
 func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
-	for _, wk := range tx.watched {
-		if wk.db == e.db && wk.key == string(key) {
+	if tx.watchedSet != nil {
+		if _, ok := tx.watchedSet[dbKey{e.db, string(key)}]; ok {
 			return
+		}
+	} else {
+		for _, wk := range tx.watched {
+			if wk.db == e.db && wk.key == string(key) {
+				return
+			}
 		}
 	}
 	k := dbKey{e.db, string(key)}
@@ -406,6 +421,15 @@ func (e *Engine) watchKey(cl *Client, tx *multiState, key []byte, now int64) {
 		e.watch.n.Add(1)
 	}
 	tx.watched = append(tx.watched, wk)
+	switch {
+	case tx.watchedSet != nil:
+		tx.watchedSet[k] = struct{}{}
+	case len(tx.watched) > watchScanMax:
+		tx.watchedSet = make(map[dbKey]struct{}, 2*len(tx.watched))
+		for _, w := range tx.watched {
+			tx.watchedSet[w.dbKey] = struct{}{}
+		}
+	}
 	cl.watchN.Store(int32(len(tx.watched)))
 }
 
@@ -430,6 +454,7 @@ func (e *Engine) unwatchAllLocked(cl *Client) {
 	}
 	clear(tx.watched)
 	tx.watched = tx.watched[:0]
+	tx.watchedSet = nil
 	cl.watchN.Store(0)
 }
 

@@ -286,6 +286,39 @@ func TestWatch_OtherClientsWriteAbortsExec(t *testing.T) {
 	e.noWatchLeft()
 }
 
+// Many keys: a key watched again is watched once, in the same or another
+// WATCH and database, past the count where a set of them is kept; a
+// touched one among them aborts EXEC; and the set goes with the watches.
+func TestWatch_ManyKeys(t *testing.T) {
+	e := newTestEngine(t)
+	a, b := e.client(), e.client()
+	const n = 50_000 // quadratic in a scan of the watched keys: over a billion compares
+	args := []string{"WATCH"}
+	for i := range n {
+		args = append(args, "k"+strconv.Itoa(i))
+	}
+	args = append(args, "k0", "k"+strconv.Itoa(n-1))
+	a.expect("+OK", args...)
+	a.expect("+OK", "WATCH", "k7", "k"+strconv.Itoa(n/2), "extra")
+	if got := a.cl.WatchedCount(); got != n+1 {
+		t.Fatalf("WatchedCount %d, want %d", got, n+1)
+	}
+	a.expect("+OK", "SELECT", "1")
+	a.expect("+OK", "WATCH", "k7") // another database: another key
+	if got := a.cl.WatchedCount(); got != n+2 {
+		t.Fatalf("WatchedCount %d after a key of database 1, want %d", got, n+2)
+	}
+	b.expect("+OK", "SET", "k"+strconv.Itoa(n-3), "x")
+	a.expect("+OK", "MULTI")
+	a.expect("+QUEUED", "PING")
+	a.expect("(nilarray)", "EXEC")
+	e.noWatchLeft()
+	a.expect("+OK", "WATCH", "k1", "k1")
+	if got := a.cl.WatchedCount(); got != 1 {
+		t.Fatalf("WatchedCount %d after the watches ended and one key is watched twice, want 1", got)
+	}
+}
+
 func TestWatch_UntouchedKeyExecRuns(t *testing.T) {
 	e := newTestEngine(t)
 	a, b := e.client(), e.client()
