@@ -1329,9 +1329,9 @@ type configHandler struct{ s *Server }
 func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 	s := h.s
 	// A new or lower maxmemory-clients (or maxmemory, for a percentage)
-	// evicts at once, as Redis's applyClientMaxMemoryUsage; the pass
-	// runs once the settings are installed and unlocked (evict.go).
-	defer s.evictClients(true, nil)
+	// evicts once this command's reply is written, as Redis evicts in
+	// beforeSleep after writing the replies (evict.go).
+	defer s.evict.due.Store(true)
 	s.prod.mu.Lock()
 	defer s.prod.mu.Unlock()
 	next := *s.live()

@@ -135,6 +135,7 @@ func (s *Server) beginBatch(c *client, cmds []redcon.Command) {
 	// CLIENT LIST idle: the last read (once a batch, not a command: a clock
 	// read costs); the same read starts the first command's timing.
 	c.fx.last.Store(s.eng.StartBatch(&c.ctx))
+	s.busy(c) // maxmemory-clients: measured by itself until its replies are out (evict.go)
 	if len(cmds) > 1 {
 		var leaving uint32
 		c.prefetch, leaving = prefetchKeys(c.prefetch[:0], cmds)
@@ -177,7 +178,7 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 
 // endBatch counts a batch's commands and queues what is due after it.
 func (s *Server) endBatch(c *client) {
-	s.measure(c, true) // maxmemory-clients, with the batch's replies (evict.go)
+	s.unwritten(c) // maxmemory-clients: the batch's replies count until written (evict.go)
 	s.eng.EndBatch(&c.ctx)
 	s.eng.FlushStats(&c.ctx) // before any reply goes out: whoever sees one sees its command counted
 	s.afterBatch(c)          // tracking: BCAST invalidations, as Redis's beforeSleep (tracking.go)
@@ -199,6 +200,7 @@ func (s *Server) sendBatch(c *client) bool {
 	if err := c.flush(); err != nil || c.closeNow {
 		return false
 	}
+	s.evictDue() // maxmemory-clients: a pass CONFIG SET made due (evict.go)
 	// Served: a paused mass expiry may go on (expireLoop).
 	s.kickExpiry()
 	c.fx.last.Store(s.eng.Now()) // and a reply written, as Redis's writeToClient (after a wait: BLPOP, pauses)
@@ -336,21 +338,31 @@ func (c *client) endCmd() {
 
 // flush writes the replies gathered so far.
 func (c *client) flush() error {
+	srv := c.prod.srv
 	if c.w.shared {
-		return c.flushShared()
+		err := c.flushShared()
+		if srv != nil {
+			srv.written(c) // (evict.go)
+		}
+		return err
 	}
 	if len(c.w.b) == 0 {
+		if srv != nil {
+			srv.written(c) // a batch with nothing to write (evict.go)
+		}
 		return nil
 	}
-	if srv := c.prod.srv; srv != nil && srv.evict.limit.Load() != 0 {
-		c.mem.writing.Store(int64(len(c.w.b))) // seen by the others' measures (evict.go)
-		defer c.mem.writing.Store(0)
+	if srv != nil && srv.evict.limit.Load() != 0 {
+		c.writeStart() // seen by the others' measures once slow (evict.go)
 	}
 	err := c.writeOut(c.w.b) // output buffer limit for slow readers (limits.go)
 	if cap(c.w.b) > 1<<20 {
 		c.w.b = nil // do not pin a big reply's buffer
 	} else {
 		c.w.b = c.w.b[:0]
+	}
+	if srv != nil {
+		srv.written(c) // written: less memory (evict.go)
 	}
 	return err
 }

@@ -433,9 +433,11 @@ func (l *ioLoop) flushOut() {
 			c.w.b = b[:0]
 		}
 		c.fx.last.Store(now) // a reply written, as Redis's writeToClient
+		l.s.written(c)       // and so less memory (evict.go)
 	}
 	clear(l.out)
 	l.out = l.out[:0]
+	l.s.evictDue()   // maxmemory-clients: a pass CONFIG SET made due (evict.go)
 	l.s.kickExpiry() // served: a paused mass expiry may go on (expireLoop)
 }
 

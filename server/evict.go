@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Client eviction (maxmemory-clients), as Redis 7.0's: when the memory all
@@ -25,7 +26,8 @@ import (
 // (refreshClientMem). They are measured:
 //   - by their own goroutine (or event loop) before each command
 //     (Redis's processCommand; the command's arguments lie in the read
-//     buffer and count once), and after each batch, with its replies;
+//     buffer and count once), and after each batch, once its replies are
+//     written (with the replies while their write is slow);
 //   - when their reader waits for more of a request (a large argument
 //     arriving: Redis's readQueryFromClient);
 //   - when a push is appended to their output or written out;
@@ -40,27 +42,27 @@ import (
 // 100 ms tick does. It takes the connections Redis would:
 // every client but those with CLIENT NO-EVICT, the largest first by
 // Redis's buckets (powers of two from 32 KB), within a bucket the one
-// that entered it first.
+// that entered it first; but a connection whose goroutine runs a batch
+// or writes its replies is left to itself for up to 100 ms (busyFor): in
+// Redis no pass runs between a client's commands and the write of their
+// replies.
 
 // clientEviction is the server's side of maxmemory-clients.
 type clientEviction struct {
 	limit   atomic.Int64  // bytes (getClientEvictionLimit); 0: no limit
-	sum     atomic.Int64  // every connection's acc
+	sum     atomic.Int64  // every connection's acc and kept
+	kept    atomic.Int64  // the CLIENT NO-EVICT connections' part of sum
 	seq     atomic.Uint64 // orders the entries into buckets
 	mu      sync.Mutex    // one pass at a time
 	pending atomic.Bool   // a push found the sum over the limit (measurePushed)
-	// stuck: the last pass evicted every client it could and the sum is
-	// still over the limit (NO-EVICT clients hold it). A client measuring
-	// itself is then the only one a pass looks at (any other evictable
-	// one is newer than the pass, and goes at its own next measure or
-	// the tick), so that a pass is not a walk of every client at every
-	// command; the warning is logged once.
-	stuck atomic.Bool
+	due     atomic.Bool   // CONFIG SET changed the limit: a full pass (evictDue)
+	warned  atomic.Bool   // the warning logged since the sum was last under
 }
 
 // clientMem is one connection's part of the sum.
 type clientMem struct {
-	acc    atomic.Int64  // what it adds to the sum
+	acc    atomic.Int64  // what it adds to the sum, evictable
+	kept   atomic.Int64  // what it adds to the sum with CLIENT NO-EVICT
 	bucket atomic.Int32  // memBucket(acc)
 	since  atomic.Uint64 // clientEviction.seq when it entered that bucket
 	gone   atomic.Bool   // closed: it adds nothing any more
@@ -68,9 +70,16 @@ type clientMem struct {
 	// tick, as Redis's updateClientMemUsageAndBucket skips such a client
 	// and its clientsCron measures it.
 	noEvict atomic.Bool
-	// writing is the reply its goroutine is writing (flush), which
-	// another goroutine's measure cannot see otherwise.
-	writing atomic.Int64
+	// busySince is when its goroutine (or event loop) began the batch it
+	// runs, until its replies are written (unix ns; 0: not busy), and
+	// writing the replies it is about to write or writing. They count,
+	// and others' passes may evict it, only once that has taken
+	// busyFor: in Redis no pass, and no measure but its own, runs
+	// between a client's commands and the write of their replies, and
+	// what the write leaves in the buffer counts (one the peer takes at
+	// once leaves nothing).
+	busySince atomic.Int64
+	writing   atomic.Int64
 	// subs and prefixes are what Redis estimates its subscriptions and
 	// BCAST prefixes cost (pubsubMemOverhead, and the tracking rax's
 	// nodes): set where they change.
@@ -153,22 +162,49 @@ func (s *Server) account(c *client, self bool) bool {
 		return false
 	}
 	m := c.memUsage(self)
-	ev := &s.evict
-	sum := ev.sum.Add(m - c.mem.acc.Swap(m))
+	acc, kept := m, int64(0)
+	if c.mem.noEvict.Load() {
+		acc, kept = 0, m
+	}
+	sum := s.addMem(c, acc, kept)
 	if c.mem.gone.Load() { // unaccounted meanwhile: take it out again
-		sum = ev.sum.Add(-c.mem.acc.Swap(0))
+		sum = s.addMem(c, 0, 0)
 	}
 	if b := memBucket(m); c.mem.bucket.Load() != b || c.mem.since.Load() == 0 {
 		c.mem.bucket.Store(b)
-		c.mem.since.Store(ev.seq.Add(1))
+		c.mem.since.Store(s.evict.seq.Add(1))
 	}
 	return sum >= lim
+}
+
+// addMem makes acc and kept c's parts of the sum, and returns the sum.
+// Each part is swapped in, and the sums changed by the difference, so
+// that measures of one client by several goroutines at once leave the
+// sums the total of what each client last recorded.
+func (s *Server) addMem(c *client, acc, kept int64) int64 {
+	ev := &s.evict
+	dk := kept - c.mem.kept.Swap(kept)
+	if dk != 0 {
+		ev.kept.Add(dk)
+	}
+	return ev.sum.Add(acc - c.mem.acc.Swap(acc) + dk)
 }
 
 // unaccount takes a closing connection out of the sum.
 func (s *Server) unaccount(c *client) {
 	c.mem.gone.Store(true)
-	s.evict.sum.Add(-c.mem.acc.Swap(0))
+	s.addMem(c, 0, 0)
+}
+
+// noEvictChanged is CLIENT NO-EVICT turned on or off: the client's
+// memory moves to the other part of the sum. Turned off, it enters its
+// bucket anew (Redis's updateClientMemUsageAndBucket puts it at the
+// bucket's tail); turned on, it leaves the buckets.
+func (s *Server) noEvictChanged(c *client, on bool) {
+	if !on {
+		c.mem.since.Store(0)
+	}
+	s.account(c, true)
 }
 
 // measure is account followed by a pass when the sum is over the limit.
@@ -195,11 +231,89 @@ func (s *Server) measurePushed(c *client) {
 	}
 }
 
+// busyFor is how long a connection's batch and the write of its replies
+// may take before others measure it as it is and may evict it: the
+// tick's interval, so that the tick counts a write a slow peer holds up
+// (or a command that blocks).
+const busyFor = 100 * time.Millisecond
+
+// busy marks c's batch begun (beginBatch), while a limit is set.
+func (s *Server) busy(c *client) {
+	if s.evict.limit.Load() != 0 {
+		c.mem.busySince.Store(time.Now().UnixNano())
+	}
+}
+
+// unwritten records, once a batch has run, the replies c is about to
+// write (writeStart): they count only if their write is slow. c is
+// measured once they are written (written), with what the batch left (a
+// transaction queued, keys watched), and the pass runs then: Redis
+// evicts after it writes its replies (beforeSleep), so a client gets its
+// replies before it is evicted for what its commands made it hold, and
+// replies the peer takes at once evict nobody.
+func (s *Server) unwritten(c *client) {
+	if s.evict.limit.Load() != 0 && !c.mem.noEvict.Load() && !c.w.shared {
+		c.writeStart() // (a push-capable client's output counts as it is: pendingOutput)
+	}
+}
+
+// writeStart records the replies c's goroutine is about to write, for the
+// others' measures.
+func (c *client) writeStart() {
+	c.mem.writing.Store(int64(len(c.w.b)))
+	if c.mem.busySince.Load() == 0 {
+		c.mem.busySince.Store(time.Now().UnixNano())
+	}
+}
+
+// written measures c again once its replies went out, from its own
+// goroutine or event loop, as Redis's writeToClient does after each
+// write (an idle client does not go on counting a reply it was sent),
+// and runs the pass Redis's beforeSleep runs after writing.
+func (s *Server) written(c *client) {
+	if c.mem.busySince.Load() != 0 {
+		c.mem.busySince.Store(0)
+	}
+	if c.mem.writing.Load() != 0 {
+		c.mem.writing.Store(0)
+	}
+	if s.evict.limit.Load() != 0 {
+		s.measure(c, true)
+	}
+}
+
+// isBusy reports whether c's goroutine runs a batch, or writes its
+// replies, and has for less than busyFor: others' passes leave it be.
+func (c *client) isBusy() bool {
+	t := c.mem.busySince.Load()
+	return t != 0 && time.Now().UnixNano()-t < int64(busyFor)
+}
+
+// slowOutput is the replies c's goroutine is writing, once it has been
+// busy for busyFor (0: none, or not yet).
+func (c *client) slowOutput() int {
+	n := c.mem.writing.Load()
+	if n == 0 || c.isBusy() {
+		return 0
+	}
+	return int(n)
+}
+
 // afterPushes runs the pass a command's pushes made due, once the command
 // has run.
 func (s *Server) afterPushes() {
 	if s.evict.pending.Load() && s.evict.pending.Swap(false) {
 		s.evictClients(false, nil)
+	}
+}
+
+// evictDue runs the full pass a CONFIG SET made due, where replies have
+// just been written: the caller's own goroutine (or event loop) runs it
+// once its +OK is out, so that it sees the pass done when it sends its
+// next command, and is itself evicted only after its reply, as in Redis.
+func (s *Server) evictDue() {
+	if s.evict.due.Load() && s.evict.due.Swap(false) {
+		s.evictClients(true, nil)
 	}
 }
 
@@ -210,6 +324,7 @@ func (s *Server) evictionTick() {
 		return
 	}
 	s.evict.pending.Store(false)
+	s.evict.due.Store(false)
 	s.refreshClientMem()
 	s.evictClients(true, nil)
 }
@@ -227,11 +342,11 @@ func (s *Server) evictionTick() {
 // far too.
 func (c *client) memUsage(self bool) int64 {
 	qbuf, free, argv := c.inputMem(self)
-	out := c.pendingOutput() + int(c.mem.writing.Load())
+	out := c.pendingOutput() + c.slowOutput()
 	if self {
 		argv = 0
-		if !c.w.shared {
-			out += len(c.w.b)
+		if !c.w.shared && c.mem.writing.Load() == 0 {
+			out += len(c.w.b) // the replies so far of a batch that runs
 		}
 	}
 	return int64(qbuf+free+argv+out) + c.MultiMem() + c.overhead()
@@ -244,9 +359,13 @@ func (c *client) overhead() int64 {
 }
 
 // evictClients disconnects connections, the largest first, until the sum
-// is below the limit (evictClients). Unless forced, while the last pass
-// found nothing more to evict (clientEviction.stuck), it looks at self
-// only (nil: nothing).
+// is below the limit (evictClients). While the CLIENT NO-EVICT
+// connections alone hold the limit, every evictable connection is to go
+// (Redis's pass empties every bucket): then a pass for a connection that
+// measured itself (self, not forced) evicts just that one, if it may,
+// rather than walk every client at every command; the others go at their
+// own next command, or at the next pass without a self (pushes, the
+// tick).
 func (s *Server) evictClients(force bool, self *client) {
 	ev := &s.evict
 	over := func() bool {
@@ -254,7 +373,7 @@ func (s *Server) evictClients(force bool, self *client) {
 		return lim != 0 && ev.sum.Load() >= lim
 	}
 	if !over() {
-		ev.stuck.Store(false)
+		ev.warned.Store(false)
 		return
 	}
 	ev.mu.Lock()
@@ -262,10 +381,11 @@ func (s *Server) evictClients(force bool, self *client) {
 	if !over() {
 		return
 	}
-	if !force && ev.stuck.Load() {
-		if self != nil && !self.mem.noEvict.Load() && !self.fx.dead.Load() {
+	if !force && self != nil && ev.kept.Load() >= ev.limit.Load() {
+		if !self.mem.noEvict.Load() && !self.fx.dead.Load() {
 			s.evictOne(self)
 		}
+		s.warnOver()
 		return
 	}
 	type candidate struct {
@@ -274,9 +394,14 @@ func (s *Server) evictClients(force bool, self *client) {
 		since  uint64
 	}
 	var cands []candidate
+	busy := false
 	s.clients.Range(func(k, _ any) bool {
 		c := k.(*client)
-		if !c.mem.noEvict.Load() && !c.fx.dead.Load() {
+		switch {
+		case c.mem.noEvict.Load() || c.fx.dead.Load():
+		case c != self && c.isBusy():
+			busy = true // it measures itself and runs a pass once its replies are out
+		default:
 			cands = append(cands, candidate{c, c.mem.bucket.Load(), c.mem.since.Load()})
 		}
 		return true
@@ -289,23 +414,38 @@ func (s *Server) evictClients(force bool, self *client) {
 	})
 	for _, x := range cands {
 		if !over() {
-			ev.stuck.Store(false)
 			return
 		}
 		s.evictOne(x.c)
 	}
-	if over() && !ev.stuck.Swap(true) {
+	if over() && !busy {
+		s.warnOver()
+	}
+}
+
+// warnOver logs, once until the sum is under the limit again, that
+// evicting every evictable client did not bring it under.
+func (s *Server) warnOver() {
+	if !s.evict.warned.Swap(true) {
 		s.log.Warn("Over client maxmemory after evicting all evictable clients")
 	}
 }
 
-// evictOne disconnects c, as evictClients does each client. Requires the
-// pass's mu.
+// evictOne disconnects c, as evictClients does each client. A client
+// that went meanwhile (it closed, CLIENT KILL) is not counted or logged.
+// Requires the pass's mu.
 func (s *Server) evictOne(c *client) {
-	s.log.Info("Evicting client: " + s.clientLine(c, false))
-	s.kill(c)
-	s.unaccount(c)
+	line := s.clientLine(c, false)
+	// Counted before it leaves the client list, so that whoever sees it
+	// gone sees it counted; taken back if it had gone already.
 	s.eng.Stats.EvictedClients.Add(1)
+	killed := s.kill(c)
+	s.unaccount(c) // (either way it is gone)
+	if !killed {
+		s.eng.Stats.EvictedClients.Add(-1)
+		return
+	}
+	s.log.Info("Evicting client: " + line)
 }
 
 // ClientsMemory is INFO's mem_clients_normal: what every connection uses,

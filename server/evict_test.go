@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -117,7 +119,8 @@ func TestClientEviction_MultiWatchSubscriptions(t *testing.T) {
 	for i := 0; i < 3000; i++ { // 56 bytes each, as Redis counts them
 		keys = append(keys, "key:"+strconv.Itoa(i))
 	}
-	w.send(encode(keys...))
+	// evicted once its reply is written, as Redis evicts after writing
+	w.expectDo("+OK\r\n", keys...)
 	expectEvicted(t, ctl, w, "watch")
 
 	p := named(t, srv, "psub")
@@ -126,6 +129,9 @@ func TestClientEviction_MultiWatchSubscriptions(t *testing.T) {
 		pats = append(pats, "p:"+strconv.Itoa(i))
 	}
 	p.send(encode(pats...))
+	for i := range 6000 {
+		p.expect(confirmation(2, "psubscribe", "p:"+strconv.Itoa(i), i+1))
+	}
 	expectEvicted(t, ctl, p, "psub")
 }
 
@@ -223,18 +229,7 @@ func TestClientEviction_LargestFirstUntilBelow(t *testing.T) {
 // pending output takes the clients past the limit; the publisher stays.
 func TestClientEviction_PendingPushes(t *testing.T) {
 	srv, ctl := evictionServer(t, "1mb")
-	slow := dialSlow(t, srv.Addr())
-	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
-	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
-	pub := named(t, srv, "pub")
-	payload := strings.Repeat("x", 64<<10)
-	for i := 0; hasClient(t, ctl, "slow"); i++ {
-		if i > 2000 {
-			t.Fatal("128 MB published and the subscriber is still there")
-		}
-		pub.do("PUBLISH", "ch", payload)
-	}
-	if !hasClient(t, ctl, "pub") {
+	if !publishToSlowSubscriber(t, srv, ctl, 64<<10) {
 		t.Fatal("the publisher was evicted")
 	}
 	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
@@ -252,11 +247,17 @@ func TestClientEviction_Off(t *testing.T) {
 	w := named(t, srv, "w")
 	w.expectDo("+OK\r\n", "WATCH", "a", "b", "c")
 	w.expectDo(confirmation(2, "psubscribe", "p*", 1), "PSUBSCRIBE", "p*")
-	for _, line := range strings.Split(ctl.do("CLIENT", "LIST"), "\n") {
-		if strings.Contains(line, " name=w ") && !strings.Contains(line, " tot-mem="+strconv.Itoa(4096+3*memWatchedKey+memPattern)+" ") {
-			t.Fatalf("tot-mem of 3 watched keys and a pattern: %s", line)
+	// (the confirmation counts as output until its flusher, which may
+	// still be returning from the write that sent it, says it is written)
+	want := " tot-mem=" + strconv.Itoa(4096+3*memWatchedKey+memPattern) + " "
+	eventually(t, "tot-mem of 3 watched keys and a pattern", func() bool {
+		for _, line := range strings.Split(ctl.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(line, " name=w ") {
+				return strings.Contains(line, want)
+			}
 		}
-	}
+		return false
+	})
 	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "0" {
 		t.Fatalf("evicted_clients:%s", got)
 	}
@@ -328,11 +329,6 @@ func TestClientEviction_SumConsistent(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(int64(i)))
 			for j := 0; j < 20; j++ {
-				nc, err := dialErr(srv.Addr())
-				if err != nil {
-					return
-				}
-				nc.SetDeadline(time.Now().Add(5 * time.Second))
 				var req string
 				switch rng.Intn(4) {
 				case 0:
@@ -344,10 +340,9 @@ func TestClientEviction_SumConsistent(t *testing.T) {
 				default:
 					req = encode("PSUBSCRIBE", "p1", "p2") + encode("PING")
 				}
-				nc.Write([]byte(req))
-				nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond)) // a partial request gets no reply
-				nc.Read(make([]byte, 64))
-				nc.Close()
+				if !sendAndClose(srv.Addr(), req, 20*time.Millisecond) {
+					return
+				}
 			}
 		}(i)
 	}
@@ -360,7 +355,7 @@ func TestClientEviction_SumConsistent(t *testing.T) {
 		srv.evictionTick()
 		var ctlMem int64
 		srv.clients.Range(func(k, _ any) bool {
-			ctlMem += k.(*client).mem.acc.Load()
+			ctlMem += k.(*client).mem.acc.Load() + k.(*client).mem.kept.Load()
 			return true
 		})
 		return srv.evict.sum.Load() == ctlMem
@@ -466,5 +461,248 @@ func TestClientPeaks_ForgetAfterEightSeconds(t *testing.T) {
 	p.track(&s, time.Unix(107, 0))
 	if in, out := p.max(); in != 0 || out != 0 {
 		t.Fatalf("8 seconds on: %d, %d", in, out)
+	}
+}
+
+// A reply counts while it is unwritten only: once written, the client is
+// measured again (Redis's writeToClient), so an idle client that was
+// sent a large reply is not evicted for it.
+func TestClientEviction_WrittenReplyLeavesTheSum(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "yes" }))
+	ctl := named(t, srv, "control")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	ctl.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1") // no tick to measure again
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "1000000")
+	ctl.expectDo("+OK\r\n", "SET", "big", strings.Repeat("x", 700_000))
+	a := named(t, srv, "a")
+	if r := a.do("GET", "big"); len(r) < 700_000 {
+		t.Fatalf("GET: %d bytes", len(r))
+	}
+	b := named(t, srv, "b")
+	b.expectDo("+OK\r\n", "SET", "k", strings.Repeat("y", 400_000))
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "0" {
+		t.Fatalf("evicted_clients:%s: a holds no reply any more", got)
+	}
+	a.expectDo("+PONG\r\n", "PING")
+}
+
+// When the NO-EVICT clients no longer hold the limit, a pass evicts the
+// largest client again, not the one measuring itself: here the
+// subscriber with the backlog, not its publisher.
+func TestClientEviction_LargestAfterNoEvictLeaves(t *testing.T) {
+	srv, ctl, hog := hogServer(t, func(c *Config) {
+		c.OutputBufferLimits = OutputBufferLimits{PubSub: OutputBufferLimit{}} // no pub/sub limit
+	})
+	// over 300 KB with nothing to evict
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "300000")
+	hog.conn.Close()
+	eventually(t, "hog gone", func() bool { return !hasClient(t, ctl, "hog") })
+
+	if !publishToSlowSubscriber(t, srv, ctl, 16<<10) {
+		t.Fatalf("the publisher was evicted (the subscriber listed: %v)", hasClient(t, ctl, "slow"))
+	}
+}
+
+// publishToSlowSubscriber subscribes a client named slow that never
+// reads to a channel, and publishes messages of size bytes to it from a
+// client named pub until slow is no longer listed or pub is closed. It
+// reports whether pub is still listed.
+func publishToSlowSubscriber(t *testing.T, srv *Server, ctl *rawClient, size int) bool {
+	t.Helper()
+	slow := dialSlow(t, srv.Addr())
+	slow.expectDo("+OK\r\n", "CLIENT", "SETNAME", "slow")
+	slow.expectDo(confirmation(2, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+	pub := named(t, srv, "pub")
+	payload := strings.Repeat("x", size)
+	for i := 0; hasClient(t, ctl, "slow"); i++ {
+		if i > 2000 {
+			t.Fatalf("%d MB published and the subscriber is still there", 2000*size>>20)
+		}
+		pub.send(encode("PUBLISH", "ch", payload))
+		pub.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := pub.rd.ReadString('\n'); err != nil {
+			break // the publisher was closed
+		}
+	}
+	return hasClient(t, ctl, "pub")
+}
+
+// hogServer starts a server with DEBUG on (and configure's settings),
+// the tick paused, a control connection and a client named hog, both
+// with CLIENT NO-EVICT, hog holding a partial request of 350 KB.
+func hogServer(t *testing.T, configure func(*Config)) (srv *Server, ctl, hog *rawClient) {
+	srv = RunT(t, WithConfig(func(c *Config) {
+		c.EnableDebugCommand = "yes"
+		configure(c)
+	}))
+	ctl = named(t, srv, "control")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	ctl.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1") // no tick to measure again
+	hog = named(t, srv, "hog")
+	hog.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	hog.send("*2\r\n$3\r\nGET\r\n$400000\r\n" + strings.Repeat("x", 350_000))
+	eventually(t, "hog's partial request read", func() bool {
+		return strings.Contains(ctl.do("CLIENT", "LIST"), " qbuf=350000 ")
+	})
+	return srv, ctl, hog
+}
+
+// hookHandler is a slog.Handler that runs hook on each record.
+type hookHandler struct{ hook func(r slog.Record) }
+
+func (h hookHandler) Enabled(context.Context, slog.Level) bool      { return true }
+func (h hookHandler) Handle(_ context.Context, r slog.Record) error { h.hook(r); return nil }
+func (h hookHandler) WithAttrs([]slog.Attr) slog.Handler            { return h }
+func (h hookHandler) WithGroup(string) slog.Handler                 { return h }
+
+// A client that disconnects by itself while a pass runs is not counted
+// as evicted (nor logged).
+func TestClientEviction_GoneDuringPassNotCounted(t *testing.T) {
+	var (
+		srv  *Server
+		y    *rawClient
+		once sync.Once
+	)
+	listed := func(name string) bool {
+		found := false
+		srv.clients.Range(func(k, _ any) bool {
+			c := k.(*client)
+			c.mu.Lock()
+			found = found || c.Name == name
+			c.mu.Unlock()
+			return true
+		})
+		return found
+	}
+	hook := func(r slog.Record) {
+		if strings.HasPrefix(r.Message, "Evicting client") && strings.Contains(r.Message, " name=x ") {
+			once.Do(func() {
+				y.conn.Close() // y quits by itself while x is evicted
+				eventually(t, "y unregistered", func() bool { return !listed("y") })
+			})
+		}
+	}
+	var ctl *rawClient
+	srv, ctl, _ = hogServer(t, func(c *Config) { c.Logger = slog.New(hookHandler{hook}) })
+	x := named(t, srv, "x")
+	x.send("*2\r\n$3\r\nGET\r\n$100000\r\n" + strings.Repeat("x", 40_000)) // bucket 1: first
+	y = named(t, srv, "y")
+	eventually(t, "the partial request read", func() bool {
+		return strings.Contains(ctl.do("CLIENT", "LIST"), " qbuf=40000 ")
+	})
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "300000")
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients:%s, want 1: y disconnected by itself", got)
+	}
+}
+
+// The limit switched on and off, NO-EVICT switched, pushes, CLIENT KILL
+// and evictions all at once: no race (CLIENT KILL TYPE reads the
+// NO-EVICT flag CLIENT NO-EVICT sets), and the sums end as the totals of
+// what each client recorded.
+func TestClientEviction_TogglesConsistent(t *testing.T) {
+	srv := RunT(t)
+	ctl := named(t, srv, "control")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c := dial(t, srv.Addr())
+		defer c.conn.Close()
+		c.do("CLIENT", "NO-EVICT", "on")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c.do("CONFIG", "SET", "maxmemory-clients", []string{"0", "200000", "1mb"}[i%3])
+			c.do("CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes")
+			time.Sleep(3 * time.Millisecond)
+		}
+	}()
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(i)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var req string
+				switch rng.Intn(5) {
+				case 0:
+					req = encode("HELLO", "3") + encode("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a") + encode("SET", "a1", strings.Repeat("x", rng.Intn(100_000)))
+				case 1:
+					req = encode("SUBSCRIBE", "ch") + encode("PING")
+				case 2:
+					req = encode("PUBLISH", "ch", strings.Repeat("p", rng.Intn(100_000)))
+				case 3:
+					req = encode("CLIENT", "NO-EVICT", "on") + encode("GET", "a1") + encode("CLIENT", "NO-EVICT", "off") +
+						"*2\r\n$3\r\nGET\r\n$300000\r\n" + strings.Repeat("x", rng.Intn(250_000))
+				default:
+					req = encode("MULTI") + encode("SET", "m", strings.Repeat("y", rng.Intn(100_000))) + encode("WATCH", "a")
+				}
+				if !sendAndClose(srv.Addr(), req, time.Duration(rng.Intn(30))*time.Millisecond) {
+					return
+				}
+			}
+		}(i)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "100mb")
+	eventually(t, "only the control left", func() bool { return len(clientNames(t, ctl)) == 1 })
+	eventually(t, "the sums down to the control's", func() bool {
+		srv.evictionTick()
+		var acc, kept int64
+		srv.clients.Range(func(k, _ any) bool {
+			acc += k.(*client).mem.acc.Load()
+			kept += k.(*client).mem.kept.Load()
+			return true
+		})
+		return srv.evict.sum.Load() == acc+kept && srv.evict.kept.Load() == kept && acc == 0
+	})
+}
+
+// sendAndClose dials addr, sends req, reads for up to wait (a partial
+// request gets no reply) and closes. It reports false when it could not
+// dial.
+func sendAndClose(addr, req string, wait time.Duration) bool {
+	nc, err := dialErr(addr)
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	nc.Write([]byte(req))
+	nc.SetReadDeadline(time.Now().Add(wait))
+	nc.Read(make([]byte, 64))
+	return true
+}
+
+// CONFIG SET's pass runs once its reply is written (Redis evicts in
+// beforeSleep, after writing replies): a caller that is itself the
+// largest client gets its +OK, then is evicted.
+func TestClientEviction_ConfigSetCallerGetsItsReply(t *testing.T) {
+	srv := RunT(t)
+	ctl := named(t, srv, "control")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	big := named(t, srv, "big")
+	watch := []string{"WATCH"}
+	for i := range 5000 { // 5000 watched keys: Redis's estimate is 280 KB
+		watch = append(watch, "k"+strconv.Itoa(i))
+	}
+	big.expectDo("+OK\r\n", watch...)
+	big.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "200000")
+	expectEvicted(t, ctl, big, "big")
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients:%s", got)
 	}
 }

@@ -146,14 +146,20 @@ func (s *Server) fixtureConnEnd(c *client) {
 // DropConnections, Restart); a command of it waiting in a pause gives up.
 // The client leaves the client list at once, as Redis frees it: a later
 // CLIENT LIST, CLIENT KILL or connected_clients does not see it while its
-// goroutine winds down (unregister then finds it gone).
-func (s *Server) kill(c *client) {
+// goroutine winds down (unregister then finds it gone). It reports
+// whether it took the client out of the list (false: it had gone, or
+// another kill took it).
+func (s *Server) kill(c *client) bool {
 	c.fx.dead.Store(true)
 	c.fx.killOnce.Do(func() { close(c.fx.killed) })
-	c.closeNC()
-	if _, loaded := s.clients.LoadAndDelete(c); loaded {
+	// Out of the list before the socket closes: its goroutine's
+	// unregister, which the close wakes, must find it gone.
+	_, loaded := s.clients.LoadAndDelete(c)
+	if loaded {
 		s.nconns.Add(-1)
 	}
+	c.closeNC()
+	return loaded
 }
 
 // fixtureBefore runs before each command of a connection: it logs the

@@ -24,7 +24,11 @@ func (s *Server) registerProbes() {
 	const conn = engine.FlagNoKeys | engine.FlagNoScript | engine.FlagLoading | engine.FlagStale
 	subs := s.eng.Lookup([]byte("client")).Subs
 	subs["no-evict"] = &engine.Command{Name: "client|no-evict", Arity: 3, Flags: conn | engine.FlagAdmin, Fn: func(c *engine.Ctx) {
-		clientOnOff(c, func(me *client, on bool) { me.ps.noEvict = on; me.mem.noEvict.Store(on) })
+		clientOnOff(c, func(me *client, on bool) {
+			if on != me.mem.noEvict.Swap(on) {
+				s.noEvictChanged(me, on) // its part of the sum moves (evict.go)
+			}
+		})
 	}}
 	subs["reply"] = &engine.Command{Name: "client|reply", Arity: 3, Flags: conn, Fn: s.cmdClientReply}
 	subs["no-touch"] = &engine.Command{Name: "client|no-touch", Arity: 3, Flags: conn, Fn: func(c *engine.Ctx) {

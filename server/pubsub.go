@@ -90,7 +90,7 @@ type psConn struct {
 	trk     trackState   // guarded by the tracking table's mu (caching: own goroutine)
 	pending []pendingInv // self-invalidations due after the reply (own goroutine)
 
-	noEvict, noTouch bool // CLIENT NO-EVICT / NO-TOUCH; guarded by the client's mu (probes.go)
+	noTouch bool // CLIENT NO-TOUCH; guarded by the client's mu (probes.go)
 }
 
 // total is the number of channel and pattern subscriptions (what
@@ -493,7 +493,7 @@ func (s *Server) clientListFields(me *client) (flags string, sub, psub, ssub int
 		b = append(b, 'b')
 	}
 	b = s.trackingFlags(me, b)
-	if me.ps.noEvict {
+	if me.mem.noEvict.Load() {
 		b = append(b, 'e')
 	}
 	if me.ps.noTouch {
