@@ -255,6 +255,11 @@ func TestClientReply_OffSkipOn(t *testing.T) {
 		{[][]string{{"CLIENT", "REPLY", "SKIP"}, {"MULTI"}, {"SET", "rk", "3"}, {"EXEC"}, {"GET", "rk"}}, "+QUEUED\r\n*1\r\n+OK\r\n$1\r\n3\r\n"},
 		{[][]string{{"DEL", "rl"}, {"CLIENT", "REPLY", "SKIP"}, {"BLPOP", "rl", "0.1"}, {"PING"}}, ":0\r\n+PONG\r\n"},
 		{[][]string{{"CLIENT", "REPLY", "OFF"}, {"CLIENT", "REPLY", "BAD"}, {"CLIENT", "REPLY", "ON"}}, "+OK\r\n"},
+		// RESET turns replies on again, its own included (a pooled
+		// connection cleaned with RESET), but not when SKIP silences it
+		{[][]string{{"CLIENT", "REPLY", "OFF"}, {"RESET"}, {"PING"}}, "+RESET\r\n+PONG\r\n"},
+		{[][]string{{"CLIENT", "REPLY", "SKIP"}, {"RESET"}, {"PING"}}, "+PONG\r\n"},
+		{[][]string{{"CLIENT", "REPLY", "OFF"}, {"HELLO", "3"}, {"RESET"}, {"PING"}}, "+RESET\r\n+PONG\r\n"},
 	} {
 		c := dial(t, srv.Addr())
 		var b strings.Builder

@@ -162,6 +162,14 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 	c.Client.ResetDB()  // selectDb(c, 0)
 	s.removeMonitor(me) // fixture: RESET leaves MONITOR mode (server/monitor.go)
 	s.resetPubSub(me)   // leave subscribed mode, stop tracking (pubsub.go)
+	// CLIENT REPLY OFF and a SKIP for the next command end, before the
+	// reply (a RESET that SKIP itself silences stays silent)
+	if me.reply.off {
+		me.reply = replyMode{}
+		me.w.WriteStatus("RESET") // c.W discards: it was chosen with OFF on
+		return
+	}
+	me.reply.skipNext = false
 	c.W.WriteStatus("RESET")
 }
 
