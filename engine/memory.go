@@ -197,12 +197,25 @@ func (e *Engine) denyOOM(cmd *Command, args [][]byte) bool {
 }
 
 // denyOOMCall is denyOOM for the command c runs: an EXEC is refused when
-// a command it queued would be (Redis's mstate.cmd_flags).
+// a command it queued would be (Redis's mstate.cmd_flags), and inside
+// MULTI every command but EXEC, DISCARD, QUIT and RESET, denyoom or not:
+// queueing may use any amount of memory (processCommand's
+// reject_cmd_on_oom).
 func (e *Engine) denyOOMCall(c *Ctx, cmd *Command) bool {
 	if cmd.Name == "exec" {
 		return e.mem.max.Load() != 0 && c.Client != nil && c.Client.AnyQueued(e.denyOOM)
 	}
-	return e.denyOOM(cmd, c.Args)
+	if e.denyOOM(cmd, c.Args) {
+		return true
+	}
+	if e.mem.max.Load() == 0 || !c.inMulti() {
+		return false
+	}
+	switch cmd.Name {
+	case "discard", "quit", "reset":
+		return false
+	}
+	return true
 }
 
 // OutOfMemory reports whether maxmemory is set and used memory exceeds it.
