@@ -315,18 +315,36 @@ func argError(L *lua.LState, i int, fname, msg string) {
 
 // number14g is Lua 5.1's lua_Number2str: C's "%.14g".
 func number14g(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return "-nan"
-		}
-		return "nan"
+	if s, ok := nonFinite(f); ok {
+		return s
 	}
 	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// number17g is C's "%.17g", in which Redis passes a Lua number to a
+// command (luaRedisGenericCommand): 1/0 is "inf", not Go's "+Inf".
+func number17g(f float64) []byte {
+	if s, ok := nonFinite(f); ok {
+		return []byte(s)
+	}
+	return strconv.AppendFloat(nil, f, 'g', 17, 64)
+}
+
+// nonFinite is how glibc's printf writes an infinity or a NaN (a NaN with
+// its sign bit set, as 0/0 makes on x86-64, is "-nan").
+func nonFinite(f float64) (string, bool) {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf", true
+	case math.IsInf(f, -1):
+		return "-inf", true
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan", true
+		}
+		return "nan", true
+	}
+	return "", false
 }
 
 // cvttsd2si is x86-64's conversion of a double to a 64-bit integer, which

@@ -2,7 +2,6 @@ package luavm
 
 import (
 	"math"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -466,7 +465,7 @@ func (vm *VM) redisLib(eval bool) *lua.LTable {
 				case lua.LString:
 					args[i] = []byte(string(v))
 				case lua.LNumber:
-					args[i] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+					args[i] = number17g(float64(v))
 				default:
 					return vm.callError(L, true, errorTable(L, "Lua redis lib command arguments must be strings or integers"))
 				}
@@ -580,7 +579,7 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 			}
 			args[i-1] = unsafe.Slice(unsafe.StringData(s), len(s))
 		case lua.LNumber:
-			args[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+			args[i-1] = number17g(float64(v))
 		default:
 			return vm.callError(L, raise, errorTable(L, "Lua redis lib command arguments must be strings or integers"))
 		}
