@@ -410,7 +410,7 @@ func cmdCommandInfo(c *Ctx) {
 	for _, name := range c.Args[2:] {
 		cmd := c.Eng.lookupFull(name)
 		if cmd == nil {
-			c.W.WriteNullArray()
+			c.W.WriteNull() // addReplyNull: $-1 in RESP2
 		} else {
 			writeCommandInfo(c.W, cmd)
 		}
