@@ -50,8 +50,8 @@ func parseShebang(body []byte) (n int, fl engine.ScriptFlag, errMsg string) {
 	if end < 0 {
 		return 0, fl, "ERR Invalid script shebang"
 	}
-	parts := strings.Fields(string(body[:end]))
-	if len(parts) == 0 {
+	parts, ok := engine.SplitArgs(string(body[:end])) // sdssplitargs: quotes too
+	if !ok || len(parts) == 0 {
 		return 0, fl, "ERR Invalid engine in script shebang"
 	}
 	if parts[0] != "#!lua" {
@@ -62,10 +62,10 @@ func parseShebang(body []byte) (n int, fl engine.ScriptFlag, errMsg string) {
 		if !ok {
 			return 0, fl, "ERR Unknown lua shebang option: " + p
 		}
+		if flags == "" {
+			continue // sdssplitlen of nothing: no flags (an empty one between commas is unexpected)
+		}
 		for _, f := range strings.Split(flags, ",") {
-			if f == "" {
-				continue
-			}
 			sf, ok := engine.ParseScriptFlag(f, false)
 			if !ok {
 				return 0, fl, "ERR Unexpected flag in script shebang: " + f
