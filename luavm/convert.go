@@ -122,9 +122,23 @@ var smallNumbers = func() (t [256]lua.LValue) {
 	return t
 }()
 
-func (w *luaWriter) WriteBulk(b []byte)        { w.emit(lua.LString(b)) }
-func (w *luaWriter) WriteBulkString(s string)  { w.emit(lua.LString(s)) }
-func (w *luaWriter) WriteVerbatim(_, s string) { w.emit(lua.LString(s)) }
+func (w *luaWriter) WriteBulk(b []byte)       { w.emit(lua.LString(b)) }
+func (w *luaWriter) WriteBulkString(s string) { w.emit(lua.LString(s)) }
+
+// WriteVerbatim is a string in RESP2 (the reply is a bulk string there),
+// and Redis's {verbatim_string={format=f, string=s}} in RESP3.
+func (w *luaWriter) WriteVerbatim(format, s string) {
+	if w.resp != 3 {
+		w.emit(lua.LString(s))
+		return
+	}
+	v := w.L.CreateTable(0, 2)
+	v.RawSetString("string", lua.LString(s))
+	v.RawSetString("format", lua.LString(format))
+	t := w.L.CreateTable(0, 1)
+	t.RawSetString("verbatim_string", v)
+	w.emit(t)
+}
 
 // WriteBigNumber is Redis's RESP3 big number in Lua: {big_number=s}. (No
 // command tumbler runs replies with one.)
@@ -237,6 +251,14 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 		if b, ok := v.RawGetString("big_number").(lua.LString); ok {
 			w.WriteBigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(b)))
 			return
+		}
+		if vt, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
+			f, okf := vt.RawGetString("format").(lua.LString)
+			s, oks := vt.RawGetString("string").(lua.LString)
+			if okf && oks {
+				w.WriteVerbatim(string(f), string(s))
+				return
+			}
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue

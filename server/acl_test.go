@@ -233,7 +233,7 @@ func TestACL_UnservedCommands(t *testing.T) {
 		t.Errorf("DRYRUN XADD: %q", got)
 	}
 	// COMMAND does not list them
-	if got := c.do("COMMAND", "INFO", "pfadd"); got != "*1\r\n*-1\r\n" {
+	if got := c.do("COMMAND", "INFO", "pfadd"); got != "*1\r\n$-1\r\n" {
 		t.Errorf("COMMAND INFO pfadd: %q", got)
 	}
 }

@@ -231,7 +231,7 @@ func TestHelp_ClientAndACL(t *testing.T) {
 		if !strings.Contains(help, "\n"+sub+" ") && !strings.Contains(help, "\n"+sub+"\n") {
 			t.Errorf("CLIENT HELP lacks %s", sub)
 		}
-		if got := c.do("COMMAND", "INFO", "client|"+strings.ToLower(sub)); strings.HasPrefix(got, "*1\r\n*-1") || got == "*1\r\n_\r\n" {
+		if got := c.do("COMMAND", "INFO", "client|"+strings.ToLower(sub)); strings.HasPrefix(got, "*1\r\n$-1") || got == "*1\r\n_\r\n" {
 			t.Errorf("CLIENT HELP lists %s, which tumbler lacks", sub)
 		}
 	}

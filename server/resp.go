@@ -200,7 +200,16 @@ func (w *respWriter) WriteVerbatim(format, s string) {
 		w.b = append(w.b, '=')
 		w.b = strconv.AppendInt(w.b, int64(len(s)+4), 10)
 		w.b = append(w.b, '\r', '\n')
-		w.b = append(w.b, format...)
+		// three bytes, as Redis's addReplyVerbatim copies them: a
+		// shorter format (a script's) is padded with spaces, up to a NUL
+		for i, end := 0, false; i < 3; i++ {
+			end = end || i >= len(format) || format[i] == 0
+			if end {
+				w.b = append(w.b, ' ')
+			} else {
+				w.b = append(w.b, format[i])
+			}
+		}
 		w.b = append(w.b, ':')
 		w.b = append(w.b, s...)
 		w.b = append(w.b, '\r', '\n')
