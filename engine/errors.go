@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Error texts, verbatim from Redis 7 (src/server.c shared objects,
 // src/t_string.c, src/expire.c, src/eval.c, src/script_lua.c).
@@ -95,7 +98,11 @@ func ErrUnknownCommand(args [][]byte) string {
 	return string(b)
 }
 
+// clip is C's "%.*s" of b: at most n bytes, up to its first NUL.
 func clip(b []byte, n int) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	if n < 0 {
 		n = 0
 	}
