@@ -72,7 +72,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	c.NeedsAuth = s.authRequired() // (auth.go)
 	c.ACL = s.eng.ACL().Default()
 	c.prod.srv = s
-	fc.lim, fc.idleExempt = &s.prod.limits, func() bool { return c.w.shared } // (limits.go)
+	fc.lim, fc.idleExempt = &s.prod.limits, c.idleExempt // (limits.go)
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client, Pending: &c.pending}

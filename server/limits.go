@@ -234,6 +234,15 @@ func (l *protoLimits) queryBufHit(nc net.Conn, n int64) {
 // buffer outgrew client-query-buffer-limit; no reply is sent.
 var errQueryBufLimit = fmt.Errorf("%w: query buffer limit reached", errProtocolLimit)
 
+// idleExempt reports whether the idle timeout (timeout) spares c, as
+// Redis's clientsCronHandleTimeout spares MONITOR and clients with
+// subscriptions (CLIENT_PUBSUB: none once they unsubscribed from
+// everything), and as tumbler spares a client-tracking connection
+// (docs/configuration.md). A blocked client reads nothing meanwhile.
+func (c *client) idleExempt() bool {
+	return c.mem.subs.Load() > 0 || c.fx.monitor.Load() || c.ps.tracking.Load()
+}
+
 // armIdle sets (or clears) the read deadline of the idle timeout before
 // each read from the connection.
 func (c *framedConn) armIdle() {

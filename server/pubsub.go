@@ -3,6 +3,7 @@ package server
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -87,8 +88,9 @@ type psConn struct {
 	killed    bool  // disconnected for passing the output limit
 	pubsub    bool  // subscribed: Redis's pub/sub client class (output limit, RESP2 redirects)
 
-	trk     trackState   // guarded by the tracking table's mu (caching: own goroutine)
-	pending []pendingInv // self-invalidations due after the reply (own goroutine)
+	trk      trackState   // guarded by the tracking table's mu (caching: own goroutine)
+	tracking atomic.Bool  // trk.on, read unlocked (the idle timeout's exemption)
+	pending  []pendingInv // self-invalidations due after the reply (own goroutine)
 
 	noTouch bool // CLIENT NO-TOUCH; guarded by the client's mu (probes.go)
 }

@@ -182,6 +182,7 @@ func (s *Server) cmdClientTracking(c *engine.Ctx) {
 		t.nclients.Add(1)
 	}
 	st.on = true
+	me.ps.tracking.Store(true)
 	st.broken, st.bcast, st.optin, st.optout, st.noloop = false, false, false, false, false
 	st.redirect = redir
 	t.byID[me.ID] = me
@@ -277,6 +278,7 @@ func (t *trackTable) disableLocked(me *client) {
 			t.keys, t.items = map[string]map[int64]struct{}{}, 0
 		}
 		st.on, st.broken, st.bcast, st.optin, st.optout, st.noloop = false, false, false, false, false, false
+		me.ps.tracking.Store(false)
 	}
 	st.caching = false
 	me.TrackKeys = false

@@ -37,8 +37,6 @@ var knownWireDiffs = map[string]knownDiff{
 		"tumbler caps a request at 1M arguments (Config.MaxMultibulkLen, docs/configuration.md Limits); Redis 7.0 accepts up to INT_MAX from an authenticated client"},
 	"TestWire_RequirePass/HELLO_AUTH_wrong": {"HELLO", "none (version)",
 		"tumbler has Redis 7.2's NOAUTH text for HELLO ('HELLO <proto> AUTH <user> <pass>'); the 7.0 oracle says 'HELLO AUTH <user> <pass>'"},
-	"TestWire_IdleTimeout/unsubscribed_client_times_out": {"UNSUBSCRIBE", "server/conn.go",
-		"the exemption is c.w.shared, which stays set once a connection could receive pushes; Redis exempts only clients with subscriptions (CLIENT_PUBSUB), so one that unsubscribed from everything times out again"},
 	"TestWire_IdleTimeout/tracking_client_times_out": {"TRACKING", "server/conn.go",
 		"tumbler exempts client-tracking connections (docs/configuration.md); Redis's clientsCronHandleTimeout exempts only replicas/MONITOR, blocked and pub/sub clients"},
 }
