@@ -28,8 +28,8 @@ func registerZset(e *Engine) {
 		z("zmscore", -3, r|FlagFast, cmdZMScore),
 		z("zcount", 4, r|FlagFast, cmdZCount),
 		z("zlexcount", 4, r|FlagFast, cmdZLexCount),
-		z("zrank", 3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, false) }),
-		z("zrevrank", 3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, true) }),
+		z("zrank", -3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, false) }),
+		z("zrevrank", -3, r|FlagFast, func(c *Ctx) { zrankGeneric(c, true) }),
 		z("zrange", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeAuto, zdirAuto) }),
 		z("zrevrange", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeRank, zdirReverse) }),
 		z("zrangebyscore", -4, r, func(c *Ctx) { zrangeCommand(c, 1, zrangeScore, zdirForward) }),
@@ -321,25 +321,55 @@ func cmdZLexCount(c *Ctx) {
 	c.W.WriteInt(int64(n))
 }
 
-// ZRANK key member / ZREVRANK key member
+// ZRANK key member [WITHSCORE] / ZREVRANK key member [WITHSCORE]
+// (WITHSCORE is Redis 7.2's, as tumbler reports 7.2: the rank and the
+// score, or a null array)
 func zrankGeneric(c *Ctx, reverse bool) {
+	withScore := false
+	switch {
+	case len(c.Args) > 4:
+		name := "zrank"
+		if reverse {
+			name = "zrevrank"
+		}
+		c.W.WriteError(ErrWrongArgs(name))
+		return
+	case len(c.Args) == 4:
+		if !EqFold(c.Args[3], "withscore") {
+			c.W.WriteError(ErrSyntax)
+			return
+		}
+		withScore = true
+	}
+	none := c.W.WriteNull
+	if withScore {
+		none = c.W.WriteNullArray
+	}
 	_, z, ok := getZset(c, c.Args[1], true)
 	if !ok {
 		return
 	}
 	if z == nil {
-		c.W.WriteNull()
+		none()
 		return
 	}
-	rank, ok := z.Rank(string(c.Args[2]))
+	member := string(c.Args[2])
+	rank, ok := z.Rank(member)
 	if !ok {
-		c.W.WriteNull()
+		none()
 		return
 	}
 	if reverse {
 		rank = z.Len() - 1 - rank
 	}
+	if !withScore {
+		c.W.WriteInt(int64(rank))
+		return
+	}
+	score, _ := z.Score(member)
+	c.W.WriteArray(2)
 	c.W.WriteInt(int64(rank))
+	c.W.WriteDouble(score)
 }
 
 // Error texts of the range commands.

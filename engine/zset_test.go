@@ -152,3 +152,25 @@ func TestZRandMember_Draws(t *testing.T) {
 		t.Fatalf("a count past 2^24 beyond the set's size is the whole set: %q", got)
 	}
 }
+
+// ZRANK and ZREVRANK WITHSCORE are Redis 7.2's (tumbler reports 7.2): the
+// rank and the score, a null array for a missing member or key; the
+// option is checked before the key, as in 7.2's zrankGenericCommand.
+func TestZRank_WithScore(t *testing.T) {
+	te := newTestEngine(t)
+	te.expect(":3", "ZADD", "z", "1", "a", "2.5", "b", "-inf", "c")
+	te.expect("*2 :2 ,2.5", "ZRANK", "z", "b", "WITHSCORE")
+	te.expect("*2 :0 ,2.5", "ZREVRANK", "z", "b", "withscore")
+	te.expect("*2 :0 ,-Inf", "ZRANK", "z", "c", "WithScore")
+	te.expect(":2", "ZRANK", "z", "b")
+	te.expect(":1", "ZREVRANK", "z", "a")
+	te.expect("(nilarray)", "ZRANK", "z", "nope", "WITHSCORE")
+	te.expect("(nilarray)", "ZREVRANK", "nokey", "a", "WITHSCORE")
+	te.expect("(nil)", "ZRANK", "z", "nope")
+	te.expect("-ERR syntax error", "ZRANK", "z", "b", "WITHSCORES")
+	te.expect("-ERR wrong number of arguments for 'zrevrank' command", "ZREVRANK", "z", "b", "WITHSCORE", "x")
+	te.expect("-ERR wrong number of arguments for 'zrank' command", "ZRANK", "z")
+	te.expect("+OK", "SET", "s", "x")
+	te.expect("-"+ErrWrongType, "ZRANK", "s", "a", "WITHSCORE")
+	te.expect("-ERR syntax error", "ZRANK", "s", "a", "BAD")
+}
