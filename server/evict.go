@@ -136,12 +136,22 @@ func evictionLimit(c *Config) int64 {
 	return max(n, 128<<10)
 }
 
-// setEvictionLimit installs a new limit (applyLive). A new limit measures
-// every connection (the sum is not kept without one); CONFIG SET then
-// runs a pass.
+// setEvictionLimit installs a new limit (applyLive). The sum is not kept
+// without one: removing the limit takes every connection out of it, so
+// that no share measured before stays in it (a pass run when a limit is
+// set again, before every connection is measured anew, would evict by
+// it), and a new limit measures every connection; CONFIG SET then runs a
+// pass.
 func (s *Server) setEvictionLimit(n int64) {
-	if old := s.evict.limit.Swap(n); n != 0 && old == 0 {
+	old := s.evict.limit.Swap(n)
+	switch {
+	case n != 0 && old == 0:
 		s.refreshClientMem()
+	case n == 0 && old != 0:
+		s.clients.Range(func(k, _ any) bool {
+			s.addMem(k.(*client), 0, 0)
+			return true
+		})
 	}
 }
 

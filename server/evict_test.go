@@ -706,3 +706,32 @@ func TestClientEviction_ConfigSetCallerGetsItsReply(t *testing.T) {
 		t.Fatalf("evicted_clients:%s", got)
 	}
 }
+
+// Removing the limit takes every connection out of the sum: no share
+// measured while it was set outlives it (a pass run when a limit is set
+// again, before a connection is measured anew, would evict by it).
+func TestClientEviction_OffClearsTheSum(t *testing.T) {
+	srv, ctl := evictionServer(t, "100mb")
+	shares := func() (acc, kept int64) {
+		srv.clients.Range(func(k, _ any) bool {
+			acc += k.(*client).mem.acc.Load()
+			kept += k.(*client).mem.kept.Load()
+			return true
+		})
+		return acc, kept
+	}
+	a := named(t, srv, "a")
+	a.send("*2\r\n$3\r\nGET\r\n$400000\r\n" + strings.Repeat("x", 300_000))
+	eventually(t, "a's partial request in the sum", func() bool {
+		acc, kept := shares()
+		return acc >= 300_000 && kept > 0 // and the NO-EVICT control's
+	})
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "0")
+	if acc, kept := shares(); acc != 0 || kept != 0 || srv.evict.sum.Load() != 0 || srv.evict.kept.Load() != 0 {
+		t.Fatalf("shares %d + %d, sum %d (kept %d) once the limit is gone", acc, kept, srv.evict.sum.Load(), srv.evict.kept.Load())
+	}
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "100mb")
+	if acc, _ := shares(); acc < 300_000 {
+		t.Fatalf("a's share %d after the limit is set again, want its partial request", acc)
+	}
+}
