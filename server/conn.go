@@ -197,10 +197,11 @@ func (s *Server) sendBatch(c *client) bool {
 		// time of a pipelined GET was waking the client).
 		runtime.Gosched()
 	}
-	if err := c.flush(); err != nil || c.closeNow {
+	err := c.flush()
+	s.evictDue() // maxmemory-clients: a pass CONFIG SET made due (evict.go)
+	if err != nil || c.closeNow {
 		return false
 	}
-	s.evictDue() // maxmemory-clients: a pass CONFIG SET made due (evict.go)
 	// Served: a paused mass expiry may go on (expireLoop).
 	s.kickExpiry()
 	c.fx.last.Store(s.eng.Now()) // and a reply written, as Redis's writeToClient (after a wait: BLPOP, pauses)

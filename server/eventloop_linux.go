@@ -390,15 +390,19 @@ func (l *ioLoop) serveInput(c *client) {
 		l.leave(c, loopExit{kind: exitSend})
 		return
 	}
-	if len(c.w.b) > 0 && !c.lp.queued {
+	switch {
+	case len(c.w.b) > 0 && !c.lp.queued:
 		c.lp.queued = true
 		l.out = append(l.out, c)
+	case len(c.w.b) == 0 && !c.lp.queued:
+		l.s.written(c) // nothing to write (CLIENT REPLY OFF): the batch is done (evict.go)
 	}
 }
 
 // flushOut writes the replies of the pass.
 func (l *ioLoop) flushOut() {
 	if len(l.out) == 0 {
+		l.s.evictDue() // maxmemory-clients: a pass CONFIG SET made due (evict.go)
 		return
 	}
 	now := l.s.eng.Now()

@@ -42,10 +42,12 @@ import (
 // 100 ms tick does. It takes the connections Redis would:
 // every client but those with CLIENT NO-EVICT, the largest first by
 // Redis's buckets (powers of two from 32 KB), within a bucket the one
-// that entered it first; but a connection whose goroutine runs a batch
-// or writes its replies is left to itself for up to 100 ms (busyFor): in
-// Redis no pass runs between a client's commands and the write of their
-// replies.
+// that entered it first, as last measured: a connection whose goroutine
+// runs a batch or writes its replies is measured by itself once they are
+// out, not by the tick, for up to 100 ms (busyFor), so a client gets the
+// replies of the commands that made it large before it is evicted, as a
+// Redis client does unless another client's command runs in the same
+// event-loop iteration.
 
 // clientEviction is the server's side of maxmemory-clients.
 type clientEviction struct {
@@ -72,12 +74,11 @@ type clientMem struct {
 	noEvict atomic.Bool
 	// busySince is when its goroutine (or event loop) began the batch it
 	// runs, until its replies are written (unix ns; 0: not busy), and
-	// writing the replies it is about to write or writing. They count,
-	// and others' passes may evict it, only once that has taken
-	// busyFor: in Redis no pass, and no measure but its own, runs
-	// between a client's commands and the write of their replies, and
-	// what the write leaves in the buffer counts (one the peer takes at
-	// once leaves nothing).
+	// writing the replies it is about to write or writing. Until that
+	// has taken busyFor, only the client measures itself (the tick
+	// does not), and the replies do not count: what Redis's write
+	// leaves in the buffer counts, and one the peer takes at once
+	// leaves nothing.
 	busySince atomic.Int64
 	writing   atomic.Int64
 	// subs and prefixes are what Redis estimates its subscriptions and
@@ -155,10 +156,17 @@ func (s *Server) setEvictionLimit(n int64) {
 	}
 }
 
-// refreshClientMem measures every connection.
+// refreshClientMem measures every connection but those in the middle of
+// a batch (isBusy), which measure themselves once its replies are out:
+// what a batch's commands make a client hold (a transaction, watched
+// keys) counts from then, so that it gets their replies before it is
+// evicted for it, as a client of Redis does whose replies go out in the
+// same event-loop iteration (the cron never runs inside it).
 func (s *Server) refreshClientMem() {
 	s.clients.Range(func(k, _ any) bool {
-		s.account(k.(*client), false)
+		if c := k.(*client); !c.isBusy() {
+			s.account(c, false)
+		}
 		return true
 	})
 }
@@ -242,9 +250,9 @@ func (s *Server) measurePushed(c *client) {
 }
 
 // busyFor is how long a connection's batch and the write of its replies
-// may take before others measure it as it is and may evict it: the
-// tick's interval, so that the tick counts a write a slow peer holds up
-// (or a command that blocks).
+// may take before the tick measures it as it is: the tick's interval, so
+// that the tick counts a write a slow peer holds up (or a command that
+// blocks).
 const busyFor = 100 * time.Millisecond
 
 // busy marks c's batch begun (beginBatch), while a limit is set.
@@ -293,7 +301,7 @@ func (s *Server) written(c *client) {
 }
 
 // isBusy reports whether c's goroutine runs a batch, or writes its
-// replies, and has for less than busyFor: others' passes leave it be.
+// replies, and has for less than busyFor: the tick does not measure it.
 func (c *client) isBusy() bool {
 	t := c.mem.busySince.Load()
 	return t != 0 && time.Now().UnixNano()-t < int64(busyFor)
@@ -404,14 +412,9 @@ func (s *Server) evictClients(force bool, self *client) {
 		since  uint64
 	}
 	var cands []candidate
-	busy := false
 	s.clients.Range(func(k, _ any) bool {
 		c := k.(*client)
-		switch {
-		case c.mem.noEvict.Load() || c.fx.dead.Load():
-		case c != self && c.isBusy():
-			busy = true // it measures itself and runs a pass once its replies are out
-		default:
+		if !c.mem.noEvict.Load() && !c.fx.dead.Load() {
 			cands = append(cands, candidate{c, c.mem.bucket.Load(), c.mem.since.Load()})
 		}
 		return true
@@ -428,7 +431,7 @@ func (s *Server) evictClients(force bool, self *client) {
 		}
 		s.evictOne(x.c)
 	}
-	if over() && !busy {
+	if over() {
 		s.warnOver()
 	}
 }

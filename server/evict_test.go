@@ -468,10 +468,7 @@ func TestClientPeaks_ForgetAfterEightSeconds(t *testing.T) {
 // measured again (Redis's writeToClient), so an idle client that was
 // sent a large reply is not evicted for it.
 func TestClientEviction_WrittenReplyLeavesTheSum(t *testing.T) {
-	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "yes" }))
-	ctl := named(t, srv, "control")
-	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
-	ctl.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1") // no tick to measure again
+	srv, ctl := pausedServer(t, nil) // no tick to measure again
 	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "1000000")
 	ctl.expectDo("+OK\r\n", "SET", "big", strings.Repeat("x", 700_000))
 	a := named(t, srv, "a")
@@ -527,17 +524,27 @@ func publishToSlowSubscriber(t *testing.T, srv *Server, ctl *rawClient, size int
 	return hasClient(t, ctl, "pub")
 }
 
+// pausedServer starts a server with DEBUG on (and configure's settings,
+// if any), the tick paused (nothing measures the clients but
+// themselves), and a control connection with CLIENT NO-EVICT.
+func pausedServer(t *testing.T, configure func(*Config)) (*Server, *rawClient) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.EnableDebugCommand = "yes"
+		if configure != nil {
+			configure(c)
+		}
+	}))
+	ctl := named(t, srv, "control")
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	ctl.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1")
+	return srv, ctl
+}
+
 // hogServer starts a server with DEBUG on (and configure's settings),
 // the tick paused, a control connection and a client named hog, both
 // with CLIENT NO-EVICT, hog holding a partial request of 350 KB.
 func hogServer(t *testing.T, configure func(*Config)) (srv *Server, ctl, hog *rawClient) {
-	srv = RunT(t, WithConfig(func(c *Config) {
-		c.EnableDebugCommand = "yes"
-		configure(c)
-	}))
-	ctl = named(t, srv, "control")
-	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
-	ctl.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1") // no tick to measure again
+	srv, ctl = pausedServer(t, configure)
 	hog = named(t, srv, "hog")
 	hog.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
 	hog.send("*2\r\n$3\r\nGET\r\n$400000\r\n" + strings.Repeat("x", 350_000))
@@ -695,11 +702,7 @@ func TestClientEviction_ConfigSetCallerGetsItsReply(t *testing.T) {
 	ctl := named(t, srv, "control")
 	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
 	big := named(t, srv, "big")
-	watch := []string{"WATCH"}
-	for i := range 5000 { // 5000 watched keys: Redis's estimate is 280 KB
-		watch = append(watch, "k"+strconv.Itoa(i))
-	}
-	big.expectDo("+OK\r\n", watch...)
+	watchKeys(t, big, 5000) // Redis's estimate: 280 KB
 	big.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "200000")
 	expectEvicted(t, ctl, big, "big")
 	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
@@ -734,4 +737,52 @@ func TestClientEviction_OffClearsTheSum(t *testing.T) {
 	if acc, _ := shares(); acc < 300_000 {
 		t.Fatalf("a's share %d after the limit is set again, want its partial request", acc)
 	}
+}
+
+// watchKeys has c WATCH n keys, which Redis estimates at 56 bytes each.
+func watchKeys(t *testing.T, c *rawClient, n int) {
+	t.Helper()
+	watch := []string{"WATCH"}
+	for i := range n {
+		watch = append(watch, "k"+strconv.Itoa(i))
+	}
+	c.expectDo("+OK\r\n", watch...)
+}
+
+// A client that runs a command is evicted by another's pass when it is
+// the largest, as measured before the command (the largest bucket first,
+// as Redis's pass), not passed over for a smaller one.
+func TestClientEviction_LargestWhileItRunsACommand(t *testing.T) {
+	srv, ctl := pausedServer(t, nil)
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "200000")
+	x := named(t, srv, "x")
+	watchKeys(t, x, 2400) // 134 KB, and its read buffer: bucket 2^17
+	y := named(t, srv, "y")
+	spin := `local t = redis.call('TIME') local s = t[1]*1000000 + t[2]
+repeat local n = redis.call('TIME') until n[1]*1000000 + n[2] - s > 90000 return 1`
+	x.send(encode("EVAL", spin, "0")) // x runs a script for 90 ms
+	time.Sleep(20 * time.Millisecond)
+	y.send(encode("SET", "y", strings.Repeat("y", 60_000))) // y's measure: the sum over
+	eventually(t, "x evicted", func() bool { return !hasClient(t, ctl, "x") })
+	if !hasClient(t, ctl, "y") {
+		t.Fatalf("y evicted too: %v", clientNames(t, ctl))
+	}
+}
+
+// The pass CONFIG SET makes due runs where its batch ends even when the
+// batch writes nothing (CLIENT REPLY OFF) on an event loop, with no other
+// client writing and no tick.
+func TestClientEviction_ConfigSetWithRepliesOff(t *testing.T) {
+	srv, ctl := pausedServer(t, nil)
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "1mb")
+	big := named(t, srv, "big")
+	watchKeys(t, big, 3000)
+	z := named(t, srv, "z")
+	for range 20 { // on its event loop
+		z.expectDo("+PONG\r\n", "PING")
+	}
+	z.send(encode("CLIENT", "REPLY", "OFF") + encode("CONFIG", "SET", "maxmemory-clients", "150000"))
+	eventually(t, "the new limit", func() bool { return srv.evict.limit.Load() == 150000 })
+	eventually(t, "the pass CONFIG SET made due", func() bool { return !srv.evict.due.Load() })
+	big.expectClosed()
 }
