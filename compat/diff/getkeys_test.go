@@ -38,6 +38,9 @@ func TestCommandGetKeysDiff(t *testing.T) {
 				if strings.HasPrefix(string(want), "-ERR Invalid command specified") {
 					continue // a command Redis 7.0 lacks
 				}
+				if redis72Arity[name] != "" && len(variant) > 2 && strings.HasPrefix(string(want), "-ERR Invalid number of arguments") {
+					continue // 7.2's arity (ZRANK's WITHSCORE: cmdinfo_test.go) takes more
+				}
 				got, err := tc.do(args...)
 				if err != nil {
 					t.Fatal(err)
