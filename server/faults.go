@@ -463,8 +463,8 @@ func (s *Server) cmdClientKill(c *engine.Ctx) {
 		}
 		if o == me {
 			me.closeNow = true // after this reply
-		} else {
-			s.kill(o)
+		} else if !s.kill(o) {
+			return true // gone already: closed by itself or evicted meanwhile
 		}
 		killed++
 		return true

@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -638,6 +640,43 @@ func TestClientKill_FormsAndFilters(t *testing.T) {
 	}
 	me.expectClosed()
 	e.expectClosed()
+}
+
+// Two CLIENT KILLs that match the same clients at once count each client
+// once between them: the one whose kill found it already gone does not
+// count it (Redis frees a client once, and one thread counts it).
+func TestClientKill_ConcurrentKillersCountEachOnce(t *testing.T) {
+	srv := RunT(t)
+	const n = 200
+	for round := range 5 {
+		conns := dialMany(t, srv.Addr(), n)
+		want := "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+		for _, c := range conns {
+			c.Write([]byte(encode("SUBSCRIBE", "ch")))
+		}
+		for _, c := range conns {
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			b := make([]byte, len(want))
+			if _, err := io.ReadFull(c, b); err != nil || string(b) != want {
+				t.Fatalf("SUBSCRIBE = %q, %v", b, err)
+			}
+		}
+		k1, k2 := dial(t, srv.Addr()), dial(t, srv.Addr())
+		k1.send(encode("CLIENT", "KILL", "TYPE", "pubsub"))
+		k2.send(encode("CLIENT", "KILL", "TYPE", "pubsub"))
+		total := 0
+		for _, k := range []*rawClient{k1, k2} {
+			got := k.read()
+			v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(got, ":"), "\r\n"))
+			if err != nil {
+				t.Fatalf("CLIENT KILL = %q", got)
+			}
+			total += v
+		}
+		if total != n {
+			t.Fatalf("round %d: the two kills counted %d clients, want %d", round, total, n)
+		}
+	}
 }
 
 func TestClientKill_ReleasesAHeldCommand(t *testing.T) {
