@@ -32,6 +32,7 @@ func registerStandard(e *Engine) {
 	registerCAS(e)     // cmd_cas.go
 	registerAdmin(e)   // cmd_admin.go
 	registerSort(e)    // cmd_sort.go
+	registerLolwut(e)  // cmd_lolwut.go
 	registerObserve(e) // obs: SLOWLOG and its parameters (engine/slowlog.go); after the other commands
 }
 
