@@ -570,6 +570,10 @@ func (s *Server) Restart(keepData bool) error {
 	// are lost) and starts its statistics and slow log afresh.
 	s.prod.mu.Lock()
 	start := s.cfg
+	// It listens where it listened (below), a CONFIG SET port or bind
+	// included, and CONFIG GET says so.
+	now := s.live()
+	start.Addr, start.ExtraAddrs, start.TLSOnly, start.TLSAddr = now.Addr, now.ExtraAddrs, now.TLSOnly, now.TLSAddr
 	s.applyLive(&start)
 	if s.prod.tlsLive.Load() != nil { // the started-with certificates, as a new process loads them
 		if tc, err := buildTLSConfig(&start); err == nil {

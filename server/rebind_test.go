@@ -130,4 +130,12 @@ func TestConfigSet_PortAndBindMoveTheListeners(t *testing.T) {
 	}
 	pingAt(t, at("127.0.0.2"))
 	refusedAt(t, old, marker)
+	// and CONFIG GET reports the addresses it came back on
+	r := dial(t, at("127.0.0.2"))
+	if got, want := r.do("CONFIG", "GET", "bind"), "*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.2\r\n"; got != want {
+		t.Fatalf("CONFIG GET bind after Restart = %q, want %q", got, want)
+	}
+	if got, want := r.do("CONFIG", "GET", "port"), "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(strconv.Itoa(p)))+"\r\n"+strconv.Itoa(p)+"\r\n"; got != want {
+		t.Fatalf("CONFIG GET port after Restart = %q, want %q", got, want)
+	}
 }
