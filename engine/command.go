@@ -532,61 +532,18 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 		}
 		w.WriteError(msg)
 	}
-	cmd := e.lookupCall(args[0])
-	if cmd == nil {
-		reject(nil, ErrScriptUnknownCmd)
+	cmd, msg := c.refusal(args, true)
+	if msg != "" {
+		reject(cmd, msg)
 		return
 	}
-	if cmd.Subs != nil && len(args) >= 2 {
-		sub := lookupSub(cmd, args[1])
-		if sub == nil {
-			// Redis's scriptCall finds no command for an unknown subcommand
-			reject(nil, ErrScriptUnknownCmd)
+	if cmd.Flags&FlagWrite != 0 && !c.Script.Wrote {
+		if !e.scriptWrite() {
+			e.countError(ErrScriptKilled) // counted here: the script's reply will not count it again
+			w.WriteError(ErrScriptKilled)
 			return
 		}
-		cmd = sub
-	}
-	if !cmd.arityOK(len(args)) {
-		reject(cmd, ErrScriptArity)
-		return
-	}
-	if cmd.Flags&FlagNoScript != 0 {
-		reject(cmd, ErrScriptNoScript)
-		return
-	}
-	if cl := c.Client; cl != nil && cl.ACL != nil { // ACL (acl.go), as Redis's scriptVerifyACL
-		if r := cl.ACL.rules.Load(); !r.full {
-			if res, _ := e.aclDenied(cl, args, cmd, r, aclCtxLua); res != aclOK {
-				reject(cmd, scriptNoPermText(res))
-				return
-			}
-		}
-	}
-	if cmd.Flags&FlagWrite != 0 {
-		if c.Script.ReadOnly {
-			reject(cmd, ErrScriptWriteRO)
-			return
-		}
-		// min-replicas-to-write (replicas.go), for a script without a
-		// shebang (one with it was refused before it ran): only before
-		// its first write, as Redis's scriptVerifyWriteCommandAllow.
-		if !c.Script.Wrote && e.noReplicas.Load() {
-			reject(cmd, ErrNoReplicas)
-			return
-		}
-		// maxmemory (memory.go): only before a script's first write, as Redis.
-		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && !c.Script.AllowOOM && e.outOfMemoryLocked() {
-			reject(cmd, ErrOOM)
-			return
-		}
-		if !c.Script.Wrote {
-			if !e.scriptWrite() {
-				e.countError(ErrScriptKilled) // counted here: the script's reply will not count it again
-				w.WriteError(ErrScriptKilled)
-				return
-			}
-			c.Script.Wrote = true
-		}
+		c.Script.Wrote = true
 	}
 	if cmd.Flags&flagStats != 0 {
 		e.FlushStats(c) // as Exec
@@ -604,6 +561,88 @@ func (c *Ctx) Call(args [][]byte, w Writer) {
 	c.clk = sub.clk
 	e.trackRead(sub, cmd) // tracking: keys read inside scripts count for the caller (tracking.go)
 	sub.Args, sub.W = nil, nil
+}
+
+// refusal finds the command a script's call names and why Call refuses
+// it before it runs ("": it runs): Redis's scriptCall checks, in its
+// order. log records an ACL refusal in ACL LOG.
+func (c *Ctx) refusal(args [][]byte, log bool) (*Command, string) {
+	e := c.Eng
+	cmd := e.lookupCall(args[0])
+	if cmd == nil {
+		return nil, ErrScriptUnknownCmd
+	}
+	if cmd.Subs != nil && len(args) >= 2 {
+		sub := lookupSub(cmd, args[1])
+		if sub == nil {
+			// Redis's scriptCall finds no command for an unknown subcommand
+			return nil, ErrScriptUnknownCmd
+		}
+		cmd = sub
+	}
+	if !cmd.arityOK(len(args)) {
+		return cmd, ErrScriptArity
+	}
+	if cmd.Flags&FlagNoScript != 0 {
+		return cmd, ErrScriptNoScript
+	}
+	if cl := c.Client; cl != nil && cl.ACL != nil { // ACL (acl.go), as Redis's scriptVerifyACL
+		if r := cl.ACL.rules.Load(); !r.full {
+			res := aclOK
+			if log {
+				res, _ = e.aclDenied(cl, args, cmd, r, aclCtxLua)
+			} else {
+				res, _ = r.check(cmd, args)
+			}
+			if res != aclOK {
+				return cmd, scriptNoPermText(res)
+			}
+		}
+	}
+	if cmd.Flags&FlagWrite != 0 {
+		if c.Script.ReadOnly {
+			return cmd, ErrScriptWriteRO
+		}
+		// min-replicas-to-write (replicas.go), for a script without a
+		// shebang (one with it was refused before it ran): only before
+		// its first write, as Redis's scriptVerifyWriteCommandAllow.
+		if !c.Script.Wrote && e.noReplicas.Load() {
+			return cmd, ErrNoReplicas
+		}
+		// maxmemory (memory.go): only before a script's first write, as Redis.
+		if cmd.Flags&FlagDenyOOM != 0 && !c.Script.Wrote && !c.Script.AllowOOM && e.outOfMemoryLocked() {
+			return cmd, ErrOOM
+		}
+	}
+	return cmd, ""
+}
+
+// CallRefused reports whether Call would not run args as asked: it would
+// refuse them (an unknown command, arity, ACL, a read-only script,
+// min-replicas-to-write, maxmemory), or the host refuses the write
+// (SetWriteGate). A native script program asks before its first call and
+// leaves a script whose call would be refused to Lua, whose error reply
+// it is. Nothing is logged or counted.
+func (c *Ctx) CallRefused(args [][]byte) bool {
+	cmd, msg := c.refusal(args, false)
+	if msg != "" {
+		return true
+	}
+	g := c.Eng.writeGate
+	return g != nil && cmd.Flags&FlagWrite != 0 && g(c, cmd)
+}
+
+// SetWriteGate installs the host's own refusal of writes (the fixture's
+// restart delay, which answers them in its wrapper of the command's
+// handler), for CallRefused. It must be set before commands run.
+func (e *Engine) SetWriteGate(refuses func(c *Ctx, cmd *Command) bool) { e.writeGate = refuses }
+
+// Recovered puts c back in order after a command panicked (the server
+// answers the panic with an error reply and goes on): its writer is w
+// again, not a command's wrapper of it, and it runs no script.
+func (c *Ctx) Recovered(w Writer) {
+	c.W, c.Script, c.clk, c.clkEnd = w, nil, 0, false
+	c.tap.Writer = nil
 }
 
 // Now returns the current monotonic time in ms from the engine's clock.

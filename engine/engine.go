@@ -265,6 +265,8 @@ type Engine struct {
 	reloadSnap *reloadSnapshot // what DEBUG RELOAD saved last (debug.go)
 	qlPacked   atomic.Int64    // DEBUG QUICKLIST-PACKED-THRESHOLD; 0: 1 GB (debug.go)
 
+	writeGate func(c *Ctx, cmd *Command) bool // the host's refusal of writes (SetWriteGate)
+
 	// lru is the access time the running command gives the keys it
 	// stores and looks up (keytable.go), set under the lock as each
 	// command starts (callAt, WithKeyspace)

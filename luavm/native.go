@@ -12,9 +12,10 @@ import (
 // program makes the same redis.call calls, through the same dispatcher,
 // in the same order, so replies, keyspace effects, statistics and hooks
 // are those of the Lua run. A program only runs when it can prove no call
-// will fail (the key holds a string or nothing, numeric arguments parse);
-// otherwise it declines before any call and the script runs in Lua, which
-// produces Redis's error replies. The Lua run remains the reference: the
+// will fail (the key holds a string or nothing, numeric arguments parse,
+// no call would be refused: Ctx.CallRefused); otherwise it declines
+// before any call and the script runs in Lua, which produces Redis's
+// error replies. The Lua run remains the reference: the
 // differential tests run every template both ways.
 
 // RunNative implements engine.NativeRunner: it runs a cached script's
@@ -109,6 +110,21 @@ func (n *native) get(name, key []byte) (val []byte, found, ok bool) {
 	return nil, false, false
 }
 
+// callable reports whether a program's calls, GET key and then its
+// second command (key, and ARGV[2] withTTL), would run as asked rather
+// than be refused (ACL, min-replicas-to-write, the host's write gate): a
+// refused call's error is Lua's to reply, with its script and line.
+func (n *native) callable(key []byte, withTTL bool, argv [][]byte) bool {
+	if n.c.CallRefused(append(n.args[:0], n.cmds[0], key)) {
+		return false
+	}
+	a := append(n.args[:0], n.cmds[1], key)
+	if withTTL {
+		a = append(a, argv[1])
+	}
+	return !n.c.CallRefused(a)
+}
+
 // call runs a command expected to reply with an integer.
 func (n *native) call(args ...[]byte) (int64, bool) {
 	n.rep.reset()
@@ -124,6 +140,9 @@ func progCompareCall(withTTL bool) nativeProg {
 			return false
 		}
 		if withTTL && (len(argv) < 2 || !validTTLArg(argv[1])) {
+			return false
+		}
+		if !n.callable(keys[0], withTTL, argv) {
 			return false
 		}
 		val, found, ok := n.get(n.cmds[0], keys[0])
@@ -151,7 +170,7 @@ func progCompareCall(withTTL bool) nativeProg {
 // progRedsyncDelete: local v = GET key; v == ARGV[1] → DEL; v == false →
 // -N1; else N2.
 func progRedsyncDelete(n *native, keys, argv [][]byte) bool {
-	if len(keys) < 1 || len(argv) < 1 || !n.c.StringOrAbsent(keys[0]) {
+	if len(keys) < 1 || len(argv) < 1 || !n.c.StringOrAbsent(keys[0]) || !n.callable(keys[0], false, argv) {
 		return false
 	}
 	val, found, ok := n.get(n.cmds[0], keys[0])
@@ -181,6 +200,9 @@ func progGuardedCall(withTTL bool) nativeProg {
 			return false
 		}
 		if withTTL && (len(argv) < 2 || !validTTLArg(argv[1])) {
+			return false
+		}
+		if !n.callable(keys[0], withTTL, argv) {
 			return false
 		}
 		val, found, ok := n.get(n.cmds[0], keys[0])

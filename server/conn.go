@@ -280,6 +280,7 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 			buf := make([]byte, 4096)
 			buf = buf[:runtime.Stack(buf, false)]
 			s.log.Error("panic serving command", "cmd", string(cmd.Args[0]), "panic", fmt.Sprint(r), "stack", string(buf))
+			c.ctx.Recovered(&c.w) // not left inside the command (its writer's wrapper, its script)
 			c.w.WriteError("ERR internal error")
 		}
 	}()

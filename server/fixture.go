@@ -356,9 +356,7 @@ func (s *Server) wrapCommands() {
 		if fn == nil {
 			return
 		}
-		// FUNCTION LOAD and the like write functions, not keys: the
-		// restart delay lets them through.
-		write := cmd.Flags&engine.FlagWrite != 0 && !strings.HasPrefix(cmd.Name, "function|")
+		write := writeDelayed(cmd)
 		name, feed, before := cmd.Name, !skipMonitor(cmd), feedsBefore(cmd)
 		cmd.Fn = func(c *engine.Ctx) {
 			// A script's command, and a command EXEC runs from its
@@ -387,22 +385,50 @@ func (s *Server) wrapCommands() {
 	for _, cmd := range s.eng.Commands() {
 		wrap(cmd)
 	}
+	s.eng.SetWriteGate(s.refusesWrite)
+}
+
+// refusing reports the end of the restart delay, and the time now, when
+// it refuses c's writes (until 0: it does not).
+func (s *Server) refusing(c *engine.Ctx) (until, now int64) {
+	until = s.fx.refuseUntil.Load()
+	if until == 0 || isSelf(c.Client) {
+		return 0, 0
+	}
+	now = c.Now
+	if now == 0 {
+		now = s.eng.Now()
+	}
+	if now >= until {
+		s.fx.refuseUntil.CompareAndSwap(until, 0)
+		return 0, 0
+	}
+	return until, now
+}
+
+// refusesWrite reports whether wrapCommands's wrapper refuses cmd from c
+// now (engine.SetWriteGate: a native lock script leaves such a call to
+// Lua).
+func (s *Server) refusesWrite(c *engine.Ctx, cmd *engine.Command) bool {
+	if !writeDelayed(cmd) {
+		return false
+	}
+	until, _ := s.refusing(c)
+	return until != 0
+}
+
+// writeDelayed reports whether the restart delay holds cmd back: writes
+// of keys (FUNCTION LOAD and the like write functions, not keys).
+func writeDelayed(cmd *engine.Command) bool {
+	return cmd.Flags&engine.FlagWrite != 0 && !strings.HasPrefix(cmd.Name, "function|")
 }
 
 // refuseWrite answers a write during the restart delay and reports
 // whether it did. Lock grants (SET NX, SETNX, MSETNX) get the reply of a
 // lock held by someone else; every other write gets an error.
 func (s *Server) refuseWrite(c *engine.Ctx, name string) bool {
-	until := s.fx.refuseUntil.Load()
-	if until == 0 || isSelf(c.Client) {
-		return false
-	}
-	now := c.Now
-	if now == 0 {
-		now = s.eng.Now()
-	}
-	if now >= until {
-		s.fx.refuseUntil.CompareAndSwap(until, 0)
+	until, now := s.refusing(c)
+	if until == 0 {
 		return false
 	}
 	switch name {
