@@ -458,6 +458,10 @@ func writeCommandInfo(w Writer, cmd *Command) {
 		w.WriteBulkString(t)
 	}
 	writeKeySpecs(w, cmd.keySpecs)
+	if cmd.Subs == nil {
+		w.WriteSet(0) // as Redis's addReplyCommandSubCommands
+		return
+	}
 	subs := sortedSubs(cmd)
 	w.WriteArray(len(subs))
 	for _, s := range subs {
