@@ -409,6 +409,11 @@ func (s *Server) loadUsers(cfg *Config) string {
 		}
 		return ""
 	}
+	for _, u := range cfg.Users {
+		if u.Rules != nil && (u.Off || u.NoPass || len(u.Passwords) > 0 || len(u.PasswordHashes) > 0) {
+			return "User " + u.Name + ": a User with Rules takes its password and on/off from them (\">pw\", \"on\"): its Off, NoPass, Passwords and PasswordHashes must be empty"
+		}
+	}
 	names, rules := usersOf(cfg)
 	gone, bad := acl.Replace(names, rules, cfg.RequirePass)
 	if bad != nil {

@@ -16,8 +16,10 @@ import (
 
 // User is a user of the configuration (the "user" directive): Rules are
 // its ACL rules in Redis's syntax ("on", ">password", "~lock:*",
-// "+@all", "(...)" ...). A User without Rules is the full-access user
-// its other fields describe (kept for embedders).
+// "+@all", "(...)" ...); as in Redis, a user whose rules do not say "on"
+// is off. A User without Rules is the full-access user its other fields
+// describe (kept for embedders). The two forms do not mix: Start refuses
+// a User with Rules and any other field set.
 type User struct {
 	Name  string
 	Rules []string

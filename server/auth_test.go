@@ -170,6 +170,38 @@ func TestAuth_ConfigUserUnknownCommand(t *testing.T) {
 	}
 }
 
+// A User with Rules and a password field (or Off, NoPass) fails to
+// start rather than run a user without the password it was given: with
+// Rules, the password and on/off come from the rules alone.
+func TestAuth_UserRulesAndFieldsDoNotMix(t *testing.T) {
+	for _, u := range []User{
+		{Name: "alice", Rules: []string{"~*", "+@all"}, Passwords: []string{"pw"}},
+		{Name: "alice", Rules: []string{"on"}, PasswordHashes: []string{strings.Repeat("a", 64)}},
+		{Name: "alice", Rules: []string{"on"}, NoPass: true},
+		{Name: "alice", Rules: []string{"on", "nopass"}, Off: true},
+	} {
+		srv := New(Config{Addr: "127.0.0.1:0", Users: []User{u}})
+		err := srv.Start()
+		if err == nil {
+			srv.Close()
+			t.Fatalf("%+v: started", u)
+		}
+		if !strings.Contains(err.Error(), "User alice: a User with Rules") {
+			t.Fatalf("%+v: %v", u, err)
+		}
+	}
+	// either form alone starts
+	for _, u := range []User{
+		{Name: "alice", Rules: []string{"on", ">pw", "~*", "+@all"}},
+		{Name: "alice", Passwords: []string{"pw"}},
+	} {
+		srv := RunT(t, WithConfig(func(c *Config) { c.Users = []User{u} }))
+		if got := dial(t, srv.Addr()).do("AUTH", "alice", "pw"); got != "+OK\r\n" {
+			t.Fatalf("%+v: AUTH = %q", u, got)
+		}
+	}
+}
+
 func TestIsLoopback_AsRedisIslocalClient(t *testing.T) {
 	cases := []struct {
 		addr net.Addr
