@@ -350,7 +350,10 @@ func upper(b []byte) string {
 // would): each batch of replies a connection produces for one read of
 // pipelined commands is written d after it is ready, and so is each
 // batch of pushes (invalidations, pub/sub messages, MONITOR lines). 0
-// removes it.
+// removes it. A new connection's handshake (HELLO, AUTH, SELECT) is
+// delayed too: a client whose timeouts are shorter than d never gets
+// connected. To model a node whose lock replies are slow, let the client
+// connect (a PING) before setting the latency.
 func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0))) }
 
 // ---- connections ----
@@ -520,7 +523,13 @@ func (s *Server) userExists(name string) bool { return s.eng.ACL().User(name) !=
 // uptime (and LASTSAVE) counted from the restart. The command log, latency, pending FailNext failures and the
 // clock survive: they belong to the test. Config.RestartDelay starts
 // again.
-func (s *Server) Restart(keepData bool) error {
+func (s *Server) Restart(keepData bool) error { return s.RestartAfter(0, keepData) }
+
+// RestartAfter is Restart with the server down for d of real time: from
+// the moment its connections drop until it listens again, connecting is
+// refused, as while a crashed node is being brought back. It returns
+// once the server listens again (ErrClosed if it was closed meanwhile).
+func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 	s.fx.restartMu.Lock()
 	defer s.fx.restartMu.Unlock()
 	s.mu.Lock()
@@ -558,6 +567,13 @@ func (s *Server) Restart(keepData bool) error {
 		}
 	}
 	tick.Stop()
+	if d > 0 {
+		select {
+		case <-time.After(d):
+		case <-s.done:
+			return ErrClosed
+		}
+	}
 
 	s.fx.pmu.Lock()
 	s.fx.stallUntil, s.fx.cpUntil = 0, 0

@@ -1056,3 +1056,62 @@ func TestClientPause_WriteHoldsAnExecThatWrites(t *testing.T) {
 	a.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
 	b.expect("*1\r\n+OK\r\n")
 }
+
+// RestartAfter keeps the server down for the time it is given:
+// connecting is refused until it listens again, with its data when asked.
+func TestRestartAfter_DownForItsTime(t *testing.T) {
+	srv := RunT(t)
+	addr := srv.Addr()
+	c := dial(t, addr)
+	c.do("SET", "k", "v")
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- srv.RestartAfter(300*time.Millisecond, true) }()
+	c.expectClosed()
+	refused := 0
+	for time.Since(start) < 200*time.Millisecond {
+		if nc, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			nc.Close()
+			select {
+			case <-done:
+				t.Fatalf("RestartAfter returned after %v", time.Since(start))
+			default:
+			}
+			t.Fatal("connected while the server was down")
+		}
+		refused++
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Fatalf("down for %v, want 300ms", took)
+	}
+	if refused == 0 {
+		t.Fatal("no connection attempt while down")
+	}
+	if got := dial(t, addr).do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET after RestartAfter(keepData) = %q", got)
+	}
+}
+
+// EndRestartDelay ends the delay where Advance cannot: on the system
+// clock.
+func TestEndRestartDelay(t *testing.T) {
+	srv := RunT(t, WithRestartDelay(time.Hour))
+	c := dial(t, srv.Addr())
+	if got := c.do("SET", "lock", "tok", "NX", "PX", "10000"); got != "$-1\r\n" {
+		t.Fatalf("SET NX in the delay = %q", got)
+	}
+	srv.EndRestartDelay()
+	if got := c.do("SET", "lock", "tok", "NX", "PX", "10000"); got != "+OK\r\n" {
+		t.Fatalf("SET NX after EndRestartDelay = %q", got)
+	}
+	if err := srv.Restart(true); err != nil {
+		t.Fatal(err)
+	}
+	if got := dial(t, srv.Addr()).do("SET", "lock2", "tok", "NX"); got != "$-1\r\n" {
+		t.Fatalf("SET NX after a Restart = %q (the delay starts again)", got)
+	}
+}

@@ -29,9 +29,14 @@ func WithManualClock() Option {
 
 // WithRestartDelay makes the server refuse writes that could grant a lock
 // for d after it starts and after every Restart (Config.RestartDelay).
+// EndRestartDelay ends it early.
 func WithRestartDelay(d time.Duration) Option {
 	return func(c *Config) { c.RestartDelay = d }
 }
+
+// EndRestartDelay ends the restart delay now, if one runs (on the system
+// clock, where Advance cannot pass it; the next Restart starts it again).
+func (s *Server) EndRestartDelay() { s.fx.refuseUntil.Store(0) }
 
 // WithCommandLog sets how many commands the server keeps for Commands;
 // 0 turns the log off.
@@ -122,7 +127,8 @@ func (s *Server) Advance(d time.Duration) {
 // changes; absolute times change meaning: EXAT/PXAT/EXPIREAT convert
 // against the new wall time and EXPIRETIME/PEXPIRETIME report deadlines
 // in it, as do TIME and MONITOR. It panics when the server runs on the
-// system clock.
+// system clock. (Redis itself keeps deadlines in wall time, so a forward
+// step expires its locks early: to model that, call Advance(d).)
 func (s *Server) JumpWallClock(d time.Duration) {
 	mc := s.ManualClock()
 	if mc == nil {
