@@ -37,8 +37,13 @@ func debugMode(m string) string {
 const errDebugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
 
 // debugAllowed applies Config.EnableDebugCommand.
-func (s *Server) debugAllowed(c *client) bool {
-	switch debugMode(s.cfg.EnableDebugCommand) {
+func (s *Server) debugAllowed(c *client) bool { return protectedAllowed(s.cfg.EnableDebugCommand, c) }
+
+// protectedAllowed reports whether c may run a protected command (DEBUG,
+// MODULE LOAD) under its enable-*-command setting mode: "yes", "local"
+// (from a loopback or Unix socket peer) or "no".
+func protectedAllowed(mode string, c *client) bool {
+	switch debugMode(mode) {
 	case "yes":
 		return true
 	case "local":

@@ -256,6 +256,7 @@ func New(cfg Config) *Server {
 	s.registerPubSub()   // pubsub.go
 	s.registerTracking() // tracking.go
 	s.registerProbes()   // probes.go
+	s.registerModule()   // module.go
 	s.registerObserve()  // obs: SHUTDOWN (server/observe.go)
 	s.registerBlocking() // blocking.go: CLIENT UNBLOCK
 	s.initFixture()      // fixture: MONITOR, DEBUG, CLIENT PAUSE/KILL, fault state (server/fixture.go)
