@@ -25,7 +25,12 @@ import (
 //     of 100 bytes or more goes in whole when no precision is given;
 //   - every item but %q and such a long %s ends at its first NUL byte, as
 //     sprintf's output is a C string (%c of 0 adds nothing).
-func luaFormat(L *lua.LState) int {
+//
+// As string.rep and table.concat, it refuses a result past the size
+// limit (vm.sizeLimit) before it builds it: "not enough memory".
+func (vm *VM) strFormat(L *lua.LState) int { return luaFormat(L, vm.sizeLimit()) }
+
+func luaFormat(L *lua.LState, limit int) int {
 	top := L.GetTop()
 	fs := formatStringArg(L, 1)
 	var b []byte
@@ -70,11 +75,18 @@ func luaFormat(L *lua.LState) int {
 		case 'e', 'E', 'f', 'g', 'G':
 			item = sp.float(formatNumberArg(L, arg), conv)
 		case 'q':
-			b = appendQuoted(b, formatStringArg(L, arg))
+			s := formatStringArg(L, arg)
+			if len(b)+quotedLen(s) > limit {
+				L.RaiseError("not enough memory")
+			}
+			b = appendQuoted(b, s)
 			continue
 		case 's':
 			s := formatStringArg(L, arg)
 			if !sp.hasPrec && len(s) >= 100 {
+				if len(b)+len(s) > limit {
+					L.RaiseError("not enough memory")
+				}
 				b = append(b, s...) // whole, NUL bytes and all
 				continue
 			}
@@ -87,6 +99,9 @@ func luaFormat(L *lua.LState) int {
 			cError(L, "invalid option '%%%s' to 'format'", cString(string([]byte{conv})))
 		}
 		b = append(b, cString(item)...)
+		if len(b) > limit { // (items of at most a few hundred bytes)
+			L.RaiseError("not enough memory")
+		}
 	}
 	L.Push(lua.LString(b))
 	return 1
@@ -249,6 +264,20 @@ func (sp *fmtSpec) float(f float64, conv byte) string {
 
 // appendQuoted is %q: the string between double quotes, with ", \ and
 // newline escaped by a backslash, \r as \r and NUL as \000.
+// quotedLen is the length appendQuoted adds for s.
+func quotedLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\\', '\n', '\r':
+			n++
+		case 0:
+			n += 3
+		}
+	}
+	return n
+}
+
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {

@@ -178,6 +178,24 @@ func TestLua51_NumbersAsText(t *testing.T) {
 	if got := f.do(2, "EVAL", "local t = {} for i = 1, 1000 do t[i] = i end return #table.concat(t, string.rep('x', 4000))", "0"); !strings.HasPrefix(got, "-ERR user_script:1: not enough memory") {
 		t.Errorf("concat past the limit: %q", got)
 	}
+	// string.format too: long %s and %q items, and many short ones
+	for _, script := range []string{
+		"local s = string.rep('x', 300000) return #string.format('%s%s%s%s', s, s, s, s)",
+		"local s = string.rep('\\0', 300000) return #string.format('%q', s)", // \000: four bytes each
+		"local t = {} for i = 1, 100 do t[i] = i end return #string.format(string.rep('y', 1040000) .. string.rep('%99d', 100), unpack(t))",
+	} {
+		if got := f.do(2, "EVAL", script, "0"); !strings.HasPrefix(got, "-ERR user_script:1: not enough memory") {
+			t.Errorf("%s: %q", script, got)
+		}
+	}
+	for script, want := range map[string]string{ // under the limit
+		"local s = string.rep('x', 200000) return #string.format('%s%s', s, s)": ":400000",
+		"local s = string.rep('\\0', 200000) return #string.format('%q', s)":    ":800002",
+	} {
+		if got := f.do(2, "EVAL", script, "0"); got != want {
+			t.Errorf("%s: %q, want %q", script, got, want)
+		}
+	}
 }
 
 // A RESP3 map or set returned as a Lua table is written in lua_next's

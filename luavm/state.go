@@ -174,13 +174,13 @@ func (vm *VM) initState() {
 	}))
 
 	// Lua 5.1's string functions where gopher-lua's differ (string.rep,
-	// byte and char: lib51.go). string.rep and table.concat build one
-	// string in one Go call, which the memory watchdog (memory.go) cannot
+	// byte and char: lib51.go). string.rep, string.format and
+	// table.concat build one string in one Go call, which the memory watchdog (memory.go) cannot
 	// interrupt: they refuse results larger than Redis's largest string
 	// (proto-max-bulk-len, 512 MB) or the memory limit before building
 	// them.
 	if strLib, ok := G.RawGetString(lua.StringLibName).(*lua.LTable); ok {
-		strLib.RawSetString("format", L.NewFunction(luaFormat)) // Lua 5.1's (format.go)
+		strLib.RawSetString("format", L.NewFunction(vm.strFormat)) // Lua 5.1's (format.go)
 		// Lua 5.1's pattern matching (pattern.go); gfind is gmatch's old
 		// name, kept by Redis's LUA_COMPAT_GFIND.
 		strLib.RawSetString("find", L.NewFunction(strFind))
