@@ -33,7 +33,7 @@ func registerAdmin(e *Engine) {
 		&Command{Name: "slaveof", Arity: 3, Flags: admin | FlagStale | FlagNoAsyncLoading, Group: "server", Fn: cmdReplicaOf},
 		&Command{Name: "memory", Arity: -2, Group: "server", Subs: map[string]*Command{
 			"usage":        {Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Fn: cmdMemoryUsage},
-			"stats":        {Arity: 2, Flags: FlagNoKeys, Fn: cmdMemoryStats},
+			"stats":        {Arity: 2, Fn: cmdMemoryStats}, // (under the keyspace lock: it counts keys)
 			"doctor":       {Arity: 2, Flags: FlagNoKeys, Fn: cmdMemoryDoctor},
 			"malloc-stats": {Arity: 2, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteVerbatim("txt", "Stats not supported for the current allocator") }},
 			"purge":        {Arity: 2, Flags: FlagNoKeys, Fn: func(c *Ctx) { debug.FreeOSMemory(); c.W.WriteStatus(statusOK) }},
@@ -277,7 +277,7 @@ func entryUsage(ent *entry, samples int) uintptr {
 // the same samples as INFO memory.
 func cmdMemoryStats(c *Ctx) {
 	m := readMemory()
-	keys := c.Eng.keys.len()
+	keys, expires := c.Eng.keyCount() // every database's, as Redis's total_keys
 	type field struct {
 		name string
 		v    int64
@@ -293,7 +293,7 @@ func cmdMemoryStats(c *Ctx) {
 		{name: "total.allocated", v: int64(m.used)},
 		{name: "keys.count", v: int64(keys)},
 		{name: "keys.bytes-per-key", v: perKey},
-		{name: "expires.count", v: int64(c.Eng.idx.Len())},
+		{name: "expires.count", v: int64(expires)},
 		{name: "rss.bytes", v: int64(m.rss)},
 	}
 	if m.peak > 0 {
