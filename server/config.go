@@ -147,6 +147,9 @@ func (s *Server) applyLive(c *Config) {
 	maxLag, _ := strconv.ParseInt(c.param("min-replicas-max-lag", "10"), 10, 64)
 	s.eng.SetMinReplicas(toWrite, maxLag)
 	s.setEvictionLimit(evictionLimit(c)) // maxmemory-clients (evict.go)
+	if n, err := strconv.ParseInt(c.param("tracking-table-max-keys", "1000000"), 10, 64); err == nil {
+		s.trk.maxKeys.Store(n) // (tracking.go)
+	}
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)
 }

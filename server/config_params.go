@@ -626,7 +626,7 @@ var paramTable = []paramDef{
 // (applyLive; databases when the server starts), not only reports.
 var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "latency-monitor-threshold": true, "databases": true,
 	"min-replicas-to-write": true, "min-replicas-max-lag": true, "oom-score-adj": true, "oom-score-adj-values": true,
-	"tcp-keepalive": true, "maxmemory-clients": true}
+	"tcp-keepalive": true, "maxmemory-clients": true, "tracking-table-max-keys": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
 // replication, no unix socket): CONFIG GET shows their

@@ -39,6 +39,7 @@ type trackTable struct {
 	byID     map[int64]*client             // tracking connections and redirect targets
 	prefixes map[string]*bcastPrefix       // BCAST prefix -> subscribers and written keys
 	dirty    atomic.Bool                   // some prefix has written keys to broadcast
+	maxKeys  atomic.Int64                  // tracking-table-max-keys; 0: no limit
 }
 
 // bcastPrefix is one BCAST prefix: its clients, and the keys written since
@@ -435,7 +436,8 @@ func (s *Server) trackRead(ec *engine.Client, key []byte) {
 		return
 	}
 	ids := t.keys[string(key)]
-	if ids == nil {
+	added := ids == nil
+	if added {
 		ids = map[int64]struct{}{}
 		t.keys[string(key)] = ids
 	}
@@ -443,7 +445,25 @@ func (s *Server) trackRead(ec *engine.Client, key []byte) {
 		ids[me.ID] = struct{}{}
 		t.items++
 	}
+	if max := t.maxKeys.Load(); added && max > 0 && int64(len(t.keys)) > max {
+		s.trackLimitLocked(max)
+	}
 	t.mu.Unlock()
+}
+
+// trackLimitLocked holds the table to tracking-table-max-keys, as Redis's
+// trackingLimitUsedSlots: keys taken at random (the one just read among
+// them) are invalidated for every client that may cache them, the reader
+// included, NOLOOP or not (its own after its reply), until the table is
+// back at the limit. Requires mu.
+func (s *Server) trackLimitLocked(max int64) {
+	t := &s.trk
+	for key := range t.keys { // (Go's map order: a random start)
+		if int64(len(t.keys)) <= max {
+			return
+		}
+		s.invalidateLocked(key, nil)
+	}
 }
 
 // trackModified invalidates key for the clients that may cache it (engine
@@ -467,6 +487,14 @@ func (s *Server) trackModified(key string) {
 			s.broadcastLocked(nil) // no command to wait for (active expiry)
 		}
 	}
+	s.invalidateLocked(key, cur)
+}
+
+// invalidateLocked takes key out of the table and sends its invalidation
+// to the clients that may cache it; cur, the client running a command,
+// gets its own after its reply. Requires mu.
+func (s *Server) invalidateLocked(key string, cur *client) {
+	t := &s.trk
 	ids := t.keys[key]
 	if ids == nil {
 		return

@@ -352,3 +352,56 @@ func BenchmarkTracking_WriteWithoutTrackers(b *testing.B) {
 		c.read()
 	}
 }
+
+// tracking-table-max-keys holds the tracking table to its size: keys
+// taken at random are invalidated for the clients that may cache them,
+// the reader included, NOLOOP or not. No key a client read is left both
+// out of the table and uninvalidated (it would stay in its cache, stale).
+func TestTracking_TableMaxKeys(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON", "NOLOOP")
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "10")
+	evicted := map[string]bool{}
+	// readPushes reads replies until want, collecting invalidations
+	readPushes := func(want string) {
+		t.Helper()
+		for {
+			r := a.read()
+			if r == want {
+				return
+			}
+			if !strings.HasPrefix(r, ">2\r\n"+bulk("invalidate")+"*1\r\n") {
+				t.Fatalf("reply %q, want %q or an invalidation", r, want)
+			}
+			k := strings.Split(r, "\r\n")[5]
+			if evicted[k] {
+				t.Fatalf("%s invalidated twice", k)
+			}
+			evicted[k] = true
+		}
+	}
+	for i := range 30 {
+		a.send(encode("GET", "k"+itoa(i)))
+		readPushes("_\r\n")
+	}
+	a.send(encode("PING"))
+	readPushes("+PONG\r\n")
+	if len(evicted) != 20 {
+		t.Fatalf("%d keys invalidated by the limit, want 20: %v", len(evicted), evicted)
+	}
+	if got := infoField(t, b, "stats", "tracking_total_keys"); got != "10" {
+		t.Fatalf("tracking_total_keys = %s, want 10", got)
+	}
+	// the other ten are still tracked: writing every key invalidates them
+	for i := range 30 {
+		b.do("SET", "k"+itoa(i), "v")
+	}
+	before := len(evicted)
+	a.send(encode("PING"))
+	readPushes("+PONG\r\n")
+	if len(evicted) != 30 || before != 20 {
+		t.Fatalf("after writing every key, %d invalidated in all (%d before), want 30", len(evicted), before)
+	}
+}
