@@ -28,19 +28,98 @@ import (
 // chain's continuation (the b .. c of a .. b .. c, one CONCAT of many
 // registers) is not wrapped: its operands are.
 
-// The markers stand for forNumber and concatOperand in a chunk until it
-// is compiled.
+//
+// A chain of concatenations (a .. b .. c, one CONCAT) is built by
+// gopher-lua in one allocation that nothing can refuse, and the memory
+// watchdog sees it only once it is made: s .. s .. s .. s of a 256 MB s
+// passed lua-memory-limit, and a long enough chain could ask for more
+// memory than the host has. So a chain of two operands or more that are
+// not string literals has its first one go through concatFirst, which
+// opens a count of the chain's size, its last through concatLast, which
+// closes it, and those between through concatNext: past the size limit
+// (sizeLimit, as string.rep), the chain fails with "not enough memory"
+// before it is built. The counts are a stack, as an operand may itself
+// concatenate; one an error left open (a pcall caught it) is harmless,
+// and each run starts with none.
+
+// The markers stand for forNumber and the concat functions in a chunk
+// until it is compiled.
 const (
-	forNumberMarker = "\x00tumbler:for-number\x00"
-	concatMarker    = "\x00tumbler:concat\x00"
+	forNumberMarker   = "\x00tumbler:for-number\x00"
+	concatMarker      = "\x00tumbler:concat\x00"
+	concatFirstMarker = "\x00tumbler:concat-first\x00"
+	concatNextMarker  = "\x00tumbler:concat-next\x00"
+	concatLastMarker  = "\x00tumbler:concat-last\x00"
 )
 
-// forNumberFn and concatFn are the functions the marker constants become;
-// they keep no environment, as they read and call nothing.
+// coercionEnv marks the functions the markers become (their Env, which
+// they never read: they read and call nothing), for error messages that
+// look through them (vmerror.go).
+var coercionEnv = &lua.LTable{}
+
+// forNumberFn and concatFn are the functions the marker constants become.
 var (
-	forNumberFn = &lua.LFunction{IsG: true, GFunction: forNumber}
-	concatFn    = &lua.LFunction{IsG: true, GFunction: concatOperand}
+	forNumberFn = &lua.LFunction{IsG: true, GFunction: forNumber, Env: coercionEnv}
+	concatFn    = &lua.LFunction{IsG: true, GFunction: concatOperand, Env: coercionEnv}
 )
+
+// isCoercion reports whether v is one of the markers' functions.
+func isCoercion(v lua.LValue) bool {
+	f, ok := v.(*lua.LFunction)
+	return ok && f.Env == coercionEnv
+}
+
+// concatSizes is a VM's count of the chains being built: a stack of
+// sizes, and the functions of the chain markers.
+type concatSizes struct {
+	open              []int
+	first, next, last *lua.LFunction
+}
+
+// Steps of a chain (concatStep).
+const (
+	chainFirst = iota
+	chainNext
+	chainLast
+)
+
+func (vm *VM) initConcatSizes() {
+	c := &vm.concat
+	fn := func(step int) *lua.LFunction {
+		return &lua.LFunction{IsG: true, Env: coercionEnv, GFunction: func(L *lua.LState) int { return vm.concatStep(L, step) }}
+	}
+	c.first, c.next, c.last = fn(chainFirst), fn(chainNext), fn(chainLast)
+}
+
+// concatStep is concatOperand for an operand of a counted chain: it adds
+// the operand's size to the chain's count, and refuses the chain past
+// the size limit.
+func (vm *VM) concatStep(L *lua.LState, step int) int {
+	v := L.Get(1)
+	n := 0
+	switch x := v.(type) {
+	case lua.LNumber:
+		s := number14g(float64(x))
+		v, n = lua.LString(s), len(s)
+	case lua.LString:
+		n = len(x)
+	}
+	c := &vm.concat
+	if step == chainFirst || len(c.open) == 0 {
+		c.open = append(c.open, 0)
+	}
+	top := len(c.open) - 1
+	c.open[top] += n
+	total := c.open[top]
+	if step == chainLast || total > vm.sizeLimit() {
+		c.open = c.open[:top]
+	}
+	if total > vm.sizeLimit() {
+		L.RaiseError("not enough memory")
+	}
+	L.Push(v)
+	return 1
+}
 
 // concatOperand returns its first argument, a number written as Lua 5.1
 // writes it. (A __concat metamethod therefore sees a number operand as a
@@ -85,22 +164,59 @@ func wrapCoercions(stmts []ast.Stmt) bool {
 			f.Step = forNumberCall(f.Step)
 		}
 	}
+	inner := map[*ast.StringConcatOpExpr]bool{} // the continuations of chains
 	for _, c := range w.concats {
-		c.Lhs = concatCall(c.Lhs)
-		if _, chain := c.Rhs.(*ast.StringConcatOpExpr); !chain {
-			c.Rhs = concatCall(c.Rhs)
+		if r, ok := c.Rhs.(*ast.StringConcatOpExpr); ok {
+			inner[r] = true
+		}
+	}
+	for _, c := range w.concats {
+		if !inner[c] {
+			wrapChain(c)
 		}
 	}
 	return true
 }
 
-// concatCall is e wrapped in the concat marker's call, or e itself when it
-// is a string literal.
-func concatCall(e ast.Expr) ast.Expr {
-	if _, ok := e.(*ast.StringExpr); ok {
-		return e
+// wrapChain wraps the operands of the chain whose first concatenation is
+// c that are not string literals: in concatMarker's call when there is
+// one, else the first in concatFirstMarker's, the last in
+// concatLastMarker's and the others in concatNextMarker's.
+func wrapChain(c *ast.StringConcatOpExpr) {
+	type operand struct {
+		at  *ast.StringConcatOpExpr
+		rhs bool
 	}
-	return markerCall(concatMarker, e)
+	var ops []operand
+	for x := c; ; {
+		if _, lit := x.Lhs.(*ast.StringExpr); !lit {
+			ops = append(ops, operand{x, false})
+		}
+		next, chain := x.Rhs.(*ast.StringConcatOpExpr)
+		if !chain {
+			if _, lit := x.Rhs.(*ast.StringExpr); !lit {
+				ops = append(ops, operand{x, true})
+			}
+			break
+		}
+		x = next
+	}
+	for i, op := range ops {
+		marker := concatNextMarker
+		switch {
+		case len(ops) == 1:
+			marker = concatMarker
+		case i == 0:
+			marker = concatFirstMarker
+		case i == len(ops)-1:
+			marker = concatLastMarker
+		}
+		if op.rhs {
+			op.at.Rhs = markerCall(marker, op.at.Rhs)
+		} else {
+			op.at.Lhs = markerCall(marker, op.at.Lhs)
+		}
+	}
 }
 
 // forNumberCall is e wrapped in the marker's call, or e itself when it is a
@@ -129,18 +245,24 @@ func markerCall(marker string, e ast.Expr) ast.Expr {
 }
 
 // setCoercions replaces the markers in the constants of p and of the
-// functions inside it with their functions.
-func setCoercions(p *lua.FunctionProto) {
+// functions inside it with their functions (the chain markers with vm's).
+func (vm *VM) setCoercions(p *lua.FunctionProto) {
 	for i, c := range p.Constants {
 		switch s, _ := c.(lua.LString); s {
 		case forNumberMarker:
 			p.Constants[i] = forNumberFn
 		case concatMarker:
 			p.Constants[i] = concatFn
+		case concatFirstMarker:
+			p.Constants[i] = vm.concat.first
+		case concatNextMarker:
+			p.Constants[i] = vm.concat.next
+		case concatLastMarker:
+			p.Constants[i] = vm.concat.last
 		}
 	}
 	for _, q := range p.FunctionPrototypes {
-		setCoercions(q)
+		vm.setCoercions(q)
 	}
 }
 
@@ -204,7 +326,8 @@ func (w *coercionWalker) exprs(es []ast.Expr) {
 func (w *coercionWalker) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.StringExpr:
-		if e.Value == forNumberMarker || e.Value == concatMarker {
+		switch e.Value {
+		case forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker:
 			w.clash = true
 		}
 	case *ast.AttrGetExpr:

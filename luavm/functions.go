@@ -78,7 +78,7 @@ func (vm *VM) initFunctions(G, gmt *lua.LTable) {
 
 // Create implements engine.FunctionEngine: Redis's luaEngineCreate.
 func (vm *VM) Create(lib *engine.Library, body []byte, timeout time.Duration) string {
-	proto, msg := compile(body, chunkFunction)
+	proto, msg := vm.compile(body, chunkFunction)
 	if msg != "" {
 		return "Error compiling function: " + msg
 	}

@@ -426,7 +426,7 @@ func (vm *VM) loadParsed(L *lua.LState, parsed []ast.Stmt, err error, name strin
 	if err != nil {
 		msg = err.Error()
 	} else {
-		proto, msg = compileParsed(parsed, chunkID(name, 60))
+		proto, msg = vm.compileParsed(parsed, chunkID(name, 60))
 	}
 	if msg != "" {
 		L.Push(lua.LNil)

@@ -168,6 +168,7 @@ type VM struct {
 	nat        native
 	luaOnly    bool
 	nativeRuns atomic.Int64
+	concat     concatSizes // the sizes of the concatenations being built (coerce.go)
 }
 
 // NativeRuns counts the scripts run natively (see native.go).
@@ -189,6 +190,7 @@ func New() *VM {
 		started: make(chan struct{}, 1),
 	}
 	vm.memLimit.Store(DefaultMemoryLimit)
+	vm.initConcatSizes()
 	vm.initState()
 	return vm
 }
@@ -218,17 +220,17 @@ const (
 
 // compile parses body as Redis's Lua 5.1 does (luaparse), as the chunk
 // named chunk. The error is Lua 5.1's: "<chunk>:<line>: <message>".
-func compile(body []byte, chunk string) (*lua.FunctionProto, string) {
+func (vm *VM) compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 	parsed, err := luaparse.Parse(body, chunk)
 	if err != nil {
 		return nil, err.Error()
 	}
-	return compileParsed(parsed, chunk)
+	return vm.compileParsed(parsed, chunk)
 }
 
 // compileParsed compiles a parsed main chunk; chunk names it in runtime
 // errors.
-func compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
+func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
 	wrapped := wrapCoercions(parsed) // fornum.go
 	proto, err := lua.Compile(parsed, chunk)
 	if err != nil {
@@ -236,7 +238,7 @@ func compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string)
 		return nil, strings.ReplaceAll(err.Error(), "\n", " ")
 	}
 	if wrapped {
-		setCoercions(proto)
+		vm.setCoercions(proto)
 	}
 	proto.IsVarArg &^= lua.VarArgNeedsArg | lua.VarArgHasArg // the main chunk has no "arg" (init)
 	return proto, ""
@@ -367,7 +369,7 @@ func (vm *VM) load(body []byte) (*script, string) {
 		if errMsg != "" {
 			return nil, errMsg
 		}
-		proto, errMsg := compile(body[n:], chunkScript)
+		proto, errMsg := vm.compile(body[n:], chunkScript)
 		if errMsg != "" {
 			return nil, "ERR Error compiling script (new function): " + errMsg
 		}
@@ -587,6 +589,7 @@ const (
 // matters only with an error: a run that ended as it was stopped ended.
 func (vm *VM) pcall(fn *lua.LFunction, nret int, timeout time.Duration, args ...lua.LValue) (error, stopCause) {
 	L := vm.L
+	vm.concat.open = vm.concat.open[:0] // (counts an error left open: coerce.go)
 	vm.killMu.Lock()
 	if vm.closed {
 		vm.killMu.Unlock()

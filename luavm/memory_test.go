@@ -54,16 +54,46 @@ func TestMemoryLimit_StopsRunawayScripts(t *testing.T) {
 }
 
 // A doubling concatenation makes each allocation as large as all before
-// it, one Go call the watchdog cannot interrupt: the overshoot is largest
-// here, so the limit is smaller.
+// it, one Go call the watchdog cannot interrupt: the chain refuses itself
+// once it would pass the limit, before it is built (coerce.go).
 func TestMemoryLimit_StopsDoublingConcatenation(t *testing.T) {
 	f := newFixture(t)
 	f.vm.SetMemoryLimit(4 << 20)
 	defer f.vm.Close()
 	body := "local s = 'x'\nwhile true do s = s .. s end"
-	want := "-" + engine.ErrScriptMemory + " (lua-memory-limit is 4194304 bytes) script: " + SHA1Hex([]byte(body)) + ", on @user_script:2."
+	want := "-ERR user_script:2: not enough memory script: " + SHA1Hex([]byte(body)) + ", on @user_script:2."
 	f.expect(want, "EVAL", body, "0")
 	f.expect(":7", "EVAL", "return 7", "0")
+}
+
+// A chain of concatenations is one allocation, made after its operands
+// are evaluated: past the size limit it fails before it is built, however
+// many operands it has (s..s..s..s of a 256 MB s built a 1 GB string
+// past a 256 MB lua-memory-limit, and 24 of them killed a server with 6
+// GB of address space). Chains nested in an operand count on their own,
+// and one a caught error left open does not disturb the next.
+func TestMemoryLimit_ConcatenationChains(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(1 << 20)
+	defer f.vm.Close()
+	refused := func(body string) {
+		t.Helper()
+		want := "-ERR user_script:1: not enough memory script: " + SHA1Hex([]byte(body)) + ", on @user_script:1."
+		f.expect(want, "EVAL", body, "0")
+	}
+	refused("local s = string.rep('x', 300000) return #(s..s..s..s)")
+	refused("local s = string.rep('x', 300000) return #('<'..s..'-'..s..'-'..s..'-'..s..'>')")
+	refused("local s = string.rep('x', 600000) return #(1 .. s .. s)")
+	refused("local s = string.rep('x', 300000) local function f() return s..s end return #(s .. f() .. f())")
+	for body, want := range map[string]string{
+		"local s = string.rep('x', 300000) return #(s..s..s)":                                                                    ":900000",
+		"local s = string.rep('x', 200000) local function f() return s..s end return #(s .. f() .. s)":                           ":800000",
+		"local s = string.rep('x', 300000) local a, b = s..s, s..s return #a + #b":                                               ":1200000",
+		"local s = string.rep('x', 300000) local ok = pcall(function() return s..s..s..s end) return #(s..s..s) .. tostring(ok)": "$900000false",
+		"local x = 0.1 local y = 1e15 return x .. '|' .. y .. '|' .. 7":                                                          "$0.1|1e+15|7",
+	} {
+		f.expect(want, "EVAL", body, "0")
+	}
 }
 
 func TestMemoryLimit_ScriptThatWroteIsStoppedToo(t *testing.T) {

@@ -80,7 +80,7 @@ func (vm *VM) initState() {
 	G.RawSetString("tostring", L.NewFunction(luaToString(G.RawGetString("tostring").(*lua.LFunction))))
 	// Protected calls word the VM's errors as Lua 5.1 does (vmerror.go).
 	vm.handler = L.NewFunction(vm.lua51Handler)
-	vm.closer = newCloser(L)
+	vm.closer = vm.newCloser(L)
 	G.RawSetString("xpcall", L.NewFunction(vm.xpcall))
 	// pcall as Redis 7's luaRedisPcall: an error that is a table with a
 	// string (or number) err field, as redis.call raises, is caught as

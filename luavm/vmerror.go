@@ -184,7 +184,7 @@ func objName(fn *lua.LFunction, pc, reg int) (kind, name string) {
 		if a := argA(i); a == reg && argB(i) == 2 {
 			if k := symbexec(p, at, a); k >= 0 && opCode(p.Code[k]) == lua.OP_LOADK {
 				if bx := argBx(p.Code[k]); bx < len(p.Constants) {
-					if f := p.Constants[bx]; f == concatFn || f == forNumberFn {
+					if isCoercion(p.Constants[bx]) {
 						return objName(fn, at, a+1)
 					}
 				}
@@ -601,8 +601,8 @@ func hasErrorFunc(L *lua.LState) *bool {
 }
 
 // newCloser is protectedCall's function that only returns.
-func newCloser(L *lua.LState) *lua.LFunction {
-	proto, msg := compile(nil, chunkScript)
+func (vm *VM) newCloser(L *lua.LState) *lua.LFunction {
+	proto, msg := vm.compile(nil, chunkScript)
 	if msg != "" {
 		panic("luavm: compiling an empty chunk: " + msg)
 	}
