@@ -632,9 +632,27 @@ func (c *Ctx) CallRefused(args [][]byte) bool {
 	return g != nil && cmd.Flags&FlagWrite != 0 && g(c, cmd)
 }
 
+// CallsFree reports whether nothing could refuse a script's call now but
+// its command itself (unknown, arity, no-script): no ACL restriction, no
+// read-only script, no min-replicas-to-write or maxmemory to check, no
+// write the host refuses. A few loads: a native program asks it first,
+// and CallRefused only when it says no.
+func (c *Ctx) CallsFree() bool {
+	e := c.Eng
+	if cl := c.Client; cl != nil && cl.ACL != nil && !cl.ACL.rules.Load().full {
+		return false
+	}
+	if c.Script.ReadOnly || !c.Script.Wrote && (e.noReplicas.Load() || e.mem.max.Load() != 0) {
+		return false
+	}
+	g := e.writeGate
+	return g == nil || !g(c, nil)
+}
+
 // SetWriteGate installs the host's own refusal of writes (the fixture's
 // restart delay, which answers them in its wrapper of the command's
-// handler), for CallRefused. It must be set before commands run.
+// handler), for CallRefused: whether it refuses the write cmd from c now,
+// or (cmd nil) any write. It must be set before commands run.
 func (e *Engine) SetWriteGate(refuses func(c *Ctx, cmd *Command) bool) { e.writeGate = refuses }
 
 // Recovered puts c back in order after a command panicked (the server

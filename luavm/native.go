@@ -115,6 +115,9 @@ func (n *native) get(name, key []byte) (val []byte, found, ok bool) {
 // than be refused (ACL, min-replicas-to-write, the host's write gate): a
 // refused call's error is Lua's to reply, with its script and line.
 func (n *native) callable(key []byte, withTTL bool, argv [][]byte) bool {
+	if n.c.CallsFree() { // (the template's commands are known, their arity right)
+		return true
+	}
 	if n.c.CallRefused(append(n.args[:0], n.cmds[0], key)) {
 		return false
 	}

@@ -407,10 +407,10 @@ func (s *Server) refusing(c *engine.Ctx) (until, now int64) {
 }
 
 // refusesWrite reports whether wrapCommands's wrapper refuses cmd from c
-// now (engine.SetWriteGate: a native lock script leaves such a call to
-// Lua).
+// now, or (cmd nil) would refuse a write (engine.SetWriteGate: a native
+// lock script leaves such a call to Lua).
 func (s *Server) refusesWrite(c *engine.Ctx, cmd *engine.Command) bool {
-	if !writeDelayed(cmd) {
+	if cmd != nil && !writeDelayed(cmd) {
 		return false
 	}
 	until, _ := s.refusing(c)
