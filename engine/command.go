@@ -782,6 +782,7 @@ func (e *Engine) scriptEnd() {
 	e.gate.Lock()
 	yielded := e.yielded
 	e.yielded = false
+	e.killRequested = false // the kill was this script's: the next run, native ones too, starts unkilled
 	e.scriptStart.Store(0)
 	e.runFn, e.runArgs = nil, nil
 	e.fnRunning.Store(false)

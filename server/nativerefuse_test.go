@@ -91,3 +91,31 @@ func TestNativeLockScripts_RefusedCallsAsInLua(t *testing.T) {
 		}
 	}
 }
+
+// SCRIPT KILL's request belongs to the script it stopped: a native lock
+// script after it runs, and releases the lock (the request outlived the
+// killed script, so the native program's DEL was refused with "Script
+// killed by user": ERR internal error, the lock kept; found by a review).
+func TestNativeLockScripts_AfterScriptKill(t *testing.T) {
+	for _, luaOnly := range []bool{false, true} {
+		srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 50 * time.Millisecond }))
+		srv.vm.SetLuaOnly(luaOnly)
+		a, k := dial(t, srv.Addr()), dial(t, srv.Addr())
+		a.send(encode("EVAL", "while true do end", "0"))
+		eventually(t, "a busy script", srv.eng.Busy)
+		if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+			t.Fatalf("SCRIPT KILL: %q", got)
+		}
+		if got := a.read(); !strings.HasPrefix(got, "-ERR Script killed by user") {
+			t.Fatalf("the killed script: %q", got)
+		}
+		a.do("SET", "lock", "tok")
+		const release = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+		if got := a.do("EVAL", release, "1", "lock", "tok"); got != ":1\r\n" {
+			t.Errorf("luaOnly=%v: release after SCRIPT KILL = %q, want :1", luaOnly, got)
+		}
+		if got := a.do("EXISTS", "lock"); got != ":0\r\n" {
+			t.Errorf("luaOnly=%v: EXISTS lock = %q", luaOnly, got)
+		}
+	}
+}
