@@ -52,10 +52,14 @@ type client struct {
 	// then wait in deferred, so they never land inside a multi-part reply.
 	inCmd    bool
 	deferred []byte
-	ps       psConn    // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
-	reply    replyMode // CLIENT REPLY (reply.go); own goroutine only
-	lp       loopConn  // event-loop state (eventloop_linux.go)
-	mem      clientMem // its part of the clients' memory (evict.go)
+	// outGen counts the times the output buffer was written out (guarded
+	// by omu on a push-capable connection): a command's reply still
+	// whole in it can be taken back (panicked).
+	outGen uint64
+	ps     psConn    // pub/sub, tracking and output-limit state (pubsub.go, tracking.go)
+	reply  replyMode // CLIENT REPLY (reply.go); own goroutine only
+	lp     loopConn  // event-loop state (eventloop_linux.go)
+	mem    clientMem // its part of the clients' memory (evict.go)
 }
 
 // serveConn runs one connection: read every complete command available,
@@ -277,11 +281,7 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			buf := make([]byte, 4096)
-			buf = buf[:runtime.Stack(buf, false)]
-			s.log.Error("panic serving command", "cmd", string(cmd.Args[0]), "panic", fmt.Sprint(r), "stack", string(buf))
-			c.ctx.Recovered(&c.w) // not left inside the command (its writer's wrapper, its script)
-			c.w.WriteError("ERR internal error")
+			s.panicked(c, cmd, r, -1, 0)
 		}
 	}()
 	c.ctx.Args = cmd.Args
@@ -296,6 +296,12 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 		func() {
 			c.beginCmd()
 			defer c.endCmd()
+			mark, gen := c.outMark()
+			defer func() {
+				if r := recover(); r != nil {
+					s.panicked(c, cmd, r, mark, gen)
+				}
+			}()
 			if c.reply.suppressed() { // CLIENT REPLY OFF/SKIP (reply.go)
 				c.ctx.W = discardWriter{proto: c.w.proto}
 				defer func() { c.ctx.W = &c.w }()
@@ -311,6 +317,51 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 		s.fixtureAfter(c)
 	}
 	c.ctx.Args = nil
+}
+
+// panicked answers a command that panicked, and logs it: the server goes
+// on. The command's context is put back in order, and the part of its
+// reply it wrote (an EXEC's array header, say) is taken back, from mark
+// on, if none of it has been sent (gen is still outGen), for "ERR
+// internal error" in its place (nothing under CLIENT REPLY OFF or SKIP).
+// If some of it has been sent, the reply stream cannot be mended: the
+// connection is closed. mark -1: the panic came before the command ran.
+func (s *Server) panicked(c *client, cmd redcon.Command, r any, mark int, gen uint64) {
+	buf := make([]byte, 4096)
+	buf = buf[:runtime.Stack(buf, false)]
+	s.log.Error("panic serving command", "cmd", string(cmd.Args[0]), "panic", fmt.Sprint(r), "stack", string(buf))
+	c.ctx.Recovered(&c.w) // not left inside the command (its writer's wrapper, its script)
+	if mark >= 0 && !c.takeBack(mark, gen) {
+		c.closeNow = true
+		return
+	}
+	if !c.reply.suppressed() {
+		c.w.WriteError("ERR internal error")
+	}
+}
+
+// outMark is where the next command's reply will start in the output
+// buffer, and the buffer's generation (outGen).
+func (c *client) outMark() (int, uint64) {
+	if c.w.shared {
+		c.omu.Lock()
+		defer c.omu.Unlock()
+	}
+	return len(c.w.b), c.outGen
+}
+
+// takeBack drops the output written since mark, if none of it has been
+// sent, and reports whether it could.
+func (c *client) takeBack(mark int, gen uint64) bool {
+	if c.w.shared {
+		c.omu.Lock()
+		defer c.omu.Unlock()
+	}
+	if c.outGen != gen || len(c.w.b) < mark {
+		return false
+	}
+	c.w.b = c.w.b[:mark]
+	return true
 }
 
 // beginCmd and endCmd bracket a command on a push-capable connection:
@@ -358,6 +409,7 @@ func (c *client) flush() error {
 		c.writeStart() // seen by the others' measures once slow (evict.go)
 	}
 	err := c.writeOut(c.w.b) // output buffer limit for slow readers (limits.go)
+	c.outGen++
 	if cap(c.w.b) > 1<<20 {
 		c.w.b = nil // do not pin a big reply's buffer
 	} else {
@@ -377,6 +429,7 @@ func (c *client) flushShared() error {
 	c.omu.Lock()
 	out := c.w.b
 	c.w.b = c.spare[:0]
+	c.outGen++
 	c.ps.inflight = len(out) // counted by the pub/sub output limit (pubsub.go)
 	c.omu.Unlock()
 	if len(out) == 0 {

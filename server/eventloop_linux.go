@@ -421,6 +421,7 @@ func (l *ioLoop) flushOut() {
 		b := c.w.b
 		n, err := c.fc.raw.loopWrite(b)
 		c.fc.net.Wrote(n)
+		c.outGen++
 		switch {
 		case err != nil:
 			c.w.b = b[:0]

@@ -52,3 +52,27 @@ func TestPanickingCommand_ConnectionGoesOn(t *testing.T) {
 		t.Fatalf("%d panics logged, want 2 (the scripts' are their errors):\n%s", n, log.String())
 	}
 }
+
+// A command that panics after writing part of its reply (EXEC, its array
+// header) has that part taken back: EXEC's reply is the error alone, and
+// the stream stays in step (it announced three elements and sent one).
+// Under CLIENT REPLY OFF the error is not sent either.
+func TestPanickingCommand_PartialReplyTakenBack(t *testing.T) {
+	srv := RunT(t)
+	srv.eng.Register(&engine.Command{Name: "testpanic", Arity: 1, Flags: engine.FlagWrite, Fn: func(c *engine.Ctx) { panic("test") }})
+	c := dial(t, srv.Addr())
+	c.do("MULTI")
+	c.do("PING")
+	c.do("TESTPANIC")
+	c.do("PING")
+	if got := c.do("EXEC"); got != "-ERR internal error\r\n" {
+		t.Fatalf("EXEC with a panicking command = %q", got)
+	}
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after = %q", got)
+	}
+	c.send(encode("CLIENT", "REPLY", "OFF") + encode("TESTPANIC") + encode("CLIENT", "REPLY", "ON"))
+	if got := c.read(); got != "+OK\r\n" {
+		t.Fatalf("after a panic under CLIENT REPLY OFF, the first reply = %q, want REPLY ON's +OK", got)
+	}
+}
