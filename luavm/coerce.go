@@ -39,8 +39,8 @@ import (
 // closes it, and those between through concatNext: past the size limit
 // (sizeLimit, as string.rep), the chain fails with "not enough memory"
 // before it is built. The counts are a stack, as an operand may itself
-// concatenate; one an error left open (a pcall caught it) is harmless,
-// and each run starts with none.
+// concatenate; those an error interrupts are dropped where it is caught
+// (protectedCall), and each run starts with none.
 
 // The markers stand for forNumber and the concat functions in a chunk
 // until it is compiled.

@@ -90,7 +90,11 @@ func TestMemoryLimit_ConcatenationChains(t *testing.T) {
 		"local s = string.rep('x', 200000) local function f() return s..s end return #(s .. f() .. s)":                           ":800000",
 		"local s = string.rep('x', 300000) local a, b = s..s, s..s return #a + #b":                                               ":1200000",
 		"local s = string.rep('x', 300000) local ok = pcall(function() return s..s..s..s end) return #(s..s..s) .. tostring(ok)": "$900000false",
-		"local x = 0.1 local y = 1e15 return x .. '|' .. y .. '|' .. 7":                                                          "$0.1|1e+15|7",
+		// a chain an error interrupted inside another's operand (pcall,
+		// xpcall) does not count for the outer one
+		"local big = string.rep('x', 700000) local function f() pcall(function() return big .. error('boom') end) return 'y' end local g = string.rep('z', 400000) return #('a' .. tostring(1) .. f() .. g)":                            ":400003",
+		"local big = string.rep('x', 700000) local function f() xpcall(function() return big .. error('boom') end, function(e) return e end) return 'y' end local g = string.rep('z', 400000) return #('a' .. tostring(1) .. f() .. g)": ":400003",
+		"local x = 0.1 local y = 1e15 return x .. '|' .. y .. '|' .. 7": "$0.1|1e+15|7",
 	} {
 		f.expect(want, "EVAL", body, "0")
 	}

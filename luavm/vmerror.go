@@ -569,8 +569,11 @@ func frameBase(L *lua.LState, level int) int {
 func (vm *VM) protectedCall(L *lua.LState, nargs, nret int, h *lua.LFunction) error {
 	flag := hasErrorFunc(L)
 	had := flag != nil && *flag
+	open := len(vm.concat.open)
 	err := L.PCall(nargs, nret, h)
 	if err != nil {
+		// the size counts of the chains the error interrupted (coerce.go)
+		vm.concat.open = vm.concat.open[:min(open, len(vm.concat.open))]
 		top := L.GetTop()
 		L.Push(vm.closer)
 		_ = L.PCall(0, 0, nil)
