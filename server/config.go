@@ -149,6 +149,7 @@ func (s *Server) applyLive(c *Config) {
 	s.setEvictionLimit(evictionLimit(c)) // maxmemory-clients (evict.go)
 	if n, err := strconv.ParseInt(c.param("tracking-table-max-keys", "1000000"), 10, 64); err == nil {
 		s.trk.maxKeys.Store(n) // (tracking.go)
+		s.trimTracking(n)      // a lower limit holds at once, as Redis's next command's trim
 	}
 	s.prod.level.Set(logLevels[c.LogLevel])
 	s.prod.cfg.Store(c)

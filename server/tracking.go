@@ -451,6 +451,17 @@ func (s *Server) trackRead(ec *engine.Client, key []byte) {
 	t.mu.Unlock()
 }
 
+// trimTracking brings the table down to max keys, if it is over (a lower
+// tracking-table-max-keys).
+func (s *Server) trimTracking(max int64) {
+	t := &s.trk
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if max > 0 && int64(len(t.keys)) > max {
+		s.trackLimitLocked(max)
+	}
+}
+
 // trackLimitLocked holds the table to tracking-table-max-keys, as Redis's
 // trackingLimitUsedSlots: keys taken at random (the one just read among
 // them) are invalidated for every client that may cache them, the reader

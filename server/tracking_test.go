@@ -404,4 +404,20 @@ func TestTracking_TableMaxKeys(t *testing.T) {
 	if len(evicted) != 30 || before != 20 {
 		t.Fatalf("after writing every key, %d invalidated in all (%d before), want 30", len(evicted), before)
 	}
+	// a lower limit holds at once
+	clear(evicted)
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "100")
+	for i := range 30 {
+		a.send(encode("GET", "k"+itoa(i)))
+		readPushes("$1\r\nv\r\n")
+	}
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "4")
+	if got := infoField(t, b, "stats", "tracking_total_keys"); got != "4" {
+		t.Fatalf("tracking_total_keys after lowering the limit = %s, want 4", got)
+	}
+	a.send(encode("PING"))
+	readPushes("+PONG\r\n")
+	if len(evicted) != 26 {
+		t.Fatalf("%d keys invalidated by the lower limit, want 26", len(evicted))
+	}
 }
