@@ -237,6 +237,15 @@ type nativeMatch struct {
 	ints []int64
 }
 
+// maxTemplateToks is the most tokens a template has.
+var maxTemplateToks = func() int {
+	n := 0
+	for _, t := range nativeTemplates {
+		n = max(n, len(t.toks))
+	}
+	return n
+}()
+
 // matchNative finds the template body's tokens match.
 func matchNative(body []byte) *nativeMatch {
 	toks, ok := lexLua(body)
@@ -338,10 +347,15 @@ var luaKeywords = map[string]bool{
 
 // lexLua splits a script into tokens, dropping whitespace, line comments
 // and semicolons. It gives up (ok false) on anything a template never
-// contains: long strings or comments, escapes, non-decimal numbers.
+// contains: long strings or comments, escapes, non-decimal numbers, more
+// tokens than the longest template has (a large script would cost tens
+// of bytes a token to match nothing).
 func lexLua(b []byte) (toks []luaTok, ok bool) {
 	s := string(b)
 	for i := 0; i < len(s); {
+		if len(toks) > maxTemplateToks {
+			return nil, false
+		}
 		ch := s[i]
 		switch {
 		case ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\f' || ch == '\v' || ch == ';':

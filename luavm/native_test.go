@@ -1,7 +1,9 @@
 package luavm
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -279,5 +281,21 @@ func BenchmarkIsLockScript_SHA(b *testing.B) {
 		if !vm.IsLockScript(arg, nil) {
 			b.Fatal("not a lock script")
 		}
+	}
+}
+
+// A large script is not lexed whole to be matched against the templates:
+// the lexer stops past the longest template's tokens (a 1 MB script of
+// short statements cost 98 MB of tokens to match nothing).
+func TestMatchNative_LargeScriptCheap(t *testing.T) {
+	body := append(bytes.Repeat([]byte("x=1 "), 1<<18), "return 1"...)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	if m := matchNative(body); m != nil {
+		t.Fatalf("matched %s", m.name)
+	}
+	runtime.ReadMemStats(&m1)
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > 4<<20 {
+		t.Fatalf("matching a %d-byte script allocated %d bytes", len(body), n)
 	}
 }
