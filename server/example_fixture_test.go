@@ -67,6 +67,32 @@ func ExampleServer_FailNext() {
 	// OK
 }
 
+// FailWhen fails the commands a predicate picks: here every release
+// (the compare-and-delete script) of lock:a, while its acquire and other
+// locks' releases run.
+func ExampleServer_FailWhen() {
+	srv := startManual()
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+
+	stop := srv.FailWhen(func(cmd server.CommandRecord) (string, bool) {
+		return "ERR network partition", cmd.Name() == "eval" && len(cmd.Args) > 3 && cmd.Args[3] == "lock:a"
+	})
+	release := "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+	fmt.Println(c.do("SET", "lock:a", "tok", "PX", "30000", "NX"))
+	fmt.Println(c.do("EVAL", release, "1", "lock:a", "tok"))
+	fmt.Println(c.do("SET", "lock:b", "tok", "PX", "30000", "NX"))
+	fmt.Println(c.do("EVAL", release, "1", "lock:b", "tok"))
+	stop()
+	fmt.Println(c.do("EVAL", release, "1", "lock:a", "tok"))
+	// Output:
+	// OK
+	// (error) ERR network partition
+	// OK
+	// (integer) 1
+	// (integer) 1
+}
+
 // Get reads a key as GET does, without a client.
 func ExampleServer_Get() {
 	srv := startManual()

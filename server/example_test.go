@@ -213,27 +213,48 @@ func ExampleRunN() {
 	defer t.cleanup()
 	nodes := server.RunN(t, 5, server.WithManualClock())
 
-	grants := func(client string) int {
-		n := 0
-		for _, node := range nodes {
-			if dialExample(node.Addr()).do("SET", "lock", client, "PX", "30000", "NX") == "OK" {
-				n++
-			}
-		}
-		return n
-	}
 	nodes[3].FailNextCmd("set", 1, "ERR unreachable") // A cannot reach nodes 3 and 4
 	nodes[4].FailNextCmd("set", 1, "ERR unreachable")
-	fmt.Println("A holds the lock on", grants("A"), "of 5 nodes")
+	fmt.Println("A holds the lock on", grants(nodes, "A"), "of 5 nodes")
 	nodes[1].Restart(false)
 	nodes[2].Restart(false)
-	fmt.Println("B holds the lock on", grants("B"), "of 5 nodes")
+	fmt.Println("B holds the lock on", grants(nodes, "B"), "of 5 nodes")
 	// Output:
 	// A holds the lock on 3 of 5 nodes
 	// B holds the lock on 4 of 5 nodes
 }
 
+// AdvanceAll moves every node's clock at once: the lock a client took on
+// a majority expires everywhere together, and the next client gets it.
+func ExampleAdvanceAll() {
+	t := &exampleT{}
+	defer t.cleanup()
+	nodes := server.RunN(t, 3, server.WithManualClock())
+
+	fmt.Println("A holds the lock on", grants(nodes, "A"), "of 3 nodes")
+	server.AdvanceAll(29*time.Second, nodes...)
+	fmt.Println("B holds the lock on", grants(nodes, "B"), "of 3 nodes")
+	server.AdvanceAll(time.Second+time.Millisecond, nodes...)
+	fmt.Println("B holds the lock on", grants(nodes, "B"), "of 3 nodes")
+	// Output:
+	// A holds the lock on 3 of 3 nodes
+	// B holds the lock on 0 of 3 nodes
+	// B holds the lock on 3 of 3 nodes
+}
+
 // ---- helpers for the examples ----
+
+// grants asks every node for the lock on behalf of client, and counts
+// the nodes that grant it.
+func grants(nodes []*server.Server, client string) int {
+	n := 0
+	for _, node := range nodes {
+		if dialExample(node.Addr()).do("SET", "lock", client, "PX", "30000", "NX") == "OK" {
+			n++
+		}
+	}
+	return n
+}
 
 func startManual() *server.Server {
 	srv := server.New(server.Config{Addr: "127.0.0.1:0", Clock: expiry.NewManualClock(time.Now())})

@@ -692,6 +692,30 @@ func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", n, msg) }
 // commands run normally.
 func (s *Server) FailNextCmd(name string, n int, msg string) { s.fx.fails.add(name, n, msg) }
 
+// FailWhen makes every command for which fn reports true fail with the
+// error fn returns ("" is "ERR injected failure"), as FailNext does, until
+// the returned stop is called (or ClearFailures). fn sees each command a
+// client sends as Commands records it, and decides from its name, its
+// arguments or its client: fail only the release of one lock, only one
+// client's commands, or every write after some point. It is consulted
+// after the FailNext queue, and predicates in the order installed: the
+// first to report true decides. It is called from the connections'
+// goroutines, concurrently: it must be safe for that, and quick (it holds
+// its client's connection, and may share an event loop with others). It
+// may call the Server's methods (Get, FailNext, stop), but not block on
+// another client's commands. A panic in fn answers the command with "ERR
+// internal error". Commands run inside scripts are not shown to it.
+func (s *Server) FailWhen(fn func(cmd CommandRecord) (msg string, fail bool)) (stop func()) {
+	return s.fx.fails.addPred(fn)
+}
+
+// PendingFailures counts the failures FailNext and FailNextCmd queued and
+// not yet used (FailWhen's are not counted): a test can check that the
+// failure it queued went to the command it meant, not to a connection's
+// handshake (go-redis v9 sends HELLO first on every new connection, and
+// goes on in RESP2 when it fails).
+func (s *Server) PendingFailures() int { return s.fx.fails.pending() }
+
 // ClearFailures drops the failures FailNext and FailNextCmd queued and
-// not yet used.
+// not yet used, and every FailWhen predicate.
 func (s *Server) ClearFailures() { s.fx.fails.clear() }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -1113,5 +1115,125 @@ func TestEndRestartDelay(t *testing.T) {
 	}
 	if got := dial(t, srv.Addr()).do("SET", "lock2", "tok", "NX"); got != "$-1\r\n" {
 		t.Fatalf("SET NX after a Restart = %q (the delay starts again)", got)
+	}
+}
+
+// FailWhen fails the commands its predicate picks: here the release of one
+// lock on one client, while everything else runs.
+func TestFailWhen_PredicateChoosesCommands(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	aID := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	var mu sync.Mutex
+	var seen []string
+	stop := srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		mu.Lock()
+		seen = append(seen, cmd.Name())
+		mu.Unlock()
+		return "ERR unreachable", cmd.Name() == "eval" && len(cmd.Args) > 3 && cmd.Args[3] == "lock:a" &&
+			strconv.FormatInt(cmd.ClientID, 10) == aID
+	})
+	release := "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+	for _, k := range []string{"lock:a", "lock:b"} {
+		srv.Set(k, "tok", 0)
+	}
+	if got := a.do("EVAL", release, "1", "lock:a", "tok"); got != "-ERR unreachable\r\n" {
+		t.Fatalf("a's release of lock:a = %q", got)
+	}
+	if _, ok := srv.Get("lock:a"); !ok {
+		t.Fatal("the failed release ran")
+	}
+	if got := a.do("EVAL", release, "1", "lock:b", "tok"); got != ":1\r\n" {
+		t.Fatalf("a's release of lock:b = %q", got)
+	}
+	if got := b.do("EVAL", release, "1", "lock:a", "tok"); got != ":1\r\n" {
+		t.Fatalf("b's release of lock:a = %q", got)
+	}
+	mu.Lock()
+	if slices.Contains(seen, "get") || slices.Contains(seen, "del") {
+		t.Errorf("the predicate saw commands run by scripts: %q", seen)
+	}
+	mu.Unlock()
+
+	// The FailNext queue comes first; then the predicates, in order.
+	srv.Set("lock:a", "tok", 0)
+	srv.FailNextCmd("eval", 1, "ERR queued")
+	srv.FailWhen(func(cmd CommandRecord) (string, bool) { return "", cmd.Name() == "eval" })
+	for _, want := range []string{"-ERR queued\r\n", "-ERR unreachable\r\n"} {
+		if got := a.do("EVAL", release, "1", "lock:a", "tok"); got != want {
+			t.Fatalf("release = %q, want %q", got, want)
+		}
+	}
+	stop()
+	stop() // a second stop is harmless
+	if got := a.do("EVAL", release, "1", "lock:a", "tok"); got != "-ERR injected failure\r\n" {
+		t.Fatalf("release with the second predicate alone = %q", got)
+	}
+	srv.ClearFailures()
+	if got := a.do("EVAL", release, "1", "lock:a", "tok"); got != ":1\r\n" {
+		t.Fatalf("release after ClearFailures = %q", got)
+	}
+
+	// A predicate may stop itself (once: the next command runs), and a
+	// failure it picks inside MULTI discards the transaction, as FailNext's.
+	var stopSelf func()
+	stopSelf = srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		if cmd.Name() != "set" {
+			return "", false
+		}
+		stopSelf()
+		return "READONLY You can't write against a read only replica.", true
+	})
+	a.do("MULTI")
+	if got := a.do("SET", "k", "v"); got != "-READONLY You can't write against a read only replica.\r\n" {
+		t.Fatalf("SET in MULTI = %q", got)
+	}
+	if got := a.do("SET", "k", "w"); got != "+QUEUED\r\n" {
+		t.Fatalf("the next SET = %q (the predicate stopped itself)", got)
+	}
+	if got := a.do("EXEC"); !strings.HasPrefix(got, "-EXECABORT") {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if _, ok := srv.Get("k"); ok {
+		t.Fatal("the doomed transaction ran")
+	}
+
+	// A predicate that panics fails only the command it was asked about.
+	srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		if cmd.Name() == "get" {
+			panic("a broken predicate")
+		}
+		return "", false
+	})
+	if got := a.do("GET", "k"); got != "-ERR internal error\r\n" {
+		t.Fatalf("GET under a panicking predicate = %q", got)
+	}
+	if got := a.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after = %q", got)
+	}
+}
+
+func TestPendingFailures_CountsTheQueue(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	srv.FailNext(2, "ERR boom")
+	srv.FailNextCmd("set", 3, "ERR boom")
+	srv.FailWhen(func(CommandRecord) (string, bool) { return "", false }) // not counted
+	if n := srv.PendingFailures(); n != 5 {
+		t.Fatalf("PendingFailures = %d, want 5", n)
+	}
+	c.do("PING")
+	c.do("GET", "k")
+	c.do("GET", "k") // no rule left for GET
+	if n := srv.PendingFailures(); n != 3 {
+		t.Fatalf("after two commands: PendingFailures = %d, want 3", n)
+	}
+	c.do("SET", "k", "v")
+	if n := srv.PendingFailures(); n != 2 {
+		t.Fatalf("after a SET: PendingFailures = %d, want 2", n)
+	}
+	srv.ClearFailures()
+	if n := srv.PendingFailures(); n != 0 {
+		t.Fatalf("after ClearFailures: PendingFailures = %d", n)
 	}
 }

@@ -207,7 +207,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 		c.w.WriteError("ERR Replica can't interact with the keyspace")
 		return false
 	}
-	if msg, ok := s.fx.fails.take(args[0]); ok {
+	if msg, ok := s.fx.fails.take(s, c, args); ok {
 		s.eng.Reject(&c.ctx, cmd, msg) // a rejection: flags an open MULTI, as Redis's rejectCommand
 		return false
 	}
@@ -456,12 +456,22 @@ type failRule struct {
 	msg  string
 }
 
-// failRules is the FailNext queue. Rules are consumed in the order given.
+// failRules holds the injected failures: the FailNext queue, whose rules
+// are consumed in the order given, and the FailWhen predicates.
 type failRules struct {
-	any   atomic.Bool
+	any   atomic.Bool // fast path: false when there are neither rules nor predicates
 	mu    sync.Mutex
 	rules []failRule
+	preds []*failPred
 }
+
+// failPred is one FailWhen predicate; a pointer, so that its stop
+// function removes this one and no other.
+type failPred struct {
+	fn func(CommandRecord) (string, bool)
+}
+
+func (f *failRules) anyLocked() { f.any.Store(len(f.rules) > 0 || len(f.preds) > 0) }
 
 func (f *failRules) add(name string, n int, msg string) {
 	f.mu.Lock()
@@ -473,34 +483,78 @@ func (f *failRules) add(name string, n int, msg string) {
 		msg = "ERR injected failure"
 	}
 	f.rules = append(f.rules, failRule{name: strings.ToLower(name), n: n, msg: msg})
-	f.any.Store(true)
+	f.anyLocked()
+}
+
+func (f *failRules) addPred(fn func(CommandRecord) (string, bool)) (stop func()) {
+	p := &failPred{fn: fn}
+	f.mu.Lock()
+	f.preds = append(f.preds, p)
+	f.anyLocked()
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if i := slices.Index(f.preds, p); i >= 0 {
+			f.preds = slices.Delete(slices.Clone(f.preds), i, i+1) // take may be ranging over the old one
+			f.anyLocked()
+		}
+	}
 }
 
 func (f *failRules) clear() {
 	f.mu.Lock()
-	f.rules = nil
+	f.rules, f.preds = nil, nil
 	f.any.Store(false)
 	f.mu.Unlock()
 }
 
-// take consumes the first rule matching the command name, if any.
-func (f *failRules) take(name []byte) (string, bool) {
+// pending counts the failures the queue has left to give.
+func (f *failRules) pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.rules {
+		n += r.n
+	}
+	return n
+}
+
+// take consumes the first queued rule matching the command, if any, and
+// otherwise asks the predicates in the order they were installed. The
+// predicates run without the lock, so that one may install or stop
+// another (or itself).
+func (f *failRules) take(s *Server, c *client, args [][]byte) (string, bool) {
 	if !f.any.Load() {
 		return "", false
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i := range f.rules {
 		r := &f.rules[i]
-		if r.name != "" && !engine.EqFold(name, r.name) {
+		if r.name != "" && !engine.EqFold(args[0], r.name) {
 			continue
 		}
 		msg := r.msg
 		if r.n--; r.n == 0 {
 			f.rules = append(f.rules[:i], f.rules[i+1:]...)
-			f.any.Store(len(f.rules) > 0)
+			f.anyLocked()
 		}
+		f.mu.Unlock()
 		return msg, true
+	}
+	preds := f.preds // never changed in place: add appends, stop copies
+	f.mu.Unlock()
+	if len(preds) == 0 {
+		return "", false
+	}
+	rec := newRecord(s, c, args)
+	for _, p := range preds {
+		if msg, fail := p.fn(rec); fail {
+			if msg == "" {
+				msg = "ERR injected failure"
+			}
+			return msg, true
+		}
 	}
 	return "", false
 }
@@ -532,6 +586,15 @@ func (r CommandRecord) Name() string {
 // String returns the arguments separated by spaces.
 func (r CommandRecord) String() string { return strings.Join(r.Args, " ") }
 
+// newRecord copies a command as it arrived from client c.
+func newRecord(s *Server, c *client, args [][]byte) CommandRecord {
+	rec := CommandRecord{Time: s.cfg.Clock.Wall(), ClientID: c.ID, Addr: c.addr, Args: make([]string, len(args))}
+	for i, a := range args {
+		rec.Args[i] = string(a)
+	}
+	return rec
+}
+
 // cmdLog is a ring of the last commands received.
 type cmdLog struct {
 	mu   sync.Mutex
@@ -550,10 +613,7 @@ func (l *cmdLog) add(s *Server, c *client, args [][]byte) {
 	if l.buf == nil {
 		return
 	}
-	rec := CommandRecord{Time: s.cfg.Clock.Wall(), ClientID: c.ID, Addr: c.addr, Args: make([]string, len(args))}
-	for i, a := range args {
-		rec.Args[i] = string(a)
-	}
+	rec := newRecord(s, c, args)
 	l.mu.Lock()
 	l.buf[l.next] = rec
 	if l.next++; l.next == len(l.buf) {

@@ -327,3 +327,48 @@ func TestInspection_DB(t *testing.T) {
 	}()
 	srv.DB(16)
 }
+
+// AdvanceAll moves several servers' clocks and reclaims on every one
+// before it returns; a clock two servers share moves once.
+func TestAdvanceAll_MovesEveryClockOnce(t *testing.T) {
+	nodes := RunN(t, 3, WithManualClock())
+	shared := expiry.NewManualClock(time.Now())
+	pair := RunN(t, 2, WithConfig(func(c *Config) { c.Clock = shared }))
+	all := append(append([]*Server(nil), nodes...), pair...)
+	for _, s := range all {
+		c := dial(t, s.Addr())
+		c.do("SET", "lock", "tok", "PX", "1000")
+	}
+	before := shared.Mono()
+	AdvanceAll(time.Second, all...)
+	if got := shared.Mono() - before; got != 1000 {
+		t.Fatalf("the shared clock moved %d ms, want 1000", got)
+	}
+	for i, s := range all {
+		if n, _ := s.Engine().KeyCount(); n != 1 {
+			t.Fatalf("server %d at the deadline: %d keys, want 1", i, n)
+		}
+	}
+	AdvanceAll(time.Millisecond, all...)
+	for i, s := range all {
+		// reclaimed (not just invisible) when AdvanceAll returns
+		if n, exp := s.Engine().KeyCount(); n != 0 || exp != 0 {
+			t.Fatalf("server %d after AdvanceAll: %d keys, %d with a TTL", i, n, exp)
+		}
+	}
+
+	// A server on the system clock: a panic, and no clock moved.
+	sys := RunT(t)
+	at := nodes[0].ManualClock().Mono()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("AdvanceAll with a system-clock server did not panic")
+			}
+		}()
+		AdvanceAll(time.Second, nodes[0], sys)
+	}()
+	if got := nodes[0].ManualClock().Mono(); got != at {
+		t.Fatalf("a clock moved %d ms before the panic", got-at)
+	}
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tumblerdb/tumbler/expiry"
@@ -83,7 +84,8 @@ func RunN(t Tester, n int, opts ...Option) []*Server {
 // the server, so no Pause or CLIENT PAUSE ends, no blocking command times
 // out and active expiry does not run until something else wakes them
 // (the same holds for a clock shared by several servers through
-// Config.Clock: each server's Advance wakes only that server).
+// Config.Clock: each server's Advance wakes only that server; AdvanceAll
+// moves it once and wakes them all).
 func (s *Server) ManualClock() *expiry.ManualClock {
 	mc, _ := s.cfg.Clock.(*expiry.ManualClock)
 	return mc
@@ -117,6 +119,42 @@ func (s *Server) Advance(d time.Duration) {
 		panic("tumbler: Advance(" + d.String() + "): the clock only moves forward (JumpWallClock moves the wall clock back)")
 	}
 	mc.Advance(d)
+	s.woken()
+}
+
+// AdvanceAll moves the manual clocks of several servers forward by d at
+// once, as Advance does for one (a Redlock test's nodes, which RunN
+// started WithManualClock, say): every clock first, then every server's
+// expiry, pauses and timeouts, so no node sees time move before another's
+// clock has. Servers that share a clock (Config.Clock) move it once and
+// all wake, where calling Advance on each would move it once per server
+// and wake only that one each time. It panics as Advance does, before
+// moving anything.
+func AdvanceAll(d time.Duration, servers ...*Server) {
+	clocks := make([]*expiry.ManualClock, 0, len(servers))
+	for _, s := range servers {
+		mc := s.ManualClock()
+		if mc == nil {
+			panic("tumbler: AdvanceAll needs servers started WithManualClock")
+		}
+		if !slices.Contains(clocks, mc) {
+			clocks = append(clocks, mc)
+		}
+	}
+	if d < 0 {
+		panic("tumbler: AdvanceAll(" + d.String() + "): the clock only moves forward (JumpWallClock moves the wall clock back)")
+	}
+	for _, mc := range clocks {
+		mc.Advance(d)
+	}
+	for _, s := range servers {
+		s.woken()
+	}
+}
+
+// woken tells the server its manual clock has moved: pauses and blocking
+// timeouts look again, and what expired is reclaimed.
+func (s *Server) woken() {
 	s.fx.notify()
 	s.reclaimDue()
 	s.eng.Kick()
