@@ -140,12 +140,28 @@ func (c *ManualClock) Advance(d time.Duration) {
 		return
 	}
 	c.mu.Lock()
+	c.advanceMonoLocked(d)
+	c.wall = c.wall.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *ManualClock) advanceMonoLocked(d time.Duration) {
 	c.mono += int64(d / time.Millisecond)
 	if c.frac += d % time.Millisecond; c.frac >= time.Millisecond {
 		c.mono++
 		c.frac -= time.Millisecond
 	}
-	c.wall = c.wall.Add(d)
+}
+
+// AdvanceMono moves only the monotonic clock forward by d, as Advance
+// followed by JumpWall(-d) would, in one step: no reader sees the wall
+// clock moved between the two. A negative d is ignored.
+func (c *ManualClock) AdvanceMono(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	c.advanceMonoLocked(d)
 	c.mu.Unlock()
 }
 

@@ -183,6 +183,21 @@ func TestManualClock_AdvanceAndJump(t *testing.T) {
 	}
 }
 
+func TestManualClock_AdvanceMonoLeavesTheWall(t *testing.T) {
+	start := time.UnixMilli(1_700_000_000_000).Add(600 * time.Microsecond)
+	c := NewManualClock(start)
+	m0 := c.Mono()
+	c.AdvanceMono(1500 * time.Millisecond)
+	c.AdvanceMono(500 * time.Microsecond) // with the start's 0.6 ms, a millisecond turns
+	c.AdvanceMono(-time.Second)           // ignored
+	if got := c.Mono() - m0; got != 1501 {
+		t.Fatalf("AdvanceMono moved mono by %d ms, want 1501", got)
+	}
+	if !c.Wall().Equal(start) {
+		t.Fatalf("AdvanceMono moved the wall clock to %v", c.Wall())
+	}
+}
+
 func TestManualClock_SubMillisecondStepsAddUp(t *testing.T) {
 	start := time.UnixMilli(1_700_000_000_000).Add(700 * time.Microsecond)
 	c := NewManualClock(start)

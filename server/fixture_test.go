@@ -128,11 +128,48 @@ func TestJumpWallClock_TTLsStayAbsoluteTimesMove(t *testing.T) {
 	}
 }
 
+// AdvanceMonotonic moves TTLs and reclaims what expired, as Advance does,
+// and leaves the wall clock where it was: a client's absolute deadline
+// (PXAT from its own clock) keeps its meaning.
+func TestAdvanceMonotonic_TTLsMoveWallStays(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	srv := RunT(t, WithConfig(func(c *Config) { c.Clock = expiry.NewManualClock(start) }))
+	c := dial(t, srv.Addr())
+	c.do("SET", "lock", "tok", "PX", "60000")
+	srv.AdvanceMonotonic(59 * time.Second)
+	if got := c.do("PTTL", "lock"); got != ":1000\r\n" {
+		t.Fatalf("PTTL = %q after 59 s", got)
+	}
+	if got := c.do("TIME"); !strings.Contains(got, bulk(strconv.FormatInt(start.Unix(), 10))) {
+		t.Fatalf("TIME = %q, want the wall clock unmoved", got)
+	}
+	// A deadline ten seconds from the client's clock (the start) is ten
+	// seconds away still.
+	at := start.Add(10 * time.Second).UnixMilli()
+	c.do("SET", "abs", "v", "PXAT", strconv.FormatInt(at, 10))
+	if got := c.do("PTTL", "abs"); got != ":10000\r\n" {
+		t.Fatalf("PTTL of PXAT start+10s = %q", got)
+	}
+	srv.AdvanceMonotonic(time.Second + time.Millisecond)
+	if n, exp := srv.Engine().KeyCount(); n != 1 || exp != 1 {
+		t.Fatalf("after the lock's deadline: %d keys, %d with a TTL; want only abs (reclaimed before return)", n, exp)
+	}
+	func() {
+		defer func() {
+			if msg, _ := recover().(string); !strings.Contains(msg, "AdvanceMonotonic(-1s)") {
+				t.Errorf("AdvanceMonotonic(-1s) recovered %q", msg)
+			}
+		}()
+		srv.AdvanceMonotonic(-time.Second)
+	}()
+}
+
 func TestAdvanceAndJump_PanicOnSystemClock(t *testing.T) {
 	srv := RunT(t)
 	for name, fn := range map[string]func(){
-		"Advance":       func() { srv.Advance(time.Second) },
-		"JumpWallClock": func() { srv.JumpWallClock(time.Second) },
+		"Advance":          func() { srv.Advance(time.Second) },
+		"JumpWallClock":    func() { srv.JumpWallClock(time.Second) },
+		"AdvanceMonotonic": func() { srv.AdvanceMonotonic(time.Second) },
 	} {
 		func() {
 			defer func() {

@@ -107,19 +107,36 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // SET NX PXAT, EXAT, PEXPIREAT) find the server's wall clock ahead of
 // theirs by every Advance: their deadlines fall in its past, and SET NX
 // PXAT then stores a key already gone, so every locker gets the lock.
-// For them, follow Advance(d) with JumpWallClock(-d): TTLs move, the wall
-// clock stays beside theirs (it does not follow real time, so it falls
-// behind theirs by the real time the test takes).
+// For them, use AdvanceMonotonic(d): TTLs move, the wall clock stays
+// beside theirs (it does not follow real time, so it falls behind theirs
+// by the real time the test takes).
 func (s *Server) Advance(d time.Duration) {
+	s.manualFor("Advance", d).Advance(d)
+	s.woken()
+}
+
+// AdvanceMonotonic is Advance without the wall clock: TTLs, pauses and
+// blocking timeouts move by d, and expired keys are gone when it
+// returns, while TIME, EXPIRETIME and absolute deadlines (PXAT, EXAT,
+// PEXPIREAT) keep reading the wall clock where it was. It is Advance(d)
+// then JumpWallClock(-d) in one step, for clients that compute absolute
+// deadlines from their own clock (rueidislock). It panics as Advance does.
+func (s *Server) AdvanceMonotonic(d time.Duration) {
+	s.manualFor("AdvanceMonotonic", d).AdvanceMono(d)
+	s.woken()
+}
+
+// manualFor returns the manual clock that op (Advance, AdvanceMonotonic)
+// moves by d, and panics when there is none or d is negative.
+func (s *Server) manualFor(op string, d time.Duration) *expiry.ManualClock {
 	mc := s.ManualClock()
 	if mc == nil {
-		panic("tumbler: Advance needs a server started WithManualClock")
+		panic("tumbler: " + op + " needs a server started WithManualClock")
 	}
 	if d < 0 {
-		panic("tumbler: Advance(" + d.String() + "): the clock only moves forward (JumpWallClock moves the wall clock back)")
+		panic("tumbler: " + op + "(" + d.String() + "): the clock only moves forward (JumpWallClock moves the wall clock back)")
 	}
-	mc.Advance(d)
-	s.woken()
+	return mc
 }
 
 // AdvanceAll moves the manual clocks of several servers forward by d at

@@ -380,9 +380,9 @@ func TestFixture_FaultsSeenByGoRedis(t *testing.T) {
 // with SET NX PXAT, an absolute deadline from the client's own clock.
 // Advance moves the server's wall clock too, so afterwards the client's
 // deadlines are in the server's past: every SET NX PXAT stores a key that
-// is already gone and every locker "gets" the lock. JumpWallClock(-d)
-// after Advance(d) puts the server's wall clock back beside the client's
-// while the TTLs keep the time that passed.
+// is already gone and every locker "gets" the lock. AdvanceMonotonic(d)
+// moves TTLs and leaves the server's wall clock beside the client's, as
+// Advance(d) then JumpWallClock(-d) does.
 func TestFixture_AbsoluteDeadlinesAfterAdvance(t *testing.T) {
 	const validity = 5 * time.Second
 	t.Run("wall-ahead-of-the-client", func(t *testing.T) {
@@ -404,10 +404,7 @@ func TestFixture_AbsoluteDeadlinesAfterAdvance(t *testing.T) {
 
 	t.Run("wall-put-back", func(t *testing.T) {
 		srv := server.RunT(t, server.WithManualClock())
-		step := func(d time.Duration) {
-			srv.Advance(d)
-			srv.JumpWallClock(-d)
-		}
+		step := srv.AdvanceMonotonic
 		step(time.Minute)
 		a, b := newLocker(t, srv.Addr(), validity), newLocker(t, srv.Addr(), validity)
 		ctx := testCtx(t, 20*time.Second)
