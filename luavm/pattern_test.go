@@ -132,6 +132,7 @@ func TestPattern_DeepPatternRefused(t *testing.T) {
 func TestPattern_GsubBoundedBySizeLimit(t *testing.T) {
 	f := newFixture(t)
 	f.vm.SetMemoryLimit(1 << 20)
+	withoutWatchdog(f.vm) // gsub's own check, not the watchdog's tick
 	got := f.do(2, "EVAL", "return #string.gsub(string.rep('a', 100000), 'a', string.rep('b', 100))", "0")
 	if !strings.HasPrefix(got, "-ERR user_script:1: not enough memory") {
 		t.Fatalf("got %q", got)
@@ -220,6 +221,7 @@ func FuzzPattern(f *testing.F) {
 func TestPattern_GsubRefusesBeforeBuilding(t *testing.T) {
 	f := newFixture(t)
 	f.vm.SetMemoryLimit(1 << 20)
+	withoutWatchdog(f.vm) // gsub's own check, not the watchdog's tick
 	script := "local s = string.rep('a', 1000) local r = string.rep('%0', 20000) return tostring(pcall(string.gsub, s, '.+', r))"
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
