@@ -258,7 +258,7 @@ func TestBusyScript_OtherClientsGetBusyUntilKilled(t *testing.T) {
 	a := dial(t, srv.Addr())
 	b := dial(t, srv.Addr())
 	a.send(encode("EVAL", "while true do end", "0"))
-	time.Sleep(150 * time.Millisecond)
+	eventually(t, "the script running", srv.Engine().ScriptRunning) // (GET sent before the threshold waits for it)
 	if got := b.do("GET", "k"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
 		t.Fatalf("during busy script: %q", got)
 	}
@@ -306,8 +306,11 @@ func TestBusyScript_ClientsQueuedBeforeThresholdGetBusy(t *testing.T) {
 	b := dial(t, srv.Addr())
 	k := dial(t, srv.Addr())
 	a.send(encode("EVAL", "while true do end", "0"))
-	time.Sleep(50 * time.Millisecond)
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
 	start := time.Now()
+	if ran := start.Sub(srv.Engine().ScriptStart()); ran >= 150*time.Millisecond {
+		t.Skipf("the script had run %v before the test could send a command queued behind it (threshold 200 ms)", ran)
+	}
 	// sent before the threshold: queued behind the script, then BUSY
 	if got := b.do("SET", "k", "v"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
 		t.Fatalf("queued command got %q", got)
