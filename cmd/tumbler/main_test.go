@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"github.com/tumblerdb/tumbler/engine"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -25,9 +26,33 @@ func build(t *testing.T) string {
 	return bin
 }
 
+// freePort returns a port the binary under test can listen on. It is
+// free when freePort returns, and the binary takes it only later: a port
+// from the kernel's ephemeral range could meanwhile go to any of the
+// other test processes' listeners (127.0.0.1:0) or outgoing connections,
+// and the binary would then fail to start, or a test reach another
+// server. So the port is taken below that range, where the kernel never
+// picks one, at random, and checked free.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	low := 32768 // Linux's default ip_local_port_range starts here
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	if low > 11000 {
+		for range 100 {
+			port := 10000 + rand.IntN(low-10000)
+			if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				ln.Close()
+				return port
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // no room below the range: an ephemeral one
 	if err != nil {
 		t.Fatal(err)
 	}
