@@ -251,7 +251,9 @@ func TestStartBatch_WaitsAreNotACommandsTime(t *testing.T) {
 				}
 				e.Exec(c)
 			}
-			const pause = 30 * time.Millisecond
+			// far above a trivial command's time even when a loaded
+			// machine stalls it (the bounds below are the pause)
+			const pause = 250 * time.Millisecond
 			e.StartBatch(c)
 			run("GET", "a")
 			time.Sleep(pause)
