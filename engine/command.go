@@ -101,6 +101,12 @@ type Command struct {
 	chanKind uint8
 	parent   *Command
 	noTouch  bool // its lookups do not set a key's access time (noTouchCommands)
+	// prepare, when set, runs before the keyspace lock is taken, for a
+	// command that will run now (not queued by MULTI), so that slow work
+	// not needing the keyspace (compiling a large script) does not hold
+	// other clients up. It reports how long it took, counted as the
+	// command's time.
+	prepare func(c *Ctx) time.Duration
 
 	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
 }
@@ -162,6 +168,9 @@ type Ctx struct {
 	Client *Client
 	Cmd    *Command
 	Script *ScriptRun // non-nil while running inside a script
+	// Prepared is what the command's prepare left for it to run with (a
+	// script compiled before the keyspace lock: Precompiler), nil after.
+	Prepared any
 
 	// Pending, when set, collects the counters of the commands run with
 	// this Ctx (and the calls of its scripts) until FlushStats.
@@ -171,6 +180,7 @@ type Ctx struct {
 	tap    errTap        // obs: counts the handler's error replies (engine/observe.go)
 	clk    int64         // obs: the last clock read (nowNs) timing this command, for chaining (callAt)
 	clkEnd bool          // obs: clk also ends the command (a native script: nothing but its reply after its last call)
+	prep   time.Duration // obs: what the command's prepare took, before the keyspace lock (callAt adds it)
 	chain  bool          // obs: in a batch, clk (the last command's end) starts the next command (StartBatch)
 	// Blocking commands (blocking.go): the caller sets CanBlock when it
 	// can wait for a blocked client; a command that blocks sets Blocked,
@@ -416,7 +426,11 @@ func (e *Engine) Exec(c *Ctx) {
 		e.countCommand(c) // once it has run, as Redis's call(): INFO does not see itself
 		return
 	}
+	if cmd.prepare != nil {
+		c.prep = cmd.prepare(c)
+	}
 	e.execLocked(c, cmd, allowBusy)
+	c.prep, c.Prepared = 0, nil // (callAt took prep, unless the command was refused after waiting)
 }
 
 // noTouchCommands look keys up without it counting as an access (OBJECT

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tumblerdb/tumbler/expiry"
 )
@@ -67,6 +68,32 @@ const watchScanMax = 16
 type queued struct {
 	cmd  *Command
 	args [][]byte
+	// what the command's prepare left, and took, before EXEC took the
+	// keyspace lock (prepareQueued)
+	prepared any
+	prep     time.Duration
+}
+
+// prepareQueued is EXEC's prepare (Command.prepare): the queued commands'
+// own, before the keyspace lock is taken for the transaction (an EVAL's
+// large script compiles then, as it would outside MULTI). It returns
+// their total time, EXEC's too.
+func prepareQueued(c *Ctx) time.Duration {
+	if !c.inMulti() {
+		return 0
+	}
+	var total time.Duration
+	q := c.Client.tx.queue
+	for i := range q {
+		if q[i].cmd.prepare == nil {
+			continue
+		}
+		tmp := Ctx{Eng: c.Eng, Args: q[i].args, Client: c.Client}
+		q[i].prep = q[i].cmd.prepare(&tmp)
+		q[i].prepared = tmp.Prepared
+		total += q[i].prep
+	}
+	return total
 }
 
 // watchedKey is Redis's watchedKey: one (client, key) pair, listed both in
@@ -100,7 +127,7 @@ func registerMulti(e *Engine) {
 		&Command{Name: "multi", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Mark the start of a transaction block", Fn: cmdMulti},
 		&Command{Name: "exec", Arity: 1, Flags: tx | FlagSkipSlowlog, Group: "transactions",
-			Summary: "Execute all commands issued after MULTI", Fn: cmdExec},
+			Summary: "Execute all commands issued after MULTI", Fn: cmdExec, prepare: prepareQueued},
 		&Command{Name: "discard", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Discard all commands issued after MULTI", Fn: cmdDiscard},
 		&Command{Name: "watch", Arity: -2, Flags: tx | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions",
@@ -314,7 +341,7 @@ func cmdExec(c *Ctx) {
 	}
 	sub := &tx.sub
 	for i := range q {
-		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: w, Client: cl, Cmd: q[i].cmd}
+		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: w, Client: cl, Cmd: q[i].cmd, Prepared: q[i].prepared, prep: q[i].prep}
 		// ACL permissions are checked again: they may have changed since
 		// the command was queued (acl.go).
 		if cl.ACL != nil {

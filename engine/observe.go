@@ -267,7 +267,8 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 		end = e.nowNs()
 	}
 	c.clk, c.clkEnd = end, false
-	d := time.Duration(end - start)
+	d := time.Duration(end-start) + c.prep // (a prepare's time, before the keyspace lock: Command.prepare)
+	c.prep = 0
 	c.W = w // the tap keeps forwarding to w, should a handler have kept it
 	st := &cmd.stats
 	// A command that blocked goes in its histogram when it is served

@@ -350,32 +350,79 @@ func (vm *VM) lookupRecent(sha []byte) *script {
 	return s
 }
 
-// load returns the cached script for body, compiling it on first sight.
-func (vm *VM) load(body []byte) (*script, string) {
+// precompiled is a script Precompile compiled (or failed to: errMsg).
+type precompiled struct {
+	sha    string // of the body
+	n      int    // the body's length
+	s      *script
+	errMsg string
+}
+
+// Precompile implements engine.Precompiler: it compiles body, unless it is
+// cached, for the EVAL about to run it (load); nil when it is cached.
+func (vm *VM) Precompile(body []byte) any {
+	vm.mu.RLock()
+	s := vm.byBody[string(body)]
+	vm.mu.RUnlock()
+	if s != nil {
+		return nil
+	}
+	sha := SHA1Hex(body)
+	s, errMsg := vm.compileScript(sha, body)
+	return &precompiled{sha: sha, n: len(body), s: s, errMsg: errMsg}
+}
+
+// compileScript compiles the script body, whose SHA1 is sha.
+func (vm *VM) compileScript(sha string, body []byte) (*script, string) {
+	// The shebang line is dropped but its newline kept, so line numbers
+	// in errors are the script's own.
+	n, fl, errMsg := parseShebang(body)
+	if errMsg != "" {
+		return nil, errMsg
+	}
+	proto, errMsg := vm.compile(body[n:], chunkScript)
+	if errMsg != "" {
+		return nil, "ERR Error compiling script (new function): " + errMsg
+	}
+	s := &script{sha: sha, proto: proto, shebang: n > 0, flags: fl}
+	if n == 0 {
+		s.native = matchNative(body)
+	}
+	return s, ""
+}
+
+// load returns the cached script for body, compiling it on first sight,
+// unless prepared (the command's Ctx.Prepared) holds what Precompile
+// compiled of it.
+func (vm *VM) load(body []byte, prepared any) (*script, string) {
 	vm.mu.RLock()
 	s := vm.byBody[string(body)]
 	vm.mu.RUnlock()
 	if s != nil {
 		return s, ""
 	}
-	sha := SHA1Hex(body)
+	pre, _ := prepared.(*precompiled)
+	if pre != nil && pre.n != len(body) {
+		pre = nil // (not this body's)
+	}
+	sha := ""
+	if pre != nil {
+		sha = pre.sha
+	} else {
+		sha = SHA1Hex(body)
+	}
 	vm.mu.RLock()
 	s = vm.bySHA[sha]
 	vm.mu.RUnlock()
 	if s == nil {
-		// The shebang line is dropped but its newline kept, so line
-		// numbers in errors are the script's own.
-		n, fl, errMsg := parseShebang(body)
+		var errMsg string
+		if pre != nil {
+			s, errMsg = pre.s, pre.errMsg
+		} else {
+			s, errMsg = vm.compileScript(sha, body)
+		}
 		if errMsg != "" {
 			return nil, errMsg
-		}
-		proto, errMsg := vm.compile(body[n:], chunkScript)
-		if errMsg != "" {
-			return nil, "ERR Error compiling script (new function): " + errMsg
-		}
-		s = &script{sha: sha, proto: proto, shebang: n > 0, flags: fl}
-		if n == 0 {
-			s.native = matchNative(body)
 		}
 	}
 	vm.mu.Lock()
@@ -394,7 +441,7 @@ func (vm *VM) load(body []byte) (*script, string) {
 
 // Load implements engine.Scripter.
 func (vm *VM) Load(body []byte) (string, string) {
-	s, errMsg := vm.load(body)
+	s, errMsg := vm.load(body, nil)
 	if errMsg != "" {
 		return "", errMsg
 	}
@@ -506,7 +553,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 	var s *script
 	if body != nil {
 		var errMsg string
-		if s, errMsg = vm.load(body); errMsg != "" {
+		if s, errMsg = vm.load(body, c.Prepared); errMsg != "" {
 			c.W.WriteError(errMsg)
 			return true
 		}

@@ -27,7 +27,7 @@ func (vm *VM) RunNative(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bo
 	var s *script
 	if body != nil {
 		var errMsg string
-		if s, errMsg = vm.load(body); errMsg != "" {
+		if s, errMsg = vm.load(body, c.Prepared); errMsg != "" {
 			return false // Run replies the compile error
 		}
 	} else {

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
+	"github.com/tumblerdb/tumbler/luavm"
 )
 
 func TestRace_FiftyConnectionsExactlyOneAcquires(t *testing.T) {
@@ -360,5 +363,35 @@ func TestHostileInput_ServerSurvivesAndAnswersOthers(t *testing.T) {
 	}
 	if got := good.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("server must stay up for well-behaved clients: %q", got)
+	}
+}
+
+// A large EVAL's script compiles before the keyspace lock is taken
+// (engine.Precompiler), alone and queued in MULTI: over the wire its
+// replies and caching are those of any EVAL.
+func TestLargeEval_PrecompiledAloneAndInMulti(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	pad := "\n--" + strings.Repeat("x", engine.PrecompileMin)
+	release := "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end" + pad
+	c.do("SET", "k", "tok")
+	if got := c.do("EVAL", release, "1", "k", "tok"); got != ":1\r\n" {
+		t.Fatalf("EVAL = %q", got)
+	}
+	sha := luavm.SHA1Hex([]byte(release))
+	if got := c.do("SCRIPT", "EXISTS", sha); got != "*1\r\n:1\r\n" {
+		t.Fatalf("SCRIPT EXISTS after EVAL = %q", got)
+	}
+	c.do("SCRIPT", "FLUSH")
+	c.do("SET", "k", "tok")
+	c.do("MULTI")
+	c.do("EVAL", release, "1", "k", "tok")
+	c.do("EVAL", "return 1 +"+pad, "0")
+	got := c.do("EXEC")
+	if !strings.HasPrefix(got, "*2\r\n:1\r\n-ERR Error compiling script (new function): user_script:") {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := c.do("SCRIPT", "EXISTS", sha); got != "*1\r\n:1\r\n" {
+		t.Fatalf("SCRIPT EXISTS after EXEC = %q", got)
 	}
 }

@@ -1,0 +1,100 @@
+package luavm
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tumblerdb/tumbler/engine"
+)
+
+// A large EVAL's script is compiled before the keyspace lock is taken
+// (engine.Precompiler): its replies, errors, caching and native run are
+// those of a script compiled as it runs.
+func TestPrecompile_SameAsCompilingInTheRun(t *testing.T) {
+	f := newFixture(t)
+	pad := "\n--" + strings.Repeat("x", engine.PrecompileMin) // past the size: precompiled
+	big := release + pad
+	sha := SHA1Hex([]byte(big))
+
+	// A lock script padded with a comment is still the lock script: it
+	// runs natively, and is cached as EVAL caches.
+	f.do(2, "SET", "k", "tok")
+	n := f.vm.NativeRuns()
+	f.expect(":1", "EVAL", big, "1", "k", "tok")
+	if f.vm.NativeRuns() != n+1 {
+		t.Errorf("the precompiled lock script did not run natively")
+	}
+	f.expect("*1 :1", "SCRIPT", "EXISTS", sha)
+	f.do(2, "SET", "k", "tok")
+	f.expect(":1", "EVALSHA", sha, "1", "k", "tok")
+
+	// Errors: compiling, the shebang, at run time; line numbers counted
+	// from the script's own first line.
+	for _, body := range []string{
+		"return 1 +" + pad,
+		"#!lua flags=no-such\nreturn 1" + pad,
+		"#!lua\nreturn 1 +" + pad,
+		"local x = nil\nreturn x.y" + pad,
+	} {
+		got := f.do(2, "EVAL", body, "0")
+		f.vm.Flush()
+		want := ""
+		// the same script compiled in the run: SCRIPT LOAD's compile
+		// error, or EVALSHA's run after it (no precompiling either way)
+		if load := f.do(2, "SCRIPT", "LOAD", body); strings.HasPrefix(load, "-") {
+			want = load
+		} else {
+			want = f.do(2, "EVALSHA", SHA1Hex([]byte(body)), "0")
+		}
+		if got != want || !strings.HasPrefix(got, "-") {
+			t.Errorf("%.30q:\n precompiled %q\n in the run  %q", body, got, want)
+		}
+		f.vm.Flush()
+		f.expect("*1 :0", "SCRIPT", "EXISTS", SHA1Hex([]byte(body))) // a failed compile caches nothing
+	}
+
+	// What one body's Precompile made is not taken for another's.
+	pre := f.vm.Precompile([]byte(big + " "))
+	s, errMsg := f.vm.load([]byte(big), pre)
+	if errMsg != "" || s == nil || s.sha != sha {
+		t.Errorf("load of another body's precompiled script: %v %q", s, errMsg)
+	}
+	// A cached body is not compiled again.
+	if got := f.vm.Precompile([]byte(big)); got != nil {
+		t.Errorf("Precompile of a cached script = %v, want nil", got)
+	}
+}
+
+// Precompiling runs outside the keyspace lock, beside scripts running in
+// the VM and other precompiles: nothing they share may race (go test
+// -race), and every reply is right.
+func TestPrecompile_BesideRunningScripts(t *testing.T) {
+	f := newFixture(t)
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 15 {
+				// distinct bodies, so that each compiles; concatenations
+				// and a numeric for, whose compiling rewrites the chunk
+				body := "local s = '' for i = 1, 3 do s = s .. i .. ARGV[1] end return s --" +
+					strconv.Itoa(g) + "." + strconv.Itoa(i) + strings.Repeat("x", engine.PrecompileMin)
+				if got := f.do(2, "EVAL", body, "0", "a"); got != "$1a2a3a" {
+					errs <- got
+				}
+				if got := f.do(2, "EVAL", "return #ARGV[1] .. 'b'", "0", "xyz"); got != "$3b" {
+					errs <- got
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
