@@ -153,7 +153,7 @@ func forNumber(L *lua.LState) int {
 // own, or nothing to wrap.
 func wrapCoercions(stmts []ast.Stmt) bool {
 	var w coercionWalker
-	w.stmts(stmts)
+	walkStmts(&w, stmts)
 	if w.clash || len(w.fors)+len(w.concats) == 0 {
 		return false
 	}
@@ -274,94 +274,21 @@ type coercionWalker struct {
 	clash   bool
 }
 
-func (w *coercionWalker) stmts(ss []ast.Stmt) {
-	for _, s := range ss {
-		switch s := s.(type) {
-		case *ast.AssignStmt:
-			w.exprs(s.Lhs)
-			w.exprs(s.Rhs)
-		case *ast.LocalAssignStmt:
-			w.exprs(s.Exprs)
-		case *ast.FuncCallStmt:
-			w.expr(s.Expr)
-		case *ast.DoBlockStmt:
-			w.stmts(s.Stmts)
-		case *ast.WhileStmt:
-			w.expr(s.Condition)
-			w.stmts(s.Stmts)
-		case *ast.RepeatStmt:
-			w.stmts(s.Stmts)
-			w.expr(s.Condition)
-		case *ast.IfStmt:
-			w.expr(s.Condition)
-			w.stmts(s.Then)
-			w.stmts(s.Else)
-		case *ast.NumberForStmt:
-			w.fors = append(w.fors, s)
-			w.expr(s.Init)
-			w.expr(s.Limit)
-			w.expr(s.Step)
-			w.stmts(s.Stmts)
-		case *ast.GenericForStmt:
-			w.exprs(s.Exprs)
-			w.stmts(s.Stmts)
-		case *ast.FuncDefStmt:
-			if s.Name != nil {
-				w.expr(s.Name.Func)
-				w.expr(s.Name.Receiver)
-			}
-			w.expr(s.Func)
-		case *ast.ReturnStmt:
-			w.exprs(s.Exprs)
-		}
+func (w *coercionWalker) stmt(s ast.Stmt) {
+	if f, ok := s.(*ast.NumberForStmt); ok {
+		w.fors = append(w.fors, f)
 	}
 }
 
-func (w *coercionWalker) exprs(es []ast.Expr) {
-	for _, e := range es {
-		w.expr(e)
-	}
-}
-
-func (w *coercionWalker) expr(e ast.Expr) {
+func (w *coercionWalker) expr(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.StringExpr:
 		switch e.Value {
 		case forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker:
 			w.clash = true
 		}
-	case *ast.AttrGetExpr:
-		w.expr(e.Object)
-		w.expr(e.Key)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			w.expr(f.Key)
-			w.expr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		w.expr(e.Func)
-		w.expr(e.Receiver)
-		w.exprs(e.Args)
-	case *ast.LogicalOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
 	case *ast.StringConcatOpExpr:
 		w.concats = append(w.concats, e)
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		w.expr(e.Lhs)
-		w.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		w.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		w.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		w.expr(e.Expr)
-	case *ast.FunctionExpr:
-		w.stmts(e.Stmts)
 	}
+	return true
 }

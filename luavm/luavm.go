@@ -232,6 +232,9 @@ func (vm *VM) compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 // errors.
 func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
 	wrapped := wrapCoercions(parsed) // fornum.go
+	if msg := checkConstCost(parsed, chunk); msg != "" {
+		return nil, msg // (constcost.go)
+	}
 	proto, err := lua.Compile(parsed, chunk)
 	if err != nil {
 		// gopher-lua's own limits: "compile error near line(N) chunk: ..."
