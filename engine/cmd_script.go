@@ -38,7 +38,12 @@ type Precompiler interface {
 // hundred bytes.
 const PrecompileMin = 4 << 10
 
-// precompileEval is EVAL's and EVAL_RO's prepare (Command.prepare).
+// precompileEval is EVAL's and EVAL_RO's prepare (Command.prepare). One
+// script compiles at a time (Engine.precompiling): compiling takes about
+// forty times the script's size in memory at its peak, and many large
+// EVALs at once must not take more than one did when they compiled in
+// turn under the keyspace lock. The wait for another's is not this
+// command's time.
 func precompileEval(c *Ctx) time.Duration {
 	body := c.Args[1]
 	if len(body) < PrecompileMin {
@@ -48,6 +53,9 @@ func precompileEval(c *Ctx) time.Duration {
 	if !ok {
 		return 0
 	}
+	sem := c.Eng.precompiling
+	sem <- struct{}{}
+	defer func() { <-sem }()
 	start := time.Now()
 	c.Prepared = p.Precompile(body)
 	return time.Since(start)

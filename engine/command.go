@@ -427,7 +427,11 @@ func (e *Engine) Exec(c *Ctx) {
 		return
 	}
 	if cmd.prepare != nil {
-		c.prep = cmd.prepare(c)
+		if c.prep = cmd.prepare(c); c.prep != 0 {
+			// Timed from now on, plus prep: in a batch the command's
+			// time would start before the prepare, counting it twice.
+			c.Unchain()
+		}
 	}
 	e.execLocked(c, cmd, allowBusy)
 	c.prep, c.Prepared = 0, nil // (callAt took prep, unless the command was refused after waiting)
@@ -674,6 +678,7 @@ func (e *Engine) SetWriteGate(refuses func(c *Ctx, cmd *Command) bool) { e.write
 // again, not a command's wrapper of it, and it runs no script.
 func (c *Ctx) Recovered(w Writer) {
 	c.W, c.Script, c.clk, c.clkEnd = w, nil, 0, false
+	c.prep, c.Prepared = 0, nil
 	c.tap.Writer = nil
 }
 

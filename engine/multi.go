@@ -82,8 +82,16 @@ func prepareQueued(c *Ctx) time.Duration {
 	if !c.inMulti() {
 		return 0
 	}
+	tx := c.Client.tx
+	e := c.Eng
+	e.watch.mu.Lock()
+	doomed := tx.dirtyExec || tx.dirtyCAS // (EXEC will discard it: nothing to compile for)
+	e.watch.mu.Unlock()
+	if doomed {
+		return 0
+	}
 	var total time.Duration
-	q := c.Client.tx.queue
+	q := tx.queue
 	for i := range q {
 		if q[i].cmd.prepare == nil {
 			continue

@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 type preScripter struct {
 	stubScripter
 	e        *Engine
+	running  atomic.Int32 // Precompiles running now
+	most     atomic.Int32 // the most at once
 	mu       sync.Mutex
 	pre      []string // the bodies precompiled
 	lockFree []bool   // whether the keyspace lock was free for each
@@ -26,6 +29,10 @@ type preToken struct{ body string }
 const preTakes = 30 * time.Millisecond
 
 func (s *preScripter) Precompile(body []byte) any {
+	n := s.running.Add(1)
+	defer s.running.Add(-1)
+	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	}
 	free := s.e.mu.TryLock()
 	if free {
 		s.e.mu.Unlock()
@@ -119,5 +126,48 @@ func TestPrecompile_LargeEvalBeforeTheLock(t *testing.T) {
 	}
 	if us := usecOf(t, te.Engine, "exec"); us < preTakes.Microseconds() {
 		t.Errorf("EXEC's commandstats time %d µs leaves out the compiling", us)
+	}
+}
+
+// A doomed transaction (EXECABORT, a WATCH broken) compiles nothing when
+// EXEC comes; large EVALs from several clients compile one at a time; and
+// a panic's recovery leaves no prepared script for the next command.
+func TestPrecompile_DoomedConcurrentRecovered(t *testing.T) {
+	te := newTestEngine(t)
+	st := &preScripter{e: te.Engine}
+	te.SetScripter(st)
+	big := "return 1 --" + strings.Repeat("x", PrecompileMin)
+
+	c := te.client()
+	c.expect("+OK", "MULTI")
+	c.expect("+QUEUED", "EVAL", big, "0")
+	c.expect("-ERR wrong number of arguments for 'get' command", "GET")
+	c.expect("-"+ErrExecAbort, "EXEC")
+	c.expect("+OK", "WATCH", "w")
+	c.expect("+OK", "MULTI")
+	c.expect("+QUEUED", "EVAL", big, "0")
+	te.do("SET", "w", "1")
+	c.expect("(nilarray)", "EXEC")
+	if len(st.pre) != 0 {
+		t.Fatalf("a doomed transaction's EVAL was compiled %d times", len(st.pre))
+	}
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			te.do("EVAL", big, "0")
+		}()
+	}
+	wg.Wait()
+	if len(st.pre) != 4 || st.most.Load() != 1 {
+		t.Fatalf("%d precompiles, at most %d at once; want 4, one at a time", len(st.pre), st.most.Load())
+	}
+
+	ctx := &Ctx{Prepared: &preToken{big}, prep: time.Second}
+	ctx.Recovered(&enginetest.TextWriter{})
+	if ctx.Prepared != nil || ctx.prep != 0 {
+		t.Fatalf("after Recovered: Prepared %v, prep %v", ctx.Prepared, ctx.prep)
 	}
 }

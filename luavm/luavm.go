@@ -355,10 +355,16 @@ func (vm *VM) lookupRecent(sha []byte) *script {
 
 // precompiled is a script Precompile compiled (or failed to: errMsg).
 type precompiled struct {
-	sha    string // of the body
-	n      int    // the body's length
+	body   []byte // the body, as the command has it (not a copy)
+	sha    string // its SHA1
 	s      *script
 	errMsg string
+}
+
+// of reports whether p was compiled from body: the very bytes (the
+// command's own argument, for the command's own run).
+func (p *precompiled) of(body []byte) bool {
+	return len(p.body) == len(body) && len(body) > 0 && &p.body[0] == &body[0]
 }
 
 // Precompile implements engine.Precompiler: it compiles body, unless it is
@@ -372,7 +378,7 @@ func (vm *VM) Precompile(body []byte) any {
 	}
 	sha := SHA1Hex(body)
 	s, errMsg := vm.compileScript(sha, body)
-	return &precompiled{sha: sha, n: len(body), s: s, errMsg: errMsg}
+	return &precompiled{body: body, sha: sha, s: s, errMsg: errMsg}
 }
 
 // compileScript compiles the script body, whose SHA1 is sha.
@@ -405,8 +411,8 @@ func (vm *VM) load(body []byte, prepared any) (*script, string) {
 		return s, ""
 	}
 	pre, _ := prepared.(*precompiled)
-	if pre != nil && pre.n != len(body) {
-		pre = nil // (not this body's)
+	if pre != nil && !pre.of(body) {
+		pre = nil
 	}
 	sha := ""
 	if pre != nil {

@@ -55,11 +55,26 @@ func TestPrecompile_SameAsCompilingInTheRun(t *testing.T) {
 		f.expect("*1 :0", "SCRIPT", "EXISTS", SHA1Hex([]byte(body))) // a failed compile caches nothing
 	}
 
-	// What one body's Precompile made is not taken for another's.
-	pre := f.vm.Precompile([]byte(big + " "))
-	s, errMsg := f.vm.load([]byte(big), pre)
-	if errMsg != "" || s == nil || s.sha != sha {
-		t.Errorf("load of another body's precompiled script: %v %q", s, errMsg)
+	// What one body's Precompile made is not taken for another's, of
+	// the same length or not, nor for a copy of its own.
+	f.vm.Flush()
+	other := []byte(strings.Replace(big, "return 0", "return 7", 1))
+	for _, body := range [][]byte{[]byte(big + " "), other} {
+		pre := f.vm.Precompile(body)
+		s, errMsg := f.vm.load([]byte(big), pre)
+		if errMsg != "" || s == nil || s.sha != sha {
+			t.Errorf("load of another body's precompiled script: %v %q", s, errMsg)
+		}
+		f.vm.Flush()
+	}
+	own := []byte(big)
+	pre := f.vm.Precompile(own)
+	if s, _ := f.vm.load(own, pre); s != pre.(*precompiled).s {
+		t.Errorf("load did not take its own body's precompiled script")
+	}
+	f.vm.Flush()
+	if s, _ := f.vm.load([]byte(big), pre); s == pre.(*precompiled).s {
+		t.Errorf("load took the precompiled script for a copy of its body")
 	}
 	// A cached body is not compiled again.
 	if got := f.vm.Precompile([]byte(big)); got != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -393,5 +394,54 @@ func TestLargeEval_PrecompiledAloneAndInMulti(t *testing.T) {
 	}
 	if got := c.do("SCRIPT", "EXISTS", sha); got != "*1\r\n:1\r\n" {
 		t.Fatalf("SCRIPT EXISTS after EXEC = %q", got)
+	}
+}
+
+// cmdstatUsec returns name's usec in INFO commandstats, -1 without it.
+func cmdstatUsec(t *testing.T, info, name string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "cmdstat_"+name+":"); ok {
+			_, v, _ = strings.Cut(v, "usec=")
+			n, err := strconv.ParseInt(v[:strings.IndexByte(v, ',')], 10, 64)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// A large EVAL's compiling counts once in its time (commandstats): the
+// time is at least something and at most the round trip the client saw.
+// (Compiled before the keyspace lock, it was counted twice in a batch.)
+func TestLargeEval_CompilingCountedOnce(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	var b strings.Builder
+	b.WriteString("local x = 0\n")
+	for range 20000 {
+		b.WriteString("x = x + 1\n")
+	}
+	b.WriteString("return x")
+	for _, tc := range []struct {
+		name string
+		send []string
+	}{
+		{"eval", []string{encode("EVAL", b.String(), "0")}},
+		{"exec", []string{encode("MULTI"), encode("EVAL", b.String()+" ", "0"), encode("EXEC")}},
+	} {
+		c.do("SCRIPT", "FLUSH")
+		c.do("CONFIG", "RESETSTAT")
+		start := time.Now()
+		for _, req := range tc.send {
+			c.send(req)
+			c.read()
+		}
+		rtt := time.Since(start).Microseconds()
+		if us := cmdstatUsec(t, c.do("INFO", "commandstats"), tc.name); us <= 0 || us > rtt {
+			t.Errorf("%s: commandstats usec %d, round trip %d µs", tc.name, us, rtt)
+		}
 	}
 }
