@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -18,10 +19,21 @@ import (
 // tree (cheaply, with a map), and past constCostMax steps the script is
 // refused with a compile error. That is far beyond what any hand-written
 // script holds: a 100 KB generated one comes to about 10⁷.
+//
+// Constant folding costs too. Each arithmetic operator (and unary minus)
+// the compiler meets first tries to fold its whole operand tree
+// (constFold), so a chain x+1+1+...+1 of n terms takes n²/2 visits, each
+// worth several searches' steps (arithStepCost): 20,000 terms took 12 s.
+// And a folded constant that is NaN (0/0) never equals the constants
+// already found, so each one is a new constant.
 
 // constCostMax bounds the steps of a chunk's constant searches: about a
-// second and a half of compiling, 16,000 distinct constants.
+// second of compiling, 16,000 distinct constants.
 const constCostMax = 1 << 27
+
+// arithStepCost is what one constFold visit costs, in steps of the
+// constant search (about 60 ns against 9).
+const arithStepCost = 7
 
 // constCounter plays out the constant searches of one function as the
 // compiler will make them: every string and number literal, every name
@@ -29,17 +41,25 @@ const constCostMax = 1 << 27
 // constants too only overestimates), and every method name. Nested
 // functions count on their own.
 type constCounter struct {
-	uses  int
-	index map[string]int // the constants so far, by kind and value
-	steps int
-	line  int // the function's first line; 0 for the main chunk
+	uses   int
+	index  map[string]int // the constants so far, by kind and value
+	steps  int
+	folded int // the constants folding made
+	folds  int // the operator nodes folding visits
+	line   int // the function's first line; 0 for the main chunk
+}
+
+// addFolded counts a constant folding made: a new one, as far as the
+// count knows (the value is not worked out; NaN always is new).
+func (c *constCounter) addFolded() {
+	c.uses++
+	c.steps += len(c.index)
+	c.folded++
+	c.index["\x00folded"+strconv.Itoa(c.folded)] = len(c.index)
 }
 
 func (c *constCounter) add(kind byte, v string) {
 	c.uses++
-	if c.index == nil {
-		c.index = map[string]int{}
-	}
 	k := string(kind) + v
 	if i, ok := c.index[k]; ok {
 		c.steps += i
@@ -70,15 +90,15 @@ func checkConstCost(stmts []ast.Stmt, chunk string) string {
 		where = fmt.Sprintf("the function at line %d", o.line)
 	}
 	line := max(o.line, 1)
-	return fmt.Sprintf("%s:%d: too many constants for tumbler to compile in %s (%d distinct, used %d times)",
-		chunk, line, where, len(o.index), o.uses)
+	return fmt.Sprintf("%s:%d: too many constants or operators for tumbler to compile in %s (%d distinct constants, used %d times; %d operator visits folding)",
+		chunk, line, where, len(o.index), o.uses, o.folds)
 }
 
 func (cc *constCost) function(stmts []ast.Stmt, line int) {
 	if cc.over != nil {
 		return
 	}
-	c := &constCounter{line: line}
+	c := &constCounter{line: line, index: map[string]int{}}
 	walkStmts(constWalker{cc: cc, c: c}, stmts)
 	if cc.over != nil {
 		return
@@ -116,6 +136,62 @@ func (w constWalker) expr(e ast.Expr) bool {
 	case *ast.FunctionExpr:
 		w.cc.function(e.Stmts, max(e.Line(), 1))
 		return false // its own constants
+	case *ast.ArithmeticOpExpr, *ast.UnaryMinusOpExpr:
+		_, constant, visits := w.arith(e)
+		if constant {
+			w.c.addFolded()
+		}
+		w.c.folds += visits
+		w.c.steps += visits * arithStepCost
+		return false // (arith walked it)
 	}
 	return true
+}
+
+// arith counts an operator tree as the compiler folds and compiles it.
+// Compiling an operator node folds the tree under it (size: its operator
+// nodes); when that gives a constant (all its leaves are number
+// literals) nothing under it is compiled, else both sides are, the
+// operator ones in the same way. A side that folds to a constant under
+// one that does not is a constant of its own: a new one if it was
+// folded, the literal's if it is one. Other expressions under the tree
+// are walked as usual. arith reports the tree's size, whether it folds
+// to a constant, and the fold visits compiling it takes.
+func (w constWalker) arith(e ast.Expr) (size int, constant bool, visits int) {
+	var sides []ast.Expr
+	switch e := e.(type) {
+	case *ast.NumberExpr:
+		return 0, true, 0
+	case *ast.ArithmeticOpExpr:
+		sides = []ast.Expr{e.Lhs, e.Rhs}
+	case *ast.UnaryMinusOpExpr:
+		sides = []ast.Expr{e.Expr}
+	default:
+		walkExpr(w, e)
+		return 0, false, 0
+	}
+	size, constant = 1, true
+	var sizes [2]int
+	var consts [2]bool
+	inner := 0
+	for i, s := range sides {
+		var v int
+		sizes[i], consts[i], v = w.arith(s)
+		size += sizes[i]
+		constant = constant && consts[i]
+		inner += v
+	}
+	if constant {
+		return size, true, size // one fold at this node: nothing under it is compiled
+	}
+	for i, s := range sides {
+		switch {
+		case !consts[i]:
+		case sizes[i] > 0:
+			w.c.addFolded()
+		default:
+			w.c.add('n', s.(*ast.NumberExpr).Value)
+		}
+	}
+	return size, false, size + inner
 }

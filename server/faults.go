@@ -704,7 +704,9 @@ func (s *Server) FailNextCmd(name string, n int, msg string) { s.fx.fails.add(na
 // its client's connection, and may share an event loop with others). It
 // may call the Server's methods (Get, FailNext, stop), but not block on
 // another client's commands. A panic in fn answers the command with "ERR
-// internal error". Commands run inside scripts are not shown to it.
+// internal error". Commands run inside scripts are not shown to it. A
+// call begun when stop is called may still end, and fail its command,
+// after stop returns.
 func (s *Server) FailWhen(fn func(cmd CommandRecord) (msg string, fail bool)) (stop func()) {
 	return s.fx.fails.addPred(fn)
 }
