@@ -25,11 +25,16 @@ type Scripter interface {
 // before EVAL takes the keyspace lock: a large script's compiling (a
 // fraction of a second a megabyte) then holds no other client up.
 // Precompile returns what it compiled, for Run (and RunNative) to find in
-// Ctx.Prepared, or nil; it caches nothing (an EVAL refused meanwhile
+// Ctx.Prepared, or nil (when the script is cached, at once), and how
+// long compiling took; it caches nothing (an EVAL refused meanwhile
 // caches nothing, as in Redis), and is safe to call from any goroutine,
-// while another script runs.
+// while another script runs. One script compiles at a time: compiling
+// takes about forty times the script's size in memory at its peak, and
+// many large EVALs at once must not take more than one did when they
+// compiled in turn under the keyspace lock. The wait for another's is
+// not in the time returned, which is the command's.
 type Precompiler interface {
-	Precompile(body []byte) any
+	Precompile(body []byte) (prepared any, took time.Duration)
 }
 
 // PrecompileMin is the size from which an EVAL's script is compiled
@@ -38,12 +43,7 @@ type Precompiler interface {
 // hundred bytes.
 const PrecompileMin = 4 << 10
 
-// precompileEval is EVAL's and EVAL_RO's prepare (Command.prepare). One
-// script compiles at a time (Engine.precompiling): compiling takes about
-// forty times the script's size in memory at its peak, and many large
-// EVALs at once must not take more than one did when they compiled in
-// turn under the keyspace lock. The wait for another's is not this
-// command's time.
+// precompileEval is EVAL's and EVAL_RO's prepare (Command.prepare).
 func precompileEval(c *Ctx) time.Duration {
 	body := c.Args[1]
 	if len(body) < PrecompileMin {
@@ -53,12 +53,9 @@ func precompileEval(c *Ctx) time.Duration {
 	if !ok {
 		return 0
 	}
-	sem := c.Eng.precompiling
-	sem <- struct{}{}
-	defer func() { <-sem }()
-	start := time.Now()
-	c.Prepared = p.Precompile(body)
-	return time.Since(start)
+	var took time.Duration
+	c.Prepared, took = p.Precompile(body)
+	return took
 }
 
 // NativeRunner is implemented by a Scripter that can run some scripts

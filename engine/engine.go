@@ -201,12 +201,9 @@ type Engine struct {
 	cmdGen    uint32 // bumped by Register (resolve)
 	cmdList   []*Command
 	scripter  Scripter
-	// precompiling holds a slot while a script compiles before EVAL's
-	// keyspace lock (precompileEval): one at a time
-	precompiling chan struct{}
-	info         InfoProvider
-	params       configState // CONFIG GET/SET parameters (cmd_config.go)
-	mem          memLimit    // maxmemory (memory.go)
+	info      InfoProvider
+	params    configState // CONFIG GET/SET parameters (cmd_config.go)
+	mem       memLimit    // maxmemory (memory.go)
 
 	// enc: the encoding thresholds, replaced whole (encoding.go)
 	enc atomic.Pointer[EncodingLimits]
@@ -316,7 +313,6 @@ func New(cfg Config) *Engine {
 		wake:  make(chan struct{}, 1),
 
 		scriptStarted: make(chan struct{}, 1),
-		precompiling:  make(chan struct{}, 1),
 		mem:           memLimit{freed: make(chan struct{}, 1)},
 	}
 	e.dbs[0] = database{keys: newKeyTable(&e.lru), idx: expiry.NewIndex[entry]()} // the others on first use

@@ -3,7 +3,6 @@ package engine
 import (
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 type preScripter struct {
 	stubScripter
 	e        *Engine
-	running  atomic.Int32 // Precompiles running now
-	most     atomic.Int32 // the most at once
 	mu       sync.Mutex
 	pre      []string // the bodies precompiled
 	lockFree []bool   // whether the keyspace lock was free for each
@@ -28,11 +25,7 @@ type preToken struct{ body string }
 
 const preTakes = 30 * time.Millisecond
 
-func (s *preScripter) Precompile(body []byte) any {
-	n := s.running.Add(1)
-	defer s.running.Add(-1)
-	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
-	}
+func (s *preScripter) Precompile(body []byte) (any, time.Duration) {
 	free := s.e.mu.TryLock()
 	if free {
 		s.e.mu.Unlock()
@@ -42,7 +35,7 @@ func (s *preScripter) Precompile(body []byte) any {
 	s.pre = append(s.pre, string(body))
 	s.lockFree = append(s.lockFree, free)
 	s.mu.Unlock()
-	return &preToken{string(body)}
+	return &preToken{string(body)}, preTakes
 }
 
 func (s *preScripter) Run(c *Ctx, sha, body []byte, keys, argv [][]byte) bool {
@@ -130,8 +123,8 @@ func TestPrecompile_LargeEvalBeforeTheLock(t *testing.T) {
 }
 
 // A doomed transaction (EXECABORT, a WATCH broken) compiles nothing when
-// EXEC comes; large EVALs from several clients compile one at a time; and
-// a panic's recovery leaves no prepared script for the next command.
+// EXEC comes, and a panic's recovery leaves no prepared script for the
+// next command.
 func TestPrecompile_DoomedConcurrentRecovered(t *testing.T) {
 	te := newTestEngine(t)
 	st := &preScripter{e: te.Engine}
@@ -150,19 +143,6 @@ func TestPrecompile_DoomedConcurrentRecovered(t *testing.T) {
 	c.expect("(nilarray)", "EXEC")
 	if len(st.pre) != 0 {
 		t.Fatalf("a doomed transaction's EVAL was compiled %d times", len(st.pre))
-	}
-
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			te.do("EVAL", big, "0")
-		}()
-	}
-	wg.Wait()
-	if len(st.pre) != 4 || st.most.Load() != 1 {
-		t.Fatalf("%d precompiles, at most %d at once; want 4, one at a time", len(st.pre), st.most.Load())
 	}
 
 	ctx := &Ctx{Prepared: &preToken{big}, prep: time.Second}

@@ -92,6 +92,8 @@ type VM struct {
 	// scriptBytes: the SHA1s and bodies of byBody's scripts (CachedScriptBytes)
 	scriptBytes int
 	flushes     atomic.Uint64 // SCRIPT FLUSHes: recent's entries from before one are void
+	// precompiling is held while Precompile compiles: one at a time
+	precompiling sync.Mutex
 
 	// recent holds the last scripts found by SHA (lookupRecent), for the
 	// callers that hold the keyspace lock: one at a time.
@@ -368,17 +370,22 @@ func (p *precompiled) of(body []byte) bool {
 }
 
 // Precompile implements engine.Precompiler: it compiles body, unless it is
-// cached, for the EVAL about to run it (load); nil when it is cached.
-func (vm *VM) Precompile(body []byte) any {
+// cached, for the EVAL about to run it (load); nil when it is cached. A
+// cached script (a large lock script an event loop runs) never waits for
+// another's compiling.
+func (vm *VM) Precompile(body []byte) (any, time.Duration) {
 	vm.mu.RLock()
 	s := vm.byBody[string(body)]
 	vm.mu.RUnlock()
 	if s != nil {
-		return nil
+		return nil, 0
 	}
+	vm.precompiling.Lock() // one at a time (engine.Precompiler)
+	defer vm.precompiling.Unlock()
+	start := time.Now()
 	sha := SHA1Hex(body)
 	s, errMsg := vm.compileScript(sha, body)
-	return &precompiled{body: body, sha: sha, s: s, errMsg: errMsg}
+	return &precompiled{body: body, sha: sha, s: s, errMsg: errMsg}, time.Since(start)
 }
 
 // compileScript compiles the script body, whose SHA1 is sha.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
@@ -60,7 +61,7 @@ func TestPrecompile_SameAsCompilingInTheRun(t *testing.T) {
 	f.vm.Flush()
 	other := []byte(strings.Replace(big, "return 0", "return 7", 1))
 	for _, body := range [][]byte{[]byte(big + " "), other} {
-		pre := f.vm.Precompile(body)
+		pre, _ := f.vm.Precompile(body)
 		s, errMsg := f.vm.load([]byte(big), pre)
 		if errMsg != "" || s == nil || s.sha != sha {
 			t.Errorf("load of another body's precompiled script: %v %q", s, errMsg)
@@ -68,7 +69,7 @@ func TestPrecompile_SameAsCompilingInTheRun(t *testing.T) {
 		f.vm.Flush()
 	}
 	own := []byte(big)
-	pre := f.vm.Precompile(own)
+	pre, _ := f.vm.Precompile(own)
 	if s, _ := f.vm.load(own, pre); s != pre.(*precompiled).s {
 		t.Errorf("load did not take its own body's precompiled script")
 	}
@@ -77,8 +78,8 @@ func TestPrecompile_SameAsCompilingInTheRun(t *testing.T) {
 		t.Errorf("load took the precompiled script for a copy of its body")
 	}
 	// A cached body is not compiled again.
-	if got := f.vm.Precompile([]byte(big)); got != nil {
-		t.Errorf("Precompile of a cached script = %v, want nil", got)
+	if got, took := f.vm.Precompile([]byte(big)); got != nil || took != 0 {
+		t.Errorf("Precompile of a cached script = %v, %v; want nil, 0", got, took)
 	}
 }
 
@@ -111,5 +112,44 @@ func TestPrecompile_BesideRunningScripts(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// One script compiles at a time (its compiling takes many times its size
+// in memory), but a cached one, which an event loop may run, never waits
+// for another's compiling.
+func TestPrecompile_OneAtATimeCachedNeverWaits(t *testing.T) {
+	f := newFixture(t)
+	cached := "return 1 --" + strings.Repeat("x", engine.PrecompileMin)
+	f.expect(":1", "EVAL", cached, "0")
+	f.vm.precompiling.Lock() // another script compiling
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if pre, _ := f.vm.Precompile([]byte(cached)); pre != nil {
+			t.Errorf("Precompile of a cached script = %v", pre)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Precompile of a cached script waited for another's compiling")
+	}
+	var took, total time.Duration
+	started, done2 := make(chan struct{}), make(chan struct{})
+	go func() {
+		start := time.Now()
+		close(started)
+		_, took = f.vm.Precompile([]byte(cached + " "))
+		total = time.Since(start)
+		close(done2)
+	}()
+	<-started
+	const wait = 100 * time.Millisecond
+	time.Sleep(wait) // it waits meanwhile
+	f.vm.precompiling.Unlock()
+	<-done2
+	if took <= 0 || took > total-wait {
+		t.Errorf("the compile reported %v of a call of %v, which waited %v for another's", took, total, wait)
 	}
 }
