@@ -37,9 +37,9 @@ const arithStepCost = 7
 
 // constCounter plays out the constant searches of one function as the
 // compiler will make them: every string and number literal, every name
-// that is not a local (a global's name is a constant; taking locals for
-// constants too only overestimates), and every method name. Nested
-// functions count on their own.
+// that is not a local (of this function or one it is in: a global's
+// name is a constant), and every method name. Nested functions count on
+// their own.
 type constCounter struct {
 	uses   int
 	index  map[string]int // the constants so far, by kind and value
@@ -47,6 +47,10 @@ type constCounter struct {
 	folded int // the constants folding made
 	folds  int // the operator nodes folding visits
 	line   int // the function's first line; 0 for the main chunk
+}
+
+func newConstCounter(line int) *constCounter {
+	return &constCounter{line: line, index: map[string]int{}}
 }
 
 // addFolded counts a constant folding made: a new one, as far as the
@@ -69,18 +73,20 @@ func (c *constCounter) add(kind byte, v string) {
 	c.index[k] = len(c.index)
 }
 
-// constCost walks a chunk's functions. It stops at the first function
-// that takes the total past constCostMax, reporting it.
+// constCost totals a chunk's functions, in the order they are compiled
+// (a function before the one it is in), and keeps the first that takes
+// the total past constCostMax, to report it.
 type constCost struct {
-	total int
-	over  *constCounter
+	total  int
+	over   *constCounter
+	onDone func(*constCounter) // (for tests)
 }
 
 // checkConstCost returns the error to refuse a chunk with, "" when its
 // compiling is affordable. chunk names it as errors do ("user_script").
 func checkConstCost(stmts []ast.Stmt, chunk string) string {
 	var cc constCost
-	cc.function(stmts, 0)
+	cc.count(stmts)
 	if cc.over == nil {
 		return ""
 	}
@@ -94,48 +100,88 @@ func checkConstCost(stmts []ast.Stmt, chunk string) string {
 		chunk, line, where, len(o.index), o.uses, o.folds)
 }
 
-func (cc *constCost) function(stmts []ast.Stmt, line int) {
-	if cc.over != nil {
-		return
+// count walks a chunk, counting each function when it is compiled.
+func (cc *constCost) count(stmts []ast.Stmt) {
+	w := &constWalker{cc: cc, c: newConstCounter(0), locals: map[string]int{}}
+	walkStmts(w, stmts)
+	cc.done(w.c)
+}
+
+// done adds a function's count, when it is compiled, to the chunk's.
+func (cc *constCost) done(c *constCounter) {
+	if cc.onDone != nil {
+		cc.onDone(c)
 	}
-	c := &constCounter{line: line, index: map[string]int{}}
-	walkStmts(constWalker{cc: cc, c: c}, stmts)
-	if cc.over != nil {
-		return
-	}
-	if cc.total += c.steps; cc.total > constCostMax {
+	if cc.total += c.steps; cc.total > constCostMax && cc.over == nil {
 		cc.over = c
 	}
 }
 
-// constWalker counts one function's constants into c, and hands the
-// functions inside it to cc.
+// constWalker counts each function's constants into its own counter, c
+// the one of the function it is in, and follows the locals in scope.
 type constWalker struct {
-	cc *constCost
-	c  *constCounter
+	cc     *constCost
+	c      *constCounter
+	outer  []*constCounter // the counters of the functions c is in
+	locals map[string]int  // how many locals in scope have the name
+	blocks [][]string      // the names each open block declared
 }
 
-func (w constWalker) stmt(s ast.Stmt) {
-	if d, ok := s.(*ast.FuncDefStmt); ok && d.Name != nil && d.Name.Method != "" {
-		w.c.add('s', d.Name.Method)
+func (w *constWalker) enter(f *ast.FunctionExpr) {
+	if f != nil {
+		w.outer = append(w.outer, w.c)
+		w.c = newConstCounter(max(f.Line(), 1))
+	}
+	w.blocks = append(w.blocks, nil)
+}
+
+func (w *constWalker) leave(f *ast.FunctionExpr) {
+	last := len(w.blocks) - 1
+	for _, n := range w.blocks[last] {
+		w.locals[n]--
+	}
+	w.blocks = w.blocks[:last]
+	if f != nil {
+		w.cc.done(w.c)
+		w.c = w.outer[len(w.outer)-1]
+		w.outer = w.outer[:len(w.outer)-1]
 	}
 }
 
-func (w constWalker) expr(e ast.Expr) bool {
+func (w *constWalker) local(name string) {
+	w.locals[name]++
+	if last := len(w.blocks) - 1; last >= 0 {
+		w.blocks[last] = append(w.blocks[last], name)
+	} // (the main chunk's own locals stay to the end)
+}
+
+func (w *constWalker) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.FuncDefStmt:
+		if s.Name != nil && s.Name.Method != "" {
+			w.c.add('s', s.Name.Method)
+		}
+	case *ast.NumberForStmt:
+		if s.Step == nil {
+			w.c.add('n', "1") // the compiler's default step
+		}
+	}
+}
+
+func (w *constWalker) expr(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.StringExpr:
 		w.c.add('s', e.Value)
 	case *ast.NumberExpr:
 		w.c.add('n', e.Value)
 	case *ast.IdentExpr:
-		w.c.add('s', e.Value)
+		if w.locals[e.Value] == 0 {
+			w.c.add('s', e.Value) // a global
+		}
 	case *ast.FuncCallExpr:
 		if e.Method != "" {
 			w.c.add('s', e.Method)
 		}
-	case *ast.FunctionExpr:
-		w.cc.function(e.Stmts, max(e.Line(), 1))
-		return false // its own constants
 	case *ast.ArithmeticOpExpr, *ast.UnaryMinusOpExpr:
 		_, constant, visits := w.arith(e)
 		if constant {
@@ -157,7 +203,7 @@ func (w constWalker) expr(e ast.Expr) bool {
 // folded, the literal's if it is one. Other expressions under the tree
 // are walked as usual. arith reports the tree's size, whether it folds
 // to a constant, and the fold visits compiling it takes.
-func (w constWalker) arith(e ast.Expr) (size int, constant bool, visits int) {
+func (w *constWalker) arith(e ast.Expr) (size int, constant bool, visits int) {
 	var sides []ast.Expr
 	switch e := e.(type) {
 	case *ast.NumberExpr:

@@ -1,9 +1,13 @@
 package luavm
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
 )
 
 // numbered returns n lines "t[i] = 1": n distinct constants (the
@@ -27,18 +31,18 @@ func TestConstCost_RefusesWhatWouldCompileForMinutes(t *testing.T) {
 
 	for _, tc := range []struct{ name, body, want string }{
 		{"main chunk", "local t = {}\n" + numbered(1, 40000) + "return #t",
-			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (40001 distinct constants, used 120001 times; 0 operator visits folding)"},
+			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (40000 distinct constants, used 80000 times; 0 operator visits folding)"},
 		{"nested function", "local t = {}\nlocal function f()\n" + numbered(1, 40000) + "end\nreturn 1",
-			"user_script:2: too many constants or operators for tumbler to compile in the function at line 2 (40001 distinct constants, used 120000 times; 0 operator visits folding)"},
+			"user_script:2: too many constants or operators for tumbler to compile in the function at line 2 (40000 distinct constants, used 80000 times; 0 operator visits folding)"},
 		// few distinct constants, the last of them used over and over
 		{"repeated use", "local t = {}\n" + numbered(1, 3000) + strings.Repeat("t[3000] = 2\n", 100000) + "return #t",
-			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (3001 distinct constants, used 309001 times; 0 operator visits folding)"},
+			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (3000 distinct constants, used 206000 times; 0 operator visits folding)"},
 		// 0/0 folds to NaN, which never equals a constant found before
 		{"NaN", "local t = {}\n" + strings.Repeat("t[1] = 0/0\n", 20000) + "return 1",
-			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (20002 distinct constants, used 60001 times; 20000 operator visits folding)"},
+			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (20001 distinct constants, used 40001 times; 20000 operator visits folding)"},
 		// each + folds the whole chain under it: n²/2 visits
 		{"operator chain", "local x = 0\nreturn x" + strings.Repeat("+1", 20000),
-			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (3 distinct constants, used 20002 times; 200010000 operator visits folding)"},
+			"user_script:1: too many constants or operators for tumbler to compile in the main chunk (2 distinct constants, used 20001 times; 200010000 operator visits folding)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := "-ERR Error compiling script (new function): " + tc.want
@@ -50,7 +54,7 @@ func TestConstCost_RefusesWhatWouldCompileForMinutes(t *testing.T) {
 	}
 	// loadstring returns the error, as for any compile error
 	body := "local t = {}\n" + numbered(1, 40000)
-	want := "$nil|[string \"local t = {}...\"]:1: too many constants or operators for tumbler to compile in the main chunk (40001 distinct constants, used 120000 times; 0 operator visits folding)"
+	want := "$nil|[string \"local t = {}...\"]:1: too many constants or operators for tumbler to compile in the main chunk (40000 distinct constants, used 80000 times; 0 operator visits folding)"
 	if got := f.do(2, "EVAL", "local fn, err = loadstring(ARGV[1]) return tostring(fn) .. '|' .. err", "0", body); got != want {
 		t.Errorf("loadstring:\n got %.300q\nwant %.300q", got, want)
 	}
@@ -70,4 +74,69 @@ func TestConstCost_RefusesWhatWouldCompileForMinutes(t *testing.T) {
 	f.expect(":2000", "EVAL", "local x = 0\nreturn x"+strings.Repeat("+1", 2000), "0")
 	f.expect(":20000", "EVAL", "local x = 0\n"+strings.Repeat("x = x + 1\n", 20000)+"return x", "0")
 	f.expect(":-1", "EVAL", "return -(-(-(-(-1))))", "0")
+}
+
+// The count's distinct constants are the ones gopher-lua's compiler
+// makes, function by function: globals are constants, locals (of the
+// function or one it is in, while in scope) are not. A local taken for a
+// constant would refuse scripts that compile in a moment.
+func TestConstCost_CountsWhatTheCompilerMakes(t *testing.T) {
+	for _, src := range []string{
+		"local t = {}\nt[1] = 'a'\nreturn t",
+		"do local x = 1 end\nreturn x",                         // out of scope: a global
+		"local x = x\nreturn x",                                // the global, then the local
+		"local a, b = 1, a\nreturn b",                          // a is not in scope yet
+		"repeat local r = 5 until r\nreturn 1",                 // the condition sees r
+		"while w do local v = 1 end\nreturn v",                 // v is gone after
+		"if c then local i = 1 else local j = i end\nreturn i", // each branch its own
+		"for i = i, 10 do end",                                 // the bounds see the global i
+		"for i = 1, 10 do local k = i end",
+		"for k, v in pairs(t) do local z = k .. v end\nreturn z",
+		"local function f(n) return f(n) end\nreturn f",
+		"local f = function() return f end\nreturn f", // (in scope in its body, as in gopher-lua)
+		"local g, h = 1, function() return h end\nreturn g",
+		"local o = {}\nfunction o:m(a) return self, a, o, q end\nfunction o.n(a) return self, a end\nreturn o",
+		"function top(...) return arg, ... end\nlocal function v2(...) local arg = 1 return arg end\nreturn top",
+		"local u = 1\nlocal function outer()\n  local function inner() return u, w end\n  return inner, u\nend\nreturn outer",
+		"local s = 'x'\nreturn s:upper(), s.len, ('y'):rep(2), -u, 2^3, #s",
+		"local n = 0\nfor i = 1, 3 do n = n + i * 2.5 end\nreturn n",
+		"x = 1; local x = 2; y = x; do local y = 3; z = y end; return x, y, z",
+	} {
+		chunk, err := parse.Parse(strings.NewReader(src), "t")
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		var got []int
+		cc := constCost{onDone: func(c *constCounter) { got = append(got, len(c.index)) }}
+		cc.count(chunk)
+		proto, err := lua.Compile(chunk, "t")
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		var want []int
+		var post func(p *lua.FunctionProto)
+		post = func(p *lua.FunctionProto) {
+			for _, c := range p.FunctionPrototypes {
+				post(c)
+			}
+			want = append(want, len(p.Constants))
+		}
+		post(proto)
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: distinct constants by function %v, the compiler's %v", src, got, want)
+		}
+	}
+}
+
+// A script that uses its locals over and over, after thousands of
+// constants, compiles: uses of a local search nothing.
+func TestConstCost_LocalsAreFree(t *testing.T) {
+	f := newFixture(t)
+	var b strings.Builder
+	b.WriteString("local t, n = {}, 0\n" + numbered(1, 12000))
+	for range 40000 {
+		b.WriteString("n = n + #t\n")
+	}
+	b.WriteString("return n")
+	f.expect(":480000000", "EVAL", b.String(), "0")
 }
