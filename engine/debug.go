@@ -283,7 +283,7 @@ func DebugReload(c *Ctx) {
 	// a library's state starts afresh, as in Redis)
 	libs := newLibSet()
 	for _, code := range snap.libs {
-		if _, msg := e.createLibrary(libs, code, false, FunctionLoadTimeout); msg != "" {
+		if _, msg := e.createLibrary(libs, code, false, nil, FunctionLoadTimeout); msg != "" {
 			c.W.WriteError(errReload)
 			return
 		}

@@ -84,7 +84,9 @@ type FunctionEngine interface {
 	// its shebang line on, so that line numbers are the library's own)
 	// and runs it, bounded by timeout, so that it registers its functions
 	// with lib.AddFunction. It returns an error text without "ERR ".
-	Create(lib *Library, body []byte, timeout time.Duration) string
+	// prepared is what PrecompileLibrary compiled of body before the
+	// keyspace lock was taken (LibraryPrecompiler), or nil.
+	Create(lib *Library, body []byte, prepared any, timeout time.Duration) string
 	// Call runs fn with KEYS and ARGV, writing its reply to c.W; c.Script
 	// is set.
 	Call(c *Ctx, fn *Function, keys, args [][]byte)
@@ -302,6 +304,53 @@ func (e *Engine) FunctionFlags(name []byte) (flags ScriptFlag, ok bool) {
 	return f.Flags, true
 }
 
+// LibraryPrecompiler is implemented by a FunctionEngine that can compile
+// a library's code before FUNCTION LOAD takes the keyspace lock, as a
+// Precompiler does an EVAL's script: a large library's compiling then
+// holds no other client up. PrecompileLibrary compiles body (as Create
+// is given it) and returns what it compiled, for Create to find, and
+// how long compiling took; it is safe to call from any goroutine, while
+// a script runs, and compiles one library or script at a time.
+type LibraryPrecompiler interface {
+	PrecompileLibrary(body []byte) (prepared any, took time.Duration)
+}
+
+// precompileFunctionLoad is FUNCTION LOAD's prepare (Command.prepare): a
+// large library that the load would compile (its shebang, name and
+// options right, no library of its name unless REPLACE) is compiled
+// before the keyspace lock is taken.
+func precompileFunctionLoad(c *Ctx) time.Duration {
+	code := c.Args[len(c.Args)-1]
+	if len(code) < PrecompileMin {
+		return 0
+	}
+	replace := false
+	for _, a := range c.Args[2 : len(c.Args)-1] {
+		if !eqFold(a, "replace") {
+			return 0
+		}
+		replace = true
+	}
+	md, msg := parseLibMeta(code)
+	if msg != "" || !validFunctionName(md.name) {
+		return 0
+	}
+	if !replace && c.Eng.functionLibs().libs[md.name] != nil {
+		return 0
+	}
+	eng := c.Eng.funcs.engines[foldName(md.engine)] // (registered before serving: read only)
+	if eng == nil {
+		return 0
+	}
+	p, ok := eng.fe.(LibraryPrecompiler)
+	if !ok {
+		return 0
+	}
+	var took time.Duration
+	c.Prepared, took = p.PrecompileLibrary(md.body)
+	return took
+}
+
 // libMeta is a library's shebang line, parsed.
 type libMeta struct {
 	engine, name string
@@ -345,8 +394,9 @@ func parseLibMeta(code []byte) (libMeta, string) {
 // createLibrary is functionsCreateWithLibraryCtx: it parses code's
 // shebang, has the engine create the library and links it into s,
 // replacing a library of the same name only when replace is set. It
-// returns the new library or an error text without "ERR ".
-func (e *Engine) createLibrary(s *libSet, code []byte, replace bool, timeout time.Duration) (*Library, string) {
+// returns the new library or an error text without "ERR ". prepared is
+// what the engine precompiled of it (LibraryPrecompiler), or nil.
+func (e *Engine) createLibrary(s *libSet, code []byte, replace bool, prepared any, timeout time.Duration) (*Library, string) {
 	md, msg := parseLibMeta(code)
 	if msg != "" {
 		return nil, msg
@@ -363,7 +413,7 @@ func (e *Engine) createLibrary(s *libSet, code []byte, replace bool, timeout tim
 		return nil, "Library '" + md.name + "' already exists"
 	}
 	lib := &Library{Name: md.name, Engine: eng.name, Code: code, eng: eng.fe}
-	if msg := eng.fe.Create(lib, md.body, timeout); msg != "" {
+	if msg := eng.fe.Create(lib, md.body, prepared, timeout); msg != "" {
 		return nil, msg
 	}
 	if len(lib.funcs) == 0 {
@@ -423,7 +473,7 @@ func registerFunctions(e *Engine) {
 			// keyspace lock, which the script holds.
 			"kill":    {Arity: 2, Flags: FlagNoScript | FlagAllowBusy | FlagNoKeys, Summary: "Kill the function currently in execution.", Fn: func(c *Ctx) { killGeneric(c, false) }},
 			"list":    {Arity: -2, Flags: FlagNoScript, Summary: "List information about all the functions", Fn: cmdFunctionList},
-			"load":    {Arity: -3, Flags: FlagNoScript | FlagWrite | FlagDenyOOM, Summary: "Create a function with the given arguments (name, code, description)", Fn: cmdFunctionLoad},
+			"load":    {Arity: -3, Flags: FlagNoScript | FlagWrite | FlagDenyOOM, Summary: "Create a function with the given arguments (name, code, description)", Fn: cmdFunctionLoad, prepare: precompileFunctionLoad},
 			"restore": {Arity: -3, Flags: FlagNoScript | FlagWrite | FlagDenyOOM, Summary: "Restore all the functions on the given payload", Fn: cmdFunctionRestore},
 			"stats":   {Arity: 2, Flags: FlagNoScript | FlagAllowBusy | FlagNoKeys, Summary: "Return information about the function currently running (name, description, duration)", Fn: cmdFunctionStats},
 		}},
@@ -480,7 +530,7 @@ func cmdFunctionLoad(c *Ctx) {
 	}
 	e := c.Eng
 	s := e.functionLibs().clone()
-	lib, msg := e.createLibrary(s, bytes.Clone(c.Args[i]), replace, FunctionLoadTimeout)
+	lib, msg := e.createLibrary(s, bytes.Clone(c.Args[i]), replace, c.Prepared, FunctionLoadTimeout)
 	if msg != "" {
 		c.W.WriteError("ERR " + msg)
 		return
@@ -728,7 +778,7 @@ func (e *Engine) loadDump(data []byte) (*libSet, string) {
 		default:
 			return nil, "given type is not a function"
 		}
-		if _, msg := e.createLibrary(s, code, false, FunctionLoadTimeout); msg != "" {
+		if _, msg := e.createLibrary(s, code, false, nil, FunctionLoadTimeout); msg != "" {
 			return nil, msg
 		}
 	}

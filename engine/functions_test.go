@@ -18,7 +18,7 @@ type stubFunctions struct {
 	runs    []ScriptRun // c.Script as each call saw it
 }
 
-func (s *stubFunctions) Create(lib *Library, body []byte, timeout time.Duration) string {
+func (s *stubFunctions) Create(lib *Library, body []byte, prepared any, timeout time.Duration) string {
 	s.created = append(s.created, string(body))
 	if timeout != FunctionLoadTimeout {
 		return "timeout " + timeout.String()

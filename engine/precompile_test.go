@@ -75,23 +75,7 @@ func TestPrecompile_LargeEvalBeforeTheLock(t *testing.T) {
 	run("EVAL_RO", big, "0")
 	run("EVAL", small, "0")
 	run("EVALSHA", strings.Repeat("a", 40), "0")
-	if len(st.pre) != 2 || st.pre[0] != big || st.pre[1] != big {
-		t.Fatalf("precompiled %d bodies, want EVAL's and EVAL_RO's large one", len(st.pre))
-	}
-	for i, free := range st.lockFree {
-		if !free {
-			t.Errorf("precompile %d ran under the keyspace lock", i)
-		}
-	}
-	if len(st.ranWith) != 4 {
-		t.Fatalf("%d runs", len(st.ranWith))
-	}
-	for i, want := range []bool{true, true, false, false} {
-		tok, _ := st.ranWith[i].(*preToken)
-		if (tok != nil) != want || (tok != nil && tok.body != big) {
-			t.Errorf("run %d found Prepared %v; want the precompiled script: %v", i, st.ranWith[i], want)
-		}
-	}
+	checkPrecompiled(t, big, 2, st.pre, st.lockFree, st.ranWith, []bool{true, true, false, false})
 	if us := usecOf(t, te.Engine, "eval"); us < preTakes.Microseconds() {
 		t.Errorf("EVAL's commandstats time %d µs leaves out its %v of compiling", us, preTakes)
 	}
@@ -122,6 +106,33 @@ func TestPrecompile_LargeEvalBeforeTheLock(t *testing.T) {
 	}
 }
 
+// checkPrecompiled checks that body was precompiled n times and nothing
+// else, each time with the keyspace lock free, and that each run (or a
+// library's create) was given what was precompiled where given says.
+func checkPrecompiled(t *testing.T, body string, n int, pre []string, lockFree []bool, ran []any, given []bool) {
+	t.Helper()
+	if len(pre) != n {
+		t.Fatalf("precompiled %d bodies, want %d", len(pre), n)
+	}
+	for i, b := range pre {
+		if b != body {
+			t.Errorf("precompiled %.30q, want %.30q", b, body)
+		}
+		if !lockFree[i] {
+			t.Errorf("precompile %d ran under the keyspace lock", i)
+		}
+	}
+	if len(ran) != len(given) {
+		t.Fatalf("%d runs, want %d", len(ran), len(given))
+	}
+	for i, want := range given {
+		tok, _ := ran[i].(*preToken)
+		if (tok != nil) != want || (tok != nil && tok.body != body) {
+			t.Errorf("run %d was given %v; want what was precompiled: %v", i, ran[i], want)
+		}
+	}
+}
+
 // A doomed transaction (EXECABORT, a WATCH broken) compiles nothing when
 // EXEC comes, and a panic's recovery leaves no prepared script for the
 // next command.
@@ -149,5 +160,71 @@ func TestPrecompile_DoomedConcurrentRecovered(t *testing.T) {
 	ctx.Recovered(&enginetest.TextWriter{})
 	if ctx.Prepared != nil || ctx.prep != 0 {
 		t.Fatalf("after Recovered: Prepared %v, prep %v", ctx.Prepared, ctx.prep)
+	}
+}
+
+// preFunctions is stubFunctions with a LibraryPrecompiler that records
+// whether it found the keyspace lock free, and what Create was given.
+type preFunctions struct {
+	stubFunctions
+	e        *Engine
+	pre      []string // the bodies precompiled
+	lockFree []bool
+	gotPre   []any // prepared, at each Create
+}
+
+func (s *preFunctions) PrecompileLibrary(body []byte) (any, time.Duration) {
+	free := s.e.mu.TryLock()
+	if free {
+		s.e.mu.Unlock()
+	}
+	time.Sleep(preTakes)
+	s.pre = append(s.pre, string(body))
+	s.lockFree = append(s.lockFree, free)
+	return &preToken{string(body)}, preTakes
+}
+
+func (s *preFunctions) Create(lib *Library, body []byte, prepared any, timeout time.Duration) string {
+	s.gotPre = append(s.gotPre, prepared)
+	return s.stubFunctions.Create(lib, body, nil, timeout)
+}
+
+// FUNCTION LOAD compiles a large library before the keyspace lock is
+// taken, when the load would compile it: not for a small one, a bad
+// option or shebang, an unknown engine, or a library of the name
+// without REPLACE. Queued in MULTI it compiles when EXEC comes.
+func TestPrecompile_LargeFunctionLoadBeforeTheLock(t *testing.T) {
+	te := newTestEngine(t)
+	st := &preFunctions{e: te.Engine}
+	te.RegisterFunctionEngine("STUB", st)
+	pad := "\n" + strings.Repeat(" ", PrecompileMin)
+	lib := func(name string) string { return "#!stub name=" + name + "\nfn " + name + pad }
+	c := te.client()
+
+	c.expect("$a", "FUNCTION", "LOAD", lib("a"))
+	c.expect("$b", "FUNCTION", "LOAD", "#!stub name=b\nfn b") // small
+	c.expect("-ERR Unknown option given: nope", "FUNCTION", "LOAD", "nope", lib("c"))
+	c.expect("-ERR Library 'a' already exists", "FUNCTION", "LOAD", lib("a"))
+	c.expect("-ERR Engine 'other' not found", "FUNCTION", "LOAD", "#!other name=d"+pad)
+	c.expect("-ERR Invalid metadata value given: x=1", "FUNCTION", "LOAD", "#!stub name=d x=1"+pad)
+	c.expect("-ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long",
+		"FUNCTION", "LOAD", "#!stub name=d-e"+pad)
+	c.expect("$a", "FUNCTION", "LOAD", "REPLACE", lib("a"))
+	checkPrecompiled(t, "\nfn a"+pad, 2, st.pre, st.lockFree, st.gotPre, []bool{true, false, true})
+	if us := usecOf(t, te.Engine, "function|load"); us < 2*preTakes.Microseconds() {
+		t.Errorf("FUNCTION LOAD's commandstats time %d µs leaves out its compiling", us)
+	}
+
+	c.expect("+OK", "MULTI")
+	c.expect("+QUEUED", "FUNCTION", "LOAD", lib("m"))
+	if len(st.pre) != 2 {
+		t.Fatalf("a queued FUNCTION LOAD was precompiled when queued")
+	}
+	c.expect("*1 $m", "EXEC")
+	if len(st.pre) != 3 || !st.lockFree[2] {
+		t.Fatalf("EXEC precompiled %d libraries (lock free: %v), want one before the lock", len(st.pre)-2, st.lockFree[2:])
+	}
+	if tok, _ := st.gotPre[len(st.gotPre)-1].(*preToken); tok == nil || tok.body != "\nfn m"+pad {
+		t.Errorf("the queued load's create was given %v", st.gotPre[len(st.gotPre)-1])
 	}
 }

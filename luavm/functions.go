@@ -1,6 +1,7 @@
 package luavm
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 
@@ -76,9 +77,36 @@ func (vm *VM) initFunctions(G, gmt *lua.LTable) {
 	vm.fnEnvMeta = vm.fnEnv.Metatable.(*lua.LTable)
 }
 
+// precompiledLib is a library's code PrecompileLibrary compiled (or
+// failed to: errMsg).
+type precompiledLib struct {
+	body   []byte
+	proto  *lua.FunctionProto
+	errMsg string
+}
+
+// PrecompileLibrary implements engine.LibraryPrecompiler: it compiles a
+// library's code for the FUNCTION LOAD about to create it (Create), one
+// compile at a time with EVAL's (Precompile).
+func (vm *VM) PrecompileLibrary(body []byte) (any, time.Duration) {
+	vm.precompiling.Lock()
+	defer vm.precompiling.Unlock()
+	start := time.Now()
+	proto, errMsg := vm.compile(body, chunkFunction)
+	return &precompiledLib{body: body, proto: proto, errMsg: errMsg}, time.Since(start)
+}
+
 // Create implements engine.FunctionEngine: Redis's luaEngineCreate.
-func (vm *VM) Create(lib *engine.Library, body []byte, timeout time.Duration) string {
-	proto, msg := vm.compile(body, chunkFunction)
+// prepared, when it holds what PrecompileLibrary compiled of body, is
+// run without compiling again.
+func (vm *VM) Create(lib *engine.Library, body []byte, prepared any, timeout time.Duration) string {
+	var proto *lua.FunctionProto
+	var msg string
+	if pre, ok := prepared.(*precompiledLib); ok && bytes.Equal(pre.body, body) {
+		proto, msg = pre.proto, pre.errMsg
+	} else {
+		proto, msg = vm.compile(body, chunkFunction)
+	}
 	if msg != "" {
 		return "Error compiling function: " + msg
 	}
@@ -277,7 +305,7 @@ func (vm *VM) Call(c *engine.Ctx, f *engine.Function, keys, args [][]byte) {
 // keep in upvalues) starts again, as if it had been loaded again.
 func (vm *VM) reload(lib *engine.Library, body []byte) string {
 	again := &engine.Library{Name: lib.Name, Engine: lib.Engine}
-	if msg := vm.Create(again, body, engine.FunctionLoadTimeout); msg != "" {
+	if msg := vm.Create(again, body, nil, engine.FunctionLoadTimeout); msg != "" {
 		return msg
 	}
 	for _, f := range lib.Functions() {

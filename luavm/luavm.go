@@ -455,9 +455,15 @@ func (vm *VM) load(body []byte, prepared any) (*script, string) {
 	return s, ""
 }
 
-// Load implements engine.Scripter.
+// Load implements engine.Scripter. SCRIPT LOAD runs without the
+// keyspace lock; a large script compiles one at a time with EVAL's
+// (Precompile), for the memory compiling takes.
 func (vm *VM) Load(body []byte) (string, string) {
-	s, errMsg := vm.load(body, nil)
+	var pre any
+	if len(body) >= engine.PrecompileMin {
+		pre, _ = vm.Precompile(body)
+	}
+	s, errMsg := vm.load(body, pre)
 	if errMsg != "" {
 		return "", errMsg
 	}

@@ -153,3 +153,58 @@ func TestPrecompile_OneAtATimeCachedNeverWaits(t *testing.T) {
 		t.Errorf("the compile reported %v of a call of %v, which waited %v for another's", took, total, wait)
 	}
 }
+
+// A large library FUNCTION LOAD compiles before the keyspace lock
+// (engine.LibraryPrecompiler) loads as one compiled under it: the same
+// functions, the same errors; and Create compiles what it is given
+// when what was precompiled is another body's.
+func TestPrecompile_LibraryAsCompiledUnderTheLock(t *testing.T) {
+	f := newFixture(t)
+	pad := "\n--" + strings.Repeat("x", engine.PrecompileMin)
+	f.expect("$big", "FUNCTION", "LOAD", "#!lua name=big\nredis.register_function('seven', function() return 7 end)"+pad)
+	f.expect(":7", "FCALL", "seven", "0")
+	for _, code := range []string{
+		"#!lua name=e\nlocal = 1\n",
+		"#!lua name=e\nerror('boom')\n",
+		"#!lua name=e\nreturn 1\n",
+	} {
+		want := f.do(2, "FUNCTION", "LOAD", code) // small: compiled under the lock
+		if got := f.do(2, "FUNCTION", "LOAD", code+pad); got != want || !strings.HasPrefix(got, "-ERR ") {
+			t.Errorf("%q:\n precompiled %q\n under the lock %q", code, got, want)
+		}
+	}
+
+	pre, took := f.vm.PrecompileLibrary([]byte("\nredis.register_function('a', function() return 1 end)"))
+	if took <= 0 {
+		t.Errorf("PrecompileLibrary took %v", took)
+	}
+	lib := &engine.Library{Name: "x", Engine: "LUA"}
+	if msg := f.vm.Create(lib, []byte("\nredis.register_function('b', function() return 2 end)"), pre, engine.FunctionLoadTimeout); msg != "" {
+		t.Fatal(msg)
+	}
+	if lib.Function("b") == nil || lib.Function("a") != nil {
+		t.Errorf("Create ran another body's precompiled library: %v", lib.Functions())
+	}
+}
+
+// SCRIPT LOAD, which runs without the keyspace lock, compiles a large
+// script one at a time with the others (Precompile), and a small one at
+// once.
+func TestPrecompile_ScriptLoadOneAtATime(t *testing.T) {
+	f := newFixture(t)
+	big := "return 1 --" + strings.Repeat("x", engine.PrecompileMin)
+	f.vm.precompiling.Lock() // another script compiling
+	done := make(chan string, 1)
+	go func() { done <- f.do(2, "SCRIPT", "LOAD", big) }()
+	f.expect("$"+SHA1Hex([]byte("return 2")), "SCRIPT", "LOAD", "return 2")
+	select {
+	case got := <-done:
+		t.Fatalf("a large SCRIPT LOAD compiled beside another's compiling: %q", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	f.vm.precompiling.Unlock()
+	if got := <-done; got != "$"+SHA1Hex([]byte(big)) {
+		t.Fatalf("SCRIPT LOAD = %q", got)
+	}
+	f.expect("*1 :1", "SCRIPT", "EXISTS", SHA1Hex([]byte(big)))
+}

@@ -413,9 +413,10 @@ func cmdstatUsec(t *testing.T, info, name string) int64 {
 	return -1
 }
 
-// A large EVAL's compiling counts once in its time (commandstats): the
-// time is at least something and at most the round trip the client saw.
-// (Compiled before the keyspace lock, it was counted twice in a batch.)
+// A large EVAL's or library's compiling counts once in its time
+// (commandstats): the time is at least something and at most the round
+// trip the client saw. (Compiled before the keyspace lock, it was
+// counted twice in a batch.)
 func TestLargeEval_CompilingCountedOnce(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())
@@ -424,20 +425,26 @@ func TestLargeEval_CompilingCountedOnce(t *testing.T) {
 	for range 20000 {
 		b.WriteString("x = x + 1\n")
 	}
-	b.WriteString("return x")
+	code := b.String()
 	for _, tc := range []struct {
 		name string
 		send []string
+		last string // the last reply
 	}{
-		{"eval", []string{encode("EVAL", b.String(), "0")}},
-		{"exec", []string{encode("MULTI"), encode("EVAL", b.String()+" ", "0"), encode("EXEC")}},
+		{"eval", []string{encode("EVAL", code+"return x", "0")}, ":20000\r\n"},
+		{"exec", []string{encode("MULTI"), encode("EVAL", code+"return x ", "0"), encode("EXEC")}, "*1\r\n:20000\r\n"},
+		{"function|load", []string{encode("FUNCTION", "LOAD", "REPLACE", "#!lua name=big\n"+code+"redis.register_function('f', function() return x end)")}, "$3\r\nbig\r\n"},
 	} {
 		c.do("SCRIPT", "FLUSH")
 		c.do("CONFIG", "RESETSTAT")
 		start := time.Now()
+		var last string
 		for _, req := range tc.send {
 			c.send(req)
-			c.read()
+			last = c.read()
+		}
+		if last != tc.last {
+			t.Errorf("%s: %q, want %q", tc.name, last, tc.last)
 		}
 		rtt := time.Since(start).Microseconds()
 		if us := cmdstatUsec(t, c.do("INFO", "commandstats"), tc.name); us <= 0 || us > rtt {
