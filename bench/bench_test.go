@@ -479,7 +479,7 @@ func (s *syncBuffer) String() string {
 // TestResult_JSONShape pins the JSON field names scripts read.
 func TestResult_JSONShape(t *testing.T) {
 	srv := server.RunT(t)
-	res, err := Run(context.Background(), Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: 50 * time.Millisecond})
+	res, err := Run(context.Background(), Options{Addrs: []string{srv.Addr()}, Workers: 2, Duration: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -300,6 +300,7 @@ func TestDebug_PauseCron(t *testing.T) {
 	c := dial(t, srv.Addr())
 	c.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1")
 	ops := func() string { return infoField(t, c, "stats", "instantaneous_ops_per_sec") }
+	time.Sleep(250 * time.Millisecond) // a tick begun before the pause has ended
 	before := ops()
 	for i := 0; i < 20; i++ {
 		for j := 0; j < 100; j++ {

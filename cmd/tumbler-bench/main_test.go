@@ -39,7 +39,7 @@ func TestRun_TableAndProgress(t *testing.T) {
 	t.Parallel()
 	srv := server.RunT(t)
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"--addr", srv.Addr(), "--workers", "2", "--duration", "1100ms"}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"--addr", srv.Addr(), "--workers", "2", "--duration", "1800ms"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "latency p99.9") || !strings.Contains(errb.String(), "ops/s") {
