@@ -11,8 +11,9 @@ type Scripter interface {
 	// KEYS and ARGV, writing the script's reply to c.W. It reports false
 	// when sha is not cached (the caller replies NOSCRIPT).
 	Run(c *Ctx, sha, body []byte, keys, argv [][]byte) bool
-	// Load compiles and caches body, returning its SHA1 or an error text.
-	Load(body []byte) (sha string, errMsg string)
+	// Load compiles and caches body, returning its SHA1 or an error text;
+	// prepared is what Precompile compiled of it (Ctx.Prepared), or nil.
+	Load(body []byte, prepared any) (sha string, errMsg string)
 	// Exists reports whether sha (any case) is cached.
 	Exists(sha []byte) bool
 	// Flush empties the cache.
@@ -44,8 +45,14 @@ type Precompiler interface {
 const PrecompileMin = 4 << 10
 
 // precompileEval is EVAL's and EVAL_RO's prepare (Command.prepare).
-func precompileEval(c *Ctx) time.Duration {
-	body := c.Args[1]
+func precompileEval(c *Ctx) time.Duration { return precompileArg(c, c.Args[1]) }
+
+// precompileScriptLoad is SCRIPT LOAD's prepare. SCRIPT LOAD runs
+// without the keyspace lock, except queued in MULTI; either way its
+// compiling takes its turn with the others' (Precompiler) before.
+func precompileScriptLoad(c *Ctx) time.Duration { return precompileArg(c, c.Args[2]) }
+
+func precompileArg(c *Ctx, body []byte) time.Duration {
 	if len(body) < PrecompileMin {
 		return 0
 	}
@@ -76,7 +83,7 @@ func registerScript(e *Engine) {
 		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, true) }, prepare: precompileEval},
 		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, true) }},
 		&Command{Name: "script", Arity: -2, Group: "scripting", Subs: map[string]*Command{
-			"load":   {Arity: 3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptLoad},
+			"load":   {Arity: 3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptLoad, prepare: precompileScriptLoad},
 			"exists": {Arity: -3, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptExists},
 			"flush":  {Arity: -2, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptFlush},
 			"kill":   {Arity: 2, Flags: FlagNoScript | FlagNoKeys | FlagAllowBusy, Fn: func(c *Ctx) { killGeneric(c, true) }},
@@ -148,7 +155,7 @@ func cmdScriptLoad(c *Ctx) {
 		c.W.WriteError("ERR scripting is not available")
 		return
 	}
-	sha, errMsg := c.Eng.scripter.Load(c.Args[2])
+	sha, errMsg := c.Eng.scripter.Load(c.Args[2], c.Prepared)
 	if errMsg != "" {
 		c.W.WriteError(errMsg)
 		return

@@ -101,11 +101,12 @@ type Command struct {
 	chanKind uint8
 	parent   *Command
 	noTouch  bool // its lookups do not set a key's access time (noTouchCommands)
-	// prepare, when set, runs before the keyspace lock is taken, for a
-	// command that will run now (not queued by MULTI), so that slow work
-	// not needing the keyspace (compiling a large script) does not hold
-	// other clients up. It reports how long it took, counted as the
-	// command's time.
+	// prepare, when set, runs before the keyspace lock is taken (or
+	// before a command that takes none), for a command that will run now
+	// (when queued by MULTI, before EXEC takes the lock: prepareQueued),
+	// so that slow work not needing the keyspace (compiling a large
+	// script) does not hold other clients up. It reports how long it
+	// took, counted as the command's time.
 	prepare func(c *Ctx) time.Duration
 
 	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
@@ -421,11 +422,6 @@ func (e *Engine) Exec(c *Ctx) {
 	if cmd.Flags&flagStats != 0 {
 		e.FlushStats(c) // INFO sees, and CONFIG RESETSTAT clears, this client's commands so far
 	}
-	if cmd.Flags&FlagNoKeys != 0 {
-		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
-		e.countCommand(c) // once it has run, as Redis's call(): INFO does not see itself
-		return
-	}
 	if cmd.prepare != nil {
 		if c.prep = cmd.prepare(c); c.prep != 0 {
 			// Timed from now on, plus prep: in a batch the command's
@@ -433,7 +429,12 @@ func (e *Engine) Exec(c *Ctx) {
 			c.Unchain()
 		}
 	}
-	e.execLocked(c, cmd, allowBusy)
+	if cmd.Flags&FlagNoKeys != 0 {
+		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
+		e.countCommand(c) // once it has run, as Redis's call(): INFO does not see itself
+	} else {
+		e.execLocked(c, cmd, allowBusy)
+	}
 	c.prep, c.Prepared = 0, nil // (callAt took prep, unless the command was refused after waiting)
 }
 

@@ -336,7 +336,7 @@ func TestAuth_NoAuthBeforeCommands(t *testing.T) {
 type stubScripter struct{ killed int }
 
 func (s *stubScripter) Run(c *Ctx, sha, body []byte, keys, argv [][]byte) bool { return true }
-func (s *stubScripter) Load(body []byte) (string, string)                      { return "", "" }
+func (s *stubScripter) Load(body []byte, prepared any) (string, string)        { return "", "" }
 func (s *stubScripter) Exists(sha []byte) bool                                 { return false }
 func (s *stubScripter) Flush()                                                 {}
 func (s *stubScripter) Kill()                                                  { s.killed++ }

@@ -74,6 +74,13 @@ type queued struct {
 	prep     time.Duration
 }
 
+// precompileQueuedMax bounds the bytes of queued commands EXEC prepares:
+// what they compile is held until they run (about five times the
+// source), where compiled as each runs it is let go before the next;
+// past it, the rest compile as they run, under the keyspace lock. A var
+// for tests.
+var precompileQueuedMax = 32 << 20
+
 // prepareQueued is EXEC's prepare (Command.prepare): the queued commands'
 // own, before the keyspace lock is taken for the transaction (an EVAL's
 // large script compiles then, as it would outside MULTI). It returns
@@ -91,11 +98,20 @@ func prepareQueued(c *Ctx) time.Duration {
 		return 0
 	}
 	var total time.Duration
+	budget := precompileQueuedMax
 	q := tx.queue
 	for i := range q {
 		if q[i].cmd.prepare == nil {
 			continue
 		}
+		size := 0
+		for _, a := range q[i].args {
+			size += len(a)
+		}
+		if size > budget {
+			continue // compiled as it runs
+		}
+		budget -= size
 		tmp := Ctx{Eng: c.Eng, Args: q[i].args, Client: c.Client}
 		q[i].prep = q[i].cmd.prepare(&tmp)
 		q[i].prepared = tmp.Prepared
@@ -350,6 +366,7 @@ func cmdExec(c *Ctx) {
 	sub := &tx.sub
 	for i := range q {
 		*sub = Ctx{Eng: e, Args: q[i].args, Now: c.Now, W: w, Client: cl, Cmd: q[i].cmd, Prepared: q[i].prepared, prep: q[i].prep}
+		q[i].prepared = nil // (let go once it has run)
 		// ACL permissions are checked again: they may have changed since
 		// the command was queued (acl.go).
 		if cl.ACL != nil {

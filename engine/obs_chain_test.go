@@ -13,7 +13,7 @@ import (
 type chainScripter struct{}
 
 func (chainScripter) Run(c *Ctx, sha, body []byte, keys, argv [][]byte) bool { return false }
-func (chainScripter) Load(body []byte) (string, string)                      { return "", "" }
+func (chainScripter) Load(body []byte, prepared any) (string, string)        { return "", "" }
 func (chainScripter) Exists(sha []byte) bool                                 { return true }
 func (chainScripter) Flush()                                                 {}
 func (chainScripter) Kill()                                                  {}

@@ -228,3 +228,54 @@ func TestPrecompile_LargeFunctionLoadBeforeTheLock(t *testing.T) {
 		t.Errorf("the queued load's create was given %v", st.gotPre[len(st.gotPre)-1])
 	}
 }
+
+// loadScripter is a preScripter whose Load records what it was given.
+type loadScripter struct {
+	preScripter
+	loaded []any // prepared, at each Load
+}
+
+func (s *loadScripter) Load(body []byte, prepared any) (string, string) {
+	s.loaded = append(s.loaded, prepared)
+	return "sha", ""
+}
+
+// SCRIPT LOAD compiles a large script in its prepare, taking its turn
+// with the others' compiling: alone, where it takes no keyspace lock,
+// and queued in MULTI, before EXEC takes the lock (where waiting its
+// turn would hold every client up).
+func TestPrecompile_LargeScriptLoad(t *testing.T) {
+	te := newTestEngine(t)
+	st := &loadScripter{preScripter: preScripter{e: te.Engine}}
+	te.SetScripter(st)
+	big := "return 1 --" + strings.Repeat("x", PrecompileMin)
+	c := te.client()
+	c.expect("$sha", "SCRIPT", "LOAD", big)
+	c.expect("$sha", "SCRIPT", "LOAD", "return 1")
+	c.expect("+OK", "MULTI")
+	c.expect("+QUEUED", "SCRIPT", "LOAD", big)
+	c.expect("*1 $sha", "EXEC")
+	checkPrecompiled(t, big, 2, st.pre, st.lockFree, st.loaded, []bool{true, false, true})
+	if us := usecOf(t, te.Engine, "script|load"); us < 2*preTakes.Microseconds() {
+		t.Errorf("SCRIPT LOAD's commandstats time %d µs leaves out its compiling", us)
+	}
+}
+
+// EXEC prepares its queued commands up to precompileQueuedMax bytes of
+// them (what they compile is held until they run); the rest compile as
+// they run.
+func TestPrecompile_QueuedUpToABudget(t *testing.T) {
+	te := newTestEngine(t)
+	st := &preScripter{e: te.Engine}
+	te.SetScripter(st)
+	big := "return 1 --" + strings.Repeat("x", PrecompileMin)
+	defer func(m int) { precompileQueuedMax = m }(precompileQueuedMax)
+	precompileQueuedMax = 2*len(big) + 10 // two EVALs' bytes, with "EVAL" and "0"
+	c := te.client()
+	c.expect("+OK", "MULTI")
+	for range 3 {
+		c.expect("+QUEUED", "EVAL", big, "0")
+	}
+	c.expect("*3 :1 :1 :1", "EXEC")
+	checkPrecompiled(t, big, 2, st.pre, st.lockFree, st.ranWith, []bool{true, true, false})
+}

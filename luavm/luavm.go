@@ -455,15 +455,11 @@ func (vm *VM) load(body []byte, prepared any) (*script, string) {
 	return s, ""
 }
 
-// Load implements engine.Scripter. SCRIPT LOAD runs without the
-// keyspace lock; a large script compiles one at a time with EVAL's
-// (Precompile), for the memory compiling takes.
-func (vm *VM) Load(body []byte) (string, string) {
-	var pre any
-	if len(body) >= engine.PrecompileMin {
-		pre, _ = vm.Precompile(body)
-	}
-	s, errMsg := vm.load(body, pre)
+// Load implements engine.Scripter. A large script was compiled by
+// Precompile (SCRIPT LOAD's prepare), one at a time with the others, for
+// the memory compiling takes.
+func (vm *VM) Load(body []byte, prepared any) (string, string) {
+	s, errMsg := vm.load(body, prepared)
 	if errMsg != "" {
 		return "", errMsg
 	}

@@ -202,7 +202,7 @@ func TestIsLockScript(t *testing.T) {
 		if vm.Exists([]byte(sha)) {
 			t.Fatalf("%s: IsLockScript cached the script", cs.from)
 		}
-		if _, msg := vm.Load(body); msg != "" {
+		if _, msg := vm.Load(body, nil); msg != "" {
 			t.Fatalf("%s: %s", cs.from, msg)
 		}
 		want := cs.native != ""
@@ -233,7 +233,7 @@ func TestIsLockScript_Remembered(t *testing.T) {
 	var asks []ask
 	for _, cs := range clientScripts {
 		body := []byte(cs.body)
-		if _, msg := vm.Load(body); msg != "" {
+		if _, msg := vm.Load(body, nil); msg != "" {
 			t.Fatalf("%s: %s", cs.from, msg)
 		}
 		sha := []byte(SHA1Hex(body))
@@ -271,7 +271,7 @@ func TestIsLockScript_Remembered(t *testing.T) {
 
 func BenchmarkIsLockScript_SHA(b *testing.B) {
 	vm := New()
-	sha, msg := vm.Load([]byte(release))
+	sha, msg := vm.Load([]byte(release), nil)
 	if msg != "" {
 		b.Fatal(msg)
 	}
