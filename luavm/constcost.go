@@ -2,8 +2,10 @@ package luavm
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
+	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -41,25 +43,37 @@ const arithStepCost = 7
 // name is a constant), and every method name. Nested functions count on
 // their own.
 type constCounter struct {
-	uses   int
-	index  map[string]int // the constants so far, by kind and value
-	steps  int
-	folded int // the constants folding made
-	folds  int // the operator nodes folding visits
-	line   int // the function's first line; 0 for the main chunk
+	uses  int
+	index map[string]int // the constants so far, by kind and value
+	steps int
+	nans  int // the NaN constants folding made
+	folds int // the operator nodes folding visits
+	line  int // the function's first line; 0 for the main chunk
 }
 
 func newConstCounter(line int) *constCounter {
 	return &constCounter{line: line, index: map[string]int{}}
 }
 
-// addFolded counts a constant folding made: a new one, as far as the
-// count knows (the value is not worked out; NaN always is new).
-func (c *constCounter) addFolded() {
-	c.uses++
-	c.steps += len(c.index)
-	c.folded++
-	c.index["\x00folded"+strconv.Itoa(c.folded)] = len(c.index)
+// addNumber counts a number constant, the compiler's way: by value (1
+// and 1.0 are one, 0 and -0 too), a NaN (0/0 folded) always a new one.
+func (c *constCounter) addNumber(v float64) {
+	if v != v {
+		c.uses++
+		c.steps += len(c.index)
+		c.nans++
+		c.index["\x00nan"+strconv.Itoa(c.nans)] = len(c.index)
+		return
+	}
+	if v == 0 {
+		v = 0 // (-0 is 0)
+	}
+	c.add('n', strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// numberValue is a number literal's value, as the compiler reads it.
+func numberValue(text string) float64 {
+	return float64(lua.LVAsNumber(lua.LString(text)))
 }
 
 func (c *constCounter) add(kind byte, v string) {
@@ -157,9 +171,18 @@ func (w *constWalker) local(name string) {
 
 func (w *constWalker) stmt(s ast.Stmt) {
 	switch s := s.(type) {
+	case *ast.AssignStmt:
+		// a global assigned to is looked up twice: once more than the
+		// walk of the names counts
+		for _, e := range s.Lhs {
+			w.globalAgain(e)
+		}
 	case *ast.FuncDefStmt:
 		if s.Name != nil && s.Name.Method != "" {
 			w.c.add('s', s.Name.Method)
+		}
+		if s.Name != nil {
+			w.globalAgain(s.Name.Func) // function f(): an assignment
 		}
 	case *ast.NumberForStmt:
 		if s.Step == nil {
@@ -168,12 +191,19 @@ func (w *constWalker) stmt(s ast.Stmt) {
 	}
 }
 
+// globalAgain counts a second search for e's name when it is a global.
+func (w *constWalker) globalAgain(e ast.Expr) {
+	if id, ok := e.(*ast.IdentExpr); ok && w.locals[id.Value] == 0 {
+		w.c.add('s', id.Value)
+	}
+}
+
 func (w *constWalker) expr(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.StringExpr:
 		w.c.add('s', e.Value)
 	case *ast.NumberExpr:
-		w.c.add('n', e.Value)
+		w.c.addNumber(numberValue(e.Value))
 	case *ast.IdentExpr:
 		if w.locals[e.Value] == 0 {
 			w.c.add('s', e.Value) // a global
@@ -183,9 +213,9 @@ func (w *constWalker) expr(e ast.Expr) bool {
 			w.c.add('s', e.Method)
 		}
 	case *ast.ArithmeticOpExpr, *ast.UnaryMinusOpExpr:
-		_, constant, visits := w.arith(e)
+		_, constant, v, visits := w.arith(e)
 		if constant {
-			w.c.addFolded()
+			w.c.addNumber(v)
 		}
 		w.c.folds += visits
 		w.c.steps += visits * arithStepCost
@@ -199,45 +229,70 @@ func (w *constWalker) expr(e ast.Expr) bool {
 // nodes); when that gives a constant (all its leaves are number
 // literals) nothing under it is compiled, else both sides are, the
 // operator ones in the same way. A side that folds to a constant under
-// one that does not is a constant of its own: a new one if it was
-// folded, the literal's if it is one. Other expressions under the tree
-// are walked as usual. arith reports the tree's size, whether it folds
-// to a constant, and the fold visits compiling it takes.
-func (w *constWalker) arith(e ast.Expr) (size int, constant bool, visits int) {
+// one that does not is a constant of its own, by its value. Other
+// expressions under the tree are walked as usual. arith reports the
+// tree's size, whether it folds to a constant and its value then, and
+// the fold visits compiling it takes.
+func (w *constWalker) arith(e ast.Expr) (size int, constant bool, value float64, visits int) {
 	var sides []ast.Expr
+	op := "-" // (unary)
 	switch e := e.(type) {
 	case *ast.NumberExpr:
-		return 0, true, 0
+		return 0, true, numberValue(e.Value), 0
 	case *ast.ArithmeticOpExpr:
-		sides = []ast.Expr{e.Lhs, e.Rhs}
+		sides, op = []ast.Expr{e.Lhs, e.Rhs}, e.Operator
 	case *ast.UnaryMinusOpExpr:
 		sides = []ast.Expr{e.Expr}
 	default:
 		walkExpr(w, e)
-		return 0, false, 0
+		return 0, false, 0, 0
 	}
 	size, constant = 1, true
-	var sizes [2]int
 	var consts [2]bool
+	var values [2]float64
 	inner := 0
 	for i, s := range sides {
-		var v int
-		sizes[i], consts[i], v = w.arith(s)
-		size += sizes[i]
+		var n, v int
+		n, consts[i], values[i], v = w.arith(s)
+		size += n
 		constant = constant && consts[i]
 		inner += v
 	}
 	if constant {
-		return size, true, size // one fold at this node: nothing under it is compiled
+		// one fold at this node: nothing under it is compiled
+		if len(sides) == 1 {
+			return size, true, -values[0], size
+		}
+		return size, true, foldArith(op, values[0], values[1]), size
 	}
-	for i, s := range sides {
-		switch {
-		case !consts[i]:
-		case sizes[i] > 0:
-			w.c.addFolded()
-		default:
-			w.c.add('n', s.(*ast.NumberExpr).Value)
+	for i := range sides {
+		if consts[i] {
+			w.c.addNumber(values[i])
 		}
 	}
-	return size, false, size + inner
+	return size, false, 0, size + inner
+}
+
+// foldArith is the compiler's constant folding of a binary operator
+// (gopher-lua's constFold, luaModulo).
+func foldArith(op string, l, r float64) float64 {
+	switch op {
+	case "+":
+		return l + r
+	case "-":
+		return l - r
+	case "*":
+		return l * r
+	case "/":
+		return l / r
+	case "%":
+		v := math.Mod(l, r)
+		if r > 0 && v < 0 || r < 0 && v > 0 {
+			v += r
+		}
+		return v
+	case "^":
+		return math.Pow(l, r)
+	}
+	return math.NaN()
 }

@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/tumblerdb/tumbler/luavm/internal/luaparse"
 )
 
 // numbered returns n lines "t[i] = 1": n distinct constants (the
@@ -101,11 +102,18 @@ func TestConstCost_CountsWhatTheCompilerMakes(t *testing.T) {
 		"local s = 'x'\nreturn s:upper(), s.len, ('y'):rep(2), -u, 2^3, #s",
 		"local n = 0\nfor i = 1, 3 do n = n + i * 2.5 end\nreturn n",
 		"x = 1; local x = 2; y = x; do local y = 3; z = y end; return x, y, z",
+		// numbers are one constant by value, folded or not; NaN never
+		"local t = {} t[1] = -1 t[2] = -1 t[3] = 2*60 t[4] = 120 t[5] = -0 t[6] = 0 t[7] = 1.0 t[8] = 1 t[9] = 0/0 t[10] = 0/0",
+		"local t = {} t[1] = 7 % 3 t[2] = 1 t[3] = 2^10 t[4] = 1024 t[5] = -(3) t[6] = 0x10 t[7] = 16 t[8] = 5 / 2 t[9] = 2.5",
+		"local x = 1 return x + 1 + 2, x * -1, -x, 1 - x, (1+2) * x, 3",
+		"local s = '1' return s .. 1, #s, s + 1",
 	} {
-		chunk, err := parse.Parse(strings.NewReader(src), "t")
+		// as the server compiles: luaparse, the coercions wrapped
+		chunk, err := luaparse.Parse([]byte(src), "t")
 		if err != nil {
 			t.Fatalf("%q: %v", src, err)
 		}
+		wrapCoercions(chunk)
 		var got []int
 		cc := constCost{onDone: func(c *constCounter) { got = append(got, len(c.index)) }}
 		cc.count(chunk)
@@ -139,4 +147,22 @@ func TestConstCost_LocalsAreFree(t *testing.T) {
 	}
 	b.WriteString("return n")
 	f.expect(":480000000", "EVAL", b.String(), "0")
+}
+
+// Numbers are counted by value, as the compiler finds them: a generated
+// script of thousands of -1 (each folded from 1) compiles. And a global
+// assigned to is searched for twice, as the compiler does: thousands of
+// distinct globals assigned once are refused sooner than read once.
+func TestConstCost_NumbersByValueGlobalsAssignedTwice(t *testing.T) {
+	f := newFixture(t)
+	f.expect(":-1", "EVAL", "local t = {}\n"+strings.Repeat("t[1] = -1\n", 17000)+"return t[1]", "0")
+
+	var b strings.Builder
+	for i := range 16300 {
+		b.WriteString("g" + strconv.Itoa(i) + " = 1\n")
+	}
+	want := "-ERR Error compiling script (new function): user_script:1: too many constants or operators for tumbler to compile in the main chunk (16301 distinct constants, used 48900 times; 0 operator visits folding)"
+	if got := f.do(2, "EVAL", b.String(), "0"); got != want {
+		t.Errorf("globals assigned:\n got %.300q\nwant %.300q", got, want)
+	}
 }
