@@ -552,8 +552,13 @@ func (s *Server) mayWait(args [][]byte) bool {
 		// (allow-busy, as in Redis): SCRIPT KILL must get through.
 		return eqLower(name, "debug") || eqLower(name, "fcall") || eqLower(name, "watch")
 	case 6:
-		// SCRIPT KILL waits for a script to become busy.
-		return eqLower(name, "script") && len(args) > 1 && len(args[1]) == 4 && eqLower(args[1], "kill")
+		// SCRIPT KILL waits for a script to become busy; a large
+		// SCRIPT LOAD compiles, in its turn (engine.Precompiler), for
+		// as long as an EVAL of it would.
+		if !eqLower(name, "script") || len(args) < 2 || len(args[1]) != 4 {
+			return false
+		}
+		return eqLower(args[1], "kill") || (len(args) == 3 && eqLower(args[1], "load") && len(args[2]) >= engine.PrecompileMin)
 	case 7:
 		if eqLower(name, "evalsha") {
 			return !s.isLockScript(args, true)

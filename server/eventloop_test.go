@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // The event loop (eventloop_linux.go): it serves plain connections, and
@@ -579,6 +581,9 @@ func TestEventLoop_MayWait(t *testing.T) {
 		{[]string{"SCRIPT", "KILL"}, true},
 		{[]string{"script", "kill"}, true},
 		{[]string{"SCRIPT", "FLUSH"}, false},
+		{[]string{"SCRIPT", "LOAD", release}, false},
+		{[]string{"script", "load", "return 1 --" + strings.Repeat("x", engine.PrecompileMin)}, true},
+		{[]string{"SCRIPT", "LOAD", "return 1 --" + strings.Repeat("x", engine.PrecompileMin), "x"}, false}, // an arity error
 		{[]string{"SCRIPT", "KILLS"}, false},
 		{[]string{"SCRIPT"}, false},
 		{[]string{"CLIENT", "PAUSE", "10"}, false},
