@@ -76,9 +76,11 @@ type queued struct {
 
 // precompileQueuedMax bounds the bytes of queued commands EXEC prepares:
 // what they compile is held until they run (about five times the
-// source), where compiled as each runs it is let go before the next;
-// past it, the rest compile as they run, under the keyspace lock. A var
-// for tests.
+// source), where compiled as each runs it is let go before the next.
+// Once the commands prepared (those whose prepare left something: not
+// a small or cached script) reach it, the rest compile as they run,
+// under the keyspace lock; the first is always prepared. A var for
+// tests.
 var precompileQueuedMax = 32 << 20
 
 // prepareQueued is EXEC's prepare (Command.prepare): the queued commands'
@@ -98,24 +100,21 @@ func prepareQueued(c *Ctx) time.Duration {
 		return 0
 	}
 	var total time.Duration
-	budget := precompileQueuedMax
+	held := 0 // the bytes of the commands whose prepares left something
 	q := tx.queue
 	for i := range q {
-		if q[i].cmd.prepare == nil {
-			continue
+		if q[i].cmd.prepare == nil || held >= precompileQueuedMax {
+			continue // (past the budget: compiled as it runs)
 		}
-		size := 0
-		for _, a := range q[i].args {
-			size += len(a)
-		}
-		if size > budget {
-			continue // compiled as it runs
-		}
-		budget -= size
 		tmp := Ctx{Eng: c.Eng, Args: q[i].args, Client: c.Client}
 		q[i].prep = q[i].cmd.prepare(&tmp)
 		q[i].prepared = tmp.Prepared
 		total += q[i].prep
+		if tmp.Prepared != nil {
+			for _, a := range q[i].args {
+				held += len(a)
+			}
+		}
 	}
 	return total
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -261,21 +262,39 @@ func TestPrecompile_LargeScriptLoad(t *testing.T) {
 	}
 }
 
-// EXEC prepares its queued commands up to precompileQueuedMax bytes of
-// them (what they compile is held until they run); the rest compile as
-// they run.
+// EXEC prepares its queued commands until those prepared come to
+// precompileQueuedMax bytes (what they compile is held until they run),
+// the first always; the rest compile as they run. Commands whose prepare
+// left nothing do not count.
 func TestPrecompile_QueuedUpToABudget(t *testing.T) {
 	te := newTestEngine(t)
 	st := &preScripter{e: te.Engine}
 	te.SetScripter(st)
 	big := "return 1 --" + strings.Repeat("x", PrecompileMin)
+	small := "return 2"
 	defer func(m int) { precompileQueuedMax = m }(precompileQueuedMax)
-	precompileQueuedMax = 2*len(big) + 10 // two EVALs' bytes, with "EVAL" and "0"
 	c := te.client()
-	c.expect("+OK", "MULTI")
-	for range 3 {
-		c.expect("+QUEUED", "EVAL", big, "0")
+	for _, tc := range []struct {
+		max   int
+		evals []string
+		given []bool
+	}{
+		{2*len(big) + 10, []string{big, small, small, big, big}, []bool{true, false, false, true, false}}, // two EVALs' bytes, with "EVAL" and "0"
+		{len(big) / 2, []string{big, big}, []bool{true, false}},                                           // the first, bigger than the budget
+	} {
+		precompileQueuedMax = tc.max
+		st.pre, st.lockFree, st.ranWith = nil, nil, nil
+		c.expect("+OK", "MULTI")
+		for _, body := range tc.evals {
+			c.expect("+QUEUED", "EVAL", body, "0")
+		}
+		c.expect("*"+strconv.Itoa(len(tc.evals))+strings.Repeat(" :1", len(tc.evals)), "EXEC")
+		n := 0
+		for _, g := range tc.given {
+			if g {
+				n++
+			}
+		}
+		checkPrecompiled(t, big, n, st.pre, st.lockFree, st.ranWith, tc.given)
 	}
-	c.expect("*3 :1 :1 :1", "EXEC")
-	checkPrecompiled(t, big, 2, st.pre, st.lockFree, st.ranWith, []bool{true, true, false})
 }
