@@ -554,7 +554,11 @@ func (s *Server) mayWait(args [][]byte) bool {
 	case 6:
 		// SCRIPT KILL waits for a script to become busy; a large
 		// SCRIPT LOAD compiles, in its turn (engine.Precompiler), for
-		// as long as an EVAL of it would.
+		// as long as an EVAL of it would. MEMORY PURGE collects the
+		// whole heap, without the keyspace lock.
+		if len(args) == 2 && len(args[1]) == 5 && eqLower(name, "memory") {
+			return eqLower(args[1], "purge")
+		}
 		if !eqLower(name, "script") || len(args) < 2 || len(args[1]) != 4 {
 			return false
 		}

@@ -581,6 +581,10 @@ func TestEventLoop_MayWait(t *testing.T) {
 		{[]string{"SCRIPT", "KILL"}, true},
 		{[]string{"script", "kill"}, true},
 		{[]string{"SCRIPT", "FLUSH"}, false},
+		{[]string{"MEMORY", "PURGE"}, true},
+		{[]string{"memory", "purge"}, true},
+		{[]string{"MEMORY", "USAGE", "k"}, false},
+		{[]string{"MEMORY", "PURGE", "x"}, false}, // an arity error
 		{[]string{"SCRIPT", "LOAD", release}, false},
 		{[]string{"script", "load", "return 1 --" + strings.Repeat("x", engine.PrecompileMin)}, true},
 		{[]string{"SCRIPT", "LOAD", "return 1 --" + strings.Repeat("x", engine.PrecompileMin), "x"}, false}, // an arity error
