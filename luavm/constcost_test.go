@@ -166,3 +166,31 @@ func TestConstCost_NumbersByValueGlobalsAssignedTwice(t *testing.T) {
 		t.Errorf("globals assigned:\n got %.300q\nwant %.300q", got, want)
 	}
 }
+
+// The compiler walks the chain of open blocks for each name and as it
+// leaves each block: a chain of thousands of elseif (each a block in the
+// one before) compiles for seconds, and is refused; one of hundreds
+// compiles. And long strings of one length are compared byte by byte:
+// each search past one counts a step more for every longStepBytes.
+func TestConstCost_DeepBlocksLongStrings(t *testing.T) {
+	f := newFixture(t)
+	chain := func(n int) string {
+		return "local x = ARGV[1] if x == 'a' then return 1 " + strings.Repeat("elseif x == 'a' then return 1 ", n) + "elseif x == 'b' then return 2 end"
+	}
+	f.expect(":2", "EVAL", chain(500), "0", "b")
+	want := "-ERR Error compiling script (new function): user_script:1: too many constants or operators for tumbler to compile in the main chunk (5 distinct constants, used 40006 times; 0 operator visits folding)"
+	if got := f.do(2, "EVAL", chain(20000), "0", "b"); got != want {
+		t.Errorf("elseif chain:\n got %.300q\nwant %.300q", got, want)
+	}
+
+	c := newConstCounter(0)
+	long := strings.Repeat("x", 4*longStepBytes)
+	for i := range 100 {
+		c.add('s', long+strconv.Itoa(1000+i)) // 100 distinct, of one length
+	}
+	c.add('s', long+"1000") // found, first
+	c.add('s', "short")
+	if want := 100*99/2 + 100 + 100*99/2*4 + 100*4; c.steps != want {
+		t.Errorf("steps %d, want %d", c.steps, want)
+	}
+}
