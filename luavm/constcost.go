@@ -246,10 +246,11 @@ func (w *constWalker) expr(e ast.Expr) bool {
 			w.c.add('s', e.Method)
 		}
 	case *ast.ArithmeticOpExpr, *ast.UnaryMinusOpExpr:
-		_, constant, v, visits := w.arith(e)
+		_, extra, constant, v, visits := w.arith(e)
 		if constant {
 			w.c.addNumber(v)
 		}
+		visits += extra // (the first fold, before the unary minus ones were folded in place)
 		w.c.folds += visits
 		w.c.steps += visits * arithStepCost
 		return false // (arith walked it)
@@ -262,48 +263,53 @@ func (w *constWalker) expr(e ast.Expr) bool {
 // nodes); when that gives a constant (all its leaves are number
 // literals) nothing under it is compiled, else both sides are, the
 // operator ones in the same way. A side that folds to a constant under
-// one that does not is a constant of its own, by its value. Other
-// expressions under the tree are walked as usual. arith reports the
-// tree's size, whether it folds to a constant and its value then, and
-// the fold visits compiling it takes.
-func (w *constWalker) arith(e ast.Expr) (size int, constant bool, value float64, visits int) {
+// one that does not is a constant of its own, by its value. A unary
+// minus over a constant is folded in place by the first fold that meets
+// it (constFold rewrites its operand): later folds visit it as one node,
+// and extra is what the first visits more. Other expressions under the
+// tree are walked as usual. arith reports the tree's size (its unary
+// minus over constants counted as one node), extra, whether it folds to
+// a constant and its value then, and the fold visits compiling it takes
+// after the first fold.
+func (w *constWalker) arith(e ast.Expr) (size, extra int, constant bool, value float64, visits int) {
 	var sides []ast.Expr
 	op := "-" // (unary)
 	switch e := e.(type) {
 	case *ast.NumberExpr:
-		return 0, true, numberValue(e.Value), 0
+		return 0, 0, true, numberValue(e.Value), 0
 	case *ast.ArithmeticOpExpr:
 		sides, op = []ast.Expr{e.Lhs, e.Rhs}, e.Operator
 	case *ast.UnaryMinusOpExpr:
 		sides = []ast.Expr{e.Expr}
 	default:
 		walkExpr(w, e)
-		return 0, false, 0, 0
+		return 0, 0, false, 0, 0
 	}
 	size, constant = 1, true
 	var consts [2]bool
 	var values [2]float64
 	inner := 0
 	for i, s := range sides {
-		var n, v int
-		n, consts[i], values[i], v = w.arith(s)
+		var n, x, v int
+		n, x, consts[i], values[i], v = w.arith(s)
 		size += n
+		extra += x
 		constant = constant && consts[i]
 		inner += v
 	}
 	if constant {
 		// one fold at this node: nothing under it is compiled
 		if len(sides) == 1 {
-			return size, true, -values[0], size
+			return 1, extra + size - 1, true, -values[0], 1 // (folded in place)
 		}
-		return size, true, foldArith(op, values[0], values[1]), size
+		return size, extra, true, foldArith(op, values[0], values[1]), size
 	}
 	for i := range sides {
 		if consts[i] {
 			w.c.addNumber(values[i])
 		}
 	}
-	return size, false, 0, size + inner
+	return size, extra, false, 0, size + inner
 }
 
 // foldArith is the compiler's constant folding of a binary operator
