@@ -170,6 +170,9 @@ type constWalker struct {
 	outer  []*constCounter // the counters of the functions c is in
 	locals map[string]int  // how many locals in scope have the name
 	blocks [][]string      // the names each open block declared
+	// the conditions that are a literal string or number: the compiler
+	// knows them true and searches no constant for them
+	literalConds map[ast.Expr]bool
 }
 
 func (w *constWalker) enter(f *ast.FunctionExpr) {
@@ -203,6 +206,12 @@ func (w *constWalker) local(name string) {
 
 func (w *constWalker) stmt(s ast.Stmt) {
 	switch s := s.(type) {
+	case *ast.IfStmt:
+		w.literalCond(s.Condition, false)
+	case *ast.WhileStmt:
+		w.literalCond(s.Condition, false)
+	case *ast.RepeatStmt:
+		w.literalCond(s.Condition, false)
 	case *ast.AssignStmt:
 		// a global assigned to is looked up twice: once more than the
 		// walk of the names counts
@@ -223,6 +232,27 @@ func (w *constWalker) stmt(s ast.Stmt) {
 	}
 }
 
+// literalCond notes the parts of a condition that are a literal string
+// or number the compiler compiles nothing for: as compileBranchCondition
+// goes through not, and and or, those with no next condition.
+func (w *constWalker) literalCond(e ast.Expr, hasNext bool) {
+	switch e := e.(type) {
+	case *ast.StringExpr, *ast.NumberExpr:
+		if hasNext {
+			return
+		}
+		if w.literalConds == nil {
+			w.literalConds = map[ast.Expr]bool{}
+		}
+		w.literalConds[e] = true
+	case *ast.UnaryNotOpExpr:
+		w.literalCond(e.Expr, !hasNext)
+	case *ast.LogicalOpExpr:
+		w.literalCond(e.Lhs, e.Operator == "or")
+		w.literalCond(e.Rhs, hasNext)
+	}
+}
+
 // globalAgain counts a second search for e's name when it is a global.
 func (w *constWalker) globalAgain(e ast.Expr) {
 	if id, ok := e.(*ast.IdentExpr); ok && w.locals[id.Value] == 0 {
@@ -231,6 +261,10 @@ func (w *constWalker) globalAgain(e ast.Expr) {
 }
 
 func (w *constWalker) expr(e ast.Expr) bool {
+	if w.literalConds[e] {
+		delete(w.literalConds, e)
+		return false
+	}
 	switch e := e.(type) {
 	case *ast.StringExpr:
 		w.c.add('s', e.Value)

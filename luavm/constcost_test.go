@@ -110,6 +110,9 @@ func TestConstCost_CountsWhatTheCompilerMakes(t *testing.T) {
 		"local t = {} t[1] = 7 % 3 t[2] = 1 t[3] = 2^10 t[4] = 1024 t[5] = -(3) t[6] = 0x10 t[7] = 16 t[8] = 5 / 2 t[9] = 2.5",
 		"local x = 1 return x + 1 + 2, x * -1, -x, 1 - x, (1+2) * x, 3",
 		"local s = '1' return s .. 1, #s, s + 1",
+		// a literal condition is known true: no constant
+		"while 'w' do break end if 7 then x = 1 end repeat y = 2 until 'r' if not 'n' then end if 'a' and 'b' then end",
+		"if 'o' or 'p' then end if not ('q' or 'r') then end if x and 's' or not 't' then end while not not 'u' do end",
 	} {
 		// as the server compiles: luaparse, the coercions wrapped
 		chunk, err := luaparse.Parse([]byte(src), "t")
