@@ -524,6 +524,14 @@ func (vm *VM) lockSeenHas(sha, body []byte) bool {
 	return false
 }
 
+// CachedBody reports whether the script body is cached: loading it again
+// compiles nothing.
+func (vm *VM) CachedBody(body []byte) bool {
+	vm.mu.RLock()
+	defer vm.mu.RUnlock()
+	return vm.byBody[string(body)] != nil
+}
+
 // Exists implements engine.Scripter.
 func (vm *VM) Exists(sha []byte) bool { return len(sha) == 40 && vm.lookup(sha) != nil }
 

@@ -506,7 +506,7 @@ func (s *Server) loopBatch(c *client, cmds []redcon.Command) (loopExit, bool) {
 	s.loopStats.batches.Add(1)
 	s.beginBatch(c, cmds)
 	for i, cmd := range cmds {
-		if s.mayWait(cmd.Args) {
+		if s.mayWait(c, cmd.Args) {
 			return loopExit{kind: exitBatch, cmds: cmds, at: i}, false
 		}
 		s.handle(c, cmd)
@@ -533,14 +533,17 @@ func (s *Server) loopBatch(c *client, cmds []redcon.Command) (loopExit, bool) {
 	return loopExit{}, true
 }
 
-// mayWait reports whether a command may wait for something other than
+// mayWait reports whether c's command may wait for something other than
 // the keyspace lock, or run long: the event loop hands its connection
-// back first.
-func (s *Server) mayWait(args [][]byte) bool {
+// back first. Inside MULTI a command is only queued, but for EXEC.
+func (s *Server) mayWait(c *client, args [][]byte) bool {
 	if s.fx.anyPause.Load() || s.eng.ScriptRunning() {
 		return true
 	}
 	name := args[0]
+	if c.InMulti() {
+		return len(name) == 4 && eqLower(name, "exec")
+	}
 	switch len(name) {
 	case 4:
 		if eqLower(name, "eval") {
@@ -554,15 +557,16 @@ func (s *Server) mayWait(args [][]byte) bool {
 	case 6:
 		// SCRIPT KILL waits for a script to become busy; a large
 		// SCRIPT LOAD compiles, in its turn (engine.Precompiler), for
-		// as long as an EVAL of it would. MEMORY PURGE collects the
-		// whole heap, without the keyspace lock.
+		// as long as an EVAL of it would, unless it is cached. MEMORY
+		// PURGE collects the whole heap, without the keyspace lock.
 		if len(args) == 2 && len(args[1]) == 5 && eqLower(name, "memory") {
 			return eqLower(args[1], "purge")
 		}
 		if !eqLower(name, "script") || len(args) < 2 || len(args[1]) != 4 {
 			return false
 		}
-		return eqLower(args[1], "kill") || (len(args) == 3 && eqLower(args[1], "load") && len(args[2]) >= engine.PrecompileMin)
+		return eqLower(args[1], "kill") || (len(args) == 3 && eqLower(args[1], "load") &&
+			len(args[2]) >= engine.PrecompileMin && !s.vm.CachedBody(args[2]))
 	case 7:
 		if eqLower(name, "evalsha") {
 			return !s.isLockScript(args, true)

@@ -596,9 +596,51 @@ func TestEventLoop_MayWait(t *testing.T) {
 		for i, a := range tc.args {
 			args[i] = []byte(a)
 		}
-		if got := srv.mayWait(args); got != tc.want {
+		if got := srv.mayWait(&client{}, args); got != tc.want {
 			t.Errorf("mayWait(%.60q) = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// What would wait outside MULTI is only queued inside it, on the loop; a
+// large SCRIPT LOAD already cached compiles nothing and stays there too.
+func TestEventLoop_QueuedAndCachedStayOnTheLoop(t *testing.T) {
+	srv := runOneLoop(t)
+	c := dial(t, srv.Addr())
+	big := "return 1 --" + strings.Repeat("x", engine.PrecompileMin)
+	if got := c.do("SCRIPT", "LOAD", big); !strings.HasPrefix(got, "$40\r\n") {
+		t.Fatalf("SCRIPT LOAD: %.80q", got)
+	}
+	for i := 0; i < loopReturnAfter; i++ { // back to the loop
+		c.do("PING")
+	}
+	inLoop(t, srv, c)
+	left := srv.loopStats.leaves[exitBatch].Load()
+	if got := c.do("SCRIPT", "LOAD", big); !strings.HasPrefix(got, "$40\r\n") {
+		t.Fatalf("SCRIPT LOAD again: %.80q", got)
+	}
+	c.do("MULTI")
+	for _, args := range [][]string{
+		{"EVAL", "return 2", "0"},
+		{"EVAL", big + "x", "0"},
+		{"SCRIPT", "LOAD", big + "y"},
+		{"DEBUG", "SLEEP", "0"},
+		{"FCALL", "f", "0"},
+		{"WAIT", "0", "0"},
+	} {
+		if got := c.do(args...); got != "+QUEUED\r\n" {
+			t.Fatalf("%.40q in MULTI: %q", args, got)
+		}
+	}
+	if n := srv.loopStats.leaves[exitBatch].Load() - left; n != 0 {
+		t.Fatalf("%d hand-backs before EXEC, want none", n)
+	}
+	got := c.do("EXEC")
+	if !strings.HasPrefix(got, "*6\r\n:2\r\n:1\r\n$40\r\n") {
+		t.Fatalf("EXEC: %.80q", got)
+	}
+	if n := srv.loopStats.leaves[exitBatch].Load() - left; n != 1 {
+		t.Fatalf("%d hand-backs, want 1 (EXEC)", n)
 	}
 }
 
