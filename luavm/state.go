@@ -10,11 +10,17 @@ import (
 	"github.com/tumblerdb/tumbler/engine"
 )
 
+// luaMaxCalls is the most call frames a script may have open: a Lua
+// function recursing in Redis's Lua 5.1 overflows ("stack overflow") past
+// LUAI_MAXCALLS, 20000 calls (once the state's call array has grown to
+// it; from 16384 before), 19998 levels deep, as here.
+const luaMaxCalls = 19999
+
 // initState builds the one reused Lua state with Redis's sandbox.
 func (vm *VM) initState() {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:     true,
-		CallStackSize:    256,
+		CallStackSize:    luaMaxCalls,
 		RegistrySize:     1024 * 4,
 		RegistryMaxSize:  1024 * 1024,
 		RegistryGrowStep: 256,

@@ -621,6 +621,11 @@ func (vm *VM) basePCall(L *lua.LState) int {
 		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
 		return 2
 	}
+	if vm.cStackFull() {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(errCStackOverflow))
+		return 2
+	}
 	// the handler closes the upvalues above the called function
 	vm.pcallBases = append(vm.pcallBases, frameBase(L, 0))
 	vm.catchers = append(vm.catchers, nil)
@@ -655,6 +660,11 @@ func (vm *VM) xpcall(L *lua.LState) int {
 		L.Push(vm.callHandler(L, user, lua.LString("attempt to call a "+fn.Type().String()+" value")))
 		return 2
 	}
+	if vm.cStackFull() {
+		L.Push(lua.LFalse)
+		L.Push(vm.callHandler(L, user, lua.LString(errCStackOverflow)))
+		return 2
+	}
 	h := L.NewFunction(func(L *lua.LState) int {
 		msg := L.Get(1)
 		if s, ok := msg.(lua.LString); ok {
@@ -682,6 +692,23 @@ func (vm *VM) xpcall(L *lua.LState) int {
 // maxHandlerCalls is how many times a failing handler is called again
 // (Lua's LUAI_MAXCCALLS bounds its recursion).
 const maxHandlerCalls = 200
+
+// maxCCalls is Lua 5.1's LUAI_MAXCCALLS: the calls into Lua from C
+// (lua_call, lua_pcall) that may be open at once, the script's own call
+// among them; one more is "C stack overflow". gopher-lua calls into Lua
+// from Go without counting, so pcall and xpcall count themselves (the
+// calls a nested pcall makes are the ones a script can nest without
+// bound); a metamethod's calls are bounded by the call stack alone.
+const maxCCalls = 200
+
+// errCStackOverflow is luaD_call's error past maxCCalls; raised while a C
+// function (pcall) runs, it carries no position.
+const errCStackOverflow = "C stack overflow"
+
+// cStackFull reports whether a pcall or xpcall opened now would be the
+// maxCCalls-th call into Lua: the script's own call and those of the
+// protected calls open are the others.
+func (vm *VM) cStackFull() bool { return 1+len(vm.catchers)+1 >= maxCCalls }
 
 // callHandler is xpcall's handler h called with msg, again with its own
 // error while it fails.
