@@ -245,6 +245,8 @@ func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto
 	if wrapped {
 		vm.setCoercions(proto)
 	}
+	// the names in errors (vmerror.go)
+	forLocalsAfterExplist(proto)
 	proto.IsVarArg &^= lua.VarArgNeedsArg | lua.VarArgHasArg // the main chunk has no "arg" (init)
 	return proto, ""
 }

@@ -144,6 +144,23 @@ func kname(p *lua.FunctionProto, c int) string {
 	return "?"
 }
 
+// knameAt is kname for the key c of the instruction at pc. Where Lua
+// has a constant key, gopher-lua may load it into a temporary register
+// first (a key in a generic for's expression list): a register that is
+// no local, last written by a LOADK of a string, is named by it.
+func knameAt(p *lua.FunctionProto, pc, c int) string {
+	if isK(c) {
+		return kname(p, c)
+	}
+	if _, ok := localName(p, c+1, pc); ok {
+		return "?"
+	}
+	if k := symbexec(p, pc, c); k >= 0 && opCode(p.Code[k]) == lua.OP_LOADK {
+		return kname(p, int(argBx(p.Code[k]))|0x100)
+	}
+	return "?"
+}
+
 // objName is Lua 5.1's getobjname: what register reg holds at pc, as
 // "local", "global", "field", "upvalue" or "method" and its name; "" for
 // a temporary it cannot name.
@@ -170,14 +187,14 @@ func objName(fn *lua.LFunction, pc, reg int) (kind, name string) {
 			return objName(fn, at, b)
 		}
 	case opGetTable, opGetTableKS:
-		return "field", kname(p, argC(i))
+		return "field", knameAt(p, at, argC(i))
 	case opGetUpval:
 		if b := argB(i); b < len(p.DbgUpvalues) {
 			return "upvalue", p.DbgUpvalues[b]
 		}
 		return "upvalue", "?"
 	case opSelf:
-		return "method", kname(p, argC(i))
+		return "method", knameAt(p, at, argC(i))
 	case opCall:
 		// a coercion's call (coerce.go) stands for its argument: the value
 		// is the one the script wrote there, and so is its name
@@ -192,6 +209,37 @@ func objName(fn *lua.LFunction, pc, reg int) (kind, name string) {
 		}
 	}
 	return "", ""
+}
+
+// forLocalsAfterExplist makes the hidden locals of each generic for in
+// proto and its functions start where Lua 5.1's do: after the values of
+// the for's expression list. gopher-lua starts them before, so a value
+// computed there into their registers took their names: pairs(nil) in
+// "for k, v in pairs(nil)" was "bad argument #1 to '(for generator)'",
+// Lua's "to 'pairs'". gopher-lua jumps to the loop's TFORLOOP right after
+// the list (a NOP when the body is empty), and starts the loop's names
+// after that jump; the hidden locals start at the jump (the pc Lua's
+// adjustlocalvars gives them), one before the first name. They end, as
+// in Lua, after the TFORLOOP and its jump back, which follow the body:
+// the generator a TFORLOOP calls is "(for generator)" (getfuncname).
+func forLocalsAfterExplist(p *lua.FunctionProto) {
+	ls := p.DbgLocals
+	for i := 0; i+3 < len(ls); i++ {
+		if ls[i].Name != "(for generator)" || ls[i+1].Name != "(for state)" || ls[i+2].Name != "(for control)" {
+			continue
+		}
+		start, end := ls[i+3].StartPc-1, ls[i].EndPc+2
+		if start < ls[i].StartPc || end >= len(p.Code) || opCode(p.Code[end-1]) != opTForLoop ||
+			(opCode(p.Code[start]) != lua.OP_JMP && opCode(p.Code[start]) != lua.OP_NOP) {
+			continue
+		}
+		for _, l := range ls[i : i+3] {
+			l.StartPc, l.EndPc = start, end
+		}
+	}
+	for _, f := range p.FunctionPrototypes {
+		forLocalsAfterExplist(f)
+	}
 }
 
 // localName is Lua 5.1's luaF_getlocalname: the name of the n-th local
@@ -481,7 +529,7 @@ func (vm *VM) badArgument(L *lua.LState, pos, text string, level int) (string, b
 	if !ok || caller.fn.IsG {
 		pos = "" // luaL_where(L, 1) has no line for a caller that is no Lua function
 	} else {
-		if i := caller.fn.Proto.Code[caller.pc]; opCode(i) == opCall || opCode(i) == opTailCall {
+		if i := caller.fn.Proto.Code[caller.pc]; opCode(i) == opCall || opCode(i) == opTailCall || opCode(i) == opTForLoop {
 			kind, nm := objName(caller.fn, caller.pc, argA(i))
 			if kind != "" {
 				name = nm

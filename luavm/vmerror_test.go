@@ -23,6 +23,14 @@ func TestVMErrorsReadFrames(t *testing.T) {
 		{"return ('x'):rep()", "-ERR user_script:1: bad argument #1 to 'rep' (number expected, got no value) script: %s, on @user_script:1."},
 		{"return ('x'):rep({}, 1, 2)", "-ERR user_script:1: bad argument #1 to 'rep' (number expected, got table) script: %s, on @user_script:1."},
 		{"for i = 1, 'x' do end", "-ERR user_script:1: 'for' limit must be a number script: %s, on @user_script:1."},
+		// a generic for's hidden locals start after its expression list
+		// (forLocalsAfterExplist), and a key gopher-lua loads into a
+		// temporary is named (knameAt)
+		{"for k, v in pairs(KEYS[1]) do end", "-ERR user_script:1: bad argument #1 to 'pairs' (table expected, got nil) script: %s, on @user_script:1."},
+		{"for w in string.gmatch(nil, 'x') do end", "-ERR user_script:1: bad argument #1 to 'gmatch' (string expected, got nil) script: %s, on @user_script:1."},
+		{"local t = {} for k in t.x.y do end", "-ERR user_script:1: attempt to index field 'x' (a nil value) script: %s, on @user_script:1."},
+		{"local x for k, v in next, x do\nend", "-ERR user_script:1: bad argument #1 to '(for generator)' (table expected, got nil) script: %s, on @user_script:1."},
+		{"local k = 'x' local t = {} return t[k].y", "-ERR user_script:1: attempt to index field '?' (a nil value) script: %s, on @user_script:1."},
 	}
 	for _, c := range cases {
 		f.expect(strings.Replace(c.want, "%s", sha(c.script), 1), "EVAL", c.script, "0")

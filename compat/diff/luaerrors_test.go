@@ -74,6 +74,17 @@ var luaRuntimeCases = []string{
 	"return nil < 1",
 	"local a, b = {}, {} return a <= b",
 	"return true > false",
+	// a generic for's expression list is named as any other call; the
+	// generator its loop calls is "(for generator)"
+	"for k, v in pairs(KEYS[1]) do end return 1",
+	"for k, v in ipairs(redis.call('get', 'nokey')) do end",
+	"for w in string.gmatch(nil, 'x') do end",
+	"local s = 'q' for a in s:gmatch(nil) do end",
+	"local x for k, v in next, x do end",
+	"local t = {} for k in t.x.y do end",
+	"local k = 'x' local t = {} return t[k].y",
+	"local t = {a = {}} for k, v in pairs(t) do for a, b in pairs(v.q) do end end",
+	"local t = {} for k, v in pairs(t) do end return t.x.y",
 	// for loops
 	"for i = 'a', 2 do end",
 	"for i = 1, 'b' do end",
