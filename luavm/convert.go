@@ -231,8 +231,10 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 			w.WriteNull()
 		}
 	case *lua.LTable:
+		// Redis copies an error's and a status's text as C strings
+		// (sdsnew): a NUL ends them.
 		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			msg := strings.Trim(string(e), "\r\n")
+			msg := strings.Trim(cString(string(e)), "\r\n")
 			if v.RawGetString(ignoreStatsField) == lua.LTrue {
 				engine.WriteErrorNoStats(w, msg)
 			} else {
@@ -241,7 +243,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 			return
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
-			w.WriteStatus(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(s)))
+			w.WriteStatus(strings.NewReplacer("\r", " ", "\n", " ").Replace(cString(string(s))))
 			return
 		}
 		if d, ok := v.RawGetString("double").(lua.LNumber); ok {

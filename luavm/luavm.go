@@ -810,8 +810,14 @@ func (vm *VM) writeRunError(wr engine.Writer, w where, err error) {
 
 // errorInfo extracts the error message and line from a script error: a
 // table {err=...} raised by redis.call or error({err=...}), or a string
-// "<chunk>:N: msg" which becomes "ERR <chunk>:N: msg".
+// "<chunk>:N: msg" which becomes "ERR <chunk>:N: msg". The message ends
+// at a NUL, as Redis copies it (luaExtractErrorInformation's sdsnew).
 func errorInfo(err error, chunk string) (msg, line string) {
+	msg, line = errorText(err, chunk)
+	return cString(msg), line
+}
+
+func errorText(err error, chunk string) (msg, line string) {
 	var obj lua.LValue = lua.LNil
 	if ae, ok := err.(*lua.ApiError); ok {
 		obj = ae.Object

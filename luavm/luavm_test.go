@@ -99,6 +99,10 @@ func TestEval_Conversions(t *testing.T) {
 		{"return redis.error_reply('oops')", "-ERR oops"},
 		{"return redis.error_reply('MY oops')", "-MY oops"},
 		{"return redis.status_reply('FINE')", "+FINE"},
+		// an error's and a status's text end at a NUL, as Redis's C strings
+		{"return {err='ab\\0cd'}", "-ab"},
+		{"return redis.status_reply('ab\\0cd')", "+ab"},
+		{"return redis.error_reply('ab\\0cd')", "-ERR ab"},
 		{"return redis.sha1hex('')", "$da39a3ee5e6b4b0d3255bfef95601890afd80709"},
 		{"return redis.call('get','missing')", "(nil)"},
 		{"return type(redis.call('get','missing'))", "$boolean"},

@@ -162,7 +162,10 @@ func formatDouble(b []byte, f float64) []byte {
 		return append(b, "inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-inf"...)
-	case math.IsNaN(f):
+	case math.IsNaN(f): // as glibc's printf: 0/0 on x86-64 has its sign bit set
+		if math.Signbit(f) {
+			return append(b, "-nan"...)
+		}
 		return append(b, "nan"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', 17, 64)

@@ -23,6 +23,9 @@ func TestRespWriter_EncodingsPerProtocol(t *testing.T) {
 		{"double", func(w *respWriter) { w.WriteDouble(1.5) }, "$3\r\n1.5\r\n", ",1.5\r\n"},
 		{"inf", func(w *respWriter) { w.WriteDouble(math.Inf(1)) }, "$3\r\ninf\r\n", ",inf\r\n"},
 		{"-inf", func(w *respWriter) { w.WriteDouble(math.Inf(-1)) }, "$4\r\n-inf\r\n", ",-inf\r\n"},
+		// NaNs as glibc's printf writes them: the sign bit is kept
+		{"nan", func(w *respWriter) { w.WriteDouble(math.NaN()) }, "$3\r\nnan\r\n", ",nan\r\n"},
+		{"-nan", func(w *respWriter) { w.WriteDouble(math.Copysign(math.NaN(), -1)) }, "$4\r\n-nan\r\n", ",-nan\r\n"},
 		{"verbatim", func(w *respWriter) { w.WriteVerbatim("txt", "hi") }, "$2\r\nhi\r\n", "=6\r\ntxt:hi\r\n"},
 		{"error newline", func(w *respWriter) { w.WriteError("ERR a\r\nb") }, "-ERR a  b\r\n", "-ERR a  b\r\n"},
 	}

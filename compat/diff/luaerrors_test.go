@@ -157,6 +157,15 @@ var luaRuntimeCases = []string{
 	"local function r(n) if n == 0 then return 0 end return 1 + r(n-1) end return {pcall(r, 300)}",
 	"local function r(n) local ok, v = pcall(r, n+1) if not ok then return {n, v} end return v end return r(0)",
 	"local function r(n) local ok, v = xpcall(function() return r(n+1) end, function(m) return 'h:' .. tostring(m) end) if not ok then return {n, v} end return v end return r(0)",
+	// an error's and a status's text end at a NUL (C strings); a double
+	// reply's NaN keeps its sign, as glibc prints it
+	"return {err='ab\\0cd'}",
+	"return redis.status_reply('ab\\0cd')",
+	"return redis.error_reply('ab\\0cd')",
+	"error('ab\\0cd')",
+	"error({err='x\\0y'})",
+	"return {double=0/0}",
+	"return {double=-(0/0)}",
 	// string.byte's results fit Lua's C stack
 	"return string.byte(string.rep('x', 9000), 1, -1)",
 	"return #{string.byte(string.rep('x', 7997), 1, -1)}",

@@ -1978,12 +1978,13 @@ var wideScripts = []wideScript{
 		"local e = redis.error_reply(ARGV[1]) return e.err",
 		"local s = redis.status_reply(ARGV[1]) return s.ok",
 		"return type(redis.error_reply('x'))",
+		"return {err='ab\\0cd'}", "return redis.status_reply('ab\\0cd')", "error('ab\\0cd')", "error({err='x\\0y'})",
 	}, argv: argvFrom("My err", "", "ERR x", "-ERR dash", "WRONGTYPE bad", "line\r\nbreak", "x y z", "OK", "1")},
 	{name: "resp3 conv", bodies: []string{
 		"return {double=1.5}", "return {double=0.1}", "return {double=-0}", "return {double='3'}", "return {double='x'}",
 		"return {map={a=1}}", "return {set={a=true}}", "return {map={}}", "return {set={}}",
 		"return {big_number='123'}", "return {map={a={1,2}}}", "return {1, {double=2.5}}", "return {double=1e300}",
-		"return {double=1/0}", "return {double=-1/0}", "return {double=3}",
+		"return {double=1/0}", "return {double=-1/0}", "return {double=3}", "return {double=0/0}", "return {double=-(0/0)}",
 	}},
 
 	// ---- redis.call / redis.pcall ----
