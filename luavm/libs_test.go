@@ -44,3 +44,28 @@ func TestBit(t *testing.T) {
 	}
 	f.expect("-ERR user_script:1: Attempt to modify a readonly table script: "+SHA1Hex([]byte("bit.band = nil"))+", on @user_script:1.", "EVAL", "bit.band = nil", "0")
 }
+
+// TestCollectGarbage_AsLua51: collectgarbage checks its options and
+// returns what Lua 5.1's does, collecting nothing; setpause and
+// setstepmul keep their values until SCRIPT FLUSH.
+func TestCollectGarbage_AsLua51(t *testing.T) {
+	f := newFixture(t)
+	sha := func(s string) string { return SHA1Hex([]byte(s)) }
+	f.expect(":200", "EVAL", "return collectgarbage('setpause', 100)", "0")
+	f.expect(":100", "EVAL", "return collectgarbage('setpause', 150)", "0")
+	f.expect(":200", "EVAL", "return collectgarbage('setstepmul', '300')", "0")
+	f.expect(":300", "EVAL", "return collectgarbage('setstepmul')", "0")
+	f.expect(":0", "EVAL", "return collectgarbage('setstepmul', 0)", "0")
+	f.expect("+OK", "SCRIPT", "FLUSH")
+	f.expect("*2 :200 :200", "EVAL", "return {collectgarbage('setpause', 1), collectgarbage('setstepmul', 1)}", "0")
+	f.expect("*5 :0 :0 :0 (nil) :1", "EVAL", "return {collectgarbage(), collectgarbage(nil), collectgarbage('collect'), collectgarbage('step'), 1}", "0")
+	f.expect("*4 :0 :0 :0 :0", "EVAL", "return {collectgarbage('stop'), collectgarbage('restart'), collectgarbage('count'), gcinfo()}", "0")
+	for _, c := range []struct{ script, want string }{
+		{"return collectgarbage('nosuch')", "bad argument #1 to 'collectgarbage' (invalid option 'nosuch')"},
+		{"return collectgarbage(5)", "bad argument #1 to 'collectgarbage' (invalid option '5')"},
+		{"return collectgarbage({})", "bad argument #1 to 'collectgarbage' (string expected, got table)"},
+		{"return collectgarbage('setpause', 'x')", "bad argument #2 to 'collectgarbage' (number expected, got string)"},
+	} {
+		f.expect("-ERR user_script:1: "+c.want+" script: "+sha(c.script)+", on @user_script:1.", "EVAL", c.script, "0")
+	}
+}

@@ -113,6 +113,9 @@ type VM struct {
 	cjsonNull    *lua.LUserData
 	cjsonCfg     *cjsonConfig
 	cjsonFlushes uint64
+	// collectgarbage's "setpause" and "setstepmul" values (gcParams),
+	// Lua's defaults again after SCRIPT FLUSH, as cjson's settings
+	gcPause, gcStepMul int64
 
 	// functions (functions.go): their globals, the read-only view of them
 	// they see as _G, the libraries' environment and its metatable, what
@@ -190,6 +193,7 @@ func New() *VM {
 		roReal:  make(map[*lua.LTable]*lua.LTable),
 		rand48:  rand48Default,
 		started: make(chan struct{}, 1),
+		gcPause: luaGCDefault, gcStepMul: luaGCDefault,
 	}
 	vm.memLimit.Store(DefaultMemoryLimit)
 	vm.initConcatSizes()
@@ -603,6 +607,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		// start again from their defaults.
 		vm.cjsonFlushes = n
 		vm.resetCjson()
+		vm.gcPause, vm.gcStepMul = luaGCDefault, luaGCDefault
 	}
 	if s.fn == nil {
 		s.fn = vm.L.NewFunctionFromProto(s.proto)

@@ -16,6 +16,40 @@ import (
 // it; from 16384 before), 19998 levels deep, as here.
 const luaMaxCalls = 19999
 
+// luaGCDefault is Lua 5.1's collector pause and step multiplier
+// (LUAI_GCPAUSE, LUAI_GCMUL), which Redis leaves as they are.
+const luaGCDefault = 200
+
+// collectGarbage is Lua 5.1's luaB_collectgarbage, arguments and results,
+// without its effect: scripts live on the Go heap, which a script must not
+// be able to collect, stop or tune. "setpause" and "setstepmul" return
+// the value set before (they are kept, and reset by SCRIPT FLUSH, as the
+// state Redis makes again then); "step" finishes no cycle (false); and
+// the memory of scripts is not measured, so "count" is 0 (INFO has no
+// used_memory_lua either), as is gcinfo().
+func (vm *VM) collectGarbage(L *lua.LState) int {
+	opt := "collect" // luaL_checkoption with a default
+	if L.GetTop() >= 1 && L.Get(1) != lua.LNil {
+		opt = cCheckString(L, 1)
+	}
+	ex := int64(int32(cOptInteger(L, 2, 0))) // luaL_optint
+	switch opt {
+	case "stop", "restart", "collect", "count":
+		L.Push(lua.LNumber(0))
+	case "step":
+		L.Push(lua.LFalse)
+	case "setpause":
+		L.Push(lua.LNumber(vm.gcPause))
+		vm.gcPause = ex
+	case "setstepmul":
+		L.Push(lua.LNumber(vm.gcStepMul))
+		vm.gcStepMul = ex
+	default:
+		cArgError(L, 1, "invalid option '"+cString(opt)+"'")
+	}
+	return 1
+}
+
 // initState builds the one reused Lua state with Redis's sandbox.
 func (vm *VM) initState() {
 	L := lua.NewState(lua.Options{
@@ -44,13 +78,11 @@ func (vm *VM) initState() {
 	for _, name := range []string{"dofile", "loadfile", "require", "module", "print", "getfenv", "setfenv", "newproxy", "_printregs", "_GOPHER_LUA_VERSION"} {
 		G.RawSetString(name, lua.LNil)
 	}
-	// collectgarbage exists in Redis's sandbox; a script must not be able
-	// to force a full collection of the server's heap.
-	G.RawSetString("collectgarbage", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LNumber(0))
+	G.RawSetString("collectgarbage", L.NewFunction(vm.collectGarbage))
+	G.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(0)) // lua_getgccount: not measured (collectGarbage)
 		return 1
 	}))
-	G.RawSetString("gcinfo", G.RawGetString("collectgarbage")) // Lua 5.1's gcinfo is collectgarbage("count")
 	// error() as Lua 5.1's luaB_error: a string or number message gets the
 	// position of the function at level (none for a Go function). The line
 	// Redis reports for an error escaping the script is the caller's (see

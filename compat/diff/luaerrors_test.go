@@ -157,6 +157,19 @@ var luaRuntimeCases = []string{
 	"local function r(n) if n == 0 then return 0 end return 1 + r(n-1) end return {pcall(r, 300)}",
 	"local function r(n) local ok, v = pcall(r, n+1) if not ok then return {n, v} end return v end return r(0)",
 	"local function r(n) local ok, v = xpcall(function() return r(n+1) end, function(m) return 'h:' .. tostring(m) end) if not ok then return {n, v} end return v end return r(0)",
+	// collectgarbage's options and results (its values kept between
+	// scripts: this order sets them back)
+	"return collectgarbage('setpause', 100)",
+	"return collectgarbage('setpause', 200)",
+	"return collectgarbage('setstepmul', 300)",
+	"return collectgarbage('setstepmul', '200')",
+	"return collectgarbage('nosuch')",
+	"return collectgarbage({})",
+	"return collectgarbage(5)",
+	"return collectgarbage('setpause', 'x')",
+	"return {pcall(collectgarbage, 'x')}",
+	"return {collectgarbage(), collectgarbage(nil), collectgarbage('collect'), collectgarbage('step'), 1}",
+	"return {collectgarbage('stop'), collectgarbage('restart'), type(collectgarbage('count')), type(gcinfo())}",
 	// an error's and a status's text end at a NUL (C strings); a double
 	// reply's NaN keeps its sign, as glibc prints it
 	"return {err='ab\\0cd'}",
