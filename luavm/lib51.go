@@ -433,11 +433,21 @@ func (vm *VM) loadParsed(L *lua.LState, parsed []ast.Stmt, err error, name strin
 		L.Push(lua.LString(msg))
 		return 2
 	}
+	if vm.chunkSources == nil {
+		vm.chunkSources = make(map[string]string)
+	}
+	if len(vm.chunkSources) < maxChunkSources {
+		vm.chunkSources[proto.SourceName] = cString(name)
+	}
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = vm.runEnv
 	L.Push(fn)
 	return 1
 }
+
+// maxChunkSources bounds the chunk sources a run keeps for its errors: a
+// script loading chunks in a loop has the rest named as its own.
+const maxChunkSources = 64
 
 // chunkID is lobject.c's luaO_chunkid: how messages name a chunk, in at
 // most n-1 bytes: "=name" as name, "@file" as file (its end, after

@@ -148,13 +148,19 @@ type VM struct {
 	// was raised on, to report the line of a non-table error.
 	lastErr     lua.LValue
 	lastErrLine string
-	killMu      sync.Mutex
-	cancel      context.CancelFunc
-	killed      bool
-	timedOut    bool // pcall's timeout stopped the run
-	running     bool
-	closed      bool
-	lctx        context.Context
+	// chunkSources maps the chunk names of what load and loadstring made
+	// during the run (chunkID) to their sources as given, and errSource
+	// and errLine are the source and line Redis's handler finds for an
+	// error escaping the run from one of them (noteErrSource).
+	chunkSources       map[string]string
+	errSource, errLine string
+	killMu             sync.Mutex
+	cancel             context.CancelFunc
+	killed             bool
+	timedOut           bool // pcall's timeout stopped the run
+	running            bool
+	closed             bool
+	lctx               context.Context
 
 	// the memory bound (memory.go): gen counts Lua runs and memKilled
 	// says the watchdog stopped the current one; both guarded by killMu.
@@ -633,6 +639,8 @@ func (w where) at(line string) string {
 func (vm *VM) run(c *engine.Ctx, fn *lua.LFunction, args []lua.LValue, w where, env *lua.LTable) {
 	vm.ctx, vm.resp, vm.runEnv = c, 2, env
 	vm.lastErr, vm.lastErrLine = nil, ""
+	vm.errSource, vm.errLine = "", ""
+	clear(vm.chunkSources)
 	err, stop := vm.pcall(fn, 1, 0, args...)
 	switch {
 	case stop == stopClosed:
@@ -803,7 +811,11 @@ func (vm *VM) writeRunError(wr engine.Writer, w where, err error) {
 	if ae != nil && vm.lastErr != nil && ae.Object == vm.lastErr {
 		line = vm.lastErrLine
 	}
-	msg += w.at(line)
+	if vm.errSource != "" {
+		msg += " script: " + w.name + ", on " + vm.errSource + ":" + vm.errLine + "."
+	} else {
+		msg += w.at(line)
+	}
 	if ae != nil {
 		if t, ok := ae.Object.(*lua.LTable); ok && t.RawGetString(ignoreStatsField) == lua.LTrue {
 			engine.WriteErrorNoStats(wr, msg)

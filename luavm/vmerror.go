@@ -546,9 +546,37 @@ func (vm *VM) badArgument(L *lua.LState, pos, text string, level int) (string, b
 	return pos + "bad argument #" + num + " to '" + name + "' (" + detail, true
 }
 
+// noteErrSource finds, for an error escaping the run, the function Redis's
+// error handler names in the reply's "on <source>:<line>": the one that
+// raised it, or its caller when that is a C (Go) function. When that is a
+// chunk load or loadstring made, its source as given is kept (errSource:
+// "y = 1", "=name", "@file"); the run's own chunk is named as before.
+func (vm *VM) noteErrSource(L *lua.LState) {
+	vm.errSource, vm.errLine = "", "" // (load's reader may have failed before, caught)
+	for level := 1; level <= 2; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			return
+		}
+		if dbg.What == "G" {
+			continue
+		}
+		if src, ok := vm.chunkSources[dbg.Source]; ok {
+			vm.errSource, vm.errLine = src, strconv.Itoa(dbg.CurrentLine)
+		}
+		return
+	}
+}
+
 // lua51Handler is the message handler of protected calls: it rewords the
 // errors of gopher-lua's VM (lua51Error) and passes any other value on.
 func (vm *VM) lua51Handler(L *lua.LState) int {
+	if len(vm.catchers) == 0 {
+		vm.noteErrSource(L) // escaping the run
+	}
 	if s, ok := L.Get(1).(lua.LString); ok {
 		if m, ok := vm.lua51Error(L, string(s), 1); ok {
 			L.Push(lua.LString(m))

@@ -84,3 +84,20 @@ func TestCallDepth_AsLua51(t *testing.T) {
 		f.expect(c.want, "EVAL", c.script, "0")
 	}
 }
+
+// TestLoadedChunkErrorSource: an error escaping the run from a chunk
+// loadstring or load made is "on" that chunk's source as given, with its
+// line, as Redis's error handler finds it; the script's own errors, and
+// a load whose reader failed and was caught, stay "on @user_script".
+func TestLoadedChunkErrorSource(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct{ script, want string }{
+		{"return loadstring('y = 1')()", `ERR [string "y = 1"]:1: Attempt to modify a readonly table script: %s, on y = 1:1.`},
+		{"return loadstring('\\n\\nerror(\\'boom\\')', '=mychunk')()", "ERR mychunk:3: boom script: %s, on =mychunk:3."},
+		{"loadstring('error(\\'x\\', 2)')()", "ERR user_script:1: x script: %s, on error('x', 2):1."},
+		{"return loadstring('return redis.call(\\'nosuch\\')', '@f.lua')()", "ERR Unknown Redis command called from script script: %s, on @f.lua:1."},
+		{"local r = loadstring('error(1)') local f = load(r) return nil + 1", "ERR user_script:1: attempt to perform arithmetic on a nil value script: %s, on @user_script:1."},
+	} {
+		f.expect("-"+strings.Replace(c.want, "%s", SHA1Hex([]byte(c.script)), 1), "EVAL", c.script, "0")
+	}
+}

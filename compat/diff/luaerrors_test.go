@@ -132,6 +132,17 @@ var luaRuntimeCases = []string{
 	"local i = 0 local f, e = load(function() i = i + 1 if i == 1 then return 'return ' elseif i == 2 then return '42' end end) return f()",
 	"local f, e = load(function() return 'x =' end, 'nm') return e",
 	"local n = 0 local f, e = load(function() n = n + 1 if n < 4 then return 'a' end end) return {n, e}",
+	// an error escaping from a loaded chunk is "on" the chunk's source
+	"return loadstring('y = 1')()",
+	"return loadstring('\\n\\nerror(\\'boom\\')', '=mychunk')()",
+	"return loadstring('return redis.call(\\'nosuch\\')')()",
+	"return loadstring('local t = nil return t.x', '@file.lua')()",
+	"local f = loadstring('return function() error(\\'x\\') end')() f()",
+	"loadstring('error(\\'x\\', 2)')()",
+	"loadstring('\\nerror({err = \\'tab\\'})')()",
+	"loadstring('return string.rep()')()",
+	"loadstring(string.rep('x', 100) .. ' = nil + 1')()",
+	"local r = loadstring('error(1)') local f = load(r) return nil + 1",
 	// load's reader: its errors are load's result, as its handler makes them
 	"local a, b = load(function() error('rd') end) return {tostring(a), b}",
 	"return {pcall(function() local a, b = load(function() error('rd') end) return tostring(a), b end)}",
