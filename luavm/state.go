@@ -153,6 +153,14 @@ func (vm *VM) initState() {
 		if t, ok := L.Get(1).(*lua.LTable); ok && vm.ro[t] {
 			return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
 		}
+		// Lua's luaG_runerror, raised in rawset, a C function: no position
+		if _, ok := L.Get(1).(*lua.LTable); ok && L.GetTop() >= 3 {
+			if k := L.Get(2); k == lua.LNil {
+				vm.raise(L, lua.LString("table index is nil"))
+			} else if n, ok := k.(lua.LNumber); ok && n != n {
+				vm.raise(L, lua.LString("table index is NaN"))
+			}
+		}
 		return origRawset.GFunction(L)
 	}))
 	// Redis's read-only tables are the tables themselves, flagged; ours
@@ -207,6 +215,9 @@ func (vm *VM) initState() {
 		}
 		if vm.ro[t] || t == vm.globals || t == vm.fnGlobals {
 			return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
+		}
+		if L.GetMetaField(t, "__metatable") != lua.LNil {
+			cError(L, "cannot change a protected metatable") // luaL_error: no position under pcall
 		}
 		return origSetmt.GFunction(L)
 	}))

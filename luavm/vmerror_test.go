@@ -40,6 +40,10 @@ func TestVMErrorsReadFrames(t *testing.T) {
 	f.expect("$H:user_script:1: attempt to call local 'f' (a nil value)", "EVAL", "local ok, e = xpcall(function() local f; f() end, function(m) return 'H:' .. m end) return e", "0")
 	// pcall(string.rep): no Lua caller, so no position and no name
 	f.expect("$bad argument #1 to '?' (string expected, got no value)", "EVAL", "local ok, e = pcall(string.rep) return e", "0")
+	// rawset's index errors are raised in a C function: no position
+	f.expect("-ERR table index is nil script: "+sha("rawset({}, nil, 1)")+", on @user_script:1.", "EVAL", "rawset({}, nil, 1)", "0")
+	f.expect("$table index is NaN", "EVAL", "local ok, e = pcall(rawset, {}, 0/0, 1) return e", "0")
+	f.expect("$cannot change a protected metatable", "EVAL", "local ok, e = pcall(setmetatable, setmetatable({}, {__metatable = 1}), {}) return e", "0")
 }
 
 // TestVMErrorsKeepUpvalues: a caught error closes only the variables of

@@ -168,6 +168,16 @@ var luaRuntimeCases = []string{
 	"local function r(n) if n == 0 then return 0 end return 1 + r(n-1) end return {pcall(r, 300)}",
 	"local function r(n) local ok, v = pcall(r, n+1) if not ok then return {n, v} end return v end return r(0)",
 	"local function r(n) local ok, v = xpcall(function() return r(n+1) end, function(m) return 'h:' .. tostring(m) end) if not ok then return {n, v} end return v end return r(0)",
+	// errors raised in a C function have no position: rawset's index
+	// errors always, luaL_error's when a C function (pcall) called it
+	"rawset({}, nil, 1)",
+	"return {pcall(rawset, {}, nil, 1)}",
+	"rawset({}, 0/0, 1)",
+	"return {pcall(rawset, {}, 0/0, 1)}",
+	"return {pcall(rawset, {}, nil)}",
+	"local t = setmetatable({}, {__metatable = 1}) setmetatable(t, {})",
+	"return {pcall(setmetatable, setmetatable({}, {__metatable = 1}), {})}",
+	"local t = setmetatable({}, {__metatable = false}) setmetatable(t, {}) return 1",
 	// collectgarbage's options and results (its values kept between
 	// scripts: this order sets them back)
 	"return collectgarbage('setpause', 100)",
