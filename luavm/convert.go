@@ -204,15 +204,24 @@ func (w *luaWriter) WriteDouble(f float64) {
 // addReplyDouble writes it and a script reads it.
 func formatDouble(f float64) string { return engine.FormatDouble(f) }
 
-const maxReplyDepth = 1000
+// Redis's luaReplyToRedisReply walks a reply on Lua's stack, and writes
+// "reached lua stack limit" in place of a value it cannot make room for:
+// lua_checkstack(4) fails past LUAI_MAXCSTACK (8000) slots. The reply
+// starts at replyStackBase slots; an array's element takes one more than
+// its table, a map's value three (the field, the key, the value) and its
+// key four (a copy), a set's member three. So arrays nest 7994 deep, maps
+// and sets 2664.
+const replyStackBase = 2
 
 // writeLuaValue writes a script's return value as Redis's
 // luaReplyToRedisReply does: string → bulk, number → integer (truncated),
 // true → 1, false/nil → null, {err=} → error, {ok=} → status,
 // {double=} → double, other tables → arrays cut at the first nil. After
-// redis.setresp(3) (resp 3) booleans are written as booleans.
-func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
-	if depth > maxReplyDepth {
+// redis.setresp(3) (resp 3) booleans are written as booleans. slots is
+// how much of Lua's stack Redis would use with v on top (replyStackBase
+// for the script's result).
+func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
+	if slots+4 > luaMaxCStack {
 		w.WriteError("ERR reached lua stack limit")
 		return
 	}
@@ -270,8 +279,8 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 			})
 			w.WriteMap(len(keys))
 			for i := range keys {
-				writeLuaValue(w, keys[i], resp, depth+1)
-				writeLuaValue(w, vals[i], resp, depth+1)
+				writeLuaValue(w, keys[i], resp, slots+4)
+				writeLuaValue(w, vals[i], resp, slots+3)
 			}
 			return
 		}
@@ -280,7 +289,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 			lua51Pairs(s, func(k, _ lua.LValue) { keys = append(keys, k) })
 			w.WriteSet(len(keys))
 			for _, k := range keys {
-				writeLuaValue(w, k, resp, depth+1)
+				writeLuaValue(w, k, resp, slots+3)
 			}
 			return
 		}
@@ -290,7 +299,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, depth int) {
 		}
 		w.WriteArray(n)
 		for i := 1; i <= n; i++ {
-			writeLuaValue(w, v.RawGetInt(i), resp, depth+1)
+			writeLuaValue(w, v.RawGetInt(i), resp, slots+1)
 		}
 	default:
 		w.WriteNull()

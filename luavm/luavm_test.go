@@ -756,3 +756,45 @@ return n`
 		t.Fatalf("redis.call with an integer reply: %.2f allocations a call (%v for 2 calls, %v for 202)", per, a1, a101)
 	}
 }
+
+// TestReply_NestsAsDeepAsRedisStack: a returned table is converted as
+// deep as Redis's Lua stack lets it (arrays 7994 levels, maps and sets
+// 2664); past that, the value that does not fit is the error "reached
+// lua stack limit", in its place.
+func TestReply_NestsAsDeepAsRedisStack(t *testing.T) {
+	f := newFixture(t)
+	nested := func(script string) (depth int, tail string) {
+		got := f.do(2, "EVAL", script, "0")
+		for strings.HasPrefix(got, "*1 ") {
+			got, depth = got[3:], depth+1
+		}
+		return depth, got
+	}
+	for _, c := range []struct {
+		script string
+		depth  int
+		tail   string
+	}{
+		{"local t = {} local c = t for i = 1, 7994 do c[1] = {} c = c[1] end return t", 7994, "*0"},
+		{"local t = {} local c = t for i = 1, 7995 do c[1] = {} c = c[1] end return t", 7995, "-ERR reached lua stack limit"},
+		{"local t = {} t[1] = t return t", 7995, "-ERR reached lua stack limit"},
+		// a map's value is three slots deeper
+		{"redis.setresp(3) local t = {} local c = t for i = 1, 2664 do local n = {} c.map = {a = n} c = n end return t", 0, ""},
+	} {
+		depth, tail := nested(c.script)
+		if c.depth == 0 {
+			got := f.do(2, "EVAL", c.script, "0")
+			if n := strings.Count(got, "%1 $a "); n != 2664 || strings.Contains(got, "limit") {
+				t.Errorf("%.60s: %d map levels, %q", c.script, n, got[max(0, len(got)-60):])
+			}
+			continue
+		}
+		if depth != c.depth || tail != c.tail {
+			t.Errorf("%.60s: %d levels then %q, want %d then %q", c.script, depth, tail, c.depth, c.tail)
+		}
+	}
+	got := f.do(2, "EVAL", "redis.setresp(3) local t = {} local c = t for i = 1, 2665 do local n = {} c.map = {a = n} c = n end return t", "0")
+	if n := strings.Count(got, "%1 "); n != 2665 || !strings.HasSuffix(got, "-ERR reached lua stack limit -ERR reached lua stack limit") {
+		t.Errorf("2665 map levels: %d, %q", n, got[max(0, len(got)-60):])
+	}
+}

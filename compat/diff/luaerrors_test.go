@@ -178,6 +178,15 @@ var luaRuntimeCases = []string{
 	"local t = setmetatable({}, {__metatable = 1}) setmetatable(t, {})",
 	"return {pcall(setmetatable, setmetatable({}, {__metatable = 1}), {})}",
 	"local t = setmetatable({}, {__metatable = false}) setmetatable(t, {}) return 1",
+	// a reply nests as deep as Redis's Lua stack lets it convert it
+	"local t = {} local c = t for i = 1, 7994 do c[1] = {} c = c[1] end return t",
+	"local t = {} local c = t for i = 1, 7995 do c[1] = {} c = c[1] end return t",
+	"local t = {} t[1] = t return t",
+	"local t = {} local c = t for i = 1, 7993 do c[1] = {} c = c[1] end c[1] = {1, 2, {3}} return t",
+	"redis.setresp(3) local t = {} local c = t for i = 1, 2664 do local n = {} c.map = {a = n} c = n end return t",
+	"redis.setresp(3) local t = {} local c = t for i = 1, 2665 do local n = {} c.map = {a = n} c = n end return t",
+	"redis.setresp(3) local t = {} local c = t for i = 1, 2663 do local n = {} c.map = {[n] = 1} c = n end return t",
+	"redis.setresp(3) local t = {} local c = t for i = 1, 2665 do local n = {} c.set = {[n] = true} c = n end return t",
 	// collectgarbage's options and results (its values kept between
 	// scripts: this order sets them back)
 	"return collectgarbage('setpause', 100)",

@@ -66,7 +66,7 @@ func readLine(r *bufio.Reader, out *[]byte) ([]byte, error) {
 }
 
 func readValue(r *bufio.Reader, out *[]byte, depth int) error {
-	if depth > 64 {
+	if depth > 10000 { // deeper than Redis replies: a script's arrays nest 7994 deep at most
 		return errors.New("resp: nesting too deep")
 	}
 	t, err := r.Peek(1)
