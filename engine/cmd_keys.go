@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"math"
 	"slices"
@@ -318,8 +319,12 @@ func cmdScan(c *Ctx) {
 // parseCursor parses a SCAN cursor as Redis's parseScanCursorOrReply does
 // with strtoul: a leading space, trailing bytes or a value over 64 bits is
 // invalid; an optional sign is accepted ("-n" wraps around as in C); no
-// digits at all is 0 only for the empty string.
+// digits at all is 0 only for the empty string. strtoul reads a C string:
+// a NUL ends the cursor.
 func parseCursor(b []byte) (uint64, bool) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	if len(b) == 0 {
 		return 0, true
 	}

@@ -263,6 +263,14 @@ func TestKeysAndScan(t *testing.T) {
 	}
 	e.expect("-"+ErrInvalidCursor, "SCAN", "x")
 	e.expect("-"+ErrSyntax, "SCAN", "0", "COUNT", "0")
+	// strtoul reads a C string: a NUL ends the cursor
+	for _, cur := range []string{"0\x00", "\x00", "0\x00x", "0\x009"} {
+		if got := e.do("SCAN", cur, "COUNT", "1000"); !strings.HasPrefix(got, "*2 $0 ") {
+			t.Errorf("SCAN %q: %q", cur, got)
+		}
+		e.expect("*2 $0 *0", "HSCAN", "nohash", cur)
+	}
+	e.expect("-"+ErrInvalidCursor, "SCAN", " 0\x00")
 }
 
 func TestGetRange(t *testing.T) {

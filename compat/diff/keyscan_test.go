@@ -82,3 +82,13 @@ func keyScanPage(t *testing.T, c *conn, cmd, cursor string, opts []string) (stri
 	}
 	return lines[2], items
 }
+
+// TestScanCursorDiff: cursors are read as strtoul reads a C string.
+func TestScanCursorDiff(t *testing.T) {
+	rc, tc := dialPair(t)
+	cursors := []string{"0", "1\x00", "\x00", "1\x00x", "-1\x00", " 1\x00", "0\x009", "x", "", "18446744073709551616"}
+	diffCommands(t, rc, tc, []string{"SCAN"}, cursors)
+	for _, cmd := range []string{"HSCAN", "SSCAN", "ZSCAN"} {
+		diffCommands(t, rc, tc, []string{cmd, "nokey"}, cursors)
+	}
+}
