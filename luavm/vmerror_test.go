@@ -63,21 +63,21 @@ func TestVMErrorsKeepUpvalues(t *testing.T) {
 	f.expect(":3", "EVAL", "local n = 1 local function inc() n = n + 1 return n end inc() return inc()", "0")
 }
 
-// TestCallDepth_AsLua51: a Lua function may recurse as deep as in Redis's
-// Lua (LUAI_MAXCALLS: 19998 levels, then "stack overflow"), and protected
+// TestCallDepth_AsLua51: a Lua function may recurse 7999 levels, then
+// "stack overflow" (luaMaxCalls; Redis's Lua goes deeper), and protected
 // calls nest 198 deep before "C stack overflow" (LUAI_MAXCCALLS), which
 // pcall and xpcall catch, with no position. gopher-lua's default call
 // stack let 255 levels through, and pcalls 127.
 func TestCallDepth_AsLua51(t *testing.T) {
 	f := newFixture(t)
 	const rec = "local function r(n) if n == 0 then return 0 end return 1 + r(n-1) end "
-	f.expect(":19998", "EVAL", rec+"return r(19998)", "0")
-	overflow := rec + "return r(19999)"
+	f.expect(":7999", "EVAL", rec+"return r(7999)", "0")
+	overflow := rec + "return r(8000)"
 	f.expect("-ERR user_script:1: stack overflow script: "+SHA1Hex([]byte(overflow))+", on @user_script:1.", "EVAL", overflow, "0")
 	f.expect("*2 :1 :300", "EVAL", rec+"return {pcall(r, 300)}", "0")
 	// FCALL runs in the same state, as deep
 	f.expect("$deep", "FUNCTION", "LOAD", "#!lua name=deep\n"+rec+"redis.register_function('f', function(keys, args) return r(tonumber(args[1])) end)")
-	f.expect(":19997", "FCALL", "f", "0", "19997")
+	f.expect(":7998", "FCALL", "f", "0", "7998")
 	for _, c := range []struct{ script, want string }{
 		{"local function r(n) local ok, v = pcall(r, n+1) if not ok then return {n, v} end return v end return r(0)", "*2 :198 $C stack overflow"},
 		{"local function r(n) local ok, v = xpcall(function() return r(n+1) end, function(m) return 'h:' .. tostring(m) end) if not ok then return {n, v} end return v end return r(0)", "*2 :198 $h:C stack overflow"},
