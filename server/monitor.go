@@ -19,6 +19,11 @@ func (s *Server) registerMonitor() {
 
 // MONITOR
 func (s *Server) cmdMonitor(c *engine.Ctx) {
+	if c.DenyBlocking() {
+		// inside EXEC a client expects a reply a command (monitorCommand)
+		c.W.WriteError("ERR MONITOR isn't allowed for DENY BLOCKING client")
+		return
+	}
 	me := cl(c)
 	if me.fx.monitor.Load() {
 		return // Redis ignores a second MONITOR without a reply

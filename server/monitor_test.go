@@ -136,6 +136,28 @@ func TestMonitor_ClosedMonitorIsForgotten(t *testing.T) {
 	}
 }
 
+// MONITOR inside EXEC is refused, as Redis refuses it to a client that
+// expects a reply a command (CLIENT_DENY_BLOCKING); the connection stays
+// an ordinary one.
+func TestMonitor_RefusedInsideExec(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.do("MULTI")
+	c.do("MONITOR")
+	if got := c.do("EXEC"); got != "*1\r\n-ERR MONITOR isn't allowed for DENY BLOCKING client\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if p := srv.fx.monitors.Load(); p != nil && len(*p) != 0 {
+		t.Fatalf("%d monitors", len(*p))
+	}
+	if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET after = %q", got)
+	}
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after = %q", got)
+	}
+}
+
 func TestMonitor_RESP3ClientGetsStatusLines(t *testing.T) {
 	srv := monitorServer(t)
 	m := dial(t, srv.Addr())

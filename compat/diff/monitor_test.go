@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bufio"
+	"bytes"
 	"regexp"
 	"strings"
 	"testing"
@@ -102,5 +103,24 @@ func monitorRun(t *testing.T, addr string) []string {
 			return lines
 		}
 		lines = append(lines, line)
+	}
+}
+
+// TestMonitorInExecDiff: MONITOR queued in MULTI is refused by EXEC, and
+// the connection goes on as an ordinary one.
+func TestMonitorInExecDiff(t *testing.T) {
+	rc, tc := dialPair(t)
+	for _, args := range [][]string{{"MULTI"}, {"MONITOR"}, {"EXEC"}, {"SET", "k", "v"}, {"PING"}} {
+		want, err := rc.do(args...)
+		if err != nil {
+			t.Fatalf("redis %v: %v", args, err)
+		}
+		got, err := tc.do(args...)
+		if err != nil {
+			t.Fatalf("tumbler %v: %v", args, err)
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("%v\nredis:   %q\ntumbler: %q", args, want, got)
+		}
 	}
 }
