@@ -436,8 +436,10 @@ func (vm *VM) loadParsed(L *lua.LState, parsed []ast.Stmt, err error, name strin
 	if vm.chunkSources == nil {
 		vm.chunkSources = make(map[string]string)
 	}
-	if len(vm.chunkSources) < maxChunkSources {
-		vm.chunkSources[proto.SourceName] = cString(name)
+	// (not under the name of a script's or a function's own chunk,
+	// which errors name as before)
+	if n := proto.SourceName; len(vm.chunkSources) < maxChunkSources && n != chunkScript && n != chunkFunction {
+		vm.chunkSources[n] = cString(name)
 	}
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = vm.runEnv

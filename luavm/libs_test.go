@@ -58,6 +58,14 @@ func TestCollectGarbage_AsLua51(t *testing.T) {
 	f.expect(":0", "EVAL", "return collectgarbage('setstepmul', 0)", "0")
 	f.expect("+OK", "SCRIPT", "FLUSH")
 	f.expect("*2 :200 :200", "EVAL", "return {collectgarbage('setpause', 1), collectgarbage('setstepmul', 1)}", "0")
+	// functions run in a Lua state of their own in Redis: their values
+	// are theirs, and SCRIPT FLUSH leaves them
+	f.expect("$gc", "FUNCTION", "LOAD", "#!lua name=gc\nredis.register_function('p', function(k, a) return collectgarbage('setpause', tonumber(a[1])) end)")
+	f.expect(":200", "FCALL", "p", "0", "122")
+	f.expect(":1", "EVAL", "return collectgarbage('setpause', 133)", "0")
+	f.expect("+OK", "SCRIPT", "FLUSH")
+	f.expect(":122", "FCALL", "p", "0", "144")
+	f.expect(":200", "EVAL", "return collectgarbage('setpause', 200)", "0")
 	f.expect("*5 :0 :0 :0 (nil) :1", "EVAL", "return {collectgarbage(), collectgarbage(nil), collectgarbage('collect'), collectgarbage('step'), 1}", "0")
 	f.expect("*4 :0 :0 :0 :0", "EVAL", "return {collectgarbage('stop'), collectgarbage('restart'), collectgarbage('count'), gcinfo()}", "0")
 	for _, c := range []struct{ script, want string }{

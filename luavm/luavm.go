@@ -113,9 +113,10 @@ type VM struct {
 	cjsonNull    *lua.LUserData
 	cjsonCfg     *cjsonConfig
 	cjsonFlushes uint64
-	// collectgarbage's "setpause" and "setstepmul" values (gcParams),
-	// Lua's defaults again after SCRIPT FLUSH, as cjson's settings
-	gcPause, gcStepMul int64
+	// collectgarbage's "setpause" and "setstepmul" values: the scripts'
+	// (Lua's defaults again after SCRIPT FLUSH, as cjson's settings) and
+	// the functions', as Redis keeps them in its two Lua states
+	gcEval, gcFn gcParams
 
 	// functions (functions.go): their globals, the read-only view of them
 	// they see as _G, the libraries' environment and its metatable, what
@@ -154,6 +155,7 @@ type VM struct {
 	// error escaping the run from one of them (noteErrSource).
 	chunkSources       map[string]string
 	errSource, errLine string
+	errObj             lua.LValue // the error they are for, as the handler left it
 	killMu             sync.Mutex
 	cancel             context.CancelFunc
 	killed             bool
@@ -199,7 +201,7 @@ func New() *VM {
 		roReal:  make(map[*lua.LTable]*lua.LTable),
 		rand48:  rand48Default,
 		started: make(chan struct{}, 1),
-		gcPause: luaGCDefault, gcStepMul: luaGCDefault,
+		gcEval:  gcDefaults, gcFn: gcDefaults,
 	}
 	vm.memLimit.Store(DefaultMemoryLimit)
 	vm.initConcatSizes()
@@ -613,7 +615,7 @@ func (vm *VM) Run(c *engine.Ctx, sha, body []byte, keys, argv [][]byte) bool {
 		// start again from their defaults.
 		vm.cjsonFlushes = n
 		vm.resetCjson()
-		vm.gcPause, vm.gcStepMul = luaGCDefault, luaGCDefault
+		vm.gcEval = gcDefaults
 	}
 	if s.fn == nil {
 		s.fn = vm.L.NewFunctionFromProto(s.proto)
@@ -639,7 +641,7 @@ func (w where) at(line string) string {
 func (vm *VM) run(c *engine.Ctx, fn *lua.LFunction, args []lua.LValue, w where, env *lua.LTable) {
 	vm.ctx, vm.resp, vm.runEnv = c, 2, env
 	vm.lastErr, vm.lastErrLine = nil, ""
-	vm.errSource, vm.errLine = "", ""
+	vm.errSource, vm.errLine, vm.errObj = "", "", nil
 	clear(vm.chunkSources)
 	err, stop := vm.pcall(fn, 1, 0, args...)
 	switch {
@@ -811,7 +813,10 @@ func (vm *VM) writeRunError(wr engine.Writer, w where, err error) {
 	if ae != nil && vm.lastErr != nil && ae.Object == vm.lastErr {
 		line = vm.lastErrLine
 	}
-	if vm.errSource != "" {
+	// errSource is the handler's for the last error that may have escaped
+	// the run: it is this one's if the handler left this very value (an
+	// error at a full call stack never reaches the handler).
+	if vm.errSource != "" && ae != nil && ae.Object == vm.errObj {
 		msg += " script: " + w.name + ", on " + vm.errSource + ":" + vm.errLine + "."
 	} else {
 		msg += w.at(line)
@@ -844,7 +849,7 @@ func errorText(err error, chunk string) (msg, line string) {
 		if s, ok := t.RawGetString("err").(lua.LString); ok {
 			m = string(s)
 		}
-		return strings.TrimRight(m, "\r\n"), "0"
+		return m, "0" // (its line breaks become spaces in the reply, as in Redis)
 	}
 	if obj == lua.LNil {
 		return "ERR nil", lineOf(err, chunk)

@@ -20,15 +20,19 @@ import (
 // lock, against about 0.2 s at 8000 (0.01 s in Redis).
 const luaMaxCalls = 8000
 
-// luaGCDefault is Lua 5.1's collector pause and step multiplier
+// gcParams are collectgarbage's "setpause" and "setstepmul" values.
+type gcParams struct{ pause, stepMul int64 }
+
+// gcDefaults are Lua 5.1's collector pause and step multiplier
 // (LUAI_GCPAUSE, LUAI_GCMUL), which Redis leaves as they are.
-const luaGCDefault = 200
+var gcDefaults = gcParams{200, 200}
 
 // collectGarbage is Lua 5.1's luaB_collectgarbage, arguments and results,
 // without its effect: scripts live on the Go heap, which a script must not
 // be able to collect, stop or tune. "setpause" and "setstepmul" return
-// the value set before (they are kept, and reset by SCRIPT FLUSH, as the
-// state Redis makes again then); "step" finishes no cycle (false); and
+// the value set before (kept for scripts, and reset by SCRIPT FLUSH, as
+// the state Redis makes again then; and for functions, which Redis runs
+// in a state of their own); "step" finishes no cycle (false); and
 // the memory of scripts is not measured, so "count" is 0 (INFO has no
 // used_memory_lua either), as is gcinfo().
 func (vm *VM) collectGarbage(L *lua.LState) int {
@@ -43,15 +47,27 @@ func (vm *VM) collectGarbage(L *lua.LState) int {
 	case "step":
 		L.Push(lua.LFalse)
 	case "setpause":
-		L.Push(lua.LNumber(vm.gcPause))
-		vm.gcPause = ex
+		p := vm.gcState()
+		L.Push(lua.LNumber(p.pause))
+		p.pause = ex
 	case "setstepmul":
-		L.Push(lua.LNumber(vm.gcStepMul))
-		vm.gcStepMul = ex
+		p := vm.gcState()
+		L.Push(lua.LNumber(p.stepMul))
+		p.stepMul = ex
 	default:
 		cArgError(L, 1, "invalid option '"+cString(opt)+"'")
 	}
 	return 1
+}
+
+// gcState is the collectgarbage values of the Lua state Redis would run
+// the code in: the functions' (a library loading, or FCALL) or the
+// scripts'.
+func (vm *VM) gcState() *gcParams {
+	if vm.loading != nil || vm.runEnv != vm.env {
+		return &vm.gcFn
+	}
+	return &vm.gcEval
 }
 
 // initState builds the one reused Lua state with Redis's sandbox.

@@ -552,7 +552,7 @@ func (vm *VM) badArgument(L *lua.LState, pos, text string, level int) (string, b
 // chunk load or loadstring made, its source as given is kept (errSource:
 // "y = 1", "=name", "@file"); the run's own chunk is named as before.
 func (vm *VM) noteErrSource(L *lua.LState) {
-	vm.errSource, vm.errLine = "", "" // (load's reader may have failed before, caught)
+	vm.errSource, vm.errLine, vm.errObj = "", "", nil
 	for level := 1; level <= 2; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
@@ -574,8 +574,9 @@ func (vm *VM) noteErrSource(L *lua.LState) {
 // lua51Handler is the message handler of protected calls: it rewords the
 // errors of gopher-lua's VM (lua51Error) and passes any other value on.
 func (vm *VM) lua51Handler(L *lua.LState) int {
-	if len(vm.catchers) == 0 {
-		vm.noteErrSource(L) // escaping the run
+	top := len(vm.catchers) == 0 // the error may escape the run
+	if top {
+		vm.noteErrSource(L)
 	}
 	if s, ok := L.Get(1).(lua.LString); ok {
 		if m, ok := vm.lua51Error(L, string(s), 1); ok {
@@ -584,6 +585,9 @@ func (vm *VM) lua51Handler(L *lua.LState) int {
 	}
 	if n := len(vm.pcallBases); n > 0 {
 		closeAbove(L, vm.pcallBases[n-1])
+	}
+	if top {
+		vm.errObj = L.Get(-1) // errSource is this error's (writeRunError)
 	}
 	return 1
 }

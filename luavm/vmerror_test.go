@@ -101,6 +101,11 @@ func TestLoadedChunkErrorSource(t *testing.T) {
 		{"loadstring('error(\\'x\\', 2)')()", "ERR user_script:1: x script: %s, on error('x', 2):1."},
 		{"return loadstring('return redis.call(\\'nosuch\\')', '@f.lua')()", "ERR Unknown Redis command called from script script: %s, on @f.lua:1."},
 		{"local r = loadstring('error(1)') local f = load(r) return nil + 1", "ERR user_script:1: attempt to perform arithmetic on a nil value script: %s, on @user_script:1."},
+		// a loaded chunk's handled error is not the one that escapes at a
+		// full call stack (no handler runs then)
+		{"local h = loadstring('error(\\'in h\\')', '=mychunk') xpcall(nil, h) local function r() return 1 + r() end return r()", "ERR user_script:1: stack overflow script: %s, on @user_script:1."},
+		// a chunk named as the script's own is not taken for it
+		{"local f = loadstring('return 1', '=user_script') f() error('boom')", "ERR user_script:1: boom script: %s, on @user_script:1."},
 	} {
 		f.expect("-"+strings.Replace(c.want, "%s", SHA1Hex([]byte(c.script)), 1), "EVAL", c.script, "0")
 	}

@@ -602,6 +602,22 @@ func TestEventLoop_MayWait(t *testing.T) {
 	}
 }
 
+// WATCH inside MULTI is refused, but only after it waits out a busy
+// script, as outside: it is handed back as outside.
+func TestEventLoop_WatchInMultiHandedBack(t *testing.T) {
+	srv := runOneLoop(t)
+	c := dial(t, srv.Addr())
+	inLoop(t, srv, c)
+	c.do("MULTI")
+	left := srv.loopStats.leaves[exitBatch].Load()
+	if got := c.do("WATCH", "k"); got != "-ERR WATCH inside MULTI is not allowed\r\n" {
+		t.Fatalf("WATCH in MULTI: %q", got)
+	}
+	if n := srv.loopStats.leaves[exitBatch].Load() - left; n != 1 {
+		t.Fatalf("%d hand-backs, want 1", n)
+	}
+}
+
 // What would wait outside MULTI is only queued inside it, on the loop; a
 // large SCRIPT LOAD already cached compiles nothing and stays there too.
 func TestEventLoop_QueuedAndCachedStayOnTheLoop(t *testing.T) {

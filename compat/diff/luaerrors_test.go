@@ -143,6 +143,11 @@ var luaRuntimeCases = []string{
 	"loadstring('return string.rep()')()",
 	"loadstring(string.rep('x', 100) .. ' = nil + 1')()",
 	"local r = loadstring('error(1)') local f = load(r) return nil + 1",
+	"local h = loadstring('error(\\'in h\\')', '=mychunk') xpcall(nil, h) local function r() return 1 + r() end return r()",
+	"local f = loadstring('return 1', '=user_script') f() error('boom')",
+	// an error table's line breaks become spaces, trailing ones too
+	"error({err = 'ab\\r\\n'})",
+	"error({err = 'ab\\r\\n\\0cd'})",
 	// load's reader: its errors are load's result, as its handler makes them
 	"local a, b = load(function() error('rd') end) return {tostring(a), b}",
 	"return {pcall(function() local a, b = load(function() error('rd') end) return tostring(a), b end)}",
