@@ -192,6 +192,11 @@ var luaRuntimeCases = []string{
 	"redis.setresp(3) local t = {} local c = t for i = 1, 2665 do local n = {} c.map = {a = n} c = n end return t",
 	"redis.setresp(3) local t = {} local c = t for i = 1, 2663 do local n = {} c.map = {[n] = 1} c = n end return t",
 	"redis.setresp(3) local t = {} local c = t for i = 1, 2665 do local n = {} c.set = {[n] = true} c = n end return t",
+	// loops whose body begins with break (gopher-lua miscompiled the
+	// jump back: the first ran for ever)
+	"for k, v in pairs({}) do end for k in pairs({1}) do break end return 1",
+	"while true do break end repeat break until false for i = 1, 3 do break end return 'ok'",
+	"local t = {} for i = 1, 3 do for k in pairs({1, 2}) do break end t[#t + 1] = i end return t",
 	// collectgarbage's options and results (its values kept between
 	// scripts: this order sets them back)
 	"return collectgarbage('setpause', 100)",
