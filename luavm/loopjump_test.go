@@ -16,6 +16,9 @@ func TestLoopBreakFirst_RunsAsLua(t *testing.T) {
 		{"while true do break end repeat break until false for i = 1, 3 do break end return 'ok'", "$ok"},
 		{"local n = 0 for k in pairs({1, 2, 3}) do do break end end for k in pairs({}) do end for k in pairs({1}) do n = n + 1 break end return n", ":1"},
 		{"local t = {} for i = 1, 3 do for k in pairs({1, 2}) do break end t[#t+1] = i end return t", "*3 :1 :2 :3"},
+		{"for k,v in pairs({}) do end for k in pairs({1}) do if false then end break end return 1", ":1"},
+		{"for k,v in pairs({}) do end for k in pairs({1}) do if nil then local x = 1 end break end return 1", ":1"},
+		{"local n = 0 for i = 1, 5 do if i % 2 == 0 then n = n + i end end return n", ":6"},
 	} {
 		done := make(chan string, 1)
 		go func() { done <- f.do(2, "EVAL", c.script, "0") }()

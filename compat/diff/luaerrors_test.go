@@ -197,6 +197,7 @@ var luaRuntimeCases = []string{
 	"for k, v in pairs({}) do end for k in pairs({1}) do break end return 1",
 	"while true do break end repeat break until false for i = 1, 3 do break end return 'ok'",
 	"local t = {} for i = 1, 3 do for k in pairs({1, 2}) do break end t[#t + 1] = i end return t",
+	"for k, v in pairs({}) do end for k in pairs({1}) do if nil then local x = 1 end break end return 1",
 	// collectgarbage's options and results (its values kept between
 	// scripts: this order sets them back)
 	"return collectgarbage('setpause', 100)",
