@@ -334,6 +334,15 @@ func (c *framedConn) scan(b []byte) (out, tail int, hold bool, msg string) {
 			if k > c.skip {
 				k = c.skip
 			}
+			// The two bytes after a payload are passed over unread, as
+			// Redis passes them (processMultibulkBuffer skips bulklen+2):
+			// make them the CRLF the parsers after this one expect.
+			if c.skip-1 < k {
+				b[i+c.skip-1] = '\n'
+			}
+			if c.skip >= 2 && c.skip-2 < k {
+				b[i+c.skip-2] = '\r'
+			}
 			c.skip -= k
 			i += k
 			if c.skip == 0 {

@@ -228,7 +228,13 @@ func TestFramer_HostileInputs(t *testing.T) {
 		{"unauthenticated bulk over 512MiB", "*1\r\n$536870913\r\n", fxUnauth, "*1\r\n$536870913\r", eBulk},
 		// A payload is skipped whole, whatever it holds.
 		{"payload is not inspected", "*2\r\n$4\r\nECHO\r\n$12\r\n*9999999999\r\n\r\n" + fxPing, fxUnauth,
-			"*2\r\n$4\r\nECHO\r\n$12\r\n*9999999999\r\n\r\n" + fxPing, ""},
+			"*2\r\n$4\r\nECHO\r\n$12\r\n*9999999999\r\r\n\n" + fxPing, ""},
+		// So are the two bytes after it: Redis skips them unread, and the
+		// framer hands on a CRLF in their place for the parsers after it.
+		{"payload trailer is not inspected", "*1\r\n$4\r\nPINGxx" + fxPing + "*2\r\n$4\r\nECHO\r\n$2\r\nhi\n\n", fxUnauth,
+			fxPing + fxPing + "*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n", ""},
+		{"empty payload's trailer", "*2\r\n$4\r\nECHO\r\n$0\r\n\x00\xff" + fxPing, fxAuthed,
+			"*2\r\n$4\r\nECHO\r\n$0\r\n\r\n" + fxPing, ""},
 		{"good pipeline then garbage", "PING\r\n" + fxPing + fxSet + "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n*1\r\nx", fxAuthed,
 			"PING\r\n" + fxPing + fxSet + "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n*1\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n"},
 		{"good pipeline then unauthenticated count", fxPing + fxPing + "*11\r\n", fxUnauth, fxPing + fxPing, eMbulkUnauth},

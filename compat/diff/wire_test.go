@@ -272,6 +272,10 @@ func TestWire_Protocol(t *testing.T) {
 		{"pipeline then error", []wireStep{s("PING\r\nECHO x\r\n*1\r\n$x\r\nPING\r\n")}, ""},
 		{"unknown command inline", []wireStep{s("NOSUCH a b\r\n")}, ""},
 		{"request split across writes", []wireStep{s("*2\r\n$4\r\nEC"), s("HO\r\n$2\r\nhi\r\n")}, ""},
+		// Redis skips the two bytes after a bulk payload unread.
+		{"bulk trailer not CRLF", []wireStep{s("*1\r\n$4\r\nPINGxx*2\r\n$4\r\nECHO\r\n$2\r\nhi\n\nPING\r\n")}, "+PONG\r\n$2\r\nhi\r\n+PONG"},
+		{"big bulk trailer not CRLF", []wireStep{s("*2\r\n$4\r\nECHO\r\n$70000\r\n" + strings.Repeat("c", 70000) + "ab*1\r\n$4\r\nPING\r\n")}, "+PONG"},
+		{"bulk trailer in its own write", []wireStep{s("*2\r\n$4\r\nECHO\r\n$2\r\nhi"), s("::"), s("*1\r\n$4\r\nPING\r\n")}, "+PONG"},
 	})
 }
 
