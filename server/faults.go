@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,8 +57,14 @@ func (s *Server) Pause(d time.Duration) {
 // Unpause ends a Pause now. It does not end a CLIENT PAUSE.
 func (s *Server) Unpause() { s.Pause(0) }
 
+// ceilMs is d in milliseconds, rounded up (without overflowing near
+// math.MaxInt64, the usual "forever").
 func ceilMs(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return ms
 }
 
 // notifyLocked wakes everything waiting for a pause to change. Requires pmu.
@@ -131,23 +138,21 @@ func (s *Server) waitStalled(c *client) bool {
 // first). It reports false when the connection was killed or the server
 // closed meanwhile, or a write failed.
 func (s *Server) waitTurn(c *client, cls pauseClass) bool {
-	counted := false
 	defer func() {
-		if counted {
-			s.fx.pmu.Lock()
-			s.fx.setWaitingLocked(s.fx.waiting - 1)
-			s.fx.pmu.Unlock()
-			c.fx.blocked.Store(false)
-		}
+		s.fx.pmu.Lock()
+		s.fx.releaseHeldLocked(c)
+		s.fx.pmu.Unlock()
 	}()
 	held := func(now int64) (int64, bool) {
 		until, paused := s.fx.pausedLocked(now, cls)
-		if paused && !counted {
+		// A killed connection's command is no longer held (kill took
+		// it out of the count), though it still waits to see the kill.
+		if paused && !c.fx.held && !c.fx.dead.Load() {
 			// blocked (CLIENT LIST's 'b') before counted (Held, INFO
 			// blocked_clients), so that whoever sees the count sees it
 			c.fx.blocked.Store(true)
 			s.fx.setWaitingLocked(s.fx.waiting + 1)
-			counted = true
+			c.fx.held = true
 		}
 		return until, paused
 	}
@@ -209,6 +214,16 @@ func (s *Server) waitWhile(held func(now int64) (until int64, held bool), killed
 	}
 }
 
+// releaseHeldLocked takes c's held command, if it has one, out of the
+// count. Requires pmu.
+func (f *fixture) releaseHeldLocked(c *client) {
+	if c.fx.held {
+		c.fx.held = false
+		f.setWaitingLocked(f.waiting - 1)
+		c.fx.blocked.Store(false)
+	}
+}
+
 // setWaitingLocked sets the count of held commands and wakes WaitHeld.
 // Requires pmu.
 func (f *fixture) setWaitingLocked(n int) {
@@ -230,7 +245,10 @@ func (s *Server) waitingCommands() int {
 // pipelined behind that one wait behind it and are not counted. Clients
 // that send every caller's commands down one connection (rueidis, or a
 // go-redis pipeline) therefore count once however many goroutines wait
-// on them.
+// on them. A connection closed (DropConnections, CLIENT KILL, Restart)
+// stops counting at once; when a pause ends, its commands stop counting
+// as their connections get to run them, a moment after Unpause or
+// Advance returns.
 func (s *Server) Held() int { return s.waitingCommands() }
 
 // WaitHeld waits until at least n commands are held (see Held: one per
@@ -344,6 +362,34 @@ func upper(b []byte) string {
 	return string(out)
 }
 
+// WaitBlocked waits until at least n clients are blocked on keys (BLPOP,
+// BRPOP, BLMOVE, BLMPOP, BZPOPMIN, BZMPOP...: INFO's blocked_clients,
+// less the commands a pause holds, which Held counts), for up to timeout of
+// real time. A test that sends a blocking command from another goroutine
+// calls it before Advance, so that the timeout is known to count from
+// before the clock moved. It returns an error when the timeout passes
+// first, or ErrClosed when the server closes.
+func (s *Server) WaitBlocked(n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		// (the engine lock: a busy script makes this wait for it)
+		blocked := s.eng.BlockedClients()
+		if blocked >= n {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("tumbler: %d clients blocked after %v, want %d", blocked, timeout, n)
+		}
+		select {
+		case <-tick.C:
+		case <-s.done:
+			return ErrClosed
+		}
+	}
+}
+
 // ---- latency ----
 
 // SetLatency delays every reply by d (real time, as network latency
@@ -362,30 +408,29 @@ func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0
 // would; the server keeps listening. It returns how many it closed.
 func (s *Server) DropConnections() int { return s.closeConnections() }
 
-// closeConnections closes every connection accepted so far and returns
-// how many. It walks the accept loop's record (fixtureAccepted) as well as
-// the registered clients: a connection accepted a moment ago may not be a
-// client yet, and closing its socket is what keeps it from ever running a
-// command. Killing the clients then releases commands held by a pause.
-// (Counting comes first: a closed connection soon leaves both records.)
+// closeConnections closes every connection accepted so far that no kill
+// has closed yet, and returns how many. It walks the accept loop's record
+// (fixtureAccepted) as well as the registered clients: a connection
+// accepted a moment ago may not be a client yet, and closing its socket
+// is what keeps it from ever running a command. Killing the clients
+// releases commands held by a pause.
 func (s *Server) closeConnections() int {
 	n := 0
 	clients := make(map[net.Conn]bool)
-	s.fx.counted.Range(func(k, _ any) bool {
-		n++
-		return true
-	})
 	// Clients first: kill only shuts down the socket of one an event
 	// loop serves (closeNC), where Close would wait for the loop.
 	s.clients.Range(func(k, _ any) bool {
 		c := k.(*client)
 		clients[c.nc] = true
-		s.kill(c)
+		if s.kill(c) {
+			n++
+		}
 		return true
 	})
-	s.fx.counted.Range(func(k, _ any) bool {
-		if nc := k.(net.Conn); !clients[nc] {
+	s.fx.counted.Range(func(k, v any) bool {
+		if nc := k.(net.Conn); !clients[nc] && v.(*acceptedConn).closed.CompareAndSwap(false, true) {
 			_ = closeConn(nc)
+			n++
 		}
 		return true
 	})
@@ -684,13 +729,26 @@ func (s *Server) relisten(addr string) (net.Listener, error) {
 // scripts are not affected. A failure is a rejection, as Redis's
 // (READONLY, OOM): inside MULTI it dooms the transaction, whose EXEC then
 // replies EXECABORT, and a failed EXEC replies "EXECABORT Transaction
-// discarded because of: " and msg, and discards the transaction.
-func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", n, msg) }
+// discarded because of: " and msg (less a leading "ERR ", as Redis words
+// it), and discards the transaction. A leading '-' in msg is dropped: the
+// reply has one.
+func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", "", n, msg) }
 
-// FailNextCmd is FailNext for commands named name only (case-insensitive,
-// "set", "evalsha"; for a subcommand, its container: "client"); other
-// commands run normally.
-func (s *Server) FailNextCmd(name string, n int, msg string) { s.fx.fails.add(name, n, msg) }
+// FailNextCmd is FailNext for commands named name only (case-insensitive:
+// "set", "evalsha"; "client" for every CLIENT subcommand, "client|id" for
+// one); other commands run normally. It panics when name is not a
+// command the server serves, which would never match.
+func (s *Server) FailNextCmd(name string, n int, msg string) {
+	cmd, sub, _ := strings.Cut(strings.ToLower(name), "|")
+	c := s.eng.Lookup([]byte(cmd))
+	if c != nil && sub != "" {
+		c = c.Subs[sub]
+	}
+	if c == nil || strings.ContainsAny(name, " \t") {
+		panic(fmt.Sprintf("tumbler: FailNextCmd(%q): no such command (a subcommand is \"container|sub\": \"client|id\")", name))
+	}
+	s.fx.fails.add(cmd, sub, n, msg)
+}
 
 // FailWhen makes every command for which fn reports true fail with the
 // error fn returns ("" is "ERR injected failure"), as FailNext does, until

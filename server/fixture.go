@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/redcon"
 	"github.com/tumblerdb/tumbler/engine"
 )
 
@@ -45,7 +46,7 @@ type fixture struct {
 	// Restart bookkeeping.
 	restartMu  sync.Mutex
 	conns      sync.WaitGroup                          // connection goroutines started by acceptLoop
-	counted    sync.Map                                // net.Conn -> struct{}: the ones conns counts
+	counted    sync.Map                                // net.Conn -> *acceptedConn: the ones conns counts
 	acceptDone chan struct{}                           // closed when the current accept loop returns; guarded by Server.mu
 	listen     func(addr string) (net.Listener, error) // Restart's listen; nil is net.Listen (tests replace it)
 
@@ -68,6 +69,7 @@ type connFixture struct {
 	lastCmd  atomic.Pointer[engine.Command]
 	monitor  atomic.Bool
 	blocked  atomic.Bool // waiting in a blocking command or held by a pause: CLIENT LIST's 'b'
+	held     bool        // a command of it counts as held by a pause (Held); guarded by Server.fx.pmu
 	feed     bool        // show the running command to MONITOR once it has run
 }
 
@@ -121,7 +123,12 @@ func (s *Server) serveListeners() {
 // registered it as a client, and Restart can wait for that goroutine.
 func (s *Server) fixtureAccepted(nc net.Conn) {
 	s.fx.conns.Add(1)
-	s.fx.counted.Store(nc, struct{}{})
+	s.fx.counted.Store(nc, &acceptedConn{})
+}
+
+// acceptedConn is the fixture's record of an accepted connection.
+type acceptedConn struct {
+	closed atomic.Bool // closed by kill or closeConnections: counted once
 }
 
 // fixtureConnStart sets up a new connection's fixture state.
@@ -151,6 +158,15 @@ func (s *Server) fixtureConnEnd(c *client) {
 // another kill took it).
 func (s *Server) kill(c *client) bool {
 	c.fx.dead.Store(true)
+	// Its held command no longer counts (Held, WaitHeld) from now, not
+	// from when its goroutine gets to see the kill. (dead is set first:
+	// waitTurn, under pmu, does not count a dead connection's command.)
+	s.fx.pmu.Lock()
+	s.fx.releaseHeldLocked(c)
+	s.fx.pmu.Unlock()
+	if a, ok := s.fx.counted.Load(c.nc); ok {
+		a.(*acceptedConn).closed.Store(true)
+	}
 	c.fx.killOnce.Do(func() { close(c.fx.killed) })
 	// Out of the list before the socket closes: its goroutine's
 	// unregister, which the close wakes, must find it gone.
@@ -183,7 +199,6 @@ func (s *Server) fixtureBefore(c *client) bool {
 		return false // an event loop never waits: the goroutine will
 	}
 	args := c.ctx.Args
-	s.fx.log.add(s, c, args)
 	cmd := s.lookupCmd(c)
 	c.fx.lastCmd.Store(cmd)
 
@@ -452,6 +467,7 @@ func (s *Server) refuseWrite(c *engine.Ctx, name string) bool {
 
 type failRule struct {
 	name string // lower-case command name; "" matches any command
+	sub  string // lower-case subcommand name; "" matches any
 	n    int
 	msg  string
 }
@@ -473,17 +489,23 @@ type failPred struct {
 
 func (f *failRules) anyLocked() { f.any.Store(len(f.rules) > 0 || len(f.preds) > 0) }
 
-func (f *failRules) add(name string, n int, msg string) {
+func (f *failRules) add(name, sub string, n int, msg string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if n <= 0 {
 		return
 	}
-	if msg == "" {
+	f.rules = append(f.rules, failRule{name: name, sub: sub, n: n, msg: failMsg(msg)})
+	f.anyLocked()
+}
+
+// failMsg is the error an injected failure replies: msg without a
+// leading '-' (the reply adds one), or a default.
+func failMsg(msg string) string {
+	if msg = strings.TrimPrefix(msg, "-"); msg == "" {
 		msg = "ERR injected failure"
 	}
-	f.rules = append(f.rules, failRule{name: strings.ToLower(name), n: n, msg: msg})
-	f.anyLocked()
+	return msg
 }
 
 func (f *failRules) addPred(fn func(CommandRecord) (string, bool)) (stop func()) {
@@ -531,7 +553,8 @@ func (f *failRules) take(s *Server, c *client, args [][]byte) (string, bool) {
 	f.mu.Lock()
 	for i := range f.rules {
 		r := &f.rules[i]
-		if r.name != "" && !engine.EqFold(args[0], r.name) {
+		if r.name != "" && !engine.EqFold(args[0], r.name) ||
+			r.sub != "" && (len(args) < 2 || !engine.EqFold(args[1], r.sub)) {
 			continue
 		}
 		msg := r.msg
@@ -550,10 +573,7 @@ func (f *failRules) take(s *Server, c *client, args [][]byte) (string, bool) {
 	rec := newRecord(s, c, args)
 	for _, p := range preds {
 		if msg, fail := p.fn(rec); fail {
-			if msg == "" {
-				msg = "ERR injected failure"
-			}
-			return msg, true
+			return failMsg(msg), true
 		}
 	}
 	return "", false
@@ -588,7 +608,11 @@ func (r CommandRecord) String() string { return strings.Join(r.Args, " ") }
 
 // newRecord copies a command as it arrived from client c.
 func newRecord(s *Server, c *client, args [][]byte) CommandRecord {
-	rec := CommandRecord{Time: s.cfg.Clock.Wall(), ClientID: c.ID, Addr: c.addr, Args: make([]string, len(args))}
+	return newRecordAt(s.cfg.Clock.Wall(), c, args)
+}
+
+func newRecordAt(at time.Time, c *client, args [][]byte) CommandRecord {
+	rec := CommandRecord{Time: at, ClientID: c.ID, Addr: c.addr, Args: make([]string, len(args))}
 	for i, a := range args {
 		rec.Args[i] = string(a)
 	}
@@ -609,15 +633,20 @@ func (l *cmdLog) init(n int) {
 	}
 }
 
-func (l *cmdLog) add(s *Server, c *client, args [][]byte) {
+// addBatch logs the commands a connection has just read together, as
+// they arrive: a command pipelined behind one a pause holds is logged,
+// with its arrival time, before it runs.
+func (l *cmdLog) addBatch(s *Server, c *client, cmds []redcon.Command) {
 	if l.buf == nil {
 		return
 	}
-	rec := newRecord(s, c, args)
+	at := s.cfg.Clock.Wall()
 	l.mu.Lock()
-	l.buf[l.next] = rec
-	if l.next++; l.next == len(l.buf) {
-		l.next, l.full = 0, true
+	for _, cmd := range cmds {
+		l.buf[l.next] = newRecordAt(at, c, cmd.Args)
+		if l.next++; l.next == len(l.buf) {
+			l.next, l.full = 0, true
+		}
 	}
 	l.mu.Unlock()
 }
@@ -745,12 +774,13 @@ func (s *Server) keys(cl *engine.Client) []string {
 }
 
 // Set sets a string key, with a deadline ttl from now (on the server's
-// clock) when ttl > 0. It bypasses the restart delay and is not logged.
+// clock, rounded up to a whole millisecond) when ttl > 0. It bypasses the
+// restart delay and is not logged.
 func (s *Server) Set(key, val string, ttl time.Duration) { s.set(&s.fx.self, key, val, ttl) }
 
 func (s *Server) set(cl *engine.Client, key, val string, ttl time.Duration) {
 	if ttl > 0 {
-		ms := max(int64(ttl/time.Millisecond), 1)
+		ms := ceilMs(ttl)
 		s.callAs(cl, "set", key, val, "px", strconv.FormatInt(ms, 10))
 		return
 	}

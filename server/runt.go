@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tumblerdb/tumbler/expiry"
@@ -23,7 +24,10 @@ const DefaultCommandLog = 1024
 
 // WithManualClock runs the server on a manual clock that moves only when
 // the test calls Advance (or JumpWallClock). With RunN, each server gets
-// its own manual clock.
+// its own manual clock. Deadlines, pauses, blocking timeouts, expiry and
+// the times the server reports follow it; what the network layer times
+// (Config.Timeout, the idle-client timeout; TCP keepalive; SetLatency;
+// RestartAfter's downtime) stays in real time.
 func WithManualClock() Option {
 	return func(c *Config) { c.Clock = expiry.NewManualClock(time.Now()) }
 }
@@ -60,6 +64,9 @@ func RunT(t Tester, opts ...Option) *Server {
 	}
 	s := New(cfg)
 	if err := s.Start(); err != nil {
+		if msg := err.Error(); strings.HasPrefix(msg, "tumbler: ") {
+			t.Fatalf("%s", msg)
+		}
 		t.Fatalf("tumbler: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
@@ -71,6 +78,10 @@ func RunT(t Tester, opts ...Option) *Server {
 // its own clock.
 func RunN(t Tester, n int, opts ...Option) []*Server {
 	t.Helper()
+	if n < 0 {
+		t.Fatalf("tumbler: RunN(%d): a negative number of servers", n)
+		return nil
+	}
 	out := make([]*Server, n)
 	for i := range out {
 		out[i] = RunT(t, opts...)
@@ -99,7 +110,12 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // moves on, and blocking commands (BLPOP...) whose timeout d passes reply
 // as timed out. As in Redis, a key lives through its deadline's millisecond:
 // after SET k v PX 30000, Advance(30*time.Second) leaves it with PTTL 0,
-// and one more millisecond removes it. It panics when the server runs on
+// and one more millisecond removes it; so does a blocking command through
+// its timeout's (BLPOP q 1 times out at Advance(time.Second +
+// time.Millisecond); WaitBlocked tells when it has arrived). Advance
+// does not wait for what it releases: a command a Pause held or a
+// blocking command it timed out replies a moment later, so wait for the
+// client's reply before looking at the keyspace. It panics when the server runs on
 // the system clock, and when d is negative: a monotonic clock never goes
 // back (JumpWallClock moves the wall clock either way).
 //

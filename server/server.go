@@ -382,6 +382,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := ln.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // a Restart has it closed: nothing went wrong
+	}
 	for _, l := range extra { // the other listeners (tls.go)
 		_ = l.Close()
 	}
