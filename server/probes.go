@@ -148,8 +148,16 @@ func (s *Server) block(me *client, d time.Duration) {
 		defer t.Stop()
 		tc = t.C
 	}
+	// A client that hangs up or is killed meanwhile is freed at once, as
+	// Redis frees it: it must not hold a connection (maxclients) until the
+	// timeout, which may be never.
+	gone := me.fc.startReadAhead()
+	defer me.fc.stopReadAhead()
 	select {
 	case <-tc:
 	case <-s.done:
+	case <-me.fx.killed:
+	case <-gone:
+		me.closeNow = true
 	}
 }

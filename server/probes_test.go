@@ -124,3 +124,29 @@ func TestClientNoTouch_KeepsAccessTimes(t *testing.T) {
 	c.expectDo("$1\r\nv\r\n", "GET", "k")
 	c.expectDo(":0\r\n", "OBJECT", "IDLETIME", "k")
 }
+
+// A client that hangs up while WAIT (or WAITAOF) blocks it is freed at
+// once, as Redis frees it: it held its connection slot until the timeout
+// (0: for good), so hang-ups filled maxclients. A killed one is freed too.
+func TestProbes_WaitClientHangsUpIsFreed(t *testing.T) {
+	srv := RunT(t)
+	for _, req := range [][]string{{"WAIT", "1", "0"}, {"WAITAOF", "0", "1", "0"}} {
+		for i := 0; i < 5; i++ {
+			c := dial(t, srv.Addr())
+			c.send(encode(req...))
+			c.conn.Close()
+		}
+	}
+	eventually(t, "the hung-up WAIT clients to be freed", func() bool {
+		return srv.ServerInfo().ConnectedClients == 0
+	})
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	a.send(encode("WAIT", "1", "0"))
+	eventually(t, "WAIT to block", func() bool { return strings.Contains(b.do("CLIENT", "LIST"), "cmd=wait") })
+	b.expectDo(":1\r\n", "CLIENT", "KILL", "ID", id)
+	a.expectClosed()
+	eventually(t, "the killed WAIT client to be freed", func() bool {
+		return srv.ServerInfo().ConnectedClients == 1
+	})
+}
