@@ -131,7 +131,7 @@ func (s *Server) cmdDebug(c *engine.Ctx) {
 		c.W.WriteStatus("HELP")
 		c.W.WriteStatus("    Prints this help.")
 	case len(c.Args) == 3 && engine.EqFold(sub, "sleep"):
-		if !s.debugSleep(me, strtod(c.Args[2])) {
+		if !s.debugSleep(me, sleepMicros(strtod(c.Args[2]))) {
 			me.closeNow = true // the server closed (or the client was killed) mid-sleep
 			return
 		}
@@ -294,15 +294,27 @@ func debugProtocol(c *engine.Ctx) {
 	}
 }
 
-// debugSleep stalls the whole server for secs seconds of real time, as
-// Redis sleeping in its main thread does: the caller gets its reply after
-// the sleep, and every command arriving meanwhile waits for it. Close (or
-// killing the caller) cuts it short; it then reports false.
-func (s *Server) debugSleep(me *client, secs float64) bool {
-	if !(secs > 0) {
+// sleepMicros is the sleep DEBUG SLEEP secs asks for, in microseconds,
+// as Redis computes it: secs*1e6 converted to a C long long. A value that
+// does not fit (inf, nan, 1e13) converts to LLONG_MIN on x86-64, a
+// negative sleep that nanosleep refuses, so Redis answers at once.
+func sleepMicros(secs float64) int64 {
+	u := secs * 1e6
+	if !(u >= math.MinInt64 && u < math.MaxInt64) {
+		return math.MinInt64
+	}
+	return int64(u)
+}
+
+// debugSleep stalls the whole server for usec microseconds of real time,
+// as Redis sleeping in its main thread does: the caller gets its reply
+// after the sleep, and every command arriving meanwhile waits for it.
+// Close (or killing the caller) cuts it short; it then reports false.
+func (s *Server) debugSleep(me *client, usec int64) bool {
+	if usec <= 0 {
 		return true
 	}
-	d := time.Duration(math.Min(secs*1e9, float64(math.MaxInt64/2)))
+	d := time.Duration(min(usec, math.MaxInt64/1000/2) * 1000)
 	s.fx.pmu.Lock()
 	s.fx.sleeps++
 	s.fx.anyPause.Store(true)

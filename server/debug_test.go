@@ -51,6 +51,13 @@ func TestDebug_Errors(t *testing.T) {
 		{[]string{"DEBUG", "SET-ACTIVE-EXPIRE", "1", "2"}, "-ERR unknown subcommand or wrong number of arguments for 'SET-ACTIVE-EXPIRE'. Try DEBUG HELP.\r\n"},
 		{[]string{"DEBUG", "SLEEP", "x"}, "+OK\r\n"},  // strtod: 0
 		{[]string{"DEBUG", "SLEEP", "-1"}, "+OK\r\n"}, // nothing to sleep
+		// secs*1e6 does not fit a long long: Redis's conversion gives a
+		// negative sleep, and it answers at once
+		{[]string{"DEBUG", "SLEEP", "inf"}, "+OK\r\n"},
+		{[]string{"DEBUG", "SLEEP", "1e300"}, "+OK\r\n"},
+		{[]string{"DEBUG", "SLEEP", "nan"}, "+OK\r\n"},
+		{[]string{"DEBUG", "SLEEP", "1e13"}, "+OK\r\n"},
+		{[]string{"DEBUG", "SLEEP", "0.0000009"}, "+OK\r\n"}, // 0 µs
 		{[]string{"DEBUG", "set-active-expire", "1"}, "+OK\r\n"},
 		// Redis's parsing of REPLYBUFFER (tumbler has nothing to set)
 		{[]string{"DEBUG", "REPLYBUFFER", "resizing", "0"}, "+OK\r\n"},
