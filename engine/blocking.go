@@ -3,6 +3,7 @@ package engine
 import (
 	clist "container/list"
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,8 +67,9 @@ type Waiter struct {
 	elems   []*clist.Element // w's entry in each key's queue, as keys
 	timeout time.Duration
 	state   waitState
-	stay    bool  // set by the command when it runs again and finds nothing
-	firstNs int64 // how long the command ran when it blocked (for its latency histogram)
+	stay    bool         // set by the command when it runs again and finds nothing
+	firstNs atomic.Int64 // how long the command ran when it blocked (for its latency histogram; set after BlockNoKeys without the lock)
+	expired func(Writer) // the reply to a timeout when it is not a null array (BlockNoKeys)
 	reply   recorder
 	done    chan struct{}
 }
@@ -151,6 +153,27 @@ func (c *Ctx) block(keys [][]byte, timeout time.Duration, kind Kind) {
 	}
 	b.clients++
 	c.Blocked = w
+}
+
+// BlockNoKeys makes the client of a command that waits on no key (WAIT,
+// WAITAOF) wait for timeout (0: forever), as a blocked Redis client: it
+// counts in BlockedClients, CLIENT UNBLOCK releases it, and expired
+// writes its reply when the timeout passes or CLIENT UNBLOCK [TIMEOUT]
+// ends the wait. It reports false, and nothing waits, where a command
+// cannot block (inside a script or a transaction, or for a caller that
+// cannot wait): the caller then replies at once, as Redis does there.
+// The command must be FlagNoKeys (run without the keyspace lock, which
+// BlockNoKeys takes).
+func (c *Ctx) BlockNoKeys(timeout time.Duration, expired func(Writer)) bool {
+	// EXEC's and a script's commands run with CanBlock unset, or Script set
+	if c.Blocked != nil || !c.CanBlock || c.Script != nil || c.Cmd == nil || c.Cmd.Flags&FlagNoKeys == 0 {
+		return false
+	}
+	c.Eng.lockOrBusy(true)
+	defer c.Eng.mu.Unlock()
+	c.block(nil, timeout, 0)
+	c.Blocked.expired = expired
+	return true
 }
 
 // signalReady marks key ready if clients wait for it. It is called when a
@@ -244,7 +267,7 @@ func (e *Engine) rerun(w *Waiter, now int64) {
 	// Its histogram gets the time it ran, first and last (Redis's
 	// updateStatsOnUnblock: the time blocked is not counted).
 	served := e.nowNs() - start
-	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs+served))
+	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs.Load()+served))
 	e.LatencySample("command-unblocking", time.Duration(served)) // Redis's updateStatsOnUnblock
 	e.release(w, waitServed)
 }
@@ -321,7 +344,11 @@ func (e *Engine) FinishWait(c *Ctx, why WaitEnd) {
 			}
 		}
 	case waitTimedOut, waitUnblockTime:
-		c.W.WriteNullArray()
+		if w.expired != nil {
+			w.expired(c.W)
+		} else {
+			c.W.WriteNullArray()
+		}
 	case waitUnblockError:
 		c.W.WriteError(ErrUnblocked)
 		// Redis's unblockClientOnError: an error reply, and a failed call
@@ -341,7 +368,7 @@ func (e *Engine) UnblockClient(cl *Client, withError bool) bool {
 	if w == nil || w.state != waitBlocked {
 		return false
 	}
-	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs)) // as Redis's CLIENT UNBLOCK (a timeout does not)
+	e.recordLatency(&w.cmd.stats, time.Duration(w.firstNs.Load())) // as Redis's CLIENT UNBLOCK (a timeout does not)
 	if withError {
 		e.release(w, waitUnblockError)
 	} else {

@@ -275,7 +275,7 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	// (Waiter.firstNs), as Redis's updateStatsOnUnblock.
 	track := e.obs.latTracking.Load()
 	if c.Blocked != nil {
-		c.Blocked.firstNs = int64(d)
+		c.Blocked.firstNs.Store(int64(d))
 		track = false
 	}
 	p := c.Pending

@@ -550,7 +550,7 @@ func (s *Server) mayWait(c *client, args [][]byte) bool {
 		if eqLower(name, "eval") {
 			return !s.isLockScript(args, false)
 		}
-		return eqLower(name, "wait") || eqLower(name, "exec")
+		return eqLower(name, "exec") // (WAIT blocks as BLPOP does: runBatch waits)
 	case 5:
 		// WATCH waits out a busy script rather than answering BUSY
 		// (allow-busy, as in Redis): SCRIPT KILL must get through.
@@ -575,7 +575,7 @@ func (s *Server) mayWait(c *client, args [][]byte) bool {
 		if engine.EqFold(name, "eval_ro") {
 			return !s.isLockScript(args, false)
 		}
-		return eqLower(name, "waitaof")
+		return false
 	case 8:
 		// FUNCTION LOAD and RESTORE run a library's code (up to
 		// engine.FunctionLoadTimeout); KILL and STATS wait for a script

@@ -572,8 +572,8 @@ func TestEventLoop_MayWait(t *testing.T) {
 		{[]string{"FCALL", "f", "0"}, true},
 		{[]string{"FCALL_RO", "f", "0"}, true},
 		{[]string{"BLPOP", "q", "0"}, false}, // it blocks in the engine: handed back after (Blocked)
-		{[]string{"WAIT", "1", "0"}, true},
-		{[]string{"WAITAOF", "0", "1", "0"}, true},
+		{[]string{"WAIT", "1", "0"}, false},  // as BLPOP
+		{[]string{"WAITAOF", "0", "1", "0"}, false},
 		{[]string{"MULTI"}, false},
 		{[]string{"EXEC"}, true},
 		{[]string{"WATCH", "k"}, true},

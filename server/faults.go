@@ -362,8 +362,8 @@ func upper(b []byte) string {
 	return string(out)
 }
 
-// WaitBlocked waits until at least n clients are blocked on keys (BLPOP,
-// BRPOP, BLMOVE, BLMPOP, BZPOPMIN, BZMPOP...: INFO's blocked_clients,
+// WaitBlocked waits until at least n clients are blocked (BLPOP, BRPOP,
+// BLMOVE, BLMPOP, BZPOPMIN, BZMPOP..., WAIT, WAITAOF: INFO's blocked_clients,
 // less the commands a pause holds, which Held counts), for up to timeout of
 // real time. A test that sends a blocking command from another goroutine
 // calls it before Advance, so that the timeout is known to count from

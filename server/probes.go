@@ -82,9 +82,13 @@ func parseTimeout(c *engine.Ctx, arg []byte) (time.Duration, bool) {
 
 // WAIT numreplicas timeout
 //
-// No replica ever acknowledges: with numreplicas <= 0 (or inside a script,
-// where Redis does not block) the reply is 0 at once; otherwise WAIT
-// blocks for the timeout (0: until the server closes), then replies 0.
+// No replica ever acknowledges: with numreplicas <= 0 (or inside a script
+// or a transaction, where Redis does not block) the reply is 0 at once;
+// otherwise WAIT blocks for the timeout (0: forever), then replies 0. It
+// blocks as BLPOP does (blocking.go): INFO's blocked_clients and CLIENT
+// LIST's 'b' count it, CLIENT UNBLOCK ends it (0, or the UNBLOCKED
+// error), and on a manual clock its timeout passes when Advance moves the
+// clock past it.
 func (s *Server) cmdWait(c *engine.Ctx) {
 	n, ok := engine.ParseInt(c.Args[1])
 	if !ok {
@@ -95,10 +99,10 @@ func (s *Server) cmdWait(c *engine.Ctx) {
 	if !ok {
 		return
 	}
-	if n > 0 && c.Script == nil {
-		s.block(cl(c), timeout)
+	if n > 0 && c.BlockNoKeys(timeout, waitExpired) {
+		return
 	}
-	c.W.WriteInt(0)
+	waitExpired(c.W)
 }
 
 // WAITAOF numlocal numreplicas timeout
@@ -128,36 +132,18 @@ func (s *Server) cmdWaitAOF(c *engine.Ctx) {
 		c.W.WriteError("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
 		return
 	}
-	if replicas > 0 {
-		s.block(cl(c), timeout)
+	if replicas > 0 && c.BlockNoKeys(timeout, waitAOFExpired) {
+		return
 	}
-	c.W.WriteArray(2)
-	c.W.WriteInt(0)
-	c.W.WriteInt(0)
+	waitAOFExpired(c.W)
 }
 
-// block holds the connection for d (0: until the server closes), as a
-// blocked Redis client waits. Pushes (pub/sub messages, invalidations)
-// still go out meanwhile: no reply has been started.
-func (s *Server) block(me *client, d time.Duration) {
-	me.endCmd()
-	defer me.beginCmd()
-	var tc <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		tc = t.C
-	}
-	// A client that hangs up or is killed meanwhile is freed at once, as
-	// Redis frees it: it must not hold a connection (maxclients) until the
-	// timeout, which may be never.
-	gone := me.fc.startReadAhead()
-	defer me.fc.stopReadAhead()
-	select {
-	case <-tc:
-	case <-s.done:
-	case <-me.fx.killed:
-	case <-gone:
-		me.closeNow = true
-	}
+// waitExpired is WAIT's reply: no replica acknowledged.
+func waitExpired(w engine.Writer) { w.WriteInt(0) }
+
+// waitAOFExpired is WAITAOF's reply: no fsync, no replica.
+func waitAOFExpired(w engine.Writer) {
+	w.WriteArray(2)
+	w.WriteInt(0)
+	w.WriteInt(0)
 }

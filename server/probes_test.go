@@ -150,3 +150,73 @@ func TestProbes_WaitClientHangsUpIsFreed(t *testing.T) {
 		return srv.ServerInfo().ConnectedClients == 1
 	})
 }
+
+// WAIT and WAITAOF block as Redis blocks a client: INFO's blocked_clients
+// and CLIENT LIST's 'b' count them, and CLIENT UNBLOCK ends the wait with
+// the timeout's reply, or the UNBLOCKED error (replies as redis-server
+// 7.0.15 sends them; 7.0 has no WAITAOF). Before, they waited outside the
+// engine: CLIENT UNBLOCK said 0 and left them waiting.
+func TestProbes_WaitIsABlockedClient(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	for _, tc := range []struct {
+		req  []string
+		how  []string
+		want string
+	}{
+		{[]string{"WAIT", "1", "0"}, nil, ":0\r\n"},
+		{[]string{"WAIT", "1", "100000"}, []string{"TIMEOUT"}, ":0\r\n"},
+		{[]string{"wait", "5", "0"}, []string{"error"}, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+		{[]string{"WAITAOF", "0", "1", "0"}, nil, "*2\r\n:0\r\n:0\r\n"},
+		{[]string{"WAITAOF", "0", "1", "0"}, []string{"ERROR"}, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+	} {
+		a.send(encode(tc.req...))
+		if err := srv.WaitBlocked(1, 10*time.Second); err != nil {
+			t.Fatalf("%q: %v", tc.req, err)
+		}
+		if info := b.do("INFO", "clients"); !strings.Contains(info, "\r\nblocked_clients:1\r\n") {
+			t.Fatalf("%q: INFO clients = %q", tc.req, info)
+		}
+		if list := b.do("CLIENT", "LIST", "ID", id); !strings.Contains(list, " flags=b ") {
+			t.Fatalf("%q: CLIENT LIST = %q", tc.req, list)
+		}
+		b.expectDo(":1\r\n", append([]string{"CLIENT", "UNBLOCK", id}, tc.how...)...)
+		a.expect(tc.want)
+		if info := b.do("INFO", "clients"); !strings.Contains(info, "\r\nblocked_clients:0\r\n") {
+			t.Fatalf("%q after UNBLOCK: INFO clients = %q", tc.req, info)
+		}
+		b.expectDo(":0\r\n", "CLIENT", "UNBLOCK", id) // no longer blocked
+	}
+	// The commands pipelined behind a WAIT run after it.
+	a.send(encode("WAIT", "1", "0") + encode("PING"))
+	if err := srv.WaitBlocked(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.expectDo(":1\r\n", "CLIENT", "UNBLOCK", id)
+	a.expect(":0\r\n")
+	a.expect("+PONG\r\n")
+	// Inside a transaction WAIT does not block (a timeout of 0 would be
+	// for good), as in Redis.
+	a.expectDo("+OK\r\n", "MULTI")
+	a.expectDo("+QUEUED\r\n", "WAIT", "1", "0")
+	a.expectDo("+QUEUED\r\n", "WAITAOF", "0", "1", "0")
+	a.expectDo("*2\r\n:0\r\n*2\r\n:0\r\n:0\r\n", "EXEC")
+	if info := b.do("INFO", "errorstats"); !strings.Contains(info, "errorstat_UNBLOCKED:count=2\r\n") {
+		t.Fatalf("INFO errorstats = %q", info)
+	}
+}
+
+// On a manual clock a WAIT's timeout passes when Advance moves the clock
+// past it, as a BLPOP's does.
+func TestProbes_WaitTimeoutOnManualClock(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a := dial(t, srv.Addr())
+	a.send(encode("WAIT", "1", "1000"))
+	if err := srv.WaitBlocked(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Advance(time.Second)
+	srv.Advance(time.Millisecond) // a wait lives through its last millisecond
+	a.expect(":0\r\n")
+}
