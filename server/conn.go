@@ -238,6 +238,11 @@ func (s *Server) unregister(c *client) {
 	c.goneOnce.Do(func() { close(c.gone) })
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
 		s.nconns.Add(-1)
+		c.omu.Lock()
+		if c.w.shared {
+			s.pushConns.Add(-1)
+		}
+		c.omu.Unlock()
 	}
 	s.unaccount(c)  // maxmemory-clients (evict.go)
 	s.connClosed(c) // pub/sub and tracking state (pubsub.go)
@@ -466,6 +471,7 @@ func (s *Server) enablePush(c *client) {
 	c.omu.Lock()
 	c.w.shared = true
 	c.inCmd = true // enabled from inside a command: see beginCmd
+	s.pushConns.Add(1)
 	c.kick = make(chan struct{}, 1)
 	c.omu.Unlock()
 	s.wg.Add(1)
@@ -497,9 +503,15 @@ func (c *client) push(fn func(w *respWriter)) {
 	pw := respWriter{b: *dst, proto: c.w.proto}
 	fn(&pw)
 	*dst = pw.b
+	srv := c.prod.srv
+	kill := srv != nil && srv.pushOverLimit(c) // client-output-buffer-limit (pubsub.go)
 	c.omu.Unlock()
-	if c.prod.srv != nil {
-		c.prod.srv.measurePushed(c) // (evict.go)
+	if kill {
+		srv.closeOverLimit(c)
+		return
+	}
+	if srv != nil {
+		srv.measurePushed(c) // (evict.go)
 	}
 	select {
 	case c.kick <- struct{}{}:

@@ -102,11 +102,17 @@ type clientProd struct {
 // outputOverLimit is called by a connection's goroutine after each
 // command: it reports whether the replies gathered so far break the normal
 // class's limit, and logs why. The caller then drops them and closes the
-// connection. Connections that can receive pushes are left to their own
-// class (pubsub).
+// connection. Connections that can receive pushes are checked as their
+// pushes are (pushOverLimit).
 func (s *Server) outputOverLimit(c *client) bool {
 	if c.w.shared {
-		return false
+		c.omu.Lock()
+		kill := s.pushOverLimit(c) // its class's limit, as a push's (pubsub.go)
+		c.omu.Unlock()
+		if kill {
+			s.closeOverLimit(c)
+		}
+		return kill
 	}
 	l := s.live().OutputBufferLimits.Normal
 	if l.Hard == 0 && l.Soft == 0 {

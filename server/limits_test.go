@@ -357,3 +357,46 @@ func TestTimeout_PushAndBlockedConnectionsExempt(t *testing.T) {
 		t.Fatalf("blocked client: %q", got)
 	}
 }
+
+// A MONITOR client, and a RESP3 client with CLIENT TRACKING on, are of
+// Redis's normal class: one that stops reading is closed at the normal
+// hard limit, as Redis closes it. Before, connections that receive
+// pushes were held only to the pubsub class's limit when subscribed, so
+// a stalled MONITOR grew without bound.
+func TestOutputBufferLimit_NormalClassForMonitorAndTracking(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.OutputBufferLimits = DefaultOutputBufferLimits()
+		c.OutputBufferLimits.Normal = OutputBufferLimit{Hard: 1 << 20}
+	}))
+	other := dial(t, srv.Addr())
+	val := strings.Repeat("v", 100<<10)
+	clients := func() string { return other.do("CLIENT", "LIST") }
+
+	mon := dial(t, srv.Addr())
+	_ = mon.conn.(*net.TCPConn).SetReadBuffer(4096)
+	mon.expectDo("+OK\r\n", "MONITOR")
+	// 160 SETs of 100 KB: 16 MB of MONITOR lines it never reads, more
+	// than loopback socket buffers hold (up to 4 MB a side).
+	const n = 160
+	for i := 0; i < n; i++ {
+		other.expectDo("+OK\r\n", "SET", "k", val)
+	}
+	eventually(t, "the stalled MONITOR to be closed", func() bool { return !strings.Contains(clients(), "cmd=monitor") })
+
+	trk := dial(t, srv.Addr())
+	_ = trk.conn.(*net.TCPConn).SetReadBuffer(4096)
+	trk.hello3()
+	id := "id=" + strings.TrimSuffix(strings.TrimPrefix(trk.do("CLIENT", "ID"), ":"), "\r\n") + " "
+	trk.expectDo("+OK\r\n", "CLIENT", "TRACKING", "on")
+	// Its own replies count too: pipelined GETs of 100 KB, unread.
+	trk.send(strings.Repeat(encode("GET", "k"), n))
+	eventually(t, "the stalled tracking client to be closed", func() bool { return !strings.Contains(clients(), id) })
+
+	// Under the limit nothing is closed.
+	mon = dial(t, srv.Addr())
+	mon.expectDo("+OK\r\n", "MONITOR")
+	other.expectDo("+OK\r\n", "SET", "k", "small")
+	if line := mon.read(); !strings.Contains(line, `"SET" "k" "small"`) {
+		t.Fatalf("MONITOR line %q", line)
+	}
+}

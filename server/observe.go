@@ -57,7 +57,7 @@ func (s *Server) sampleLoop() {
 			}
 			s.eng.SampleOps(now)
 			s.peaks.track(s, now) // clientsCronTrackExpansiveClients, once a second
-			s.checkPubSubLimits() // clientsCron's output limit check (pubsub.go)
+			s.checkPushLimits()   // clientsCron's output limit check (pubsub.go)
 			s.evictionTick()      // and its measure of every client, for maxmemory-clients (evict.go)
 		}
 	}

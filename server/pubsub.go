@@ -308,8 +308,8 @@ func (s *Server) Publish(pub *engine.Client, channel, message []byte, shard bool
 // c's output and wakes its flusher. own means the caller is c's own
 // goroutine at a frame boundary of its reply (a connection publishing to
 // itself): the frame goes in place. Otherwise it goes after the reply of
-// the command c is running, if any. A subscribed connection whose pending
-// output passes the pub/sub output limit is disconnected. Only
+// the command c is running, if any. A connection whose pending output
+// passes its class's output limit is disconnected (pushOverLimit). Only
 // push-capable connections get frames from other goroutines.
 func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	c.omu.Lock()
@@ -324,18 +324,10 @@ func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	pw := respWriter{b: *dst, proto: c.w.proto}
 	fn(&pw)
 	*dst = pw.b
-	kill := false
-	if c.ps.pubsub {
-		kill = s.overLimit(c)
-	}
-	if kill {
-		c.ps.killed = true
-		c.w.b, c.deferred = nil, nil
-	}
+	kill := s.pushOverLimit(c)
 	c.omu.Unlock()
 	if kill {
-		s.log.Warn("closing pub/sub client over the output buffer limit", "id", c.ID, "addr", c.addr)
-		c.closeNC()
+		s.closeOverLimit(c)
 		return
 	}
 	s.measurePushed(c) // maxmemory-clients (evict.go)
@@ -347,39 +339,64 @@ func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	}
 }
 
-// checkPubSubLimits applies the pub/sub output limit to every subscribed
-// client, as Redis's clientsCron does: a subscriber that stopped reading
-// is disconnected once it has been over the soft limit long enough even
-// when no message comes to make deliver check it. Called every 100 ms.
-func (s *Server) checkPubSubLimits() {
-	r := &s.ps
-	r.mu.RLock()
-	n := len(r.tables[kindChannel]) + len(r.tables[kindPattern]) + len(r.tables[kindShard])
-	r.mu.RUnlock()
-	if n == 0 {
-		return // no subscriber: nothing to check
+// checkPushLimits applies the output limits to every push-capable client
+// (subscribers, MONITOR, RESP3 tracking clients), as Redis's clientsCron
+// does: a client that stopped reading is disconnected once it has been
+// over the soft limit long enough even when no push comes to make deliver
+// check it. Called every 100 ms.
+func (s *Server) checkPushLimits() {
+	if s.pushConns.Load() == 0 {
+		return // no push-capable client: nothing to check
 	}
 	s.clients.Range(func(k, _ any) bool {
 		c := k.(*client)
 		c.omu.Lock()
-		kill := c.ps.pubsub && !c.ps.killed && s.overLimit(c)
-		if kill {
-			c.ps.killed = true
-			c.w.b, c.deferred = nil, nil
-		}
+		kill := c.w.shared && s.pushOverLimit(c)
 		c.omu.Unlock()
 		if kill {
-			s.log.Warn("closing pub/sub client over the output buffer limit", "id", c.ID, "addr", c.addr)
-			c.closeNC()
+			s.closeOverLimit(c)
 		}
 		return true
 	})
 }
 
-// overLimit applies the pub/sub output limit to c's pending output, as
-// Redis's checkClientOutputBufferLimits. Requires c's omu.
-func (s *Server) overLimit(c *client) bool {
-	l := s.live().OutputBufferLimits.PubSub // client-output-buffer-limit pubsub (limits.go)
+// pushOverLimit applies to a push-capable client (c.w.shared) its class's
+// output limit, as Redis's checkClientOutputBufferLimits: the pubsub
+// class's for a subscribed client, the normal class's for the others
+// (MONITOR, a RESP3 tracking client), as Redis's getClientType. Over it,
+// the client's pending output is dropped, and it reports true once: the
+// caller then closes the connection (closeOverLimit). Requires c's omu.
+func (s *Server) pushOverLimit(c *client) bool {
+	if c.ps.killed || !c.w.shared {
+		return false
+	}
+	l := s.live().OutputBufferLimits.Normal
+	if c.ps.pubsub {
+		l = s.live().OutputBufferLimits.PubSub
+	}
+	if !s.overLimit(c, l) {
+		return false
+	}
+	c.ps.killed = true
+	c.w.b, c.deferred = nil, nil
+	return true
+}
+
+// closeOverLimit closes a connection pushOverLimit found over its limit.
+func (s *Server) closeOverLimit(c *client) {
+	class := "normal"
+	c.omu.Lock()
+	if c.ps.pubsub {
+		class = "pubsub"
+	}
+	c.omu.Unlock()
+	s.log.Warn("closing client over the output buffer limit", "id", c.ID, "addr", c.addr, "class", class)
+	c.closeNC()
+}
+
+// overLimit reports whether c's pending output breaks l, as Redis's
+// checkClientOutputBufferLimits. Requires c's omu.
+func (s *Server) overLimit(c *client, l OutputBufferLimit) bool {
 	used := uint64(len(c.w.b) + len(c.deferred) + c.ps.inflight)
 	if l.Hard > 0 && used >= l.Hard {
 		return true

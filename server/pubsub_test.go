@@ -380,24 +380,24 @@ func TestPubSub_SoftOutputLimit(t *testing.T) {
 	s := New(Config{Clock: clock, OutputBufferLimits: OutputBufferLimits{PubSub: OutputBufferLimit{Soft: 100, SoftSeconds: 60}}})
 	c := &client{}
 	c.w.b = make([]byte, 100)
-	if s.overLimit(c) {
+	if s.overLimit(c, s.live().OutputBufferLimits.PubSub) {
 		t.Fatal("over the soft limit for the first time: not yet")
 	}
 	clock.Advance(60 * time.Second)
-	if s.overLimit(c) {
+	if s.overLimit(c, s.live().OutputBufferLimits.PubSub) {
 		t.Fatal("60s at the soft limit: not yet (Redis needs more than soft_limit_seconds)")
 	}
 	c.w.b = c.w.b[:10]
-	if s.overLimit(c) {
+	if s.overLimit(c, s.live().OutputBufferLimits.PubSub) {
 		t.Fatal("below the soft limit")
 	}
 	c.w.b = c.w.b[:100]
 	clock.Advance(61 * time.Second)
-	if s.overLimit(c) {
+	if s.overLimit(c, s.live().OutputBufferLimits.PubSub) {
 		t.Fatal("the count restarted when the output drained")
 	}
 	clock.Advance(61 * time.Second)
-	if !s.overLimit(c) {
+	if !s.overLimit(c, s.live().OutputBufferLimits.PubSub) {
 		t.Fatal("61s over the soft limit: want disconnect")
 	}
 	c.w.b, c.ps.inflight = nil, 100 // bytes being written count too
@@ -405,7 +405,7 @@ func TestPubSub_SoftOutputLimit(t *testing.T) {
 	cfg := *s.live()
 	cfg.OutputBufferLimits.PubSub = OutputBufferLimit{Hard: 100}
 	s.prod.cfg.Store(&cfg)
-	if !s.overLimit(c) {
+	if !s.overLimit(c, s.live().OutputBufferLimits.PubSub) {
 		t.Fatal("in-flight bytes at the hard limit: want disconnect")
 	}
 }
@@ -419,9 +419,41 @@ func TestPubSub_DefaultOutputLimit(t *testing.T) {
 	}
 	s = New(Config{OutputBufferLimits: OutputBufferLimits{Normal: OutputBufferLimit{Hard: 1 << 40}}})
 	c := &client{}
+	c.w.shared, c.ps.pubsub = true, true
 	c.w.b = make([]byte, 64<<20)
-	if s.overLimit(c) {
+	if s.pushOverLimit(c) {
 		t.Fatal("a zero pub/sub limit must disable the check")
+	}
+}
+
+// A push-capable client is held to its class's limit, as Redis's
+// getClientType picks it: pubsub when subscribed, normal otherwise
+// (MONITOR, a RESP3 tracking client). Once over, its output is dropped
+// and it is reported once.
+func TestPushOverLimit_Class(t *testing.T) {
+	s := New(Config{OutputBufferLimits: OutputBufferLimits{Normal: OutputBufferLimit{Hard: 100}, PubSub: OutputBufferLimit{Hard: 1000}}})
+	c := &client{}
+	c.w.shared = true
+	c.w.b = make([]byte, 500)
+	c.ps.pubsub = true
+	if s.pushOverLimit(c) {
+		t.Fatal("subscribed, 500 bytes: under the pubsub class's 1000")
+	}
+	c.ps.pubsub = false
+	if !s.pushOverLimit(c) {
+		t.Fatal("not subscribed, 500 bytes: over the normal class's 100")
+	}
+	if c.w.b != nil || !c.ps.killed {
+		t.Fatalf("over the limit: output %d bytes, killed %v; want dropped, killed", len(c.w.b), c.ps.killed)
+	}
+	c.w.b = make([]byte, 500)
+	if s.pushOverLimit(c) {
+		t.Fatal("reported twice")
+	}
+	d := &client{}
+	d.w.b = make([]byte, 500)
+	if s.pushOverLimit(d) {
+		t.Fatal("a client that cannot receive pushes is checked by outputOverLimit, not here")
 	}
 }
 

@@ -207,8 +207,11 @@ type Server struct {
 	nextID  atomic.Int64
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
-	closing atomic.Bool
-	evict   clientEviction // maxmemory-clients (evict.go)
+	// registered push-capable connections (enablePush): the output
+	// limit cron checks them (pubsub.go)
+	pushConns atomic.Int64
+	closing   atomic.Bool
+	evict     clientEviction // maxmemory-clients (evict.go)
 	// cronPaused (DEBUG PAUSE-CRON) stops the 100 ms tick (sampleLoop).
 	cronPaused atomic.Bool
 	peaks      clientPeaks // INFO's client_recent_max_*_buffer (observe.go)
