@@ -158,6 +158,13 @@ func (s *Server) fixtureConnEnd(c *client) {
 // another kill took it).
 func (s *Server) kill(c *client) bool {
 	c.fx.dead.Store(true)
+	// Out of the list before anything can wake its goroutine (the killed
+	// channel, the socket's close): its unregister must find it gone, or
+	// this kill would not count it.
+	_, loaded := s.clients.LoadAndDelete(c)
+	if loaded {
+		s.nconns.Add(-1)
+	}
 	// Its held command no longer counts (Held, WaitHeld) from now, not
 	// from when its goroutine gets to see the kill. (dead is set first:
 	// waitTurn, under pmu, does not count a dead connection's command.)
@@ -168,12 +175,6 @@ func (s *Server) kill(c *client) bool {
 		a.(*acceptedConn).closed.Store(true)
 	}
 	c.fx.killOnce.Do(func() { close(c.fx.killed) })
-	// Out of the list before the socket closes: its goroutine's
-	// unregister, which the close wakes, must find it gone.
-	_, loaded := s.clients.LoadAndDelete(c)
-	if loaded {
-		s.nconns.Add(-1)
-	}
 	c.closeNC()
 	return loaded
 }
