@@ -277,7 +277,7 @@ func (e *mpEncoder) shape(t *lua.LTable) *mpTable {
 		m.array = true
 		m.vals = make([]lua.LValue, n)
 		for j := range m.vals {
-			m.vals[j] = t.RawGetInt(j + 1)
+			m.vals[j] = rawGetInt(t, j+1) // past the array part's bound too
 		}
 	} else {
 		lua51Pairs(t, func(k, v lua.LValue) {
@@ -347,6 +347,33 @@ type mpDecoder struct {
 	p     int
 	err   int
 	slots int
+	nodes int // values decoded, for the periodic checks
+	// room is what is left of the bytes the array parts' padding may take
+	// in this call (see pad).
+	room int
+}
+
+// pad accounts for storing integer key k into a table whose array part
+// has alen slots (*alen, updated): gopher-lua pads the array part with
+// nil up to k in one Go loop (arraycap.go), where Lua 5.1 puts a sparse
+// key in the hash part. Seven bytes of input, a map of one key just below
+// the array part's bound, cost 64 MB (160 MB at the peak), and an input
+// of many such maps is one call the memory watchdog cannot interrupt. So
+// the padding of one call, at padSlotBytes a slot, is bounded by the size
+// limit (vm.sizeLimit, as string.rep's result is), past which unpack
+// fails with "not enough memory". A dense array or map pads nothing: what
+// this refuses holds millions of missing elements (Redis's unpack makes
+// them a hash part).
+func (d *mpDecoder) pad(alen *int, k lua.LNumber) {
+	if !isArrayKey(k) || int(k) <= *alen {
+		return
+	}
+	gap := int(k) - *alen - 1
+	if gap > d.room/padSlotBytes {
+		cError(d.L, "not enough memory")
+	}
+	d.room -= gap * padSlotBytes
+	*alen = int(k)
 }
 
 func (d *mpDecoder) need(n uint64) bool {
@@ -372,6 +399,13 @@ func (d *mpDecoder) decode() lua.LValue {
 		return lua.LNil
 	}
 	checkStack(d.L, d.slots, 1, "too many return values at once; use unpack_one or unpack_limit instead.")
+	// SCRIPT KILL and the memory bound stop a long decoding here, as
+	// cjson.decode's
+	if d.nodes++; d.nodes&4095 == 0 {
+		if ctx := d.L.Context(); ctx != nil && ctx.Err() != nil {
+			cError(d.L, "%s", ctx.Err().Error())
+		}
+	}
 	c := d.s[d.p]
 	// fixed-size objects: their length, and value
 	fixed := func(n int, v lua.LValue) lua.LValue {
@@ -513,6 +547,7 @@ func (d *mpDecoder) array(l uint64) lua.LValue {
 	t := d.newTable(l, false)
 	d.slots++ // the table
 	checkStack(d.L, d.slots, 1, "in function mp_decode_to_lua_array")
+	alen := 0 // the array part's slots
 	for i := 1; uint64(i) <= l; i++ {
 		d.slots++ // the index
 		v := d.decode()
@@ -520,6 +555,7 @@ func (d *mpDecoder) array(l uint64) lua.LValue {
 			return t
 		}
 		if v != lua.LNil {
+			d.pad(&alen, lua.LNumber(i)) // after nils
 			t.RawSetInt(i, v)
 		}
 		d.slots--
@@ -531,6 +567,7 @@ func (d *mpDecoder) array(l uint64) lua.LValue {
 func (d *mpDecoder) hash(l uint64) lua.LValue {
 	t := d.newTable(l, true)
 	d.slots++
+	alen := 0 // the array part's slots
 	for ; l > 0; l-- {
 		k := d.decode()
 		if d.err != 0 {
@@ -549,6 +586,9 @@ func (d *mpDecoder) hash(l uint64) lua.LValue {
 		case lua.LNumber:
 			if k != k {
 				d.vm.raise(d.L, lua.LString("table index is NaN"))
+			}
+			if v != lua.LNil {
+				d.pad(&alen, k)
 			}
 		}
 		if v != lua.LNil || t.RawGet(k) != lua.LNil {
@@ -574,7 +614,7 @@ func (vm *VM) mpUnpackFull(L *lua.LState, slots int, limit, offset int64) int {
 	if all {
 		limit = math.MaxInt32
 	}
-	d := &mpDecoder{vm: vm, L: L, s: s, p: int(offset), slots: slots}
+	d := &mpDecoder{vm: vm, L: L, s: s, p: int(offset), slots: slots, room: vm.sizeLimit()}
 	var res []lua.LValue
 	for cnt := int64(0); d.p < len(s) && cnt < limit; cnt++ {
 		v := d.decode()

@@ -293,13 +293,13 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
 			}
 			return
 		}
-		n := 0
-		for v.RawGetInt(n+1) != lua.LNil {
+		n := 0 // up to the first nil, past the array part's bound too
+		for rawGetInt(v, n+1) != lua.LNil {
 			n++
 		}
 		w.WriteArray(n)
 		for i := 1; i <= n; i++ {
-			writeLuaValue(w, v.RawGetInt(i), resp, slots+1)
+			writeLuaValue(w, rawGetInt(v, i), resp, slots+1)
 		}
 	default:
 		w.WriteNull()

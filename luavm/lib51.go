@@ -24,7 +24,7 @@ func (vm *VM) tableRemove(L *lua.LState) int {
 	if !ok {
 		cTypeError(L, 1, "table", L.Get(1), L.GetTop() >= 1)
 	}
-	e := t.Len()
+	e := tableLen(t)
 	pos := int(int32(cOptInteger(L, 2, int64(e)))) // luaL_optint: a C int
 	if pos < 1 || pos > e {
 		return 0
@@ -32,9 +32,9 @@ func (vm *VM) tableRemove(L *lua.LState) int {
 	if vm.ro[t] {
 		return vm.callError(L, true, errorTable(L, engine.ErrScriptReadonly))
 	}
-	L.Push(t.RawGetInt(pos))
+	L.Push(rawGetInt(t, pos))
 	for ; pos < e; pos++ {
-		t.RawSetInt(pos, t.RawGetInt(pos+1))
+		t.RawSetInt(pos, rawGetInt(t, pos+1))
 	}
 	t.RawSetInt(e, lua.LNil)
 	return 1
@@ -50,7 +50,7 @@ func (vm *VM) tableSort(L *lua.LState) int {
 	if !ok {
 		cTypeError(L, 1, "table", L.Get(1), L.GetTop() >= 1)
 	}
-	n := t.Len()
+	n := tableLen(t)
 	var fn lua.LValue
 	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
 		if fn = L.Get(2); fn.Type() != lua.LTFunction {
@@ -100,7 +100,7 @@ func call2(L *lua.LState, fn, a, b lua.LValue) bool {
 	return r
 }
 
-func (s *luaSorter) get(i int) lua.LValue    { return s.t.RawGetInt(i) }
+func (s *luaSorter) get(i int) lua.LValue    { return rawGetInt(s.t, i) }
 func (s *luaSorter) set(i int, v lua.LValue) { s.t.RawSetInt(i, v) }
 
 // auxsort is ltablib.c's, step for step (its stack juggling as values).

@@ -384,11 +384,11 @@ func openTableCompat(L *lua.LState, tab *lua.LTable) {
 	}))
 	tab.RawSetString("foreachi", L.NewFunction(func(L *lua.LState) int {
 		t, fn := tableAndFunc(L, "foreachi")
-		n := t.Len()
+		n := tableLen(t)
 		for i := 1; i <= n; i++ {
 			L.Push(fn)
 			L.Push(lua.LNumber(i))
-			L.Push(t.RawGetInt(i))
+			L.Push(rawGetInt(t, i))
 			L.Call(2, 1)
 			if r := L.Get(-1); r != lua.LNil {
 				return 1

@@ -20,7 +20,7 @@ func (vm *VM) tableInsert(L *lua.LState) int {
 	if !ok {
 		cTypeError(L, 1, "table", L.Get(1), L.GetTop() >= 1)
 	}
-	e := t.Len() + 1 // the first empty element
+	e := tableLen(t) + 1 // the first empty element
 	var pos int
 	switch L.GetTop() {
 	case 2:
@@ -64,7 +64,7 @@ func (vm *VM) tableConcat(L *lua.LState) int {
 	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
 		last = int32(cCheckInteger(L, 4))
 	} else {
-		last = int32(t.Len())
+		last = int32(tableLen(t))
 	}
 	// The length first, to refuse a result past the limit before building
 	// any of it (up to the first value that is no string or number, where

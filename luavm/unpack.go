@@ -11,7 +11,7 @@ import lua "github.com/yuin/gopher-lua"
 func baseUnpack(L *lua.LState) int {
 	t := L.CheckTable(1)
 	i := int32(cOptInteger(L, 2, 1))
-	e := int32(t.Len())
+	e := int32(tableLen(t))
 	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
 		e = int32(cCheckInteger(L, 3))
 	}
@@ -23,7 +23,7 @@ func baseUnpack(L *lua.LState) int {
 		cError(L, "%s", "too many results to unpack")
 	}
 	for k := int64(i); k <= int64(e); k++ {
-		L.Push(t.RawGetInt(int(k)))
+		L.Push(rawGetInt(t, int(k))) // t[0] too, and past the array part's bound
 	}
 	return int(n)
 }
