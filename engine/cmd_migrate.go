@@ -146,19 +146,42 @@ func (m *migrateSockets) close(addr string) {
 	}
 }
 
-// readLine is connSyncReadLine: one reply line, without its CRLF, read
-// before the deadline.
+// migrateLineMax is the reply line Redis's MIGRATE reads at most: its
+// buffer's 1024 bytes, less the terminating NUL.
+const migrateLineMax = 1023
+
+// errMigrateEmptyLine is a bare newline from the target: Redis's
+// connSyncReadLine returns 0 for it, which MIGRATE takes as a socket
+// error.
+var errMigrateEmptyLine = errors.New("empty reply line")
+
+// readLine is connSyncReadLine into Redis's 1024-byte buffer: one reply
+// line, without its CRLF, read before the deadline. A line longer than
+// migrateLineMax is cut there and its rest read as the next line, as
+// Redis reads it, so a target that streams bytes without a newline costs
+// a fixed buffer, not memory for as long as it streams.
 func (cs *migrateConn) readLine(timeout time.Duration) (string, error) {
 	_ = cs.c.SetReadDeadline(time.Now().Add(timeout))
-	line, err := cs.r.ReadString('\n')
-	if err != nil {
-		return "", err
+	var buf [migrateLineMax]byte
+	n := 0
+	for n < len(buf) {
+		b, err := cs.r.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		if b == '\n' {
+			if n == 0 {
+				return "", errMigrateEmptyLine
+			}
+			if buf[n-1] == '\r' {
+				n--
+			}
+			return string(buf[:n]), nil
+		}
+		buf[n] = b
+		n++
 	}
-	line = line[:len(line)-1]
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	return line, nil
+	return string(buf[:n]), nil
 }
 
 func cmdMigrate(c *Ctx) {

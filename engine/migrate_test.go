@@ -87,3 +87,66 @@ func TestMigrate_IdleConnectionsCloseAndUncount(t *testing.T) {
 type nopConn struct{ net.Conn }
 
 func (nopConn) Close() error { return nil }
+
+// A target's reply line is read into Redis's 1024-byte buffer: a longer
+// line is cut at 1023 bytes and its rest read as the next reply, as
+// redis-server 7.0.15 reads it (checked against a fake target): an error
+// line of 5000 bytes is reported cut, and the next MIGRATE on the cached
+// connection takes the rest as its reply (no '-': success). A target
+// streaming bytes without a newline is answered at once the same way;
+// before, the line was kept whole, growing for the whole timeout.
+func TestMigrate_ReplyLineCutAt1023Bytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	replies := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+					if _, err := c.Write([]byte(<-replies)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	te := newTestEngine(t)
+	defer te.Close()
+	te.expect("+OK", "SET", "k", "v")
+	// SELECT's +OK, then the RESTORE's reply: an error line of 5000 bytes
+	replies <- "+OK\r\n-" + strings.Repeat("E", 4999) + "\r\n"
+	want := "-ERR Target instance replied with error: " + strings.Repeat("E", migrateLineMax-1)
+	if got := te.do("MIGRATE", "127.0.0.1", port, "k", "0", "5000"); got != want {
+		t.Fatalf("MIGRATE = %.80q... (%d bytes), want %d bytes", got, len(got), len(want))
+	}
+	te.expect(":1", "EXISTS", "k") // not moved
+	// The rest of the error line is the next MIGRATE's reply.
+	replies <- ""
+	te.expect("+OK", "MIGRATE", "127.0.0.1", port, "k", "0", "5000")
+	te.expect(":0", "EXISTS", "k") // moved
+	// A reply that never ends its line.
+	te.expect("+OK", "SET", "k", "v")
+	replies <- strings.Repeat("x", 1<<20)
+	te.expect("+OK", "MIGRATE", "127.0.0.1", port, "k", "0", "5000", "COPY")
+	// A bare newline is a socket error (after one retry on a new
+	// connection, which this target never answers: the timeout).
+	te.Close()
+	te = newTestEngine(t)
+	defer te.Close()
+	te.expect("+OK", "SET", "k", "v")
+	replies <- "+OK\r\n\n"
+	te.expect("-IOERR error or timeout reading to target instance", "MIGRATE", "127.0.0.1", port, "k", "0", "500", "COPY")
+}
