@@ -135,8 +135,8 @@ func (s *Server) waitStalled(c *client) bool {
 // waitTurn holds a connection's command while the server is paused for
 // it. Once the command counts as held (Held, WaitHeld), the replies before
 // it go out (sendBeforeWait: a stall holds them too, so it must count
-// first). It reports false when the connection was killed or the server
-// closed meanwhile, or a write failed.
+// first). It reports false when the connection was killed, hung up or
+// the server closed meanwhile, or a write failed.
 func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	defer func() {
 		s.fx.pmu.Lock()
@@ -165,7 +165,32 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	if !s.sendBeforeWait(c) {
 		return false
 	}
-	return s.waitWhile(held, c.fx.killed, nil)
+	// A client that hangs up meanwhile is freed at once, as Redis frees a
+	// postponed client (it reads the socket while the command waits): it
+	// must not keep its connection (maxclients) for the whole pause.
+	gone := c.fc.startReadAhead()
+	defer c.fc.stopReadAhead()
+	if s.waitWhile(held, c.fx.killed, gone) {
+		return true
+	}
+	select {
+	case <-gone:
+		// Under a stall (Pause, DEBUG SLEEP) the hang-up is seen as a
+		// stopped process sees it when it resumes: the command counts as
+		// held (Held) until the stall ends, and then runs, as what the
+		// process had read before it stopped (Redis after DEBUG SLEEP).
+		s.fx.pmu.Lock()
+		_, stalled := s.fx.stalledLocked(s.eng.Now())
+		s.fx.pmu.Unlock()
+		if stalled && s.waitStalled(c) {
+			s.fx.pmu.Lock()
+			_, paused := s.fx.pausedLocked(s.eng.Now(), cls)
+			s.fx.pmu.Unlock()
+			return !paused
+		}
+	default:
+	}
+	return false
 }
 
 // waitWhile waits while held, called with pmu held, reports a hold at

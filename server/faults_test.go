@@ -1237,3 +1237,50 @@ func TestPendingFailures_CountsTheQueue(t *testing.T) {
 		t.Fatalf("after ClearFailures: PendingFailures = %d", n)
 	}
 }
+
+// A client that hangs up while CLIENT PAUSE holds its command is freed at
+// once, and its command never runs, as Redis frees a postponed client
+// (checked against redis-server 7.0.15). Before, it kept its connection
+// until the pause ended, so hang-ups during a long pause filled
+// maxclients. Under a stall (Pause) the hang-up is seen when the stall
+// ends, as a stopped process sees it: the command counts as held until
+// then, and runs, as Redis runs what it read before a DEBUG SLEEP.
+func TestClientPause_HangUpFreesTheClient(t *testing.T) {
+	srv := RunT(t)
+	admin := dial(t, srv.Addr())
+	admin.expectDo("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	for i := 0; i < 5; i++ {
+		c := dial(t, srv.Addr())
+		c.send(encode("SET", "k", "v"))
+		c.conn.Close()
+	}
+	half := dial(t, srv.Addr())
+	half.send(encode("SET", "k2", "v"))
+	_ = half.conn.(*net.TCPConn).CloseWrite()
+	eventually(t, "the hung-up clients to be freed", func() bool {
+		return srv.ServerInfo().ConnectedClients == 1
+	})
+	if n := srv.Held(); n != 0 {
+		t.Fatalf("Held = %d after every held client hung up", n)
+	}
+	admin.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
+	admin.expectDo("*2\r\n$-1\r\n$-1\r\n", "MGET", "k", "k2")
+	half.expectClosed()
+
+	srv.Pause(time.Hour)
+	c := dial(t, srv.Addr())
+	c.send(encode("SET", "k", "v"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.conn.Close()
+	time.Sleep(100 * time.Millisecond)
+	if n := srv.Held(); n != 1 {
+		t.Fatalf("Held = %d during a stall after the client hung up, want 1", n)
+	}
+	srv.Unpause()
+	eventually(t, "the hung-up client to be freed after the stall", func() bool {
+		return srv.ServerInfo().ConnectedClients == 1
+	})
+	admin.expectDo("$1\r\nv\r\n", "GET", "k")
+}
