@@ -2,10 +2,12 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -238,3 +240,78 @@ func TestRunT_RunN_Failures(t *testing.T) {
 		t.Fatal(msg)
 	}
 }
+
+// logT is a Tester with Logf, recording what is logged through it.
+type logT struct {
+	cleanups []func()
+	mu       sync.Mutex
+	lines    []string
+}
+
+func (t *logT) Helper()                           {}
+func (t *logT) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (t *logT) Cleanup(f func())                  { t.cleanups = append(t.cleanups, f) }
+func (t *logT) cleanup() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
+
+func (t *logT) Logf(format string, args ...any) {
+	t.mu.Lock()
+	t.lines = append(t.lines, fmt.Sprintf(format, args...))
+	t.mu.Unlock()
+}
+
+func (t *logT) logged(s string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, l := range t.lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// RunT's server logs through the test's Logf (not stderr), and, once the
+// test's cleanups have run, no longer: Logf would panic then. A Logger set
+// by an option is kept.
+func TestRunT_LogsThroughTheTest(t *testing.T) {
+	ft := &logT{}
+	srv := RunT(ft)
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "DEBUG", "LOG", "through-the-test")
+	if !ft.logged("DEBUG LOG: through-the-test") || !ft.logged("level=WARN") {
+		t.Fatalf("the test's Logf got %q", ft.lines)
+	}
+	ft.cleanup()
+	n := len(ft.lines)
+	srv.Logger().Warn("after the test")
+	if len(ft.lines) != n {
+		t.Fatalf("logged through the test after its cleanups: %q", ft.lines[n:])
+	}
+
+	var own strings.Builder
+	var mu sync.Mutex
+	ft = &logT{}
+	srv = RunT(ft, WithConfig(func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return own.Write(p)
+		}), nil))
+	}))
+	defer ft.cleanup()
+	dial(t, srv.Addr()).expectDo("+OK\r\n", "DEBUG", "LOG", "own-logger")
+	mu.Lock()
+	got := own.String()
+	mu.Unlock()
+	if !strings.Contains(got, "own-logger") || ft.logged("own-logger") {
+		t.Fatalf("with a Logger set: it got %q, the test's Logf %q", got, ft.lines)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"log/slog"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tumblerdb/tumbler/expiry"
@@ -55,12 +58,23 @@ func WithConfig(fn func(*Config)) Option { return func(c *Config) { fn(c) } }
 // RunT starts a server on a free loopback port and closes it when the test
 // ends. It fails the test if the server cannot start. Unlike New's
 // defaults, RunT's servers keep a command log (DefaultCommandLog entries)
-// and allow DEBUG (EnableDebugCommand "yes"); options change that.
+// and allow DEBUG (EnableDebugCommand "yes"); options change that. When t
+// has a Logf method (*testing.T and *testing.B do) and no option sets
+// Config.Logger, the server logs through it, so that its warnings show
+// with the test they belong to (go test -v, or a failing test), not on
+// stderr; what it logs after the test's cleanups have run goes to stderr.
 func RunT(t Tester, opts ...Option) *Server {
 	t.Helper()
 	cfg := Config{Addr: "127.0.0.1:0", CommandLog: DefaultCommandLog, EnableDebugCommand: "yes"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if lt, ok := t.(interface{ Logf(string, ...any) }); ok && cfg.Logger == nil {
+		w := &testLogWriter{logf: lt.Logf}
+		// registered first: it runs after Close (cleanups run last first)
+		t.Cleanup(w.end)
+		// every level: loglevel filters (levelHandler)
+		cfg.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	s := New(cfg)
 	if err := s.Start(); err != nil {
@@ -71,6 +85,32 @@ func RunT(t Tester, opts ...Option) *Server {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// testLogWriter takes a log handler's records (one per Write) to a test's
+// Logf until end, then to stderr: Logf panics once the test is over, and a
+// connection's goroutine may still log while the test ends.
+type testLogWriter struct {
+	mu    sync.Mutex
+	ended bool
+	logf  func(string, ...any)
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return os.Stderr.Write(p)
+	}
+	w.logf("%s", strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// end sends what is logged from now on to stderr.
+func (w *testLogWriter) end() {
+	w.mu.Lock()
+	w.ended = true
+	w.mu.Unlock()
 }
 
 // RunN starts n independent servers as RunT does (for Redlock tests),
