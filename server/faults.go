@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"syscall"
@@ -329,7 +330,13 @@ func (s *Server) cmdClientPause(c *engine.Ctx) {
 		return
 	}
 	var end int64
-	if ms > 0 {
+	switch {
+	case ms > math.MaxInt64-s.cfg.Clock.Wall().UnixMilli():
+		// Redis adds the timeout to its wall clock, and the sum wraps
+		// to an end in the past: no new pause (one in progress keeps
+		// its end, and takes the mode).
+		end = -1
+	case ms > 0:
 		end = c.Now + ms
 		if end < c.Now {
 			end = 1<<63 - 1

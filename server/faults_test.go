@@ -1284,3 +1284,26 @@ func TestClientPause_HangUpFreesTheClient(t *testing.T) {
 	})
 	admin.expectDo("$1\r\nv\r\n", "GET", "k")
 }
+
+// A CLIENT PAUSE timeout that, added to the wall clock, passes LLONG_MAX
+// pauses nothing, as Redis's sum wraps to an end in the past; a pause in
+// progress keeps its end and takes the stricter mode (redis-server
+// 7.0.15). Before, it paused for good.
+func TestClientPause_TimeoutPastLongLongPausesNothing(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "9223372036854775807", "WRITE")
+	c.expectDo("+OK\r\n", "SET", "k", "v") // a timeout: a paused write never answers
+	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "9223372036854775807")
+	c.expectDo("$1\r\nv\r\n", "GET", "k")
+
+	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "9223372036854775807", "ALL")
+	other := dial(t, srv.Addr())
+	other.send(encode("GET", "k"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err) // the mode became ALL: reads wait too
+	}
+	srv.Advance(100 * time.Second) // the first pause's end, kept
+	other.expect("$1\r\nv\r\n")
+}
