@@ -188,6 +188,10 @@ type Ctx struct {
 	// and the caller then waits and calls Engine.FinishWait.
 	CanBlock bool
 	Blocked  *Waiter
+	// RestOfExec, set by a command EXEC runs, takes the transaction's
+	// later replies (CLIENT REPLY OFF or ON inside MULTI, which act at
+	// once in Redis: InExec).
+	RestOfExec Writer
 }
 
 // ScriptRun is the state of one running script, shared by its nested calls.

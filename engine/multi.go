@@ -385,6 +385,9 @@ func cmdExec(c *Ctx) {
 		e.call(sub, q[i].cmd)      // obs: counted and timed like any command (observe.go)
 		e.Stats.Commands.Add(1)    // once it has run, as Redis's call()
 		e.trackRead(sub, q[i].cmd) // tracking: reads inside EXEC count for the client (tracking.go)
+		if sub.RestOfExec != nil {
+			w = sub.RestOfExec
+		}
 		q[i] = queued{}
 	}
 }

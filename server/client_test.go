@@ -239,8 +239,7 @@ func TestHelp_ClientAndACL(t *testing.T) {
 
 // CLIENT REPLY OFF/SKIP/ON: every expected byte stream is redis-server
 // 7.0.15's for the same pipeline (errors and a blocking command's reply
-// included). (Inside MULTI, Redis's OFF cuts EXEC's array short, a
-// malformed reply tumbler does not copy: there it applies after EXEC.)
+// included). Inside MULTI see TestClientReply_InsideMulti.
 func TestClientReply_OffSkipOn(t *testing.T) {
 	srv := RunT(t)
 	for _, tc := range []struct {
@@ -275,6 +274,47 @@ func TestClientReply_OffSkipOn(t *testing.T) {
 		}
 		if got.String() != want {
 			t.Errorf("%q:\n got %q\nwant %q", tc.cmds, got.String(), want)
+		}
+		c.conn.Close()
+	}
+}
+
+// CLIENT REPLY inside MULTI acts when EXEC runs it, as in Redis: OFF
+// drops the rest of EXEC's replies after the array header EXEC wrote for
+// them (a malformed reply, byte for byte Redis's), ON sends them again,
+// SKIP skips the command after EXEC. Every expected byte stream is
+// redis-server 7.0.15's. Before, OFF applied only after EXEC.
+func TestClientReply_InsideMulti(t *testing.T) {
+	srv := RunT(t)
+	for _, tc := range []struct {
+		cmds [][]string
+		want string
+	}{
+		{[][]string{{"MULTI"}, {"CLIENT", "REPLY", "OFF"}, {"PING"}, {"EXEC"}, {"PING"}}, "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n"},
+		{[][]string{{"MULTI"}, {"PING"}, {"CLIENT", "REPLY", "OFF"}, {"PING"}, {"EXEC"}, {"PING"}}, "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+PONG\r\n"},
+		{[][]string{{"MULTI"}, {"CLIENT", "REPLY", "SKIP"}, {"PING"}, {"ECHO", "x"}, {"EXEC"}, {"PING"}}, "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+PONG\r\n$1\r\nx\r\n"},
+		{[][]string{{"CLIENT", "REPLY", "OFF"}, {"MULTI"}, {"PING"}, {"CLIENT", "REPLY", "ON"}, {"PING"}, {"EXEC"}, {"PING"}}, "+OK\r\n+PONG\r\n+PONG\r\n"},
+		{[][]string{{"MULTI"}, {"CLIENT", "REPLY", "OFF"}, {"PING"}, {"CLIENT", "REPLY", "ON"}, {"ECHO", "y"}, {"EXEC"}, {"PING"}}, "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*4\r\n+OK\r\n$1\r\ny\r\n+PONG\r\n"},
+	} {
+		c := dial(t, srv.Addr())
+		var b strings.Builder
+		for _, cmd := range tc.cmds {
+			b.WriteString(encode(cmd...))
+		}
+		c.send(b.String())
+		// Raw bytes: a cut array would swallow what follows it.
+		got := make([]byte, 0, len(tc.want))
+		buf := make([]byte, 4096)
+		_ = c.conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		for {
+			n, err := c.conn.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break // the deadline: nothing more comes
+			}
+		}
+		if string(got) != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.cmds, got, tc.want)
 		}
 		c.conn.Close()
 	}

@@ -3,8 +3,9 @@ package server
 import "github.com/tumblerdb/tumbler/engine"
 
 // CLIENT REPLY ON|OFF|SKIP, as Redis 7.0: OFF sends no reply from then
-// on (the OFF included), SKIP none for the next command (SKIP included),
-// ON sends them again and replies OK. Pushes (pub/sub messages,
+// on (the OFF included, and inside a transaction the rest of EXEC's),
+// SKIP none for the next command (SKIP included; inside a transaction,
+// the command after EXEC), ON sends them again and replies OK. Pushes (pub/sub messages,
 // invalidations) still go out: they are written by deliver, not through
 // the command's writer. Errors a suppressed command gets still count in
 // the error stats.
@@ -56,8 +57,17 @@ func (s *Server) cmdClientReply(c *engine.Ctx) {
 	case engine.EqFold(c.Args[2], "on"):
 		me.reply = replyMode{}
 		me.w.WriteStatus("OK") // to the connection: c.W still discards when OFF was on
+		if c.InExec() {
+			c.RestOfExec = &me.w // the transaction's later replies go out again
+		}
 	case engine.EqFold(c.Args[2], "off"):
 		me.reply.off = true
+		if c.InExec() {
+			// In Redis the flag acts at once: the transaction's later
+			// replies are dropped, after the array header EXEC wrote
+			// for them (a malformed reply, as Redis's).
+			c.RestOfExec = discardWriter{proto: me.w.proto}
+		}
 	case engine.EqFold(c.Args[2], "skip"):
 		if !me.reply.off {
 			me.reply.skipNext = true

@@ -276,6 +276,11 @@ func TestWire_Protocol(t *testing.T) {
 		{"bulk trailer not CRLF", []wireStep{s("*1\r\n$4\r\nPINGxx*2\r\n$4\r\nECHO\r\n$2\r\nhi\n\nPING\r\n")}, "+PONG\r\n$2\r\nhi\r\n+PONG"},
 		{"big bulk trailer not CRLF", []wireStep{s("*2\r\n$4\r\nECHO\r\n$70000\r\n" + strings.Repeat("c", 70000) + "ab*1\r\n$4\r\nPING\r\n")}, "+PONG"},
 		{"bulk trailer in its own write", []wireStep{s("*2\r\n$4\r\nECHO\r\n$2\r\nhi"), s("::"), s("*1\r\n$4\r\nPING\r\n")}, "+PONG"},
+		// CLIENT REPLY inside MULTI acts as EXEC runs it: OFF cuts EXEC's
+		// array short (malformed, as Redis's), ON sends replies again.
+		{"client reply off inside multi", []wireStep{s("MULTI\r\nPING\r\nCLIENT REPLY OFF\r\nPING\r\nEXEC\r\nPING\r\n")}, "*3\r\n+PONG\r\n"},
+		{"client reply on inside multi", []wireStep{s("CLIENT REPLY OFF\r\nMULTI\r\nPING\r\nCLIENT REPLY ON\r\nECHO y\r\nEXEC\r\nPING\r\n")}, "+OK\r\n$1\r\ny\r\n+PONG"},
+		{"client reply skip inside multi", []wireStep{s("MULTI\r\nCLIENT REPLY SKIP\r\nECHO x\r\nEXEC\r\nPING\r\nECHO z\r\n")}, "$1\r\nx\r\n$1\r\nz"},
 	})
 }
 
