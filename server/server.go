@@ -352,7 +352,9 @@ func (s *Server) collectFreed() {
 	}
 }
 
-// Addr returns the address the server listens on, "host:port".
+// Addr returns the address the server listens on, "host:port". Before
+// Start (and after Close) it is the configured address, which with port 0
+// is not one a client can reach: call it after Start.
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
