@@ -166,32 +166,22 @@ func (s *Server) waitTurn(c *client, cls pauseClass) bool {
 	if !s.sendBeforeWait(c) {
 		return false
 	}
-	// A client that hangs up meanwhile is freed at once, as Redis frees a
-	// postponed client (it reads the socket while the command waits): it
-	// must not keep its connection (maxclients) for the whole pause.
+	s.fx.pmu.Lock()
+	_, stalled := s.fx.stalledLocked(s.eng.Now())
+	s.fx.pmu.Unlock()
+	if stalled {
+		// A stall (Pause, DEBUG SLEEP) reads nothing, as a stopped
+		// process: a hang-up is seen once it ends, after the command
+		// runs, as Redis runs what it read before a DEBUG SLEEP.
+		return s.waitWhile(held, c.fx.killed, nil)
+	}
+	// A client that hangs up while CLIENT PAUSE holds its command is
+	// freed at once, as Redis frees a postponed client (it reads the
+	// socket while the command waits): it must not keep its connection
+	// (maxclients) for the whole pause.
 	gone := c.fc.startReadAhead()
 	defer c.fc.stopReadAhead()
-	if s.waitWhile(held, c.fx.killed, gone) {
-		return true
-	}
-	select {
-	case <-gone:
-		// Under a stall (Pause, DEBUG SLEEP) the hang-up is seen as a
-		// stopped process sees it when it resumes: the command counts as
-		// held (Held) until the stall ends, and then runs, as what the
-		// process had read before it stopped (Redis after DEBUG SLEEP).
-		s.fx.pmu.Lock()
-		_, stalled := s.fx.stalledLocked(s.eng.Now())
-		s.fx.pmu.Unlock()
-		if stalled && s.waitStalled(c) {
-			s.fx.pmu.Lock()
-			_, paused := s.fx.pausedLocked(s.eng.Now(), cls)
-			s.fx.pmu.Unlock()
-			return !paused
-		}
-	default:
-	}
-	return false
+	return s.waitWhile(held, c.fx.killed, gone)
 }
 
 // waitWhile waits while held, called with pmu held, reports a hold at
