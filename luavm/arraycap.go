@@ -48,7 +48,10 @@ import (
 //
 // lua.MaxArrayIndex is a package variable gopher-lua reads without
 // synchronisation: it is set here, at package initialisation, before any
-// state can run, and never changed again.
+// state can run, and never changed again. It is gopher-lua's, so it holds
+// for the whole process: a program that imports this package (the server,
+// and so a test using server.RunT) and runs gopher-lua states of its own
+// gets the same bound in them.
 const arrayBound = 1 << 22
 
 func init() { lua.MaxArrayIndex = arrayBound }

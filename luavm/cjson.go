@@ -55,7 +55,7 @@ import (
 // Where it may differ: the lua_next order is rebuilt from the keys
 // present, in gopher-lua's order (lua51table.go), so a table constructor
 // whose keys Lua 5.1 presizes into other collisions, integer keys (1 to
-// 2^26, gopher-lua's array part) set out of ascending order among other
+// 2^22 - 1, gopher-lua's array part: arraycap.go) set out of ascending order among other
 // keys, and keys deleted or assigned nil (which keep a node in Lua 5.1)
 // can give another order: of an object's members, of which error comes
 // first, and, for a table with a key past 2^31-1, of its largest key. The

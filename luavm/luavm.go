@@ -261,6 +261,8 @@ func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto
 	// the names in errors (vmerror.go)
 	forLocalsAfterExplist(proto)
 	proto.IsVarArg &^= lua.VarArgNeedsArg | lua.VarArgHasArg // the main chunk has no "arg" (init)
+	// the compiler's spare room, 16 KB a function (scriptmem.go)
+	trimProto(proto)
 	return proto, ""
 }
 
