@@ -364,6 +364,20 @@ func (e *Engine) FinishWait(c *Ctx, why WaitEnd) {
 func (e *Engine) UnblockClient(cl *Client, withError bool) bool {
 	e.lockOrBusy(true)
 	defer e.mu.Unlock()
+	return e.unblockClient(cl, withError)
+}
+
+// UnblockClientFrom is UnblockClient for the command c: inside EXEC, which
+// holds the keyspace lock, it does not take it again.
+func (e *Engine) UnblockClientFrom(c *Ctx, cl *Client, withError bool) bool {
+	if c.InExec() {
+		return e.unblockClient(cl, withError)
+	}
+	return e.UnblockClient(cl, withError)
+}
+
+// unblockClient is UnblockClient's work. Requires e.mu.
+func (e *Engine) unblockClient(cl *Client, withError bool) bool {
 	w := e.blk.byClient[cl]
 	if w == nil || w.state != waitBlocked {
 		return false

@@ -123,7 +123,7 @@ func (s *Server) cmdClientUnblock(c *engine.Ctx) {
 		}
 		return true
 	})
-	if target != nil && s.eng.UnblockClient(&target.Client, withError) {
+	if target != nil && s.eng.UnblockClientFrom(c, &target.Client, withError) {
 		c.W.WriteInt(1)
 	} else {
 		c.W.WriteInt(0)

@@ -493,3 +493,22 @@ func TestBZPOP_TimeoutAndMULTI(t *testing.T) {
 	}
 	waitBlockedClients(t, srv, 0)
 }
+
+// CLIENT UNBLOCK inside MULTI: EXEC runs it under the keyspace lock, which
+// it must not take again. Before, the server deadlocked (every keyed
+// command hung). Replies as redis-server 7.0.15's.
+func TestClientUnblock_InsideMulti(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+	a.send(encode("BLPOP", "q", "0"))
+	if err := srv.WaitBlocked(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.expectDo("+OK\r\n", "MULTI")
+	b.expectDo("+QUEUED\r\n", "CLIENT", "UNBLOCK", id)
+	b.expectDo("+QUEUED\r\n", "CLIENT", "UNBLOCK", id)
+	b.expectDo("*2\r\n:1\r\n:0\r\n", "EXEC")
+	a.expect("*-1\r\n")
+	b.expectDo("$-1\r\n", "GET", "k")
+}
