@@ -87,7 +87,11 @@ wait:
 		break
 	}
 	c.fc.stopReadAhead()
+	// Pushes arriving while the reply is written follow it, as during
+	// any command (beginCmd): they must not split it.
+	c.beginCmd()
 	s.eng.FinishWait(&c.ctx, why)
+	c.endCmd()
 	if why == engine.WaitGone {
 		c.closeNow = true
 	}

@@ -672,3 +672,66 @@ func TestPubSub_RESP3OwnEventsAroundPopsAndStores(t *testing.T) {
 	c.expect(":0\r\n")
 	c.expectDo("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "")
 }
+
+// Nor do they tear the reply of a command that blocked (WAITAOF's
+// two-element array, BLPOP's): it is written after the wait, and pushes
+// arriving meanwhile wait for it, as during any command. Before, a push
+// could land between its elements.
+func TestPubSub_PushesNeverTearBlockedReplies(t *testing.T) {
+	srv := RunT(t)
+	sub := dial(t, srv.Addr())
+	sub.hello3()
+	sub.expectDo(confirmation(3, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pub, err := dialErr(srv.Addr())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer pub.Close()
+		go io.Copy(io.Discard, pub)
+		batch := strings.Repeat(encode("PUBLISH", "ch", "payload"), 50)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := pub.Write([]byte(batch)); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	push := msg3("ch", "payload")
+	sub.expect(push) // the publisher is running
+	waitaof := "*2\r\n:0\r\n:0\r\n"
+	const rounds = 400
+	var req strings.Builder
+	for i := 0; i < rounds; i++ {
+		req.WriteString(encode("WAITAOF", "0", "1", "1")) // 1 ms: it blocks, then times out
+		req.WriteString(encode("BLPOP", "nosuchlist", "0.001"))
+	}
+	sub.send(req.String())
+	replies, pushes := 0, 0
+	for replies < 2*rounds {
+		switch f := sub.read(); f {
+		case push:
+			pushes++
+		case waitaof, "_\r\n":
+			if (replies%2 == 0) != (f == waitaof) {
+				t.Fatalf("reply %d out of order: %q", replies, f)
+			}
+			replies++
+		default:
+			t.Fatalf("torn or unexpected frame after %d replies and %d pushes: %q", replies, pushes, f)
+		}
+	}
+	t.Logf("%d blocked replies interleaved with %d pushes", replies, pushes)
+}
