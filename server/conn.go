@@ -52,6 +52,9 @@ type client struct {
 	// then wait in deferred, so they never land inside a multi-part reply.
 	inCmd    bool
 	deferred []byte
+	// pushCounted (guarded by omu): counted in Server.pushConns, until
+	// the client leaves (uncountPush)
+	pushCounted bool
 	// outGen counts the times the output buffer was written out (guarded
 	// by omu on a push-capable connection): a command's reply still
 	// whole in it can be taken back (panicked).
@@ -238,14 +241,21 @@ func (s *Server) unregister(c *client) {
 	c.goneOnce.Do(func() { close(c.gone) })
 	if _, loaded := s.clients.LoadAndDelete(c); loaded {
 		s.nconns.Add(-1)
-		c.omu.Lock()
-		if c.w.shared {
-			s.pushConns.Add(-1)
-		}
-		c.omu.Unlock()
 	}
+	s.uncountPush(c)
 	s.unaccount(c)  // maxmemory-clients (evict.go)
 	s.connClosed(c) // pub/sub and tracking state (pubsub.go)
+}
+
+// uncountPush takes a client that leaves (unregister, kill) out of
+// pushConns, once.
+func (s *Server) uncountPush(c *client) {
+	c.omu.Lock()
+	if c.pushCounted {
+		c.pushCounted = false
+		s.pushConns.Add(-1)
+	}
+	c.omu.Unlock()
 }
 
 // closeConn closes a connection from any goroutine. A TCP socket is shut
@@ -471,6 +481,7 @@ func (s *Server) enablePush(c *client) {
 	c.omu.Lock()
 	c.w.shared = true
 	c.inCmd = true // enabled from inside a command: see beginCmd
+	c.pushCounted = true
 	s.pushConns.Add(1)
 	c.kick = make(chan struct{}, 1)
 	c.omu.Unlock()

@@ -165,6 +165,7 @@ func (s *Server) kill(c *client) bool {
 	if loaded {
 		s.nconns.Add(-1)
 	}
+	s.uncountPush(c)
 	// Its held command no longer counts (Held, WaitHeld) from now, not
 	// from when its goroutine gets to see the kill. (dead is set first:
 	// waitTurn, under pmu, does not count a dead connection's command.)

@@ -400,3 +400,29 @@ func TestOutputBufferLimit_NormalClassForMonitorAndTracking(t *testing.T) {
 		t.Fatalf("MONITOR line %q", line)
 	}
 }
+
+// Every push-capable connection leaves the count the output limit cron
+// walks for, however it goes: it closes, CLIENT KILL, DropConnections.
+// Before, a killed one stayed counted, and the cron walked every client
+// every 100 ms for good.
+func TestPushConns_CountedUntilGone(t *testing.T) {
+	srv := RunT(t)
+	admin := dial(t, srv.Addr())
+	var ids []string
+	for i := 0; i < 3; i++ {
+		m := dial(t, srv.Addr())
+		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(m.do("CLIENT", "ID"), ":"), "\r\n"))
+		m.expectDo("+OK\r\n", "MONITOR")
+	}
+	closing := dial(t, srv.Addr())
+	closing.expectDo("*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n", "SUBSCRIBE", "ch")
+	if n := srv.pushConns.Load(); n != 4 {
+		t.Fatalf("pushConns = %d with four push-capable connections", n)
+	}
+	closing.conn.Close()
+	for _, id := range ids[:2] {
+		admin.expectDo(":1\r\n", "CLIENT", "KILL", "ID", id)
+	}
+	srv.DropConnections()
+	eventually(t, "no push-capable connection counted", func() bool { return srv.pushConns.Load() == 0 })
+}

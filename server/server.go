@@ -207,8 +207,8 @@ type Server struct {
 	nextID  atomic.Int64
 	clients sync.Map // *client -> struct{}
 	nconns  atomic.Int64
-	// registered push-capable connections (enablePush): the output
-	// limit cron checks them (pubsub.go)
+	// push-capable connections (enablePush) not yet gone (uncountPush):
+	// the output limit cron checks them (pubsub.go)
 	pushConns atomic.Int64
 	closing   atomic.Bool
 	evict     clientEviction // maxmemory-clients (evict.go)
