@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bufio"
+	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +93,7 @@ func (nopConn) Close() error { return nil }
 // A target's reply line is read into Redis's 1024-byte buffer: a longer
 // line is cut at 1023 bytes and its rest read as the next reply, as
 // redis-server 7.0.15 reads it (checked against a fake target): an error
-// line of 5000 bytes is reported cut, and the next MIGRATE on the cached
+// line of 1500 bytes is reported cut, and the next MIGRATE on the cached
 // connection takes the rest as its reply (no '-': success). A target
 // streaming bytes without a newline is answered at once the same way;
 // before, the line was kept whole, growing for the whole timeout.
@@ -101,7 +103,11 @@ func TestMigrate_ReplyLineCutAt1023Bytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	replies := make(chan string, 4)
+	done := make(chan struct{})
+	defer close(done)
+	// The fake target answers each command it reads (SELECT, RESTORE)
+	// with the next of replies, in order, however the commands arrive.
+	replies := make(chan string, 8)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -110,12 +116,17 @@ func TestMigrate_ReplyLineCutAt1023Bytes(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				buf := make([]byte, 64<<10)
+				r := bufio.NewReader(c)
 				for {
-					if _, err := c.Read(buf); err != nil {
+					if _, err := readCommand(r); err != nil {
 						return
 					}
-					if _, err := c.Write([]byte(<-replies)); err != nil {
+					select {
+					case reply := <-replies:
+						if _, err := c.Write([]byte(reply)); err != nil {
+							return
+						}
+					case <-done:
 						return
 					}
 				}
@@ -126,20 +137,22 @@ func TestMigrate_ReplyLineCutAt1023Bytes(t *testing.T) {
 	te := newTestEngine(t)
 	defer te.Close()
 	te.expect("+OK", "SET", "k", "v")
-	// SELECT's +OK, then the RESTORE's reply: an error line of 5000 bytes
-	replies <- "+OK\r\n-" + strings.Repeat("E", 4999) + "\r\n"
+	replies <- "+OK\r\n"                                // SELECT
+	replies <- "-" + strings.Repeat("E", 1499) + "\r\n" // RESTORE: an error line of 1500 bytes
 	want := "-ERR Target instance replied with error: " + strings.Repeat("E", migrateLineMax-1)
 	if got := te.do("MIGRATE", "127.0.0.1", port, "k", "0", "5000"); got != want {
 		t.Fatalf("MIGRATE = %.80q... (%d bytes), want %d bytes", got, len(got), len(want))
 	}
 	te.expect(":1", "EXISTS", "k") // not moved
-	// The rest of the error line is the next MIGRATE's reply.
-	replies <- ""
+	// The rest of the error line (477 bytes) is the next MIGRATE's first
+	// reply, its SELECT's (sent again after a target's error).
+	replies <- ""        // SELECT
+	replies <- "+OK\r\n" // RESTORE
 	te.expect("+OK", "MIGRATE", "127.0.0.1", port, "k", "0", "5000")
 	te.expect(":0", "EXISTS", "k") // moved
-	// A reply that never ends its line.
+	// A reply that never ends its line: its first 1023 bytes are one.
 	te.expect("+OK", "SET", "k", "v")
-	replies <- strings.Repeat("x", 1<<20)
+	replies <- strings.Repeat("x", 1<<20) // RESTORE (the same database: no SELECT)
 	te.expect("+OK", "MIGRATE", "127.0.0.1", port, "k", "0", "5000", "COPY")
 	// A bare newline is a socket error (after one retry on a new
 	// connection, which this target never answers: the timeout).
@@ -147,6 +160,35 @@ func TestMigrate_ReplyLineCutAt1023Bytes(t *testing.T) {
 	te = newTestEngine(t)
 	defer te.Close()
 	te.expect("+OK", "SET", "k", "v")
-	replies <- "+OK\r\n\n"
+	replies <- "+OK\r\n" // SELECT
+	replies <- "\n"      // RESTORE
 	te.expect("-IOERR error or timeout reading to target instance", "MIGRATE", "127.0.0.1", port, "k", "0", "500", "COPY")
+}
+
+// readCommand reads one RESP command (an array of bulk strings) from r.
+func readCommand(r *bufio.Reader) ([]string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, n)
+	for i := range args {
+		if line, err = r.ReadString('\n'); err != nil {
+			return nil, err
+		}
+		l, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, l+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		args[i] = string(b[:l])
+	}
+	return args, nil
 }
