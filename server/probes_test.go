@@ -212,11 +212,16 @@ func TestProbes_WaitIsABlockedClient(t *testing.T) {
 func TestProbes_WaitTimeoutOnManualClock(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	a := dial(t, srv.Addr())
-	a.send(encode("WAIT", "1", "1000"))
+	a.send(encode("WAIT", "1", "50"))
 	if err := srv.WaitBlocked(1, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	srv.Advance(time.Second)
+	// Real time passing does not end it: nothing comes in 300 ms.
+	_ = a.conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := a.conn.Read(make([]byte, 16)); n != 0 || err == nil {
+		t.Fatalf("WAIT replied on real time: %d bytes, %v", n, err)
+	}
+	srv.Advance(50 * time.Millisecond)
 	srv.Advance(time.Millisecond) // a wait lives through its last millisecond
 	a.expect(":0\r\n")
 }
