@@ -319,14 +319,15 @@ func (s *Server) cmdClientPause(c *engine.Ctx) {
 		c.W.WriteError("ERR timeout is negative")
 		return
 	}
+	if ms > math.MaxInt64-s.cfg.Clock.Wall().UnixMilli() {
+		// Redis 7.2's getTimeoutFromObjectOrReply, as for WAIT
+		// (parseTimeout): its wall clock plus the timeout would overflow.
+		// (7.0's sum wraps to an end in the past, and pauses nothing.)
+		c.W.WriteError("ERR timeout is out of range")
+		return
+	}
 	var end int64
-	switch {
-	case ms > math.MaxInt64-s.cfg.Clock.Wall().UnixMilli():
-		// Redis adds the timeout to its wall clock, and the sum wraps
-		// to an end in the past: no new pause (one in progress keeps
-		// its end, and takes the mode).
-		end = -1
-	case ms > 0:
+	if ms > 0 {
 		end = c.Now + ms
 		if end < c.Now {
 			end = 1<<63 - 1

@@ -1286,24 +1286,25 @@ func TestClientPause_HangUpFreesTheClient(t *testing.T) {
 }
 
 // A CLIENT PAUSE timeout that, added to the wall clock, passes LLONG_MAX
-// pauses nothing, as Redis's sum wraps to an end in the past; a pause in
-// progress keeps its end and takes the stricter mode (redis-server
-// 7.0.15). Before, it paused for good.
-func TestClientPause_TimeoutPastLongLongPausesNothing(t *testing.T) {
+// is refused, as Redis 7.2 refuses it (getTimeoutFromObjectOrReply, as
+// WAIT's timeout: TestProbes_WaitInScriptAndTimeoutRange); a pause in
+// progress is left alone. (Redis 7.0.15's sum wraps to an end in the past
+// and pauses nothing.) Before, it paused for good.
+func TestClientPause_TimeoutPastLongLongRefused(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	c := dial(t, srv.Addr())
-	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "9223372036854775807", "WRITE")
+	c.expectDo("-ERR timeout is out of range\r\n", "CLIENT", "PAUSE", "9223372036854775807", "WRITE")
 	c.expectDo("+OK\r\n", "SET", "k", "v") // a timeout: a paused write never answers
-	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "9223372036854775807")
-	c.expectDo("$1\r\nv\r\n", "GET", "k")
+	c.expectDo("-ERR timeout is negative\r\n", "CLIENT", "PAUSE", "-1")
 
 	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
-	c.expectDo("+OK\r\n", "CLIENT", "PAUSE", "9223372036854775807", "ALL")
+	c.expectDo("-ERR timeout is out of range\r\n", "CLIENT", "PAUSE", "9223372036854775807", "ALL")
+	c.expectDo("$1\r\nv\r\n", "GET", "k") // still WRITE only
 	other := dial(t, srv.Addr())
-	other.send(encode("GET", "k"))
+	other.send(encode("SET", "k", "w"))
 	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
-		t.Fatal(err) // the mode became ALL: reads wait too
+		t.Fatal(err)
 	}
-	srv.Advance(100 * time.Second) // the first pause's end, kept
-	other.expect("$1\r\nv\r\n")
+	srv.Advance(100 * time.Second) // the pause's end, kept
+	other.expect("+OK\r\n")
 }
