@@ -107,12 +107,16 @@ type clientProd struct {
 func (s *Server) outputOverLimit(c *client) bool {
 	if c.w.shared {
 		c.omu.Lock()
-		kill := s.pushOverLimit(c) // its class's limit, as a push's (pubsub.go)
+		// closed already by a push over the limit (another goroutine's):
+		// the rest of the batch does not run, as Redis runs nothing more
+		// for a client it closes ASAP
+		killed := c.ps.killed
+		kill := !killed && s.pushOverLimit(c) // its class's limit, as a push's (pubsub.go)
 		c.omu.Unlock()
 		if kill {
 			s.closeOverLimit(c)
 		}
-		return kill
+		return kill || killed
 	}
 	l := s.live().OutputBufferLimits.Normal
 	if l.Hard == 0 && l.Soft == 0 {

@@ -455,6 +455,12 @@ func TestPushOverLimit_Class(t *testing.T) {
 	if s.pushOverLimit(d) {
 		t.Fatal("a client that cannot receive pushes is checked by outputOverLimit, not here")
 	}
+	// Closed by a push (another goroutine): its own goroutine, checking
+	// after a command, stops the batch too.
+	c.w.b = nil
+	if !s.outputOverLimit(c) {
+		t.Fatal("outputOverLimit of a client a push closed: want true, the batch stops")
+	}
 }
 
 // INFO counts channels, patterns and tracking clients.
