@@ -263,7 +263,23 @@ var knownWideDiffs = []knownWide{
 			!bytes.Contains(got, []byte("not allowed from script")) &&
 			containsAny(strings.ToLower(st.body), "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "call(argv[1]", "pcall(argv[1]")
 	}},
+	knownZrankArity,
 }
+
+// knownZrankArity: ZRANK z a x (or ZREVRANK), a fourth argument
+//
+//	redis:   -ERR wrong number of arguments for 'zrank' command
+//	tumbler: -ERR syntax error (WITHSCORE: the rank and score)
+//
+// tumbler takes Redis 7.2's ZRANK ... WITHSCORE (it reports 7.2; arity
+// -3, cmdinfo_test's redis72Arity), where 7.0's arity is 3. Not
+// stateless: inside MULTI, Redis refuses to queue it (EXECABORT), where
+// tumbler queues it and EXEC runs the transaction.
+var knownZrankArity = knownWide{"ZRANK and ZREVRANK take 7.2's WITHSCORE", false, func(st wstep, want, got []byte) bool {
+	return len(st.args) == 4 && (strings.EqualFold(st.args[0], "zrank") || strings.EqualFold(st.args[0], "zrevrank")) &&
+		string(want) == "-ERR wrong number of arguments for '"+strings.ToLower(st.args[0])+"' command\r\n" &&
+		(string(got) == "-ERR syntax error\r\n" || string(got) == "+QUEUED\r\n" || strings.EqualFold(st.args[3], "withscore"))
+}}
 
 // knownSortErrno: SORT l (or SORT_RO, or BY a pattern), numbers only
 //
@@ -284,12 +300,6 @@ var knownSortErrno = knownWide{"SORT sees a stale ERANGE in Redis", false, func(
 // (or gaps), not fixed yet. Like knownRandomDiffBugs they keep the test
 // green; remove an entry once fixed. Each has a minimal reproduction.
 var wideBugs = []knownWide{
-	// EVAL "local goto = 1 return goto" 0
-	//   redis: 1; tumbler: -ERR Error compiling script ... unexpected symbol near 'goto'
-	// not stateless: Redis caches the script, tumbler does not
-	{"goto is a keyword in gopher-lua", false, func(st wstep, want, got []byte) bool {
-		return strings.Contains(st.body, "goto") || (len(st.args) > 2 && strings.Contains(st.args[2], "goto"))
-	}},
 	// BLPOP l inf   (l missing or not)
 	//   redis: -ERR timeout is negative; tumbler: -ERR timeout is out of range
 	// Redis converts timeout*1000 (a long double, inf or > 2^63) to long
@@ -2360,6 +2370,21 @@ func TestRandomDiffWideClassify(t *testing.T) {
 	}
 	if k, culprit, _ := classifyWide(exec, []wstep{blpopStep, getStep}, want, []byte("*2\r\n"+trange+"$1\r\nw\r\n")); k != "" || culprit == nil || culprit.args[0] != "GET" {
 		t.Fatalf("EXEC with an unknown element: %q %v", k, culprit)
+	}
+	// 7.2's ZRANK arity: a fourth argument, refused or queued, is known
+	// (and resynchronises); a wrong reply to a three-argument ZRANK is not
+	zrankErr := []byte("-ERR wrong number of arguments for 'zrevrank' command\r\n")
+	zrank4 := wstep{args: []string{"ZrevRank", "z", "a", "NX"}}
+	for _, got := range []string{"-ERR syntax error\r\n", "+QUEUED\r\n"} {
+		if k, _, stateless := classifyWide(zrank4, nil, zrankErr, []byte(got)); k == "" || stateless {
+			t.Fatalf("ZREVRANK z a NX answered %q: %q %v", got, k, stateless)
+		}
+	}
+	if k, _, _ := classifyWide(wstep{args: []string{"ZREVRANK", "z", "a"}}, nil, zrankErr, []byte(":0\r\n")); k != "" {
+		t.Fatalf("three-argument ZREVRANK classified as %q", k)
+	}
+	if k, _, _ := classifyWide(zrank4, nil, []byte(":0\r\n"), []byte("-ERR syntax error\r\n")); k != "" {
+		t.Fatalf("ZREVRANK difference with no arity error from Redis classified as %q", k)
 	}
 	// clock tolerance inside EXEC, for clock-like integers only
 	if compareWide(wstep{tol: tolMs}, []byte("*2\r\n:1000000\r\n:1\r\n"), []byte("*2\r\n:999000\r\n:1\r\n")) != "" {
