@@ -734,6 +734,13 @@ func classifyWide(st wstep, queued []wstep, want, got []byte) (name string, culp
 				}
 				k, sl := matchKnownWide(queued[i], ew[i], eg[i])
 				if k == "" {
+					if !stateless {
+						// an element before left the servers' states
+						// apart (a known difference that is not in the
+						// reply alone): what the commands after it see
+						// differs with it
+						continue
+					}
 					return "", &queued[i], false
 				}
 				name, stateless = k, stateless && sl
@@ -2397,6 +2404,20 @@ func TestRandomDiffWideClassify(t *testing.T) {
 	}
 	if k, culprit, _ := classifyWide(exec, []wstep{blpopStep, getStep}, want, []byte("*2\r\n"+trange+"$1\r\nw\r\n")); k != "" || culprit == nil || culprit.args[0] != "GET" {
 		t.Fatalf("EXEC with an unknown element: %q %v", k, culprit)
+	}
+	// EXEC: after a known element that leaves the states apart (a script's
+	// BLPOP popped in tumbler only), a later element that differs is its
+	// consequence; after a reply-only one (above) it is not
+	scriptBlpop := wstep{args: []string{"EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "l"}, body: "return redis.call('blpop', KEYS[1], 0)"}
+	lpopStep := wstep{args: []string{"LPOP", "l"}}
+	noScript := "-ERR This Redis command is not allowed from script script: x, on @user_script:1.\r\n"
+	wantExec := []byte("*2\r\n" + noScript + "$1\r\na\r\n")
+	gotExec := []byte("*2\r\n*2\r\n$1\r\nl\r\n$1\r\na\r\n$1\r\nb\r\n")
+	if k, culprit, stateless := classifyWide(exec, []wstep{scriptBlpop, lpopStep}, wantExec, gotExec); k == "" || culprit != nil || stateless {
+		t.Fatalf("EXEC after a script's BLPOP: %q %v %v", k, culprit, stateless)
+	}
+	if k, culprit, _ := classifyWide(exec, []wstep{lpopStep, scriptBlpop}, []byte("*2\r\n$1\r\na\r\n"+noScript), []byte("*2\r\n$1\r\nb\r\n*2\r\n$1\r\nl\r\n$1\r\na\r\n")); k != "" || culprit == nil || culprit.args[0] != "LPOP" {
+		t.Fatalf("EXEC with an unknown element before a known one: %q %v", k, culprit)
 	}
 	// 7.2's ZRANK arity: a fourth argument, refused or queued, is known
 	// (and resynchronises); a wrong reply to a three-argument ZRANK is not
