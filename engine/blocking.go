@@ -230,6 +230,12 @@ func (e *Engine) serveBlocked() {
 		for el := q.Front(); el != nil && n > 0; n-- {
 			next := el.Next()
 			w := el.Value.(*Waiter)
+			// (A killed client's waiter is left for its goroutine to
+			// remove: it would take the element with it.)
+			if w.client != nil && w.client.Killed() {
+				el = next
+				continue
+			}
 			if ent := e.lookup([]byte(key), now); ent != nil && ent.kind() == w.kind {
 				e.rerun(w, now)
 			}

@@ -158,7 +158,19 @@ type Client struct {
 	// (and its scripts' commands) look up keep their access time, but for
 	// TOUCH's (Redis 7.2's CLIENT_NO_TOUCH). Set by its own goroutine.
 	NoTouch bool
+	// killed is set when another client closes the connection (Kill).
+	killed atomic.Bool
 }
+
+// Kill marks the client closed by another (CLIENT KILL): a command of it
+// blocked on keys is served nothing from then on, even by a command that
+// runs before the client's own goroutine sees the kill (a push later in
+// the EXEC that killed it), as Redis frees a killed client at once. Safe
+// from any goroutine.
+func (cl *Client) Kill() { cl.killed.Store(true) }
+
+// Killed reports whether Kill was called.
+func (cl *Client) Killed() bool { return cl.killed.Load() }
 
 // Ctx is one command invocation.
 type Ctx struct {

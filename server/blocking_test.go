@@ -512,3 +512,31 @@ func TestClientUnblock_InsideMulti(t *testing.T) {
 	a.expect("*-1\r\n")
 	b.expectDo("$-1\r\n", "GET", "k")
 }
+
+// CLIENT KILL inside MULTI, then a push in the same EXEC: Redis frees the
+// killed client at once, so it is no longer waiting when the push comes
+// and the element stays. In tumbler the killed client's goroutine removes
+// its waiter only after EXEC lets the keyspace go; until then it must not
+// be served (the element would go to a closed socket).
+func TestBLPOP_ClientKilledInsideExecIsNotServed(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
+	b.send(encode("BLPOP", "bl", "0"))
+	waitBlockedClients(t, srv, 1)
+	a.send(encode("MULTI") + encode("CLIENT", "KILL", "ID", id) + encode("LPUSH", "bl", "x") + encode("EXEC"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n:1\r\n:1\r\n"} {
+		if got := a.read(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	if got := a.do("LRANGE", "bl", "0", "-1"); got != "*1\r\n$1\r\nx\r\n" {
+		t.Fatalf("the element pushed after the kill went to the killed client: LRANGE = %q", got)
+	}
+	waitBlockedClients(t, srv, 0)
+	// a live waiter blocked after it is still served
+	c := dial(t, srv.Addr())
+	if got := c.do("BLPOP", "bl", "0"); got != bulkPair("bl", "x") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+}

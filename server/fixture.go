@@ -158,6 +158,7 @@ func (s *Server) fixtureConnEnd(c *client) {
 // another kill took it).
 func (s *Server) kill(c *client) bool {
 	c.fx.dead.Store(true)
+	c.Kill() // a command it has blocked on keys is served nothing more
 	// Out of the list before anything can wake its goroutine (the killed
 	// channel, the socket's close): its unregister must find it gone, or
 	// this kill would not count it.
