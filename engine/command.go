@@ -419,6 +419,16 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, cmd, e.BusyError())
 		return
 	}
+	if !allowBusy && cmd.Flags&FlagNoKeys != 0 && e.ScriptRunning() {
+		// A command without the keyspace lock (CLIENT, CONFIG, ACL...)
+		// would otherwise run in the middle of the script: Redis runs it
+		// after the script, or answers BUSY once the script is busy.
+		c.Unchain() // a wait for another client's script is not this command's time
+		if e.waitScriptBusy() {
+			e.reject(c, cmd, e.BusyError())
+			return
+		}
+	}
 	if e.denyOOMCall(c, cmd) && e.OutOfMemory() { // maxmemory (memory.go)
 		e.reject(c, cmd, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
 		return
@@ -789,6 +799,15 @@ func (e *Engine) busyScript() (fn *Function, args [][]byte, start int64) {
 		}
 		t.Stop()
 	}
+}
+
+// waitScriptBusy waits, as a command that takes the keyspace lock does,
+// for the running script to end (false) or to pass the busy threshold
+// (true: the command gets BUSY).
+func (e *Engine) waitScriptBusy() bool {
+	_, _, start := e.busyScript()
+	e.gate.Unlock()
+	return start != 0
 }
 
 // killScript is SCRIPT KILL's (eval) and FUNCTION KILL's decision, made

@@ -333,6 +333,80 @@ func TestBusyScript_ClientsQueuedBeforeThresholdGetBusy(t *testing.T) {
 	}
 }
 
+// A command that runs without the keyspace lock (ACL, CONFIG, CLIENT...)
+// waits for a running script as every other does: in Redis it runs after
+// the script, so a script never sees its user's permissions, or a setting,
+// change partway through.
+func TestScript_KeylessCommandsWaitForTheScript(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
+	adm := dial(t, srv.Addr())
+	if got := adm.do("ACL", "SETUSER", "u1", "on", ">p", "~*", "+@all"); got != "+OK\r\n" {
+		t.Fatalf("ACL SETUSER = %q", got)
+	}
+	a := dial(t, srv.Addr())
+	if got := a.do("AUTH", "u1", "p"); got != "+OK\r\n" {
+		t.Fatalf("AUTH = %q", got)
+	}
+	// runs 500 ms, then writes and reads
+	a.send(encode("EVAL", "local t0 = redis.call('time') local t "+
+		"repeat t = redis.call('time') until (t[1] - t0[1]) * 1000000 + t[2] - t0[2] > 500000 "+
+		"return {redis.pcall('set', 'k', 'v'), redis.pcall('get', 'k')}", "0"))
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	start := srv.Engine().ScriptStart()
+	acl := dial(t, srv.Addr())
+	acl.send(encode("ACL", "SETUSER", "u1", "-get", "-set"))
+	cfg := dial(t, srv.Addr())
+	cfg.send(encode("CONFIG", "SET", "maxmemory-samples", "7"))
+	cfgDone := make(chan time.Duration, 1)
+	go func() {
+		if got := cfg.read(); got != "+OK\r\n" {
+			t.Errorf("CONFIG SET = %q", got)
+		}
+		cfgDone <- time.Since(start)
+	}()
+	time.Sleep(50 * time.Millisecond) // (with the bug, they have run by now)
+	if ran := time.Since(start); ran >= 400*time.Millisecond {
+		t.Skipf("the script had run %v before the test had sent its commands (it runs 500 ms)", ran)
+	}
+	if got, want := a.read(), "*2\r\n+OK\r\n$1\r\nv\r\n"; got != want {
+		t.Fatalf("the script saw another client's ACL SETUSER: %q, want %q", got, want)
+	}
+	if got := acl.read(); got != "+OK\r\n" {
+		t.Fatalf("ACL SETUSER after the script = %q", got)
+	}
+	if at := <-cfgDone; at < 500*time.Millisecond {
+		t.Fatalf("CONFIG SET answered %v into a script that runs 500 ms", at)
+	}
+	if got := a.do("GET", "k"); !strings.HasPrefix(got, "-NOPERM") {
+		t.Fatalf("GET after ACL SETUSER -get = %q", got)
+	}
+}
+
+// ... and one sent before the busy threshold gets BUSY once the script
+// passes it, as a keyed command does (TestBusyScript_ClientsQueuedBefore
+// ThresholdGetBusy), without having run.
+func TestBusyScript_KeylessCommandQueuedBeforeThresholdGetsBusy(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 300 * time.Millisecond }))
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	k := dial(t, srv.Addr())
+	a.send(encode("EVAL", "while true do end", "0"))
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	if ran := time.Since(srv.Engine().ScriptStart()); ran >= 200*time.Millisecond {
+		t.Skipf("the script had run %v before the test could send a command behind it (threshold 300 ms)", ran)
+	}
+	if got := b.do("CONFIG", "SET", "maxmemory-samples", "9"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
+		t.Fatalf("CONFIG SET sent before the threshold got %q", got)
+	}
+	if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", got)
+	}
+	a.read()
+	if got := b.do("CONFIG", "GET", "maxmemory-samples"); got != "*2\r\n$17\r\nmaxmemory-samples\r\n$1\r\n5\r\n" {
+		t.Fatalf("the BUSY CONFIG SET must not have run: %q", got)
+	}
+}
+
 func TestHostileInput_ServerSurvivesAndAnswersOthers(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { c.RequirePass = "pw" }))
 	good := dial(t, srv.Addr())
