@@ -84,8 +84,8 @@ type Command struct {
 	Subs map[string]*Command
 
 	// Guard, when set, refuses the command before authentication and
-	// ACL checks (Redis's protected commands: DEBUG); it is consulted
-	// only when those would refuse it: the handler checks again.
+	// ACL checks, and before MULTI queues it (Redis's protected commands:
+	// DEBUG, MODULE LOAD); the handler checks again (a queued command).
 	Guard func(c *Ctx) string
 
 	// ACL data, set by Register (acl.go, acl_spec.go): the command's bit
@@ -384,11 +384,15 @@ func (e *Engine) Exec(c *Ctx) {
 		return
 	}
 	if cl := c.Client; cl != nil {
-		if cl.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
-			if msg := guard(c, cmd); msg != "" {
+		// Redis refuses a protected command (DEBUG, MODULE LOAD) first,
+		// before NOAUTH and ACL checks, and inside MULTI when queued.
+		if cmd.Guard != nil {
+			if msg := cmd.Guard(c); msg != "" {
 				e.reject(c, cmd, msg)
 				return
 			}
+		}
+		if cl.NeedsAuth && cmd.Flags&FlagNoAuth == 0 {
 			e.reject(c, cmd, ErrNoAuth)
 			return
 		}
@@ -398,10 +402,6 @@ func (e *Engine) Exec(c *Ctx) {
 				ctx := aclCtxToplevel
 				if c.inMulti() {
 					ctx = aclCtxMulti
-				}
-				if msg := guard(c, cmd); msg != "" {
-					e.reject(c, cmd, msg)
-					return
 				}
 				if res, _ := e.aclDenied(cl, c.Args, cmd, r, ctx); res != aclOK {
 					e.reject(c, cmd, noPermText(res, cmd))
@@ -470,14 +470,6 @@ func (e *Engine) Exec(c *Ctx) {
 // MEMORY USAGE, SCAN, KEYS, RANDOMKEY).
 var noTouchCommands = map[string]bool{"type": true, "ttl": true, "pttl": true, "expiretime": true, "pexpiretime": true,
 	"exists": true, "object": true, "memory": true, "scan": true, "keys": true, "randomkey": true}
-
-// guard is cmd's Guard refusal, "" without one.
-func guard(c *Ctx, cmd *Command) string {
-	if cmd.Guard == nil {
-		return ""
-	}
-	return cmd.Guard(c)
-}
 
 // execLocked runs cmd under the keyspace lock. (A function of its own, with
 // few returns, so that its defers are open-coded: with Exec's many returns

@@ -19,7 +19,7 @@ func (s *Server) registerDebug() {
 		Group: "server", Fn: s.cmdDebug,
 		// Redis refuses a protected command before NOAUTH and ACL checks
 		Guard: func(c *engine.Ctx) string {
-			if !s.debugAllowed(cl(c)) {
+			if !s.debugAllowed(connOf(c)) {
 				return errDebugNotAllowed
 			}
 			return ""
@@ -36,6 +36,16 @@ func debugMode(m string) string {
 
 const errDebugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
 
+// connOf is the connection of c's client, nil for the server's own
+// calls (the fixture's clients have none).
+func connOf(c *engine.Ctx) *client {
+	if c.Client == nil {
+		return nil
+	}
+	me, _ := c.Client.Conn.(*client)
+	return me
+}
+
 // debugAllowed applies Config.EnableDebugCommand.
 func (s *Server) debugAllowed(c *client) bool { return protectedAllowed(s.cfg.EnableDebugCommand, c) }
 
@@ -43,6 +53,9 @@ func (s *Server) debugAllowed(c *client) bool { return protectedAllowed(s.cfg.En
 // MODULE LOAD) under its enable-*-command setting mode: "yes", "local"
 // (from a loopback or Unix socket peer) or "no".
 func protectedAllowed(mode string, c *client) bool {
+	if c == nil {
+		return true // the server's own call (fixture)
+	}
 	switch debugMode(mode) {
 	case "yes":
 		return true

@@ -37,6 +37,28 @@ func TestDebug_RefusedUnlessEnabled(t *testing.T) {
 	}
 }
 
+// A refused protected command is refused when MULTI would queue it, so
+// EXEC aborts, as Redis's processCommand refuses it before queueing.
+// (Bytes from redis-server 7.0.15 without enable-debug-command.)
+func TestDebug_RefusedProtectedCommandAbortsMulti(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "no" }))
+	c := dial(t, srv.Addr())
+	c.send(encode("MULTI") + encode("DEBUG", "SLEEP", "0") + encode("SET", "a", "1") + encode("EXEC") +
+		encode("MULTI") + encode("MODULE", "LOAD", "/x") + encode("EXEC") +
+		encode("MULTI") + encode("MODULE", "LIST") + encode("EXEC"))
+	abort := "-EXECABORT Transaction discarded because of previous errors.\r\n"
+	for i, want := range []string{"+OK\r\n", "-" + errDebugNotAllowed + "\r\n", "+QUEUED\r\n", abort,
+		"+OK\r\n", "-" + errModuleNotAllowed + "\r\n", abort,
+		"+OK\r\n", "+QUEUED\r\n", "*1\r\n*0\r\n"} {
+		if got := c.read(); got != want {
+			t.Fatalf("reply %d = %q, want %q", i, got, want)
+		}
+	}
+	if got := c.do("EXISTS", "a"); got != ":0\r\n" {
+		t.Fatalf("the aborted transaction ran: EXISTS a = %q", got)
+	}
+}
+
 func TestDebug_Errors(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())

@@ -11,7 +11,7 @@ import (
 func (s *Server) registerModule() {
 	const admin = engine.FlagNoKeys | engine.FlagAdmin | engine.FlagNoScript
 	protected := func(c *engine.Ctx) string {
-		if !protectedAllowed(s.live().param("enable-module-command", "no"), cl(c)) {
+		if !protectedAllowed(s.live().param("enable-module-command", "no"), connOf(c)) {
 			return errModuleNotAllowed
 		}
 		return ""
