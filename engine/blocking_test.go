@@ -473,3 +473,24 @@ func TestBlocking_BZPOPServedByStoresAndMoves(t *testing.T) {
 	}
 	e.noWaiters()
 }
+
+// A command of a client killed while it waited for the keyspace lock (a
+// BLPOP or SET pipelined as another client's EXEC killed it) runs nothing:
+// Redis frees a killed client at once.
+func TestExec_KilledClientRunsNothing(t *testing.T) {
+	e := newTestEngine(t)
+	e.expect(":1", "RPUSH", "l", "x")
+	cl := &Client{}
+	cl.Kill()
+	for _, args := range [][]string{{"BLPOP", "l", "0"}, {"SET", "k", "v"}} {
+		if got := runAs(e, cl, args...); got != "" {
+			t.Errorf("%q from a killed client replied %q", args, got)
+		}
+	}
+	e.expect(":1", "LLEN", "l")
+	e.expect(":0", "EXISTS", "k")
+	// a live client is unaffected
+	if got := runAs(e, &Client{}, "SET", "k", "v"); got != "+OK" {
+		t.Fatalf("SET = %q", got)
+	}
+}

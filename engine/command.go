@@ -488,6 +488,13 @@ func (e *Engine) execLocked(c *Ctx, cmd *Command, allowBusy bool) {
 			return
 		}
 	}
+	if c.Client != nil && c.Client.Killed() {
+		// Killed while it waited for the lock (CLIENT KILL in the EXEC
+		// that held it): it runs nothing, as Redis frees a killed client
+		// at once, and nobody reads its reply.
+		e.mu.Unlock()
+		return
+	}
 	defer e.mu.Unlock()
 	defer e.endCommand() // tracking: the command's client (tracking.go)
 	e.beginCommand(c)
