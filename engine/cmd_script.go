@@ -78,10 +78,10 @@ func registerScript(e *Engine) {
 	e.Register(
 		// The keys follow numkeys (Redis's evalGetKeys); a script may be
 		// given none.
-		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, false) }, prepare: precompileEval},
-		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, false) }},
-		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, false, true) }, prepare: precompileEval},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", Fn: func(c *Ctx) { evalGeneric(c, true, true) }},
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", exclusive: true, Fn: func(c *Ctx) { evalGeneric(c, false, false) }, prepare: precompileEval},
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", exclusive: true, Fn: func(c *Ctx) { evalGeneric(c, true, false) }},
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", exclusive: true, Fn: func(c *Ctx) { evalGeneric(c, false, true) }, prepare: precompileEval},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", exclusive: true, Fn: func(c *Ctx) { evalGeneric(c, true, true) }},
 		&Command{Name: "script", Arity: -2, Group: "scripting", Subs: map[string]*Command{
 			"load":   {Arity: 3, Flags: FlagNoScript | FlagNoKeys | FlagStale, Fn: cmdScriptLoad, prepare: precompileScriptLoad},
 			"exists": {Arity: -3, Flags: FlagNoScript | FlagNoKeys, Fn: cmdScriptExists},

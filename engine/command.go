@@ -101,6 +101,10 @@ type Command struct {
 	chanKind uint8
 	parent   *Command
 	noTouch  bool // its lookups do not set a key's access time (noTouchCommands)
+	// exclusive: the command may run a script (EVAL, FCALL and their
+	// kinds, EXEC), so it holds scriptRW for writing (execLocked): no
+	// keyless command runs in the middle of it (execShared).
+	exclusive bool
 	// prepare, when set, runs before the keyspace lock is taken (or
 	// before a command that takes none), for a command that will run now
 	// (when queued by MULTI, before EXEC takes the lock: prepareQueued),
@@ -419,16 +423,6 @@ func (e *Engine) Exec(c *Ctx) {
 		e.reject(c, cmd, e.BusyError())
 		return
 	}
-	if !allowBusy && cmd.Flags&FlagNoKeys != 0 && e.ScriptRunning() {
-		// A command without the keyspace lock (CLIENT, CONFIG, ACL...)
-		// would otherwise run in the middle of the script: Redis runs it
-		// after the script, or answers BUSY once the script is busy.
-		c.Unchain() // a wait for another client's script is not this command's time
-		if e.waitScriptBusy() {
-			e.reject(c, cmd, e.BusyError())
-			return
-		}
-	}
 	if e.denyOOMCall(c, cmd) && e.OutOfMemory() { // maxmemory (memory.go)
 		e.reject(c, cmd, ErrOOM) // flags an open MULTI, as Redis's rejectCommand
 		return
@@ -442,7 +436,12 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	c.Cmd = cmd
 	c.Eng = e
-	if e.queue(c, cmd) { // inside MULTI: queued for EXEC, not run (multi.go)
+	if c.WouldQueue(cmd) { // inside MULTI: queued for EXEC, not run (multi.go)
+		if allowBusy {
+			e.queue(c, cmd)
+		} else if !e.queueShared(c, cmd) {
+			e.reject(c, cmd, e.BusyError())
+		}
 		return
 	}
 	if cmd.Flags&flagStats != 0 {
@@ -456,7 +455,12 @@ func (e *Engine) Exec(c *Ctx) {
 		}
 	}
 	if cmd.Flags&FlagNoKeys != 0 {
-		e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
+		if allowBusy {
+			e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
+		} else if !e.execShared(c, cmd) {
+			e.reject(c, cmd, e.BusyError())
+			return
+		}
 		e.countCommand(c) // once it has run, as Redis's call(): INFO does not see itself
 	} else {
 		e.execLocked(c, cmd, allowBusy)
@@ -476,6 +480,22 @@ var noTouchCommands = map[string]bool{"type": true, "ttl": true, "pttl": true, "
 // the compiler made them runtime defers, about 1% of the CPU of a
 // pipelined release.)
 func (e *Engine) execLocked(c *Ctx, cmd *Command, allowBusy bool) {
+	if cmd.exclusive {
+		if !e.scriptRW.TryLock() {
+			c.Unchain() // a wait for keyless commands, or a script, is not this command's time
+			e.scriptRW.Lock()
+		}
+		if e.busyYield.Load() {
+			e.scriptRW.Unlock()
+			c.Unchain()
+			if !e.exclusiveOrBusy(allowBusy) {
+				e.reject(c, cmd, e.BusyError())
+				return
+			}
+		}
+		e.rwWriter = true
+		defer e.leaveExclusive()
+	}
 	if !e.mu.TryLock() {
 		c.Unchain() // a wait for another client's command is not this one's time
 		e.mu.Lock()
@@ -509,6 +529,72 @@ func (e *Engine) execLocked(c *Ctx, cmd *Command, allowBusy bool) {
 	e.serveBlocked() // blocking.go: serve clients waiting on keys the command made ready
 }
 
+// execShared runs a keyless command (FlagNoKeys, not AllowBusy: ACL,
+// CONFIG, CLIENT...) holding scriptRW for reading, so that it never runs
+// in the middle of a script, which holds it for writing (execLocked): as
+// in Redis, it runs after the script, or gets BUSY (false) once the
+// script has passed the busy threshold and yielded (YieldIfBusy).
+// Keyless commands still run side by side with each other and with keyed
+// ones, which take the keyspace lock.
+func (e *Engine) execShared(c *Ctx, cmd *Command) bool {
+	if !e.enterShared(c) {
+		return false
+	}
+	defer e.scriptRW.RUnlock() // (deferred: a panicking command must not keep scripts out)
+	e.callNow(c, cmd)          // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
+	return true
+}
+
+// queueShared queues a command inside MULTI as execShared runs one: as
+// Redis reads nothing while a script runs, a command sent then is queued
+// after the script, or refused BUSY (flagging the transaction) once the
+// script is busy.
+func (e *Engine) queueShared(c *Ctx, cmd *Command) bool {
+	if !e.enterShared(c) {
+		return false
+	}
+	defer e.scriptRW.RUnlock()
+	e.queue(c, cmd)
+	return true
+}
+
+// enterShared takes scriptRW for reading, or reports false, holding
+// nothing, while a busy script has yielded it.
+func (e *Engine) enterShared(c *Ctx) bool {
+	if !e.scriptRW.TryRLock() {
+		c.Unchain() // a wait for another client's script is not this command's time
+		e.scriptRW.RLock()
+	}
+	if e.busyYield.Load() {
+		e.scriptRW.RUnlock()
+		return false
+	}
+	return true
+}
+
+// leaveExclusive lets go of scriptRW, which execLocked took for writing.
+func (e *Engine) leaveExclusive() {
+	e.rwWriter = false
+	e.scriptRW.Unlock()
+}
+
+// exclusiveOrBusy takes scriptRW for writing, or reports false (the
+// caller replies BUSY) while a busy script has yielded it, as lockOrBusy
+// does for the keyspace lock.
+func (e *Engine) exclusiveOrBusy(allowBusy bool) bool {
+	for {
+		e.scriptRW.Lock()
+		if !e.busyYield.Load() {
+			return true
+		}
+		e.scriptRW.Unlock()
+		if !allowBusy {
+			return false
+		}
+		e.waitScriptEnd()
+	}
+}
+
 // lockOrBusy takes the keyspace lock, or reports false (the caller replies
 // BUSY) when it was handed over by a script past the busy threshold: that
 // script yields the lock (YieldIfBusy) so that every command queued behind
@@ -524,11 +610,17 @@ func (e *Engine) lockOrBusy(allowBusy bool) bool {
 		if !allowBusy {
 			return false
 		}
-		if done := e.scriptDoneChan(); done != nil {
-			<-done
-		} else {
-			time.Sleep(time.Millisecond) // the script is re-taking the lock
-		}
+		e.waitScriptEnd()
+	}
+}
+
+// waitScriptEnd waits for the running script to end, or a moment when
+// none runs (it is taking its locks back).
+func (e *Engine) waitScriptEnd() {
+	if done := e.scriptDoneChan(); done != nil {
+		<-done
+	} else {
+		time.Sleep(time.Millisecond) // the script is re-taking the lock
 	}
 }
 
@@ -544,6 +636,9 @@ func (e *Engine) YieldIfBusy() {
 		e.yielded = true
 		e.busyYield.Store(true)
 		e.mu.Unlock()
+		if e.yieldRW {
+			e.scriptRW.Unlock() // keyless commands waiting (execShared) wake, and get BUSY too
+		}
 	}
 }
 
@@ -721,6 +816,7 @@ func (e *Engine) scriptBegin(fn *Function, args [][]byte) {
 	e.killRequested = false
 	e.runFn, e.runArgs = fn, args
 	e.fnRunning.Store(fn != nil)
+	e.yieldRW = e.rwWriter
 	e.scriptStart.Store(time.Now().UnixNano())
 	e.gate.Unlock()
 	e.Stats.ScriptRuns.Add(1)
@@ -834,8 +930,8 @@ func (e *Engine) killScript(eval bool) string {
 
 func (e *Engine) scriptEnd() {
 	e.gate.Lock()
-	yielded := e.yielded
-	e.yielded = false
+	yielded, yieldRW := e.yielded, e.yieldRW
+	e.yielded, e.yieldRW = false, false
 	e.killRequested = false // the kill was this script's: the next run, native ones too, starts unkilled
 	e.scriptStart.Store(0)
 	e.runFn, e.runArgs = nil, nil
@@ -849,6 +945,9 @@ func (e *Engine) scriptEnd() {
 		// Take back the lock YieldIfBusy released; whoever holds it now
 		// only replies BUSY and lets go. Clearing busyYield while holding
 		// it means the next holder sees the script's writes.
+		if yieldRW {
+			e.scriptRW.Lock() // (execLocked lets go of it)
+		}
 		e.mu.Lock()
 		e.busyYield.Store(false)
 		e.Kick() // the expiry loop skipped its turn while the script was busy

@@ -215,6 +215,15 @@ type Engine struct {
 	scriptDone    chan struct{} // created by the first waiter, closed at script end
 	killRequested bool          // SCRIPT KILL accepted for the running script; guarded by gate
 	yielded       bool          // the running script's lock was released by YieldIfBusy; guarded by gate
+	// scriptRW is held for writing by a command that may run a script
+	// (Command.exclusive) and for reading by a keyless one (execShared),
+	// so that no keyless command runs in the middle of a script. A busy
+	// script yields it with the keyspace lock (YieldIfBusy). rwWriter is
+	// set by its writer, under it; yieldRW is rwWriter at the script's
+	// start (guarded by gate): whether YieldIfBusy has scriptRW to yield.
+	scriptRW      sync.RWMutex
+	rwWriter      bool
+	yieldRW       bool
 	busyYield     atomic.Bool   // set while yielded: whoever takes mu must not touch the keyspace
 	noReplicas    atomic.Bool   // min-replicas-to-write: writes are refused (replicas.go)
 	scriptStarted chan struct{} // signalled by scriptBegin, for the server's busy watcher

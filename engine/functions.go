@@ -459,9 +459,9 @@ func (s *libSet) join(src *libSet, replace bool) string {
 func registerFunctions(e *Engine) {
 	e.Register(
 		// The keys follow numkeys, as EVAL's (Redis's functionGetKeys).
-		&Command{Name: "fcall", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting",
+		&Command{Name: "fcall", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", exclusive: true,
 			Summary: "Invoke a function", Fn: func(c *Ctx) { fcallGeneric(c, false) }},
-		&Command{Name: "fcall_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting",
+		&Command{Name: "fcall_ro", Arity: -3, Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagReadonly | FlagNoMandatoryKeys, Keys: numkeysKeys(0, 2), Group: "scripting", exclusive: true,
 			Summary: "Invoke a read-only function", Fn: func(c *Ctx) { fcallGeneric(c, true) }},
 		&Command{Name: "function", Arity: -2, Group: "scripting", Summary: "A container for function commands", Subs: map[string]*Command{
 			"delete": {Arity: 3, Flags: FlagNoScript | FlagWrite, Summary: "Delete a function by name", Fn: cmdFunctionDelete},

@@ -149,7 +149,7 @@ func registerMulti(e *Engine) {
 	e.Register(
 		&Command{Name: "multi", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Mark the start of a transaction block", Fn: cmdMulti},
-		&Command{Name: "exec", Arity: 1, Flags: tx | FlagSkipSlowlog, Group: "transactions",
+		&Command{Name: "exec", Arity: 1, Flags: tx | FlagSkipSlowlog, Group: "transactions", exclusive: true, // it may run scripts, and its commands run as one
 			Summary: "Execute all commands issued after MULTI", Fn: cmdExec, prepare: prepareQueued},
 		&Command{Name: "discard", Arity: 1, Flags: tx | FlagFast | FlagAllowBusy | FlagNoKeys, Group: "transactions",
 			Summary: "Discard all commands issued after MULTI", Fn: cmdDiscard},
@@ -221,18 +221,15 @@ func (e *Engine) reject(c *Ctx, cmd *Command, msg string) {
 }
 
 // queue is the queueing branch of processCommand: inside MULTI every
-// command except EXEC, DISCARD, MULTI, WATCH, QUIT and RESET is checked
-// (existence, arity, auth and busy already were), stored and answered
-// +QUEUED. It reports whether it handled the command.
-func (e *Engine) queue(c *Ctx, cmd *Command) bool {
-	if !c.WouldQueue(cmd) {
-		return false
-	}
+// command except EXEC, DISCARD, MULTI, WATCH, QUIT and RESET
+// (WouldQueue) is checked (existence, arity, auth and busy already
+// were), stored and answered +QUEUED.
+func (e *Engine) queue(c *Ctx, cmd *Command) {
 	tx := c.Client.tx
 	if cmd.Flags&FlagNoMulti != 0 {
 		tx.dirtyExec = true
 		c.W.WriteError(ErrNoMulti)
-		return true
+		return
 	}
 	// A transaction already doomed by an error keeps answering QUEUED but
 	// stores nothing (queueMultiCommand; Redis also skips storing once
@@ -244,7 +241,6 @@ func (e *Engine) queue(c *Ctx, cmd *Command) bool {
 		c.Client.multiMem.Add(int64(ArgvLen(c.Args) + 8*len(c.Args)))
 	}
 	c.W.WriteStatus("QUEUED")
-	return true
 }
 
 // WouldQueue reports whether cmd, sent now on c's connection, is queued by

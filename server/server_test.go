@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -317,12 +318,25 @@ func TestBusyScript_ClientsQueuedBeforeThresholdGetBusy(t *testing.T) {
 	if ran := start.Sub(srv.Engine().ScriptStart()); ran >= 150*time.Millisecond {
 		t.Skipf("the script had run %v before the test could send a command queued behind it (threshold 200 ms)", ran)
 	}
-	// sent before the threshold: queued behind the script, then BUSY
-	if got := b.do("SET", "k", "v"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
+	// sent before the threshold: queued behind the script, then BUSY; a
+	// script and a transaction too (the command inside MULTI is refused,
+	// not queued, so EXEC aborts)
+	const busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+	ev := dial(t, srv.Addr())
+	ev.send(encode("EVAL", "return redis.call('set', 'k', 'v')", "0"))
+	tx := dial(t, srv.Addr())
+	tx.send(encode("MULTI") + encode("SET", "k", "v") + encode("EXEC"))
+	if got := b.do("SET", "k", "v"); got != busy {
 		t.Fatalf("queued command got %q", got)
 	}
 	if waited := time.Since(start); waited > 3*time.Second {
 		t.Fatalf("queued command waited %v for its BUSY reply", waited)
+	}
+	if got := ev.read(); got != busy {
+		t.Fatalf("queued EVAL got %q", got)
+	}
+	if got := tx.read() + tx.read() + tx.read(); got != "+OK\r\n"+busy+"-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
+		t.Fatalf("queued MULTI/SET/EXEC got %q", got)
 	}
 	if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
 		t.Fatalf("SCRIPT KILL = %q", got)
@@ -379,6 +393,82 @@ func TestScript_KeylessCommandsWaitForTheScript(t *testing.T) {
 	}
 	if got := a.do("GET", "k"); !strings.HasPrefix(got, "-NOPERM") {
 		t.Fatalf("GET after ACL SETUSER -get = %q", got)
+	}
+}
+
+// Nor does one that waited for a script run in the middle of the next:
+// with clients running scripts back to back, some inside MULTI/EXEC, and
+// another turning their user's permissions off and on, a script either
+// sees the permissions off from its start (its SET fails) or never (its
+// GET succeeds too); never a SET that succeeds and a GET refused.
+func TestScript_KeylessCommandNeverRunsInsideAnotherClientsScript(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
+	adm := dial(t, srv.Addr())
+	if got := adm.do("ACL", "SETUSER", "u", "on", ">p", "~*", "+@all"); got != "+OK\r\n" {
+		t.Fatalf("ACL SETUSER = %q", got)
+	}
+	const script = `local a = redis.pcall('set', KEYS[1], '1')
+if type(a) == 'table' and a.err then return 'setfail' end
+local i = 0 while i < 20000 do i = i + 1 end
+local g = redis.pcall('get', KEYS[1])
+if type(g) == 'table' and g.err then return 'getfail' end
+return 'ok'`
+	stop := time.Now().Add(time.Second)
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		c := dial(t, srv.Addr())
+		if r := c.do("AUTH", "u", "p"); r != "+OK\r\n" {
+			t.Fatalf("AUTH = %q", r)
+		}
+		wg.Add(1)
+		go func(w int, c *rawClient) {
+			defer wg.Done()
+			key := fmt.Sprintf("k%d", w)
+			for time.Now().Before(stop) {
+				c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+				var b strings.Builder
+				if w%2 == 0 {
+					_, err := c.conn.Write([]byte(encode("EVAL", script, "1", key)))
+					if err == nil {
+						err = readReply(c.rd, &b)
+					}
+					if err != nil {
+						t.Errorf("EVAL: %v", err)
+						return
+					}
+				} else { // the script inside EXEC, with the EXEC's ACL check of its queued command
+					_, err := c.conn.Write([]byte(encode("MULTI") + encode("EVAL", script, "1", key) + encode("EXEC")))
+					for i := 0; i < 3 && err == nil; i++ {
+						b.Reset()
+						err = readReply(c.rd, &b)
+					}
+					if err != nil {
+						t.Errorf("MULTI/EVAL/EXEC: %v", err)
+						return
+					}
+				}
+				r := b.String()
+				mu.Lock()
+				got[r[strings.LastIndex(r[:len(r)-2], "\n")+1:len(r)-2]]++
+				mu.Unlock()
+			}
+		}(w, c)
+	}
+	toggles := 0
+	for time.Now().Before(stop) {
+		adm.do("ACL", "SETUSER", "u", "-set", "-get")
+		adm.do("ACL", "SETUSER", "u", "+set", "+get")
+		toggles += 2
+	}
+	wg.Wait()
+	t.Logf("%d ACL changes; script results %v", toggles, got)
+	if got["getfail"] > 0 {
+		t.Fatalf("%d scripts saw their user's permissions change partway through (results %v)", got["getfail"], got)
+	}
+	if got["ok"] == 0 || toggles == 0 {
+		t.Fatalf("the test ran no whole script, or no ACL change: results %v, %d ACL changes", got, toggles)
 	}
 }
 
