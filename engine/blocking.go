@@ -401,7 +401,27 @@ func (e *Engine) unblockClient(cl *Client, withError bool) bool {
 func (e *Engine) BlockedClients() int {
 	e.lockOrBusy(true)
 	defer e.mu.Unlock()
-	return e.blk.clients
+	n, _ := e.blockedClients()
+	return n
+}
+
+// blockedClients is BlockedClients under e.mu, with how many of those
+// wait with a timeout (INFO's clients_in_timeout_table, Redis's
+// clients_timeout_table). A killed client no longer counts, though its
+// waiter stays until its goroutine ends the wait (FinishWait): Redis
+// frees a killed client at once, blocked or not, and it is served
+// nothing meanwhile (serveBlocked).
+func (e *Engine) blockedClients() (n, timed int) {
+	n = e.blk.clients
+	for cl, w := range e.blk.byClient {
+		switch {
+		case cl.Killed():
+			n--
+		case w.timeout != 0:
+			timed++
+		}
+	}
+	return n, timed
 }
 
 // parseBlockTimeout is Redis 7.2's getTimeoutFromObjectOrReply for a

@@ -247,9 +247,10 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("maxclients", strconv.Itoa(si.MaxClients))
 		add("client_recent_max_input_buffer", strconv.FormatInt(si.RecentMaxInput, 10))
 		add("client_recent_max_output_buffer", strconv.FormatInt(si.RecentMaxOutput, 10))
-		add("blocked_clients", strconv.Itoa(e.blk.clients+si.PausedClients)) // blocking.go
+		blocked, timed := e.blockedClients() // blocking.go
+		add("blocked_clients", strconv.Itoa(blocked+si.PausedClients))
 		add("tracking_clients", strconv.Itoa(si.TrackingClients))
-		add("clients_in_timeout_table", "0")
+		add("clients_in_timeout_table", strconv.Itoa(timed))
 	})
 	section("memory", "Memory", func(add func(k, v string)) { e.infoMemory(add) })
 	section("persistence", "Persistence", func(add func(k, v string)) {

@@ -524,11 +524,16 @@ func TestBLPOP_ClientKilledInsideExecIsNotServed(t *testing.T) {
 	id := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
 	b.send(encode("BLPOP", "bl", "0"))
 	waitBlockedClients(t, srv, 1)
-	a.send(encode("MULTI") + encode("CLIENT", "KILL", "ID", id) + encode("LPUSH", "bl", "x") + encode("EXEC"))
-	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n:1\r\n:1\r\n"} {
+	a.send(encode("MULTI") + encode("CLIENT", "KILL", "ID", id) + encode("LPUSH", "bl", "x") + encode("INFO", "clients") + encode("EXEC"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n"} {
 		if got := a.read(); got != want {
 			t.Fatalf("got %q, want %q", got, want)
 		}
+	}
+	// the killed client no longer counts as blocked, at once, as Redis
+	// frees it (its goroutine may not have seen the kill yet)
+	if got := a.read(); !strings.HasPrefix(got, "*3\r\n:1\r\n:1\r\n") || !strings.Contains(got, "\r\nblocked_clients:0\r\n") {
+		t.Fatalf("EXEC = %q, want [1, 1, INFO with blocked_clients:0]", got)
 	}
 	if got := a.do("LRANGE", "bl", "0", "-1"); got != "*1\r\n$1\r\nx\r\n" {
 		t.Fatalf("the element pushed after the kill went to the killed client: LRANGE = %q", got)
@@ -538,5 +543,45 @@ func TestBLPOP_ClientKilledInsideExecIsNotServed(t *testing.T) {
 	c := dial(t, srv.Addr())
 	if got := c.do("BLPOP", "bl", "0"); got != bulkPair("bl", "x") {
 		t.Fatalf("BLPOP = %q", got)
+	}
+}
+
+// INFO's clients_in_timeout_table counts the blocked clients that wait
+// with a timeout (Redis's clients_timeout_table), BLPOP's and WAIT's; a
+// client killed while it waits leaves both counts at once.
+func TestInfo_ClientsInTimeoutTable(t *testing.T) {
+	srv := RunT(t)
+	a := dial(t, srv.Addr())
+	counts := func() string {
+		var out []string
+		for _, l := range strings.Split(a.do("INFO", "clients"), "\r\n") {
+			if strings.HasPrefix(l, "blocked_clients:") || strings.HasPrefix(l, "clients_in_timeout_table:") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	b, c, d := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	id := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
+	b.send(encode("BLPOP", "tt1", "100"))
+	c.send(encode("BLPOP", "tt2", "0"))
+	d.send(encode("WAIT", "1", "100000"))
+	waitBlockedClients(t, srv, 3)
+	if got := counts(); got != "blocked_clients:3 clients_in_timeout_table:2" {
+		t.Fatalf("INFO clients: %s", got)
+	}
+	if got := a.do("CLIENT", "KILL", "ID", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL = %q", got)
+	}
+	if got := counts(); got != "blocked_clients:2 clients_in_timeout_table:1" {
+		t.Fatalf("INFO clients after the kill: %s", got)
+	}
+	if got := a.do("LPUSH", "tt2", "x"); got != ":1\r\n" {
+		t.Fatalf("LPUSH = %q", got)
+	}
+	c.read()
+	waitBlockedClients(t, srv, 1)
+	if got := counts(); got != "blocked_clients:1 clients_in_timeout_table:1" {
+		t.Fatalf("INFO clients after BLPOP was served: %s", got)
 	}
 }
