@@ -59,6 +59,31 @@ func TestDebug_RefusedProtectedCommandAbortsMulti(t *testing.T) {
 	}
 }
 
+// ... and answered at once during CLIENT PAUSE ALL, as Redis rejects it
+// before a pause could hold it (processCommand).
+func TestDebug_RefusedProtectedCommandIsNotHeldByAPause(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "no" }))
+	a, c := dial(t, srv.Addr()), dial(t, srv.Addr())
+	if got := a.do("CLIENT", "PAUSE", "100000", "ALL"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE = %q", got)
+	}
+	start := time.Now()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"MODULE", "LOAD", "/x"}, "-" + errModuleNotAllowed + "\r\n"},
+		{[]string{"DEBUG", "SLEEP", "0"}, "-" + errDebugNotAllowed + "\r\n"},
+	} {
+		if got := c.do(tc.args...); got != tc.want {
+			t.Fatalf("%v under CLIENT PAUSE = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("the refusals waited %v", waited)
+	}
+}
+
 func TestDebug_Errors(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())

@@ -206,9 +206,11 @@ func (s *Server) fixtureBefore(c *client) bool {
 	c.fx.lastCmd.Store(cmd)
 
 	// Only commands Redis would get to run can be paused or shown to
-	// MONITOR: unknown commands, arity errors and unauthenticated calls
-	// are answered at once.
-	valid := cmd != nil && arityOK(cmd, len(args)) && !(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0) &&
+	// MONITOR: unknown commands, arity errors, protected commands refused
+	// by their enable-*-command (Guard) and unauthenticated calls are
+	// answered at once.
+	valid := cmd != nil && arityOK(cmd, len(args)) && (cmd.Guard == nil || cmd.Guard(&c.ctx) == "") &&
+		!(c.NeedsAuth && cmd.Flags&engine.FlagNoAuth == 0) &&
 		c.Client.Allows(cmd, args) // ACL: a refused command is not shown either (engine/acl.go)
 	if paused {
 		// what ran before this command counts while it waits, as in
