@@ -896,10 +896,10 @@ func (e *Engine) busyScript() (fn *Function, args [][]byte, start int64) {
 	}
 }
 
-// waitScriptBusy waits, as a command that takes the keyspace lock does,
-// for the running script to end (false) or to pass the busy threshold
-// (true: the command gets BUSY).
-func (e *Engine) waitScriptBusy() bool {
+// WaitScriptBusy waits, as a command sent while a script runs reaches
+// Redis only then, for the running script to end (false) or to pass the
+// busy threshold (true). It returns false at once when none runs.
+func (e *Engine) WaitScriptBusy() bool {
 	_, _, start := e.busyScript()
 	e.gate.Unlock()
 	return start != 0

@@ -116,7 +116,10 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 		c.W.WriteError("ERR No shutdown in progress.")
 		return
 	}
-	if !nosave && s.eng.Busy() {
+	// Sent while a script runs, SHUTDOWN reaches Redis once the script
+	// ends or is busy, and then needs NOSAVE: a running script is never
+	// cut short by a plain SHUTDOWN.
+	if s.eng.WaitScriptBusy() && !nosave {
 		c.W.WriteError(s.eng.BusyError())
 		return
 	}

@@ -99,6 +99,44 @@ func TestShutdown_BusyScriptNeedsNoSave(t *testing.T) {
 	}
 }
 
+// A SHUTDOWN sent while a script runs, before the busy threshold, waits
+// for it as Redis reads it only then: the plain one gets BUSY once the
+// script is busy, and never cuts the script short; with NOSAVE it shuts
+// down then.
+func TestShutdown_SentBeforeTheBusyThresholdWaitsForIt(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 300 * time.Millisecond }))
+	runner := dial(t, srv.Addr())
+	runner.send(encode("EVAL", "while true do end", "0"))
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	if ran := time.Since(srv.Engine().ScriptStart()); ran >= 200*time.Millisecond {
+		t.Skipf("the script had run %v before the test could send SHUTDOWN (threshold 300 ms)", ran)
+	}
+	c := dial(t, srv.Addr())
+	if got := c.do("SHUTDOWN"); !strings.HasPrefix(got, "-BUSY") {
+		t.Fatalf("SHUTDOWN sent before the threshold = %q, want BUSY", got)
+	}
+	if ran := time.Since(srv.Engine().ScriptStart()); !srv.Engine().Busy() || ran < 300*time.Millisecond {
+		t.Fatalf("SHUTDOWN answered %v into the script, before the threshold", ran)
+	}
+	if got := c.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", got)
+	}
+	runner.read()
+	// NOSAVE, sent before the threshold, shuts down once it is passed
+	runner.send(encode("EVAL", "while true do end", "0"))
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	start := srv.Engine().ScriptStart()
+	c.send(encode("SHUTDOWN", "NOSAVE"))
+	select {
+	case <-srv.Done():
+		if ran := time.Since(start); ran < 300*time.Millisecond {
+			t.Fatalf("SHUTDOWN NOSAVE closed the server %v into the script, before the threshold", ran)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not close the server")
+	}
+}
+
 func TestInfo_ClientsAndStatsOverTheWire(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())
