@@ -120,6 +120,13 @@ func TestAppend_EmptyMakesRaw(t *testing.T) {
 	e.expect("$raw", "OBJECT", "ENCODING", "n")
 	e.expect(":3", "APPEND", "n", "")
 	e.expect("$123", "GET", "n")
+	// an empty embstr too: the appended length fits the no room it has
+	e.expect("+OK", "SET", "e", "")
+	e.expect("$embstr", "OBJECT", "ENCODING", "e")
+	e.expect(":0", "APPEND", "e", "")
+	e.expect("$raw", "OBJECT", "ENCODING", "e")
+	e.expect(":1", "APPEND", "e", "x")
+	e.expect("$x", "GET", "e")
 }
 
 // SETBIT, SETRANGE and BITFIELD edit a value in place once it is theirs:

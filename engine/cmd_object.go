@@ -67,10 +67,17 @@ func (ent *entry) editable(n int) []byte {
 // room returns the value bytes APPEND may write in place in ent: its
 // capacity when APPEND made it, else 0 (no room: a new entry).
 func (ent *entry) room() uint32 {
+	room, _ := ent.grown()
+	return room
+}
+
+// grown reports whether APPEND made ent (a "raw" string, with room to
+// grow), and its capacity.
+func (ent *entry) grown() (room uint32, ok bool) {
 	if g, ok := ent.objValue().(*grownString); ok && g.owner == ent {
-		return g.capacity
+		return g.capacity, true
 	}
-	return 0
+	return 0, false
 }
 
 // unsharedInt marks a small integer string that Redis holds in an object

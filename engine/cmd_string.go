@@ -442,7 +442,10 @@ func cmdAppend(c *Ctx) {
 		c.W.WriteError(ErrStringTooLong)
 		return
 	}
-	if n := uint64(ent.vlen) + uint64(len(add)); n <= uint64(ent.room()) {
+	// Redis's dbUnshareStringValue: even an empty APPEND leaves a "raw"
+	// string (an empty "embstr" appended nothing becomes one).
+	n := uint64(ent.vlen) + uint64(len(add))
+	if room, grown := ent.grown(); grown && n <= uint64(room) {
 		// in place, past the bytes any reader holds (grownString)
 		copy(unsafe.Slice((*byte)(unsafe.Add(ent.data(), uintptr(ent.keyLen())+uintptr(ent.vlen))), len(add)), add)
 		ent.vlen = uint32(n)
