@@ -572,6 +572,18 @@ func (e *Engine) enterShared(c *Ctx) bool {
 	return true
 }
 
+// WaitScripts waits, as a command sent then reaches Redis only then, for
+// every running script and EXEC to end (true) or for a busy script to
+// yield (false). SHUTDOWN uses it: it never cuts short an EXEC, nor a
+// script it could not stop without NOSAVE.
+func (e *Engine) WaitScripts() bool {
+	if !e.exclusiveOrBusy(false) {
+		return false
+	}
+	e.scriptRW.Unlock()
+	return true
+}
+
 // leaveExclusive lets go of scriptRW, which execLocked took for writing.
 func (e *Engine) leaveExclusive() {
 	e.rwWriter = false
@@ -894,15 +906,6 @@ func (e *Engine) busyScript() (fn *Function, args [][]byte, start int64) {
 		}
 		t.Stop()
 	}
-}
-
-// WaitScriptBusy waits, as a command sent while a script runs reaches
-// Redis only then, for the running script to end (false) or to pass the
-// busy threshold (true). It returns false at once when none runs.
-func (e *Engine) WaitScriptBusy() bool {
-	_, _, start := e.busyScript()
-	e.gate.Unlock()
-	return start != 0
 }
 
 // killScript is SCRIPT KILL's (eval) and FUNCTION KILL's decision, made

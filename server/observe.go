@@ -116,10 +116,10 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 		c.W.WriteError("ERR No shutdown in progress.")
 		return
 	}
-	// Sent while a script runs, SHUTDOWN reaches Redis once the script
-	// ends or is busy, and then needs NOSAVE: a running script is never
-	// cut short by a plain SHUTDOWN.
-	if s.eng.WaitScriptBusy() && !nosave {
+	// Sent while a script or an EXEC runs, SHUTDOWN reaches Redis once
+	// it ends or the script is busy, and then needs NOSAVE: an EXEC (its
+	// scripts after the first too) is never cut short by a plain SHUTDOWN.
+	if !s.eng.WaitScripts() && !nosave {
 		c.W.WriteError(s.eng.BusyError())
 		return
 	}

@@ -137,6 +137,29 @@ func TestShutdown_SentBeforeTheBusyThresholdWaitsForIt(t *testing.T) {
 	}
 }
 
+// A plain SHUTDOWN sent while an EXEC runs scripts waits for the whole
+// EXEC, as Redis reads it only after: the EXEC's second script is not
+// killed by the shutdown.
+func TestShutdown_WaitsForTheRunningExec(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
+	const spin = "local i = 0 while i < 2000000 do i = i + 1 end return 1"
+	runner := dial(t, srv.Addr())
+	runner.send(encode("MULTI") + encode("EVAL", spin, "0") + encode("SET", "after", "1") + encode("EVAL", spin, "0") + encode("EXEC"))
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	c := dial(t, srv.Addr())
+	c.send(encode("SHUTDOWN"))
+	for i, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*3\r\n:1\r\n+OK\r\n:1\r\n"} {
+		if got := runner.read(); got != want {
+			t.Fatalf("reply %d during SHUTDOWN = %q, want %q", i, got, want)
+		}
+	}
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN did not close the server after the EXEC")
+	}
+}
+
 func TestInfo_ClientsAndStatsOverTheWire(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())
