@@ -189,7 +189,7 @@ func cmdScriptFlush(c *Ctx) {
 
 // SCRIPT KILL (eval) and FUNCTION KILL
 func killGeneric(c *Ctx, eval bool) {
-	if msg := c.Eng.killScript(eval); msg != "" {
+	if msg := c.Eng.killScript(c, eval); msg != "" {
 		c.W.WriteError(msg)
 		return
 	}

@@ -875,36 +875,59 @@ func (e *Engine) scriptWrite() bool {
 	return true
 }
 
-// busyScript waits, as a command sent while a script runs reaches Redis
-// only once the script has passed the busy threshold or ended, for one or
-// the other: it returns the busy script's start (0 when none runs, or the
-// one it waited for ended), and its function and FCALL arguments (nil for
-// an EVAL), with e.gate held, so that the script stays as reported until
-// the caller unlocks it.
-func (e *Engine) busyScript() (fn *Function, args [][]byte, start int64) {
-	var target int64
+// busyScript waits, as a command sent while a script or an EXEC runs
+// reaches Redis only once a script has passed the busy threshold or the
+// script or EXEC has ended, for one or the other: it returns the busy
+// script's start (0 when none runs), and its function and FCALL arguments
+// (nil for an EVAL), with e.gate held, so that the script stays as
+// reported until the caller unlocks it. c is the caller: run by an EXEC,
+// which holds scriptRW itself, it waits for nothing.
+func (e *Engine) busyScript(c *Ctx) (fn *Function, args [][]byte, start int64) {
 	for {
 		e.gate.Lock()
 		start := e.scriptStart.Load()
-		if start == 0 || (target != 0 && start != target) {
-			return nil, nil, 0
-		}
-		target = start
-		if e.Busy() {
+		if start != 0 && e.Busy() {
 			return e.runFn, e.runArgs, start
 		}
-		if e.scriptDone == nil {
-			e.scriptDone = make(chan struct{})
+		if start == 0 && c.InExec() {
+			return nil, nil, 0
 		}
-		done := e.scriptDone
-		wait := time.Duration(e.busyThreshold.Load()) - time.Duration(time.Now().UnixNano()-start)
+		if start != 0 {
+			if e.scriptDone == nil {
+				e.scriptDone = make(chan struct{})
+			}
+			done := e.scriptDone
+			wait := time.Duration(e.busyThreshold.Load()) - time.Duration(time.Now().UnixNano()-start)
+			e.gate.Unlock()
+			t := time.NewTimer(max(wait, 0))
+			select {
+			case <-done:
+			case <-t.C:
+				t.Stop()
+				continue // busy now
+			}
+			t.Stop()
+		} else {
+			e.gate.Unlock()
+		}
+		// The script ended, or none runs; but an EXEC may still run, with
+		// a script to come that may be busy before the EXEC ends. Wait
+		// for scriptRW, which the EXEC holds, as for the script: for the
+		// EXEC to end or to yield a busy script. (Readers waiting get in
+		// before the next writer: a stream of scripts cannot hold this
+		// off.)
+		e.scriptRW.RLock()
+		yielded := e.busyYield.Load()
+		e.scriptRW.RUnlock()
+		e.gate.Lock()
+		if !yielded {
+			return nil, nil, 0 // a moment with no script or EXEC running
+		}
+		ended := e.scriptStart.Load() == 0
 		e.gate.Unlock()
-		t := time.NewTimer(max(wait, 0))
-		select {
-		case <-done:
-		case <-t.C:
+		if ended {
+			time.Sleep(time.Millisecond) // the busy script ended: it is taking its locks back
 		}
-		t.Stop()
 	}
 }
 
@@ -913,8 +936,8 @@ func (e *Engine) busyScript() (fn *Function, args [][]byte, start int64) {
 // script is running, UNKILLABLE once the script has written, and BUSY when
 // the script is of the other kind (a function for SCRIPT KILL, an EVAL's
 // for FUNCTION KILL), as Redis's scriptKill.
-func (e *Engine) killScript(eval bool) string {
-	fn, _, start := e.busyScript()
+func (e *Engine) killScript(c *Ctx, eval bool) string {
+	fn, _, start := e.busyScript(c)
 	defer e.gate.Unlock()
 	switch {
 	case start == 0:

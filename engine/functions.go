@@ -577,7 +577,7 @@ func cmdFunctionFlush(c *Ctx) {
 // gets BUSY.
 func cmdFunctionStats(c *Ctx) {
 	e := c.Eng
-	fn, args, start := e.busyScript()
+	fn, args, start := e.busyScript(c)
 	if start != 0 && fn == nil {
 		e.gate.Unlock()
 		c.W.WriteError(ErrBusy)

@@ -280,6 +280,31 @@ func TestBusyScript_OtherClientsGetBusyUntilKilled(t *testing.T) {
 	}
 }
 
+// SCRIPT KILL sent while an EXEC runs its first script, which ends below
+// the busy threshold, reaches Redis only when the EXEC's next script is
+// busy, and kills that one; it must not answer NOTBUSY in between and
+// leave the endless script running.
+func TestScriptKill_SentDuringAnExecKillsItsLaterBusyScript(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 500 * time.Millisecond }))
+	const short = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] " +
+		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > 100000 then break end end return 1"
+	a := dial(t, srv.Addr())
+	k := dial(t, srv.Addr())
+	a.send(encode("MULTI") + encode("EVAL", short, "0") + encode("EVAL", "while true do end", "0") + encode("EXEC"))
+	eventually(t, "the first script running", srv.Engine().ScriptRunning)
+	if got := k.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL during the EXEC = %q, want +OK once its second script is busy", got)
+	}
+	for i, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n:1\r\n-ERR Script killed by user with SCRIPT KILL..."} {
+		if got := a.read(); !strings.HasPrefix(got, want) {
+			t.Fatalf("reply %d = %q, want %q", i, got, want)
+		}
+	}
+	if got := k.do("SCRIPT", "KILL"); got != "-NOTBUSY No scripts in execution right now.\r\n" {
+		t.Fatalf("SCRIPT KILL after the EXEC = %q", got)
+	}
+}
+
 func TestStart_PortTakenIsAnError(t *testing.T) {
 	srv := RunT(t)
 	other := New(Config{Addr: srv.Addr()})
