@@ -454,7 +454,7 @@ func (e *Engine) Exec(c *Ctx) {
 			c.Unchain()
 		}
 	}
-	if cmd.Flags&FlagNoKeys != 0 {
+	if cmd.Flags&FlagNoKeys != 0 || c.watchInMulti(cmd) {
 		if allowBusy {
 			e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 		} else if !e.execShared(c, cmd) {

@@ -256,6 +256,13 @@ func (c *Ctx) WouldQueue(cmd *Command) bool {
 	return true
 }
 
+// watchInMulti reports whether cmd is a WATCH sent inside MULTI, which
+// reads no key, only refuses: as Redis answers it at once, even while a
+// script is busy (it is allow-busy), it needs no keyspace lock.
+func (c *Ctx) watchInMulti(cmd *Command) bool {
+	return cmd.Name == "watch" && c.inMulti()
+}
+
 // InExec reports whether c is a command EXEC runs from its queue (not a
 // script's command).
 func (c *Ctx) InExec() bool {

@@ -253,7 +253,7 @@ func (e *Engine) call(c *Ctx, cmd *Command) { e.callAt(c, cmd, e.nowNs()) }
 
 // callAt is call for a command whose start (nowNs) is already read.
 func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
-	if cmd.Flags&FlagNoKeys == 0 { // (under the keyspace lock)
+	if cmd.Flags&FlagNoKeys == 0 && !c.watchInMulti(cmd) { // (under the keyspace lock, which a refused WATCH does not take)
 		touch := !cmd.noTouch && (c.Client == nil || !c.Client.NoTouch || cmd.Name == "touch")
 		e.lru = lruClock{now: lruNow(c.Now), touch: touch}
 	}

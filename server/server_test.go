@@ -269,6 +269,17 @@ func TestBusyScript_OtherClientsGetBusyUntilKilled(t *testing.T) {
 	if got := b.do("GET", "k"); got != "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n" {
 		t.Fatalf("during busy script: %q", got)
 	}
+	// WATCH inside MULTI reads no key: refused at once (allow-busy in
+	// Redis), not held until the script ends
+	for _, step := range [][2]string{{"MULTI", "+OK\r\n"}, {"WATCH", "-ERR WATCH inside MULTI is not allowed\r\n"}, {"DISCARD", "+OK\r\n"}} {
+		args := []string{step[0]}
+		if step[0] == "WATCH" {
+			args = append(args, "k")
+		}
+		if got := b.do(args...); got != step[1] {
+			t.Fatalf("%s during busy script: %q, want %q", step[0], got, step[1])
+		}
+	}
 	if got := b.do("SCRIPT", "KILL"); got != "+OK\r\n" {
 		t.Fatalf("SCRIPT KILL = %q", got)
 	}
