@@ -326,6 +326,14 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 				c.reply.blocked = false
 			}
 			s.eng.Exec(&c.ctx)
+			if s.closing.Load() {
+				// The server closed under the command (SHUTDOWN NOSAVE
+				// stops a busy script): as Redis exits there, the client
+				// gets no reply, not the script's "killed" error.
+				c.takeBack(mark, gen)
+				c.closeNow = true
+				return
+			}
 			s.afterCommand(c) // tracking: invalidations due after the reply (tracking.go)
 			s.afterPushes()   // maxmemory-clients: the pass its pushes made due (evict.go)
 		}()

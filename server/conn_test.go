@@ -145,3 +145,17 @@ func TestPush_RepliesFlushedMidBatchAreCounted(t *testing.T) {
 	c.read()
 	c.read()
 }
+
+// A command that ends while the server closes (SHUTDOWN NOSAVE stopping a
+// busy script: TestShutdown_SentBeforeTheBusyThresholdWaitsForIt) gets no
+// reply, as Redis exits there; its client sees the connection close.
+func TestHandle_CommandEndingAsTheServerClosesGetsNoReply(t *testing.T) {
+	srv := RunT(t)
+	srv.eng.Register(&engine.Command{Name: "testclosing", Arity: 1, Flags: engine.FlagNoKeys | engine.FlagNoScript, Fn: func(c *engine.Ctx) {
+		srv.closing.Store(true) // as Close's first step
+		c.W.WriteError("ERR Script killed by user with SCRIPT KILL...")
+	}})
+	c := dial(t, srv.Addr())
+	c.send(encode("TESTCLOSING"))
+	expectEOF(t, c)
+}

@@ -135,6 +135,9 @@ func TestShutdown_SentBeforeTheBusyThresholdWaitsForIt(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("SHUTDOWN NOSAVE did not close the server")
 	}
+	// the stopped script's client gets no reply, as Redis exits there:
+	// not the error of a script killed by SCRIPT KILL
+	expectEOF(t, runner)
 }
 
 // A plain SHUTDOWN sent while an EXEC runs scripts waits for the whole
