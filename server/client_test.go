@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -32,19 +31,6 @@ func dial(t testing.TB, addr string) *rawClient {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn)}
-}
-
-// expectEOF reads the end of c's connection: the server closed it.
-func expectEOF(t *testing.T, c *rawClient) {
-	t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.rd.ReadByte(); err != io.EOF && !isReset(err) {
-		t.Fatalf("read: %v, want EOF (the server closed the connection)", err)
-	}
-}
-
-func isReset(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "connection reset")
 }
 
 func encode(args ...string) string {

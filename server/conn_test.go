@@ -157,5 +157,5 @@ func TestHandle_CommandEndingAsTheServerClosesGetsNoReply(t *testing.T) {
 	}})
 	c := dial(t, srv.Addr())
 	c.send(encode("TESTCLOSING"))
-	expectEOF(t, c)
+	c.expectClosed()
 }

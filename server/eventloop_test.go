@@ -4,6 +4,7 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -181,6 +182,18 @@ func TestEventLoop_ClientKillOnTheLoop(t *testing.T) {
 	waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
 	c := dial(t, srv.Addr())
 	inLoop(t, srv, c)
+}
+
+func expectEOF(t *testing.T, c *rawClient) {
+	t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.rd.ReadByte(); err != io.EOF && !isReset(err) {
+		t.Fatalf("read after kill: %v, want EOF", err)
+	}
+}
+
+func isReset(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "connection reset")
 }
 
 // Close ends the connections the loops serve, and returns.

@@ -137,7 +137,7 @@ func TestShutdown_SentBeforeTheBusyThresholdWaitsForIt(t *testing.T) {
 	}
 	// the stopped script's client gets no reply, as Redis exits there:
 	// not the error of a script killed by SCRIPT KILL
-	expectEOF(t, runner)
+	runner.expectClosed()
 }
 
 // A plain SHUTDOWN sent while an EXEC runs scripts waits for the whole
