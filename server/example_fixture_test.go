@@ -51,6 +51,32 @@ func ExampleServer_DropConnections() {
 	// "tok"
 }
 
+// DropClient cuts off one client, named by the ClientID of a command it
+// sent (Commands), as the lock holder's network would fail: the others
+// stay connected, and the lock stays until its deadline.
+func ExampleServer_DropClient() {
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", CommandLog: 100})
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	holder, other := dialExample(srv.Addr()), dialExample(srv.Addr())
+	fmt.Println(holder.do("SET", "lock", "tok", "PX", "30000", "NX"))
+
+	for _, cmd := range srv.Commands() {
+		if cmd.Name() == "set" {
+			fmt.Println("dropped:", srv.DropClient(cmd.ClientID))
+		}
+	}
+	fmt.Println("holder's connection fails:", strings.HasPrefix(holder.do("PING"), "(error)"))
+	fmt.Println(other.do("SET", "lock", "mine", "PX", "30000", "NX"))
+	// Output:
+	// OK
+	// dropped: true
+	// holder's connection fails: true
+	// (nil)
+}
+
 // FailNext fails the next n commands, whatever they are, with your error.
 func ExampleServer_FailNext() {
 	srv := startManual()

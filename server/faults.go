@@ -431,6 +431,22 @@ func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0
 // would; the server keeps listening. It returns how many it closed.
 func (s *Server) DropConnections() int { return s.closeConnections() }
 
+// DropClient closes the connection of the client whose CLIENT ID is id,
+// as a network failure would, and reports whether it was open. A
+// CommandRecord's ClientID names the client that sent a command: a test
+// can cut off one lock holder and leave the rest connected.
+func (s *Server) DropClient(id int64) bool {
+	dropped := false
+	s.clients.Range(func(k, _ any) bool {
+		if c := k.(*client); c.ID == id {
+			dropped = s.kill(c)
+			return false
+		}
+		return true
+	})
+	return dropped
+}
+
 // closeConnections closes every connection accepted so far that no kill
 // has closed yet, and returns how many. It walks the accept loop's record
 // (fixtureAccepted) as well as the registered clients: a connection

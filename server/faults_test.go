@@ -130,6 +130,37 @@ func TestDropConnections_ClosesClientsKeepsServing(t *testing.T) {
 	}
 }
 
+// DropClient cuts off one client, named by the ClientID of a command it
+// sent; the others stay connected and its keys stay.
+func TestDropClient_ClosesOneClient(t *testing.T) {
+	srv := RunT(t)
+	holder, other := dial(t, srv.Addr()), dial(t, srv.Addr())
+	holder.do("SET", "lock", "tok", "NX", "PX", "30000")
+	other.do("PING")
+	var id int64
+	for _, r := range srv.Commands() {
+		if r.Name() == "set" {
+			id = r.ClientID
+		}
+	}
+	if id == 0 {
+		t.Fatal("no SET in the command log")
+	}
+	if !srv.DropClient(id) {
+		t.Fatal("DropClient of the SET's client = false")
+	}
+	holder.expectClosed()
+	if got := other.do("GET", "lock"); got != bulk("tok") {
+		t.Fatalf("the other client after DropClient: GET = %q", got)
+	}
+	if srv.DropClient(id) {
+		t.Fatal("DropClient of a closed client = true")
+	}
+	if got := other.do("CLIENT", "LIST"); strings.Count(got, "id=") != 1 {
+		t.Fatalf("CLIENT LIST after DropClient:\n%s", got)
+	}
+}
+
 func TestRestart_SamePortWithAndWithoutData(t *testing.T) {
 	srv := RunT(t, WithManualClock())
 	addr := srv.Addr()
