@@ -326,10 +326,10 @@ func (s *Server) handle(c *client, cmd redcon.Command) {
 				c.reply.blocked = false
 			}
 			s.eng.Exec(&c.ctx)
-			if s.closing.Load() {
-				// The server closed under the command (SHUTDOWN NOSAVE
-				// stops a busy script): as Redis exits there, the client
-				// gets no reply, not the script's "killed" error.
+			if s.cutShort.Load() {
+				// SHUTDOWN NOSAVE stopped a busy script (this command's,
+				// or another's): as Redis exits there, the client gets
+				// no reply, not the script's "killed" error.
 				c.takeBack(mark, gen)
 				c.closeNow = true
 				return

@@ -146,13 +146,13 @@ func TestPush_RepliesFlushedMidBatchAreCounted(t *testing.T) {
 	c.read()
 }
 
-// A command that ends while the server closes (SHUTDOWN NOSAVE stopping a
-// busy script: TestShutdown_SentBeforeTheBusyThresholdWaitsForIt) gets no
-// reply, as Redis exits there; its client sees the connection close.
-func TestHandle_CommandEndingAsTheServerClosesGetsNoReply(t *testing.T) {
+// A command that ends once SHUTDOWN NOSAVE has stopped a busy script
+// (TestShutdown_SentBeforeTheBusyThresholdWaitsForIt) gets no reply, as
+// Redis exits there; its client sees the connection close.
+func TestHandle_CommandEndingAfterShutdownCutAScriptShortGetsNoReply(t *testing.T) {
 	srv := RunT(t)
 	srv.eng.Register(&engine.Command{Name: "testclosing", Arity: 1, Flags: engine.FlagNoKeys | engine.FlagNoScript, Fn: func(c *engine.Ctx) {
-		srv.closing.Store(true) // as Close's first step
+		srv.cutShort.Store(true) // as SHUTDOWN NOSAVE, before it closes the server
 		c.W.WriteError("ERR Script killed by user with SCRIPT KILL...")
 	}})
 	c := dial(t, srv.Addr())

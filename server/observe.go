@@ -119,9 +119,12 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 	// Sent while a script or an EXEC runs, SHUTDOWN reaches Redis once
 	// it ends or the script is busy, and then needs NOSAVE: an EXEC (its
 	// scripts after the first too) is never cut short by a plain SHUTDOWN.
-	if !s.eng.WaitScripts() && !nosave {
-		c.W.WriteError(s.eng.BusyError())
-		return
+	if !s.eng.WaitScripts() {
+		if !nosave {
+			c.W.WriteError(s.eng.BusyError())
+			return
+		}
+		s.cutShort.Store(true)
 	}
 	s.log.Warn("User requested shutdown...", "addr", cl(c).addr)
 	s.shutdown.Store(true)

@@ -140,6 +140,52 @@ func TestShutdown_SentBeforeTheBusyThresholdWaitsForIt(t *testing.T) {
 	runner.expectClosed()
 }
 
+// The replies of commands that ran before a SHUTDOWN are sent before the
+// connections close, as Redis writes them before it exits: here a 32 MB
+// reply, still being written when SHUTDOWN runs, as its client reads it
+// only after.
+func TestShutdown_RepliesOfCommandsRunBeforeItAreSent(t *testing.T) {
+	srv := RunT(t)
+	a := shutdownDuringBigReply(t, srv)
+	a.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got strings.Builder
+	if err := readReply(a.rd, &got); err != nil || got.Len() != len("$33554432\r\n")+32<<20+2 {
+		t.Fatalf("the GET's reply: %d bytes, %v; want all of it before the connection closed", got.Len(), err)
+	}
+	a.expectClosed()
+}
+
+// Close called while SHUTDOWN's runs (cmd/tumbler calls it once Done is
+// closed, then exits) returns only when that one has finished: a client
+// that does not read its reply holds the first one up to its bound.
+func TestClose_WaitsForTheCloseInProgress(t *testing.T) {
+	srv := RunT(t)
+	shutdownDuringBigReply(t, srv) // never read
+	srv.Close()
+	if n := srv.nconns.Load(); n != 0 {
+		t.Fatalf("Close returned with %d connections still open: the SHUTDOWN's Close had not finished", n)
+	}
+}
+
+// shutdownDuringBigReply has a client GET a 32 MB value, which it does
+// not read, and another send SHUTDOWN once the GET has run. It returns
+// the first client, once Done is closed.
+func shutdownDuringBigReply(t *testing.T, srv *Server) *rawClient {
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("SETRANGE", "big", strconv.Itoa(32<<20-1), "x")
+	b.do("PING")
+	ran := srv.Engine().Stats.Commands.Load()
+	a.send(encode("GET", "big"))
+	eventually(t, "the GET run", func() bool { return srv.Engine().Stats.Commands.Load() > ran })
+	b.send(encode("SHUTDOWN"))
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN did not close the server")
+	}
+	return a
+}
+
 // A plain SHUTDOWN sent while an EXEC runs scripts waits for the whole
 // EXEC, as Redis reads it only after: the EXEC's second script is not
 // killed by the shutdown.

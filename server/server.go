@@ -197,12 +197,13 @@ type Server struct {
 	log  *slog.Logger
 	port int
 
-	mu      sync.Mutex
-	ln      net.Listener
-	started bool
-	closed  bool
-	done    chan struct{}
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	ln       net.Listener
+	started  bool
+	closed   bool
+	done     chan struct{}
+	closeEnd chan struct{} // closed when Close has finished
+	wg       sync.WaitGroup
 
 	nextID  atomic.Int64
 	clients sync.Map // *client -> struct{}
@@ -229,7 +230,10 @@ type Server struct {
 	loops     []*ioLoop // the event loops, started by Start (eventloop_linux.go)
 	loopStats loopStats
 
-	shutdown    atomic.Bool  // obs: SHUTDOWN closed the server (server/observe.go)
+	shutdown atomic.Bool // obs: SHUTDOWN closed the server (server/observe.go)
+	// cutShort: SHUTDOWN NOSAVE stopped a busy script, as Redis exits in
+	// the middle of it: replies from then on are not sent (handle).
+	cutShort    atomic.Bool
 	metricsAddr atomic.Value // obs: string, the metrics listener's address (server/metrics.go)
 }
 
@@ -250,7 +254,7 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), expiryKick: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), closeEnd: make(chan struct{}), expiryKick: make(chan struct{}, 1)}
 	dbs, _ := strconv.Atoi(cfg.param("databases", "16")) // checked by the config parser
 	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit, Databases: dbs})
 	s.vm = luavm.Install(s.eng)
@@ -365,14 +369,19 @@ func (s *Server) Addr() string {
 }
 
 // Close stops listening, closes every connection and stops the expiry
-// loop. It is safe to call more than once.
+// loop. It is safe to call more than once: a call while another runs
+// (SHUTDOWN's, which Done announced) returns once that one has finished,
+// so a program that exits after Close does not cut short the replies
+// SHUTDOWN lets connections send (drainForShutdown).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.closeEnd
 		return nil
 	}
 	s.closed = true
+	defer close(s.closeEnd)
 	started := s.started
 	ln, extra := s.ln, s.prod.extra // Restart replaces them under mu
 	s.mu.Unlock()
@@ -393,6 +402,9 @@ func (s *Server) Close() error {
 	for _, l := range extra { // the other listeners (tls.go)
 		_ = l.Close()
 	}
+	if s.shutdown.Load() {
+		s.drainForShutdown(time.Second)
+	}
 	s.clients.Range(func(k, _ any) bool {
 		k.(*client).closeNC()
 		return true
@@ -401,6 +413,33 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.probe.close()
 	return err
+}
+
+// drainForShutdown lets each connection end the batch it is running and
+// send its replies before SHUTDOWN closes it, as Redis has sent the
+// replies of the commands it ran before a SHUTDOWN (an EXEC that SHUTDOWN
+// waited for: its reply was still to be written when Close began). It
+// shuts down the reading side of every connection (nothing is run from
+// now on anyway: handle), so each goes as it reads the end, and waits up
+// to timeout for them. A blocked client sees the end as a hang-up; one a
+// pause holds, or a TLS connection, is closed after the wait.
+func (s *Server) drainForShutdown(timeout time.Duration) {
+	var open []*client
+	s.clients.Range(func(k, _ any) bool {
+		c := k.(*client)
+		if rc, ok := c.nc.(interface{ CloseRead() error }); ok && rc.CloseRead() == nil {
+			open = append(open, c)
+		}
+		return true
+	})
+	deadline := time.Now().Add(timeout)
+	for len(open) > 0 && time.Now().Before(deadline) {
+		if _, ok := s.clients.Load(open[len(open)-1]); ok {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		open = open[:len(open)-1]
+	}
 }
 
 // A mass expiry is reclaimed in slices of expirySlice. Between slices,
