@@ -346,7 +346,16 @@ func New(cfg Config) *Engine {
 func (e *Engine) Clock() expiry.Clock { return e.clock }
 
 // SetBusyThreshold changes the busy-script threshold.
-func (e *Engine) SetBusyThreshold(d time.Duration) { e.busyThreshold.Store(int64(d)) }
+func (e *Engine) SetBusyThreshold(d time.Duration) {
+	e.busyThreshold.Store(int64(d))
+	// A watcher sleeping until the running script could be busy
+	// (ScriptStarted) works out its wait again: a lower threshold may
+	// make the script busy now.
+	select {
+	case e.scriptStarted <- struct{}{}:
+	default:
+	}
+}
 
 // SetProtoMaxBulkLen sets proto-max-bulk-len, the longest string APPEND
 // may make (n <= 0: Redis's default, 512 MB).

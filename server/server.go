@@ -602,6 +602,11 @@ func (s *Server) busyLoop() {
 				timer.Stop()
 				return
 			case <-timer.C:
+			case <-s.eng.ScriptStarted():
+				// another script started, or the threshold changed
+				// (CONFIG SET busy-reply-threshold): work the wait out
+				// again
+				timer.Stop()
 			}
 		}
 	}

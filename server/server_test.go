@@ -316,6 +316,31 @@ func TestScriptKill_SentDuringAnExecKillsItsLaterBusyScript(t *testing.T) {
 	}
 }
 
+// A lower busy-reply-threshold set while the busy watcher sleeps out the
+// old one applies to the next script at once: other clients get BUSY
+// after the new threshold, not the old.
+func TestBusyScript_LoweredThresholdAppliesAtOnce(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 5 * time.Second }))
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	// a script arms the watcher for 5 s, and ends
+	if got := a.do("EVAL", "local i = 0 while i < 100000 do i = i + 1 end return 1", "0"); got != ":1\r\n" {
+		t.Fatalf("EVAL = %q", got)
+	}
+	b.do("CONFIG", "SET", "busy-reply-threshold", "100")
+	a.send(encode("EVAL", "while true do end", "0"))
+	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	b.send(encode("GET", "k"))
+	b.conn.SetReadDeadline(time.Now().Add(3 * time.Second)) // the old threshold is 5 s
+	var got strings.Builder
+	if err := readReply(b.rd, &got); err != nil || !strings.HasPrefix(got.String(), "-BUSY") {
+		t.Fatalf("GET during the script: %q, %v; want BUSY after the new 100 ms threshold", got.String(), err)
+	}
+	if got := b.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", got)
+	}
+	a.read()
+}
+
 func TestStart_PortTakenIsAnError(t *testing.T) {
 	srv := RunT(t)
 	other := New(Config{Addr: srv.Addr()})
