@@ -438,6 +438,7 @@ func (e *Engine) Exec(c *Ctx) {
 	c.Eng = e
 	if c.WouldQueue(cmd) { // inside MULTI: queued for EXEC, not run (multi.go)
 		if allowBusy {
+			e.awaitScripts(c)
 			e.queue(c, cmd)
 		} else if !e.queueShared(c, cmd) {
 			e.reject(c, cmd, e.BusyError())
@@ -456,6 +457,7 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	if cmd.Flags&FlagNoKeys != 0 || c.watchInMulti(cmd) {
 		if allowBusy {
+			e.awaitScripts(c)
 			e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 		} else if !e.execShared(c, cmd) {
 			e.reject(c, cmd, e.BusyError())
@@ -556,6 +558,21 @@ func (e *Engine) queueShared(c *Ctx, cmd *Command) bool {
 	defer e.scriptRW.RUnlock()
 	e.queue(c, cmd)
 	return true
+}
+
+// awaitScripts waits, as a command sent while a script or an EXEC runs
+// reaches Redis only once the script is busy or over, for one or the
+// other: for scriptRW, which they hold for writing and a busy script
+// yields. It holds nothing after: the allow-busy commands that wait here
+// (MULTI, DISCARD, SCRIPT KILL...) run whether a script is busy or not.
+// Only a client's own commands come here, never those an EXEC runs from
+// its queue (callAt), which holds scriptRW itself.
+func (e *Engine) awaitScripts(c *Ctx) {
+	if !e.scriptRW.TryRLock() {
+		c.Unchain() // a wait for another client's script is not this command's time
+		e.scriptRW.RLock()
+	}
+	e.scriptRW.RUnlock()
 }
 
 // enterShared takes scriptRW for reading, or reports false, holding

@@ -535,15 +535,15 @@ func (s *Server) loopBatch(c *client, cmds []redcon.Command) (loopExit, bool) {
 
 // mayWait reports whether c's command may wait for something other than
 // the keyspace lock, or run long: the event loop hands its connection
-// back first. Inside MULTI a command is only queued, but for EXEC and
-// WATCH (refused, after it waits out a busy script as outside).
+// back first. Inside MULTI a command is only queued (WATCH refused), but
+// for EXEC.
 func (s *Server) mayWait(c *client, args [][]byte) bool {
 	if s.fx.anyPause.Load() || s.eng.ScriptRunning() {
 		return true
 	}
 	name := args[0]
 	if c.InMulti() {
-		return (len(name) == 4 && eqLower(name, "exec")) || (len(name) == 5 && eqLower(name, "watch"))
+		return len(name) == 4 && eqLower(name, "exec")
 	}
 	switch len(name) {
 	case 4:

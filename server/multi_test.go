@@ -305,3 +305,18 @@ func TestWatch_StackExchangeLockPatternRacing(t *testing.T) {
 		t.Fatalf("%d watched keys left after every cycle ended with EXEC or UNWATCH", n)
 	}
 }
+
+// The allow-busy commands queued inside MULTI run in the EXEC, which
+// holds what they would wait for outside (a running script): they run
+// at once there, as in Redis.
+func TestExec_RunsQueuedAllowBusyCommands(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.send(encode("MULTI") + encode("UNWATCH") + encode("SCRIPT", "KILL") + encode("FUNCTION", "KILL") + encode("EXEC"))
+	for i, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n",
+		"*3\r\n+OK\r\n-NOTBUSY No scripts in execution right now.\r\n-NOTBUSY No scripts in execution right now.\r\n"} {
+		if got := c.read(); got != want {
+			t.Fatalf("reply %d = %q, want %q", i, got, want)
+		}
+	}
+}

@@ -341,6 +341,32 @@ func TestBusyScript_LoweredThresholdAppliesAtOnce(t *testing.T) {
 	a.read()
 }
 
+// MULTI, WATCH inside MULTI, DISCARD and the other allow-busy commands
+// that take no keyspace lock, sent while another client's script runs
+// below the busy threshold, are answered after it, as Redis reads them
+// only then; not in the middle of it.
+func TestScript_AllowBusyCommandsWaitForTheRunningScript(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
+	const spin = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] " +
+		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > 200000 then break end end return 1"
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	for _, step := range [][]string{{"MULTI", "+OK"}, {"WATCH", "-ERR WATCH inside MULTI is not allowed"}, {"UNWATCH", "+QUEUED"}, {"DISCARD", "+OK"}} {
+		a.send(encode("EVAL", spin, "0"))
+		eventually(t, "the script running", srv.Engine().ScriptRunning)
+		args := step[:1]
+		if step[0] == "WATCH" {
+			args = []string{"WATCH", "k"}
+		}
+		if got := b.do(args...); got != step[1]+"\r\n" {
+			t.Fatalf("%s = %q", step[0], got)
+		}
+		if srv.Engine().ScriptRunning() {
+			t.Fatalf("%s was answered while the script ran", step[0])
+		}
+		a.read()
+	}
+}
+
 func TestStart_PortTakenIsAnError(t *testing.T) {
 	srv := RunT(t)
 	other := New(Config{Addr: srv.Addr()})
