@@ -438,8 +438,9 @@ func (e *Engine) Exec(c *Ctx) {
 	c.Eng = e
 	if c.WouldQueue(cmd) { // inside MULTI: queued for EXEC, not run (multi.go)
 		if allowBusy {
-			e.awaitScripts(c)
-			e.queue(c, cmd)
+			if e.awaitScripts(c) {
+				e.queue(c, cmd)
+			}
 		} else if !e.queueShared(c, cmd) {
 			e.reject(c, cmd, e.BusyError())
 		}
@@ -457,7 +458,9 @@ func (e *Engine) Exec(c *Ctx) {
 	}
 	if cmd.Flags&FlagNoKeys != 0 || c.watchInMulti(cmd) {
 		if allowBusy {
-			e.awaitScripts(c)
+			if !e.awaitScripts(c) {
+				return
+			}
 			e.callNow(c, cmd) // obs: sets c.Now, runs cmd.Fn timed for commandstats and the slow log (engine/observe.go)
 		} else if !e.execShared(c, cmd) {
 			e.reject(c, cmd, e.BusyError())
@@ -566,13 +569,18 @@ func (e *Engine) queueShared(c *Ctx, cmd *Command) bool {
 // yields. It holds nothing after: the allow-busy commands that wait here
 // (MULTI, DISCARD, SCRIPT KILL...) run whether a script is busy or not.
 // Only a client's own commands come here, never those an EXEC runs from
-// its queue (callAt), which holds scriptRW itself.
-func (e *Engine) awaitScripts(c *Ctx) {
+// its queue (callAt), which holds scriptRW itself. It reports false when
+// the client was killed while it waited (CLIENT KILL in that EXEC): as
+// Redis frees it before reading the command, the command does not run.
+func (e *Engine) awaitScripts(c *Ctx) bool {
 	if !e.scriptRW.TryRLock() {
 		c.Unchain() // a wait for another client's script is not this command's time
 		e.scriptRW.RLock()
+		e.scriptRW.RUnlock()
+		return c.Client == nil || !c.Client.Killed()
 	}
 	e.scriptRW.RUnlock()
+	return true
 }
 
 // enterShared takes scriptRW for reading, or reports false, holding
@@ -902,6 +910,11 @@ func (e *Engine) scriptWrite() bool {
 func (e *Engine) busyScript(c *Ctx) (fn *Function, args [][]byte, start int64) {
 	for {
 		e.gate.Lock()
+		if c.Client != nil && c.Client.Killed() {
+			// killed while it waited (CLIENT KILL in the EXEC it waited
+			// for): Redis frees the client before it reads the command
+			return nil, nil, 0
+		}
 		start := e.scriptStart.Load()
 		if start != 0 && e.Busy() {
 			return e.runFn, e.runArgs, start

@@ -367,6 +367,36 @@ func TestScript_AllowBusyCommandsWaitForTheRunningScript(t *testing.T) {
 	}
 }
 
+// A SCRIPT KILL whose client an EXEC it waits for kills (CLIENT KILL in
+// the EXEC) kills nothing: Redis frees the client before it reads the
+// command. The EXEC's endless script runs on until another SCRIPT KILL.
+func TestScriptKill_FromAClientKilledWhileItWaitedKillsNothing(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 200 * time.Millisecond }))
+	const short = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] " +
+		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > 100000 then break end end return 1"
+	a, k, o := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	kid := strings.TrimSpace(strings.TrimPrefix(k.do("CLIENT", "ID"), ":"))
+	a.send(encode("MULTI") + encode("EVAL", short, "0") + encode("CLIENT", "KILL", "ID", kid) +
+		encode("EVAL", "while true do end", "0") + encode("EXEC"))
+	eventually(t, "the first script running", srv.Engine().ScriptRunning)
+	k.send(encode("SCRIPT", "KILL"))
+	// once the endless script is busy, K's SCRIPT KILL would run at once
+	eventually(t, "the endless script busy", srv.Engine().Busy)
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if !srv.Engine().ScriptRunning() {
+			t.Fatal("the endless script ended: the killed client's SCRIPT KILL killed it")
+		}
+	}
+	if got := o.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL = %q", got)
+	}
+	for _, want := range []string{"+OK", "+QUEUED", "+QUEUED", "+QUEUED", "*3\r\n:1\r\n:1\r\n-ERR Script killed"} {
+		if got := a.read(); !strings.HasPrefix(got, want) {
+			t.Fatalf("EXEC's client got %q, want %q", got, want)
+		}
+	}
+}
+
 func TestStart_PortTakenIsAnError(t *testing.T) {
 	srv := RunT(t)
 	other := New(Config{Addr: srv.Addr()})
