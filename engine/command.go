@@ -575,12 +575,52 @@ func (e *Engine) queueShared(c *Ctx, cmd *Command) bool {
 func (e *Engine) awaitScripts(c *Ctx) bool {
 	if !e.scriptRW.TryRLock() {
 		c.Unchain() // a wait for another client's script is not this command's time
-		e.scriptRW.RLock()
-		e.scriptRW.RUnlock()
+		e.waitShared()
 		return c.Client == nil || !c.Client.Killed()
 	}
 	e.scriptRW.RUnlock()
 	return true
+}
+
+// waitShared waits until scriptRW could be taken for reading: no script
+// or EXEC holds it, or a busy script has yielded it (then it reports
+// true). A busy script it finds not yielded yet it yields itself, as the
+// server's watcher would (YieldIfBusy): an Engine run without one (the
+// luavm tests) does not wait for ever.
+func (e *Engine) waitShared() (yielded bool) {
+	for {
+		if e.scriptRW.TryRLock() {
+			yielded = e.busyYield.Load()
+			e.scriptRW.RUnlock()
+			return yielded
+		}
+		e.gate.Lock()
+		start := e.scriptStart.Load()
+		if start != 0 && e.Busy() {
+			again := e.yielded // yielded, but taken meanwhile by a command that will let go
+			e.gate.Unlock()
+			if again {
+				time.Sleep(time.Millisecond)
+			}
+			e.YieldIfBusy()
+			continue
+		}
+		if start != 0 {
+			if !e.waitEndOrBusy(start) {
+				continue // busy now
+			}
+		} else {
+			e.gate.Unlock()
+		}
+		// The script ended, or none runs (an EXEC between its scripts, a
+		// script about to start or end): wait in line. Readers waiting
+		// get in before the writers that come after them: a stream of
+		// scripts from other clients cannot hold this off.
+		e.scriptRW.RLock()
+		yielded = e.busyYield.Load()
+		e.scriptRW.RUnlock()
+		return yielded
+	}
 }
 
 // enterShared takes scriptRW for reading, or reports false, holding
@@ -900,6 +940,26 @@ func (e *Engine) scriptWrite() bool {
 	return true
 }
 
+// waitEndOrBusy waits, called with e.gate held, which it lets go, for the
+// script that started at start to end (true) or to pass the busy
+// threshold (false).
+func (e *Engine) waitEndOrBusy(start int64) bool {
+	if e.scriptDone == nil {
+		e.scriptDone = make(chan struct{})
+	}
+	done := e.scriptDone
+	wait := time.Duration(e.busyThreshold.Load()) - time.Duration(time.Now().UnixNano()-start)
+	e.gate.Unlock()
+	t := time.NewTimer(max(wait, 0))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // busyScript waits, as a command sent while a script or an EXEC runs
 // reaches Redis only once a script has passed the busy threshold or the
 // script or EXEC has ended, for one or the other: it returns the busy
@@ -923,32 +983,17 @@ func (e *Engine) busyScript(c *Ctx) (fn *Function, args [][]byte, start int64) {
 			return nil, nil, 0
 		}
 		if start != 0 {
-			if e.scriptDone == nil {
-				e.scriptDone = make(chan struct{})
-			}
-			done := e.scriptDone
-			wait := time.Duration(e.busyThreshold.Load()) - time.Duration(time.Now().UnixNano()-start)
-			e.gate.Unlock()
-			t := time.NewTimer(max(wait, 0))
-			select {
-			case <-done:
-			case <-t.C:
-				t.Stop()
+			if !e.waitEndOrBusy(start) {
 				continue // busy now
 			}
-			t.Stop()
 		} else {
 			e.gate.Unlock()
 		}
 		// The script ended, or none runs; but an EXEC may still run, with
 		// a script to come that may be busy before the EXEC ends. Wait
 		// for scriptRW, which the EXEC holds, as for the script: for the
-		// EXEC to end or to yield a busy script. (Readers waiting get in
-		// before the next writer: a stream of scripts cannot hold this
-		// off.)
-		e.scriptRW.RLock()
-		yielded := e.busyYield.Load()
-		e.scriptRW.RUnlock()
+		// EXEC to end or to yield a busy script.
+		yielded := e.waitShared()
 		e.gate.Lock()
 		if !yielded {
 			return nil, nil, 0 // a moment with no script or EXEC running

@@ -236,6 +236,40 @@ func runBusy(t *testing.T, e *engine.Engine, script string) <-chan string {
 	return done
 }
 
+// SCRIPT KILL sent before the script is busy waits for it, with no
+// server to yield the busy script (the engine alone): it yields it
+// itself, then kills.
+func TestKill_SentBeforeTheThresholdWithoutAServer(t *testing.T) {
+	e := engine.New(engine.Config{BusyThreshold: 200 * time.Millisecond})
+	Install(e)
+	done := make(chan string, 1)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("EVAL"), []byte("while true do end"), []byte("0")}, W: w})
+		done <- w.String()
+	}()
+	for !e.ScriptRunning() {
+		time.Sleep(time.Millisecond)
+	}
+	killed := make(chan string, 1)
+	go func() {
+		w := &enginetest.TextWriter{}
+		e.Exec(&engine.Ctx{Args: [][]byte{[]byte("SCRIPT"), []byte("KILL")}, W: w})
+		killed <- w.String()
+	}()
+	select {
+	case got := <-killed:
+		if got != "+OK" {
+			t.Fatalf("SCRIPT KILL = %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SCRIPT KILL sent before the threshold never ran")
+	}
+	if got := <-done; !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+		t.Fatalf("killed script replied %q", got)
+	}
+}
+
 func TestKill_StopsReadOnlyScript(t *testing.T) {
 	e := engine.New(engine.Config{BusyThreshold: 20 * time.Millisecond})
 	Install(e)
