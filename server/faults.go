@@ -259,9 +259,11 @@ func (s *Server) waitingCommands() int {
 // PAUSE or a DEBUG SLEEP: received, and waiting to run. A connection has
 // at most one held command, the first the pause stopped: the commands it
 // pipelined behind that one wait behind it and are not counted. Clients
-// that send every caller's commands down one connection (rueidis, or a
-// go-redis pipeline) therefore count once however many goroutines wait
-// on them. A connection closed (DropConnections, CLIENT KILL, Restart)
+// that send every caller's commands down one connection (a go-redis
+// pipeline) therefore count once however many goroutines wait on them;
+// rueidis pipelines them over a few connections a node (by default one
+// to four, growing with GOMAXPROCS; PipelineMultiplex -1 makes it one),
+// and counts once for each it used. A connection closed (DropConnections, CLIENT KILL, Restart)
 // stops counting at once; when a pause ends, its commands stop counting
 // as their connections get to run them, a moment after Unpause or
 // Advance returns.
@@ -636,17 +638,17 @@ func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 	// Wait for every old connection's goroutine to return. A crash stops a
 	// running script too: keep killing whatever script a dying connection
 	// runs (one may have started just before its connection was closed).
-	gone := make(chan struct{})
-	go func() {
-		s.fx.conns.Wait()
-		close(gone)
-	}()
+	// (A FailWhen predicate that called this Restart is not waited for:
+	// goroutines.)
 	tick := time.NewTicker(5 * time.Millisecond)
-	for waiting := true; waiting; {
+	for {
 		s.vm.Kill()
+		done, changed := s.fx.conns.state()
+		if done {
+			break
+		}
 		select {
-		case <-gone:
-			waiting = false
+		case <-changed:
 		case <-tick.C:
 		}
 	}
@@ -797,13 +799,15 @@ func (s *Server) FailNextCmd(name string, n int, msg string) {
 // client's commands, or every write after some point. It is consulted
 // after the FailNext queue, and predicates in the order installed: the
 // first to report true decides. It is called from the connections'
-// goroutines, concurrently: it must be safe for that, and quick (it holds
-// its client's connection, and may share an event loop with others). It
-// may call the Server's methods (Get, FailNext, stop), but not block on
-// another client's commands. A panic in fn answers the command with "ERR
-// internal error". Commands run inside scripts are not shown to it. A
-// call begun when stop is called may still end, and fail its command,
-// after stop returns.
+// goroutines (never an event loop's), concurrently: it must be safe for
+// that, and should be quick (it holds its client's connection). It may
+// call any of the Server's methods (Get, FailNext, stop, DropClient...),
+// Restart and Close included, to crash the node as a command arrives:
+// that command then does not run, its connection gone. It must not wait
+// for another command of its own connection. A panic in fn answers the
+// command with "ERR internal error". Commands run inside scripts are not
+// shown to it. A call begun when stop is called may still end, and fail
+// its command, after stop returns.
 func (s *Server) FailWhen(fn func(cmd CommandRecord) (msg string, fail bool)) (stop func()) {
 	return s.fx.fails.addPred(fn)
 }

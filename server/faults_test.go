@@ -1244,6 +1244,67 @@ func TestFailWhen_PredicateChoosesCommands(t *testing.T) {
 	}
 }
 
+// A predicate may crash the node when the command it looks for arrives:
+// Restart and Close, which wait for every connection's goroutine, do not
+// wait for the one running the predicate, and its command does not run.
+// (Served by an event loop, a connection leaves it to run a predicate.)
+func TestFailWhen_PredicateMayRestartOrClose(t *testing.T) {
+	within := func(t *testing.T, errc <-chan error, what string) {
+		t.Helper()
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Fatalf("%s = %v", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s called from the predicate has not returned after 10s", what)
+		}
+	}
+	t.Run("Restart", func(t *testing.T) {
+		srv := RunT(t)
+		srv.Set("job", "tok", 0)
+		other := dial(t, srv.Addr()) // another connection, dropped too
+		other.do("PING")
+		errc := make(chan error, 1)
+		srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+			if cmd.Name() == "del" {
+				errc <- srv.Restart(true)
+			}
+			return "", false
+		})
+		c := dial(t, srv.Addr())
+		c.send(encode("DEL", "job"))
+		within(t, errc, "Restart")
+		c.expectClosed()
+		other.expectClosed()
+		if v, ok := srv.Get("job"); !ok || v != "tok" {
+			t.Fatalf("job = %q, %v after the restart: the DEL that crashed the node ran", v, ok)
+		}
+		srv.ClearFailures()
+		if got := dial(t, srv.Addr()).do("DEL", "job"); got != ":1\r\n" {
+			t.Fatalf("DEL after the restart = %q", got)
+		}
+	})
+	t.Run("Close", func(t *testing.T) {
+		srv := RunT(t)
+		errc := make(chan error, 1)
+		srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+			if cmd.Name() == "del" {
+				errc <- srv.Close()
+			}
+			return "", false
+		})
+		c := dial(t, srv.Addr())
+		c.do("SET", "job", "tok")
+		c.send(encode("DEL", "job"))
+		within(t, errc, "Close")
+		c.expectClosed()
+		if v, ok := srv.Get("job"); !ok || v != "tok" {
+			t.Fatalf("job = %q, %v after Close: the DEL that closed the server ran", v, ok)
+		}
+	})
+}
+
 func TestPendingFailures_CountsTheQueue(t *testing.T) {
 	srv := RunT(t)
 	c := dial(t, srv.Addr())

@@ -45,7 +45,7 @@ type fixture struct {
 
 	// Restart bookkeeping.
 	restartMu  sync.Mutex
-	conns      sync.WaitGroup                          // connection goroutines started by acceptLoop
+	conns      goroutines                              // connection goroutines started by acceptLoop
 	counted    sync.Map                                // net.Conn -> *acceptedConn: the ones conns counts
 	acceptDone chan struct{}                           // closed when the current accept loop returns; guarded by Server.mu
 	listen     func(addr string) (net.Listener, error) // Restart's listen; nil is net.Listen (tests replace it)
@@ -196,10 +196,14 @@ func (s *Server) fixtureBefore(c *client) bool {
 		return false
 	}
 	// Read once: a pause that begins after this read does not hold the
-	// command (nor may it make an event loop wait).
+	// command (nor may it make an event loop wait), and FailWhen's
+	// predicates installed after it do not see it.
 	paused := s.fx.anyPause.Load()
-	if paused && c.loopLeaveFirst() {
-		return false // an event loop never waits: the goroutine will
+	preds := s.fx.fails.preds.Load()
+	if (paused || preds) && c.loopLeaveFirst() {
+		// An event loop never waits, nor runs a predicate (which may
+		// block, or call Restart: take): the goroutine will.
+		return false
 	}
 	args := c.ctx.Args
 	cmd := s.lookupCmd(c)
@@ -227,7 +231,15 @@ func (s *Server) fixtureBefore(c *client) bool {
 		c.w.WriteError("ERR Replica can't interact with the keyspace")
 		return false
 	}
-	if msg, ok := s.fx.fails.take(s, c, args); ok {
+	msg, fail := s.fx.fails.take(s, c, args, preds)
+	if preds && (c.fx.dead.Load() || s.closing.Load()) {
+		// A predicate called Restart, DropConnections or Close (or
+		// another goroutine did meanwhile): the connection is gone, and
+		// its command does not run.
+		c.closeNow = true
+		return false
+	}
+	if fail {
 		s.eng.Reject(&c.ctx, cmd, msg) // a rejection: flags an open MULTI, as Redis's rejectCommand
 		return false
 	}
@@ -481,9 +493,10 @@ type failRule struct {
 // are consumed in the order given, and the FailWhen predicates.
 type failRules struct {
 	any   atomic.Bool // fast path: false when there are neither rules nor predicates
+	preds atomic.Bool // there are predicates: a command leaves its event loop to see them (fixtureBefore)
 	mu    sync.Mutex
 	rules []failRule
-	preds []*failPred
+	fns   []*failPred
 }
 
 // failPred is one FailWhen predicate; a pointer, so that its stop
@@ -492,7 +505,10 @@ type failPred struct {
 	fn func(CommandRecord) (string, bool)
 }
 
-func (f *failRules) anyLocked() { f.any.Store(len(f.rules) > 0 || len(f.preds) > 0) }
+func (f *failRules) anyLocked() {
+	f.any.Store(len(f.rules) > 0 || len(f.fns) > 0)
+	f.preds.Store(len(f.fns) > 0)
+}
 
 func (f *failRules) add(name, sub string, n int, msg string) {
 	f.mu.Lock()
@@ -516,14 +532,14 @@ func failMsg(msg string) string {
 func (f *failRules) addPred(fn func(CommandRecord) (string, bool)) (stop func()) {
 	p := &failPred{fn: fn}
 	f.mu.Lock()
-	f.preds = append(f.preds, p)
+	f.fns = append(f.fns, p)
 	f.anyLocked()
 	f.mu.Unlock()
 	return func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if i := slices.Index(f.preds, p); i >= 0 {
-			f.preds = slices.Delete(slices.Clone(f.preds), i, i+1) // take may be ranging over the old one
+		if i := slices.Index(f.fns, p); i >= 0 {
+			f.fns = slices.Delete(slices.Clone(f.fns), i, i+1) // take may be ranging over the old one
 			f.anyLocked()
 		}
 	}
@@ -531,8 +547,8 @@ func (f *failRules) addPred(fn func(CommandRecord) (string, bool)) (stop func())
 
 func (f *failRules) clear() {
 	f.mu.Lock()
-	f.rules, f.preds = nil, nil
-	f.any.Store(false)
+	f.rules, f.fns = nil, nil
+	f.anyLocked()
 	f.mu.Unlock()
 }
 
@@ -548,10 +564,10 @@ func (f *failRules) pending() int {
 }
 
 // take consumes the first queued rule matching the command, if any, and
-// otherwise asks the predicates in the order they were installed. The
-// predicates run without the lock, so that one may install or stop
-// another (or itself).
-func (f *failRules) take(s *Server, c *client, args [][]byte) (string, bool) {
+// otherwise, when withPreds, asks the predicates in the order they were
+// installed. The predicates run without the lock, so that one may
+// install or stop another (or itself).
+func (f *failRules) take(s *Server, c *client, args [][]byte, withPreds bool) (string, bool) {
 	if !f.any.Load() {
 		return "", false
 	}
@@ -570,11 +586,18 @@ func (f *failRules) take(s *Server, c *client, args [][]byte) (string, bool) {
 		f.mu.Unlock()
 		return msg, true
 	}
-	preds := f.preds // never changed in place: add appends, stop copies
+	preds := f.fns // never changed in place: add appends, stop copies
 	f.mu.Unlock()
-	if len(preds) == 0 {
+	if len(preds) == 0 || !withPreds {
 		return "", false
 	}
+	// The connection's goroutine (never an event loop's: fixtureBefore)
+	// is away while the predicates run: one may call Restart or Close,
+	// which wait for every other (goroutines).
+	s.wg.leave()
+	s.fx.conns.leave()
+	defer s.wg.back()
+	defer s.fx.conns.back()
 	rec := newRecord(s, c, args)
 	for _, p := range preds {
 		if msg, fail := p.fn(rec); fail {

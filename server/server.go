@@ -203,7 +203,7 @@ type Server struct {
 	closed   bool
 	done     chan struct{}
 	closeEnd chan struct{} // closed when Close has finished
-	wg       sync.WaitGroup
+	wg       goroutines    // every goroutine the server starts (goroutines.go)
 
 	nextID  atomic.Int64
 	clients sync.Map // *client -> struct{}
