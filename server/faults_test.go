@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -1303,6 +1304,40 @@ func TestFailWhen_PredicateMayRestartOrClose(t *testing.T) {
 			t.Fatalf("job = %q, %v after Close: the DEL that closed the server ran", v, ok)
 		}
 	})
+}
+
+// A CommandRecord names its connection's client (CLIENT SETNAME, HELLO
+// SETNAME): a predicate can pick every connection of one pooled client.
+func TestCommandRecord_ClientName(t *testing.T) {
+	srv := RunT(t)
+	a1, a2, b, anon := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
+	a1.do("CLIENT", "SETNAME", "worker-a")
+	a2.do("CLIENT", "SETNAME", "worker-a")
+	if got := b.do("HELLO", "2", "SETNAME", "worker-b"); !strings.HasPrefix(got, "*") {
+		t.Fatalf("HELLO = %q", got)
+	}
+	srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		return "ERR partitioned", cmd.ClientName == "worker-a" && cmd.Name() == "set"
+	})
+	for i, c := range []*rawClient{a1, a2, b, anon} {
+		want := "+OK\r\n"
+		if i < 2 {
+			want = "-ERR partitioned\r\n"
+		}
+		if got := c.do("SET", "k"+strconv.Itoa(i), "v"); got != want {
+			t.Errorf("client %d: SET = %q, want %q", i, got, want)
+		}
+	}
+	names := map[string]string{}
+	for _, r := range srv.Commands() {
+		if r.Name() == "set" {
+			names[r.Args[1]] = r.ClientName
+		}
+	}
+	want := map[string]string{"k0": "worker-a", "k1": "worker-a", "k2": "worker-b", "k3": ""}
+	if !maps.Equal(names, want) {
+		t.Fatalf("ClientName of the SETs in Commands = %v, want %v", names, want)
+	}
 }
 
 func TestPendingFailures_CountsTheQueue(t *testing.T) {

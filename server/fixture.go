@@ -617,6 +617,14 @@ type CommandRecord struct {
 	// ClientID is the connection's CLIENT ID; Addr its address.
 	ClientID int64
 	Addr     string
+	// ClientName is the connection's name (CLIENT SETNAME, HELLO ...
+	// SETNAME), "" if it has none: as the command arrived in Commands,
+	// as it is about to run in FailWhen. A pooled
+	// client opens many connections, each with its own ClientID, but
+	// names them all alike when told to (go-redis's Options.ClientName,
+	// rueidis's ClientOption.ClientName): FailWhen can pick every command
+	// of one client by it.
+	ClientName string
 	// Args are the command and its arguments, exactly as sent: AUTH and
 	// HELLO ... AUTH keep their passwords (MONITOR redacts them), so that
 	// a test can check what its client sent.
@@ -634,13 +642,20 @@ func (r CommandRecord) Name() string {
 // String returns the arguments separated by spaces.
 func (r CommandRecord) String() string { return strings.Join(r.Args, " ") }
 
-// newRecord copies a command as it arrived from client c.
-func newRecord(s *Server, c *client, args [][]byte) CommandRecord {
-	return newRecordAt(s.cfg.Clock.Wall(), c, args)
+// clientName returns c's name (CLIENT SETNAME).
+func (c *client) clientName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Name
 }
 
-func newRecordAt(at time.Time, c *client, args [][]byte) CommandRecord {
-	rec := CommandRecord{Time: at, ClientID: c.ID, Addr: c.addr, Args: make([]string, len(args))}
+// newRecord copies a command as it arrived from client c.
+func newRecord(s *Server, c *client, args [][]byte) CommandRecord {
+	return newRecordAt(s.cfg.Clock.Wall(), c, c.clientName(), args)
+}
+
+func newRecordAt(at time.Time, c *client, name string, args [][]byte) CommandRecord {
+	rec := CommandRecord{Time: at, ClientID: c.ID, Addr: c.addr, ClientName: name, Args: make([]string, len(args))}
 	for i, a := range args {
 		rec.Args[i] = string(a)
 	}
@@ -668,10 +683,10 @@ func (l *cmdLog) addBatch(s *Server, c *client, cmds []redcon.Command) {
 	if l.buf == nil {
 		return
 	}
-	at := s.cfg.Clock.Wall()
+	at, name := s.cfg.Clock.Wall(), c.clientName()
 	l.mu.Lock()
 	for _, cmd := range cmds {
-		l.buf[l.next] = newRecordAt(at, c, cmd.Args)
+		l.buf[l.next] = newRecordAt(at, c, name, cmd.Args)
 		if l.next++; l.next == len(l.buf) {
 			l.next, l.full = 0, true
 		}
