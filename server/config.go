@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -1057,11 +1058,51 @@ func LoadConfigFile(path string, cfg *Config) (warnings []string, err error) {
 	return loadFile(path, cfg, seen, 0)
 }
 
+// LoadConfigData reads config lines as LoadConfigFile reads a file's;
+// name is where they came from, for errors and warnings ("stdin": the
+// tumbler binary reads its standard input when given "-", as
+// redis-server). An include in them reads a file relative to the
+// current directory.
+func LoadConfigData(name string, data []byte, cfg *Config) (warnings []string, err error) {
+	return loadData(name, data, cfg, map[string]bool{}, 0)
+}
+
+// IncludeConfig reads the files a glob pattern names (a path without
+// glob characters names one, which must exist), as a config file's
+// "include pattern" line does: the tumbler binary's --include.
+func IncludeConfig(pattern string, cfg *Config) (warnings []string, err error) {
+	return includeFiles(pattern, cfg, map[string]bool{}, 0)
+}
+
 func loadFile(path string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ConfigError{File: path, Reason: "Fatal error, can't open config file '" + path + "': " + errText(err)}
 	}
+	return loadData(path, data, cfg, seenUsers, depth)
+}
+
+// includeFiles reads the files pattern names (include).
+func includeFiles(pattern string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
+	files := []string{pattern}
+	if strings.ContainsAny(pattern, "*?[") {
+		var err error
+		if files, err = filepath.Glob(pattern); err != nil {
+			return nil, &ConfigError{Text: "include " + pattern, Reason: "bad include pattern: " + err.Error()}
+		}
+	}
+	var warnings []string
+	for _, f := range files {
+		w, err := loadFile(f, cfg, seenUsers, depth+1)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return warnings, err
+		}
+	}
+	return warnings, nil
+}
+
+func loadData(path string, data []byte, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
 	var warnings []string
 	for i, raw := range strings.Split(string(data), "\n") {
 		line := strings.Trim(raw, " \t\r\n")
@@ -1083,18 +1124,14 @@ func loadFile(path string, cfg *Config, seenUsers map[string]bool, depth int) ([
 			if depth >= maxIncludeDepth {
 				return fail("include nesting too deep (an include loop?)")
 			}
-			files := []string{args[1]}
-			if strings.ContainsAny(args[1], "*?[") {
-				if files, err = filepath.Glob(args[1]); err != nil {
-					return fail("bad include pattern: " + err.Error())
+			w, err := includeFiles(args[1], cfg, seenUsers, depth)
+			warnings = append(warnings, w...)
+			if err != nil {
+				var ce *ConfigError
+				if errors.As(err, &ce) && ce.File == "" { // a bad pattern: this line's
+					return fail(ce.Reason)
 				}
-			}
-			for _, f := range files {
-				w, err := loadFile(f, cfg, seenUsers, depth+1)
-				warnings = append(warnings, w...)
-				if err != nil {
-					return warnings, err
-				}
+				return warnings, err
 			}
 			continue
 		}

@@ -25,13 +25,14 @@ import (
 func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tumbler.conf")
 	os.WriteFile(path, []byte("port 7000\nrequirepass filepw\ntimeout 5\nuser alice on >a ~* +@all\nsave 60 1\n"), 0o600)
-	cfg, warnings, err := loadConfig(path, [][2]string{
+	l, err := loadConfig(path, nil, [][]string{
 		{"port", "7001"}, {"requirepass", "flagpw"}, {"user", "alice:c"}, {"user", "bob:p:w"},
-		{"bind", "127.0.0.1 -::1"}, {"daemonize", "yes"},
+		{"bind", "127.0.0.1", "-::1"}, {"daemonize", "yes"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg, warnings := l.cfg, l.warnings
 	if cfg.Addr != "127.0.0.1:7001" || cfg.RequirePass != "flagpw" || cfg.Timeout != 5*time.Second || len(cfg.ExtraAddrs) != 1 {
 		t.Fatalf("config %+v", cfg)
 	}
@@ -41,25 +42,46 @@ func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 	if len(warnings) != 2 || warnings[0] != path+":5: tumbler keeps no data on disk: 'save 60 1' is ignored" || !strings.HasPrefix(warnings[1], "--daemonize: ") {
 		t.Fatalf("warnings %q", warnings)
 	}
-	_, _, err = loadConfig("", [][2]string{{"maxmemory", "lots"}})
+	_, err = loadConfig("", nil, [][]string{{"maxmemory", "lots"}})
 	if err == nil || !strings.Contains(err.Error(), ">>> '--maxmemory lots'\nargument must be a memory value") {
 		t.Fatalf("bad flag: %v", err)
 	}
-	_, _, err = loadConfig("", [][2]string{{"user", ":nouser"}})
+	_, err = loadConfig("", nil, [][]string{{"user", ":nouser"}})
 	if err == nil || !strings.Contains(err.Error(), "--user takes name:password") {
 		t.Fatalf("bad --user: %v", err)
 	}
 	// --user NAME is a user line of just the name, as in Redis; a user
 	// given twice on the command line is Redis's error
-	cfg, _, err = loadConfig("", [][2]string{{"user", "foo"}})
-	if err != nil || len(cfg.Users) != 1 || cfg.Users[0].Name != "foo" || len(cfg.Users[0].Rules) != 0 {
-		t.Fatalf("--user foo: %+v, %v", cfg.Users, err)
+	l, err = loadConfig("", nil, [][]string{{"user", "foo"}})
+	if err != nil || len(l.cfg.Users) != 1 || l.cfg.Users[0].Name != "foo" || len(l.cfg.Users[0].Rules) != 0 {
+		t.Fatalf("--user foo: %+v, %v", l.cfg.Users, err)
 	}
-	for _, flags := range [][][2]string{{{"user", "foo"}, {"user", "foo"}}, {{"user", "default"}, {"user", "default on nopass"}}, {{"user", "a:x"}, {"user", "a on"}}} {
-		_, _, err = loadConfig("", flags)
+	for _, flags := range [][][]string{{{"user", "foo"}, {"user", "foo"}}, {{"user", "default"}, {"user", "default on nopass"}}, {{"user", "a:x"}, {"user", "a", "on"}}} {
+		_, err = loadConfig("", nil, flags)
 		if err == nil || !strings.Contains(err.Error(), "Duplicate user found. A user can only be defined once in config files") {
 			t.Errorf("%v: %v", flags, err)
 		}
+	}
+	// An unknown option is Redis's error for an unknown directive.
+	_, err = loadConfig("", nil, [][]string{{"PORT", "7002"}, {"no-such-option", "1"}})
+	if err == nil || !strings.Contains(err.Error(), ">>> '--no-such-option 1'\nBad directive or wrong number of arguments") {
+		t.Fatalf("unknown option: %v", err)
+	}
+	// Config lines from standard input come after the file and before the
+	// options; include reads a file where it stands.
+	inc := filepath.Join(t.TempDir(), "inc.conf")
+	os.WriteFile(inc, []byte("maxclients 77\ntimeout 9\n"), 0o600)
+	l, err = loadConfig(path, []byte("port 7003\nrequirepass stdinpw\n"), [][]string{{"include", inc}, {"TimeOut", "8"}, {"restart-delay", "30s"}, {"cpuprofile", "/tmp/x.prof"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.cfg.Addr != "127.0.0.1:7003" || l.cfg.RequirePass != "stdinpw" || l.cfg.MaxClients != 77 || l.cfg.Timeout != 8*time.Second ||
+		l.cfg.RestartDelay != 30*time.Second || l.cpuProfile != "/tmp/x.prof" {
+		t.Fatalf("file, stdin, include and options: %+v, cpuprofile %q", l.cfg, l.cpuProfile)
+	}
+	_, err = loadConfig("", []byte("port 1\nnonsense here\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "Reading the configuration file stdin, at line 2\n>>> 'nonsense here'") {
+		t.Fatalf("bad stdin line: %v", err)
 	}
 }
 
@@ -244,19 +266,59 @@ func TestBinary_TLSOnly(t *testing.T) {
 
 // The command line takes redis-server's: every directive Redis knows, a
 // multi-word one given as several arguments (--save 60 1).
-func TestGatherWords(t *testing.T) {
-	for _, tc := range []struct{ in, want []string }{
-		{[]string{"--save", "", "--appendonly", "no"}, []string{"--save", "", "--appendonly", "no"}},
-		{[]string{"--save", "60", "1", "--port", "7000"}, []string{"--save", "60 1", "--port", "7000"}},
-		{[]string{"--bind", "127.0.0.1", "-::1"}, []string{"--bind", "127.0.0.1 -::1"}},
-		{[]string{"--user", "alice", "on", ">p w", "~*", "+@all"}, []string{"--user", `alice on ">p w" ~* +@all`}},
-		{[]string{"--port", "7000", "tumbler.conf"}, []string{"--port", "7000", "tumbler.conf"}},
-		{[]string{"-save", "60", "1"}, []string{"-save", "60", "1"}},
-		{[]string{"--save=60", "1"}, []string{"--save=60", "1"}},
+// The command line reads as redis-server 7.0's (server.c, main).
+func TestParseCmdline(t *testing.T) {
+	for _, tc := range []struct {
+		in    []string
+		conf  string
+		stdin bool
+		want  string // the directives, words joined by |, directives by ;
+	}{
+		{in: []string{"--save", "", "--appendonly", "no"}, want: "save|;appendonly|no"},
+		{in: []string{"--save", "60", "1", "--port", "7000"}, want: "save|60|1;port|7000"},
+		{in: []string{"--bind", "127.0.0.1", "-::1"}, want: "bind|127.0.0.1|-::1"},
+		{in: []string{"--user", "alice", "on", ">p w", "~*"}, want: "user|alice|on|>p w|~*"},
+		// a bare --save before another option, or last, is save ""
+		{in: []string{"--port", "7000", "--save", "--appendonly", "no"}, want: "port|7000;save|;appendonly|no"},
+		{in: []string{"--save", "--port", "7000"}, want: "save|;port|7000"},
+		{in: []string{"--port", "7000", "--save"}, want: "port|7000;save|"},
+		// any other lone name takes the next argument, even "--..."
+		{in: []string{"--requirepass", "--secret", "--port", "1"}, want: "requirepass|--secret;port|1"},
+		// name and value in one argument, split as a config line
+		{in: []string{"--port 7000", "--bind", "::1"}, want: "port|7000;bind|::1"},
+		{in: []string{`--user "a b" on`}, want: "user|a b|on"},
+		{in: []string{"tumbler.conf", "--port", "7000"}, conf: "tumbler.conf", want: "port|7000"},
+		{in: []string{"tumbler.conf", "-", "--port", "7000", "-"}, conf: "tumbler.conf", stdin: true, want: "-;port|7000"}, // (only a first or last "-" is stdin)
+		{in: []string{"-", "--port", "7000"}, stdin: true, want: "port|7000"},
+		{in: []string{"tumbler.conf", "7000"}, conf: "tumbler.conf", want: "7000"},
+		{in: []string{"--port", "7000", "tumbler.conf"}, want: "port|7000|tumbler.conf"},
+		{in: []string{"-port", "7000"}, want: "-port|7000"},
 	} {
-		if got := gatherWords(tc.in); strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("gatherWords(%q) = %q, want %q", tc.in, got, tc.want)
+		cl, err := parseCmdline(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
 		}
+		var ds []string
+		for _, d := range cl.directives {
+			ds = append(ds, strings.Join(d, "|"))
+		}
+		if got := strings.Join(ds, ";"); got != tc.want || cl.confPath != tc.conf || cl.stdin != tc.stdin {
+			t.Errorf("%q: directives %q, conf %q, stdin %v; want %q, %q, %v", tc.in, got, cl.confPath, cl.stdin, tc.want, tc.conf, tc.stdin)
+		}
+	}
+	for _, in := range [][]string{{"-v"}, {"--version"}} {
+		if cl, _ := parseCmdline(in); !cl.version {
+			t.Errorf("%q is not --version", in)
+		}
+	}
+	for _, in := range [][]string{{"-h"}, {"--help"}} {
+		if cl, _ := parseCmdline(in); !cl.help {
+			t.Errorf("%q is not --help", in)
+		}
+	}
+	if _, err := parseCmdline([]string{`--port "7000`}); err == nil || !strings.Contains(err.Error(), "Unbalanced quotes") {
+		t.Errorf("unbalanced quotes: %v", err)
 	}
 }
 
@@ -265,15 +327,15 @@ func TestGatherWords(t *testing.T) {
 func TestLoadConfig_EnableDebugCommand(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tumbler.conf")
 	os.WriteFile(path, []byte("enable-debug-command local\n"), 0o600)
-	cfg, warnings, err := loadConfig(path, nil)
-	if err != nil || cfg.EnableDebugCommand != "local" || len(warnings) != 0 {
-		t.Fatalf("file: %q %q %v", cfg.EnableDebugCommand, warnings, err)
+	l, err := loadConfig(path, nil, nil)
+	if err != nil || l.cfg.EnableDebugCommand != "local" || len(l.warnings) != 0 {
+		t.Fatalf("file: %q %q %v", l.cfg.EnableDebugCommand, l.warnings, err)
 	}
-	cfg, _, err = loadConfig(path, [][2]string{{"enable-debug-command", "yes"}})
-	if err != nil || cfg.EnableDebugCommand != "yes" {
-		t.Fatalf("flag: %q %v", cfg.EnableDebugCommand, err)
+	l, err = loadConfig(path, nil, [][]string{{"enable-debug-command", "yes"}})
+	if err != nil || l.cfg.EnableDebugCommand != "yes" {
+		t.Fatalf("flag: %q %v", l.cfg.EnableDebugCommand, err)
 	}
-	_, _, err = loadConfig("", [][2]string{{"enable-debug-command", "maybe"}})
+	_, err = loadConfig("", nil, [][]string{{"enable-debug-command", "maybe"}})
 	if err == nil || !strings.Contains(err.Error(), "argument(s) must be one of the following: no, yes, local") {
 		t.Fatalf("bad value: %v", err)
 	}

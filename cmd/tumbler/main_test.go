@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,6 +89,17 @@ func TestBinary_PortTakenExitsNonZeroWithMessage(t *testing.T) {
 	}
 	if msg := stderr.String(); !strings.Contains(msg, "cannot listen on 127.0.0.1:"+port) || !strings.Contains(msg, "address already in use") {
 		t.Fatalf("unclear message: %q", msg)
+	}
+	// With a log file, the failure is logged there too, as Redis logs
+	// "Failed listening on port".
+	logfile := filepath.Join(t.TempDir(), "tumbler.log")
+	_, stderr2, done2 := runBin(t, bin, "--port", port, "--logfile", logfile)
+	if code := waitExit(t, done2); code != 1 {
+		t.Fatalf("with --logfile: exit %d", code)
+	}
+	logged, _ := os.ReadFile(logfile)
+	if !strings.Contains(string(logged), "level=ERROR") || !strings.Contains(string(logged), "cannot listen on 127.0.0.1:"+port) || !strings.Contains(stderr2.String(), port) {
+		t.Fatalf("log file %q, stderr %q: want the failure in both", logged, stderr2)
 	}
 }
 
@@ -185,5 +197,94 @@ func TestBinary_Version(t *testing.T) {
 		if s := string(out); !strings.HasPrefix(s, "tumbler v=") || !strings.Contains(s, " redis_version="+engine.Version+" go=go") {
 			t.Errorf("%s printed %q", flag, s)
 		}
+	}
+}
+
+// As redis-server, tumbler ignores SIGHUP (a closed terminal) and
+// SIGPIPE: with its log going to a pipe whose reader has gone, the next
+// log line must not kill it.
+func TestBinary_SurvivesSIGHUPAndABrokenLogPipe(t *testing.T) {
+	bin := build(t)
+	port := strconv.Itoa(freePort(t))
+	cmd := exec.Command(bin, "--port", port, "--loglevel", "debug")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	dial := func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) }
+	c := dialRetry(t, dial)
+	rd := bufio.NewReader(c)
+	roundTrip(t, c, rd, "PING\r\n", "+PONG\r\n")
+	r.Close() // the log's reader goes; a debug line is logged for every connection
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		c := dialRetry(t, dial)
+		roundTrip(t, c, bufio.NewReader(c), "PING\r\n", "+PONG\r\n")
+		c.Close()
+		if i == 0 {
+			cmd.Process.Signal(syscall.SIGHUP)
+		}
+	}
+	roundTrip(t, c, rd, "SHUTDOWN NOSAVE\r\n", "") // its warning goes to the broken pipe too
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d, want 0 (-1: killed by a signal)", code)
+	}
+}
+
+// Redis's command-line forms: a bare --save (before another option, or
+// last) is save "", an option may carry its value in one argument, names
+// are in any case, "-" reads config lines from standard input, and
+// --include reads a file.
+func TestBinary_RedisCommandLineForms(t *testing.T) {
+	bin := build(t)
+	inc := filepath.Join(t.TempDir(), "inc.conf")
+	os.WriteFile(inc, []byte("maxclients 55\n"), 0o600)
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		want  string // CONFIG GET maxclients
+	}{
+		{args: []string{"--save", "--port", "PORT"}, want: "10000"},
+		{args: []string{"--port", "PORT", "--save", "--appendonly", "no"}, want: "10000"},
+		{args: []string{"--port", "PORT", "--save"}, want: "10000"},
+		{args: []string{"--port PORT", "--MAXCLIENTS", "44"}, want: "44"},
+		{args: []string{"--port", "PORT", "--include", inc}, want: "55"},
+		{args: []string{"-", "--port", "PORT"}, stdin: "maxclients 66\n", want: "66"},
+	} {
+		port := strconv.Itoa(freePort(t))
+		args := slices.Clone(tc.args)
+		for i, a := range args {
+			args[i] = strings.ReplaceAll(a, "PORT", port)
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdin, cmd.Stderr = strings.NewReader(tc.stdin), &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		c := dialRetry(t, func() (net.Conn, error) {
+			select {
+			case err := <-done:
+				t.Fatalf("%q: exited: %v\n%s", args, err, stderr.String())
+			default:
+			}
+			return net.Dial("tcp", "127.0.0.1:"+port)
+		})
+		want := "*2\r\n$10\r\nmaxclients\r\n$" + strconv.Itoa(len(tc.want)) + "\r\n" + tc.want + "\r\n"
+		roundTrip(t, c, bufio.NewReader(c), "CONFIG GET maxclients\r\n", want)
+		cmd.Process.Kill()
+		<-done
 	}
 }

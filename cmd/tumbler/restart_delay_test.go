@@ -10,19 +10,6 @@ import (
 	"time"
 )
 
-func TestParseDelay(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30000": 30 * time.Second, "0": 0, "30s": 30 * time.Second, "1m30s": 90 * time.Second, "250ms": 250 * time.Millisecond} {
-		if got, err := parseDelay(in); err != nil || got != want {
-			t.Errorf("parseDelay(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"-1", "-5s", "soon", ""} {
-		if _, err := parseDelay(in); err == nil {
-			t.Errorf("parseDelay(%q) accepted", in)
-		}
-	}
-}
-
 func TestBinary_RestartDelayRefusesLockGrants(t *testing.T) {
 	bin := build(t)
 	port := strconv.Itoa(freePort(t))
