@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -273,51 +274,82 @@ func entryUsage(ent *entry, samples int) uintptr {
 	return total
 }
 
-// MEMORY STATS: the fields of Redis's reply that tumbler can tell, from
-// the same samples as INFO memory.
+// MEMORY STATS: Redis 7.0's fields, in its order, from the figures INFO
+// memory reports (memFigures): nothing is held for replication, AOF or
+// cluster links, the Go heap's figures stand for jemalloc's, and each
+// database with keys has Redis's estimate of its tables' overhead. Ratios
+// and percentages are floats, as Redis's are (so they print alike).
 func cmdMemoryStats(c *Ctx) {
-	m := readMemory()
-	keys, expires := c.Eng.keyCount() // every database's, as Redis's total_keys
-	type field struct {
-		name string
-		v    int64
-		f    float64
-		isF  bool
-	}
-	perKey := int64(0)
-	if keys > 0 {
-		perKey = int64(m.used) / int64(keys)
-	}
-	fields := []field{
-		{name: "peak.allocated", v: int64(m.peak)},
-		{name: "total.allocated", v: int64(m.used)},
-		{name: "keys.count", v: int64(keys)},
-		{name: "keys.bytes-per-key", v: perKey},
-		{name: "expires.count", v: int64(expires)},
-		{name: "rss.bytes", v: int64(m.rss)},
-	}
-	if m.peak > 0 {
-		fields = append(fields, field{name: "peak.percentage", f: float64(m.used) * 100 / float64(m.peak), isF: true})
-	}
-	if m.used > 0 {
-		fields = append(fields, field{name: "fragmentation", f: float64(m.rss) / float64(m.used), isF: true})
-	}
-	c.W.WriteMap(len(fields))
-	for _, f := range fields {
-		c.W.WriteBulkString(f.name)
-		if f.isF {
-			c.W.WriteDouble(f.f)
-		} else {
-			c.W.WriteInt(f.v)
+	f := c.Eng.memFigures() // every database's keys, as Redis's total_keys
+	m := f.m
+	ratio := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
 		}
+		return float64(float32(float64(a) / float64(b)))
 	}
+	perKey := uint64(0)
+	if f.keys > 0 {
+		perKey = max(f.net, 1) / uint64(f.keys)
+	}
+	w := c.W
+	w.WriteMap(27 + len(f.dbs))
+	num := func(name string, v uint64) {
+		w.WriteBulkString(name)
+		w.WriteInt(int64(v))
+	}
+	diff := func(name string, a, b uint64) { // a - b, which may be negative
+		w.WriteBulkString(name)
+		w.WriteInt(int64(a) - int64(b))
+	}
+	dbl := func(name string, v float64) {
+		w.WriteBulkString(name)
+		w.WriteDouble(v)
+	}
+	num("peak.allocated", m.peak)
+	num("total.allocated", m.used)
+	num("startup.allocated", f.startup)
+	num("replication.backlog", 0)
+	num("clients.slaves", 0)
+	num("clients.normal", uint64(max(f.clients, 0)))
+	num("cluster.links", 0)
+	num("aof.buffer", 0)
+	num("lua.caches", f.scriptBytes)
+	num("functions.caches", uint64(f.fnBytes))
+	for _, d := range f.dbs {
+		w.WriteBulkString("db." + strconv.Itoa(d.idx))
+		w.WriteMap(3)
+		num("overhead.hashtable.main", d.main)
+		num("overhead.hashtable.expires", d.expires)
+		num("overhead.hashtable.slot-to-keys", 0) // no cluster
+	}
+	num("overhead.total", f.overhead)
+	num("keys.count", uint64(f.keys))
+	num("keys.bytes-per-key", perKey)
+	num("dataset.bytes", f.dataset)
+	dbl("dataset.percentage", ratio(f.dataset*100, max(f.net, 1)))
+	dbl("peak.percentage", ratio(m.used*100, m.peak))
+	num("allocator.allocated", m.used)
+	num("allocator.active", m.active)
+	num("allocator.resident", m.resident)
+	dbl("allocator-fragmentation.ratio", ratio(m.active, m.used))
+	diff("allocator-fragmentation.bytes", m.active, m.used)
+	dbl("allocator-rss.ratio", ratio(m.resident, m.active))
+	diff("allocator-rss.bytes", m.resident, m.active)
+	dbl("rss-overhead.ratio", ratio(m.rss, m.resident))
+	diff("rss-overhead.bytes", m.rss, m.resident)
+	dbl("fragmentation", ratio(m.rss, m.used))
+	diff("fragmentation.bytes", m.rss, m.used)
 }
 
 // MEMORY DOCTOR: Redis's two reports that apply to a Go heap, the empty
-// instance (under 5 MB) and the healthy one; the others read allocator
-// and replica figures tumbler does not have.
+// instance and the healthy one; the others read allocator and replica
+// figures tumbler does not have. Redis calls an instance empty under 5 MB
+// allocated, which it is for its first thousands of keys; a Go process
+// starts with several MB of heap, so the 5 MB are counted from start-up.
 func cmdMemoryDoctor(c *Ctx) {
-	if readMemory().used < 5<<20 {
+	used := readMemory().used
+	if used-min(c.Eng.obs.startMem, used) < 5<<20 {
 		c.W.WriteVerbatim("txt", memoryDoctorEmpty)
 		return
 	}

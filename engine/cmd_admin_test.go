@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +162,96 @@ func TestInfo_TumblerVersionIsTheBuild(t *testing.T) {
 	}
 }
 
+// MEMORY STATS has Redis 7.0's fields in its order (compat/diff compares
+// them with redis-server's), each database with keys its tables'
+// overhead as Redis estimates it, and figures that add up as Redis's:
+// overhead.total counts those tables, and total = overhead + dataset.
+func TestAdmin_MemoryStatsHasRedisFields(t *testing.T) {
+	e := newTestEngine(t)
+	for i := range 5 {
+		e.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	e.do("SET", "lock", "tok", "PX", "100000")
+	cl := &Client{}
+	e.Exec(&Ctx{Args: [][]byte{[]byte("SELECT"), []byte("3")}, W: &enginetest.TextWriter{}, Client: cl})
+	e.Exec(&Ctx{Args: [][]byte{[]byte("SET"), []byte("x"), []byte("1")}, W: &enginetest.TextWriter{}, Client: cl})
+	tokens := strings.Fields(e.do("MEMORY", "STATS"))
+	if tokens[0] != "%29" { // 27 fields and 2 databases
+		t.Fatalf("MEMORY STATS is %s, want a map of 29: %q", tokens[0], tokens)
+	}
+	var names []string
+	vals := map[string]string{}
+	prefix := ""
+	for i := 1; i+1 < len(tokens); i += 2 {
+		name, v := strings.TrimPrefix(tokens[i], "$"), tokens[i+1]
+		if v == "%3" { // a database's map
+			prefix = name + "/"
+			names = append(names, name)
+			continue // its fields follow
+		}
+		if !strings.HasPrefix(name, "overhead.hashtable.") {
+			prefix = ""
+		}
+		names = append(names, prefix+name)
+		vals[prefix+name] = v
+	}
+	want := []string{"peak.allocated", "total.allocated", "startup.allocated", "replication.backlog", "clients.slaves",
+		"clients.normal", "cluster.links", "aof.buffer", "lua.caches", "functions.caches",
+		"db.0", "db.0/overhead.hashtable.main", "db.0/overhead.hashtable.expires", "db.0/overhead.hashtable.slot-to-keys",
+		"db.3", "db.3/overhead.hashtable.main", "db.3/overhead.hashtable.expires", "db.3/overhead.hashtable.slot-to-keys",
+		"overhead.total", "keys.count", "keys.bytes-per-key", "dataset.bytes", "dataset.percentage", "peak.percentage",
+		"allocator.allocated", "allocator.active", "allocator.resident", "allocator-fragmentation.ratio",
+		"allocator-fragmentation.bytes", "allocator-rss.ratio", "allocator-rss.bytes", "rss-overhead.ratio",
+		"rss-overhead.bytes", "fragmentation", "fragmentation.bytes"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("fields\n%q\nwant\n%q", names, want)
+	}
+	n := func(k string) int64 {
+		v, err := strconv.ParseInt(strings.TrimPrefix(vals[k], ":"), 10, 64)
+		if err != nil || !strings.HasPrefix(vals[k], ":") {
+			t.Fatalf("%s = %q, not an integer", k, vals[k])
+		}
+		return v
+	}
+	// Redis's dict sizes: 6 keys in 8 slots (an entry and an object header
+	// a key, a pointer a slot), 1 deadline in 4; 1 key in 4.
+	for k, v := range map[string]int64{"db.0/overhead.hashtable.main": 6*40 + 8*8, "db.0/overhead.hashtable.expires": 24 + 4*8,
+		"db.3/overhead.hashtable.main": 40 + 4*8, "db.3/overhead.hashtable.expires": 0, "keys.count": 7} {
+		if got := n(k); got != v {
+			t.Errorf("%s = %d, want %d", k, got, v)
+		}
+	}
+	if total, over, data := n("total.allocated"), n("overhead.total"), n("dataset.bytes"); total != over+data || over < n("startup.allocated") {
+		t.Errorf("total %d, overhead %d, dataset %d, startup %d", total, over, data, n("startup.allocated"))
+	}
+	for _, k := range []string{"dataset.percentage", "peak.percentage", "fragmentation", "rss-overhead.ratio"} {
+		if !strings.HasPrefix(vals[k], ",") {
+			t.Errorf("%s = %q, not a double", k, vals[k])
+		}
+	}
+}
+
+// MEMORY DOCTOR calls an instance empty, as Redis, while it has grown by
+// under 5 MB, counted from its start-up heap (a Go process starts with
+// more than Redis's whole threshold).
+func TestAdmin_MemoryDoctorCountsFromStartup(t *testing.T) {
+	e := newTestEngine(t)
+	startup := make([]byte, 6<<20) // a start-up heap past Redis's 5 MB, as a Go process has
+	for i := range startup {
+		startup[i] = byte(i)
+	}
+	defer runtime.KeepAlive(startup)
+	runtime.GC() // no garbage of earlier tests in the start-up heap, for a collection to take away
+	e.obs.startMem = heapObjects()
+	if got := e.do("MEMORY", "DOCTOR"); !strings.Contains(got, "this instance is empty") {
+		t.Fatalf("a fresh engine: %q", got)
+	}
+	e.do("SET", "big", strings.Repeat("x", 8<<20))
+	if got := e.do("MEMORY", "DOCTOR"); !strings.Contains(got, "I can't find any memory issue") {
+		t.Fatalf("with 8 MB of data: %q", got)
+	}
+}
+
 // MEMORY STATS counts keys under the keyspace lock (it read the table and
 // the expiry index unlocked while other clients wrote: a data race, seen
 // by -race), every database's, as Redis's keys.count.
@@ -172,7 +263,7 @@ func TestAdmin_MemoryStatsCountsUnderTheLock(t *testing.T) {
 	e.Exec(&Ctx{Args: [][]byte{[]byte("SELECT"), []byte("1")}, W: &enginetest.TextWriter{}, Client: c.Client})
 	e.Exec(c) // in database 1
 	stats := e.do("MEMORY", "STATS")
-	for _, want := range []string{"keys.count :3", "expires.count :1"} {
+	for _, want := range []string{"keys.count :3", "db.0 %3 $overhead.hashtable.main :112 $overhead.hashtable.expires :56", "db.1 %3"} {
 		if !strings.Contains(stats, want) {
 			t.Fatalf("MEMORY STATS %q: no %q", stats, want)
 		}

@@ -733,13 +733,96 @@ func (e *Engine) KeyCountNoWait() (keys, expires int, ok bool) {
 	return keys, expires, true
 }
 
+// memFigures is the breakdown of the memory in use that INFO memory and
+// MEMORY STATS report.
+type memFigures struct {
+	m                    memInfo
+	startup, overhead    uint64 // at start-up; start-up and what is not data
+	dataset, net         uint64 // used less overhead; used less start-up
+	scripts              int    // cached EVAL scripts
+	scriptBytes          uint64 // their bodies (used_memory_scripts_eval)
+	hasScripts           bool   // a ScriptCounter is installed
+	functions, libraries int
+	fnBytes              int
+	clients              int64 // the connections' buffers (mem_clients_normal)
+	dbs                  []dbOverhead
+	dbsOverhead          uint64 // the sum of dbs' figures
+	keys, expires        int
+}
+
+// dbOverhead is a database's hash tables' overhead, as Redis counts it in
+// MEMORY STATS (getMemoryOverheadData): an entry and an object header a
+// key, a pointer a slot, and an entry a key with a deadline and a slot of
+// the expires table; tumbler's tables are not Redis's dicts, so the
+// figures are Redis's for as many keys, with slots as its dicts grow them.
+type dbOverhead struct {
+	idx           int
+	main, expires uint64
+}
+
+// dictSlots is the number of slots of a Redis dict holding n entries that
+// only grew: 4 at first, doubled when an insert finds it full.
+func dictSlots(n int) uint64 {
+	if n == 0 {
+		return 0
+	}
+	slots := uint64(4)
+	for slots < uint64(n) {
+		slots *= 2
+	}
+	return slots
+}
+
+// memFigures reads the memory in use and breaks it down. It reads the
+// databases: the caller holds the keyspace lock.
+func (e *Engine) memFigures() memFigures {
+	f := memFigures{m: readMemory()}
+	m := f.m
+	sc, hasScripts := e.scripter.(ScriptCounter)
+	if hasScripts {
+		f.scripts, f.scriptBytes, f.hasScripts = sc.CachedScripts(), uint64(sc.CachedScriptBytes()), true
+	}
+	f.functions, f.libraries, f.fnBytes = e.FunctionCounts()
+	if r, ok := e.info.(ClientMemoryReporter); ok {
+		f.clients = r.ClientsMemory()
+	}
+	const dictEntry, robj, ptr = 24, 16, 8 // Redis's struct sizes on 64 bits
+	for i := range e.dbs {
+		d := &e.dbs[i]
+		n, x := d.size(), d.expires()
+		f.keys += n
+		f.expires += x
+		if n == 0 {
+			continue
+		}
+		o := dbOverhead{idx: i, main: uint64(n)*(dictEntry+robj) + dictSlots(n)*ptr, expires: uint64(x)*dictEntry + dictSlots(x)*ptr}
+		f.dbs = append(f.dbs, o)
+		f.dbsOverhead += o.main + o.expires
+	}
+	// As Redis: the overhead is the memory at start-up plus the script
+	// cache, the functions, the clients and the databases' tables; the
+	// dataset is the rest of used_memory.
+	// used_memory is the Go heap, which a collection can shrink below
+	// what it was at start-up: neither figure then exceeds it, so that
+	// used_memory = overhead + dataset and overhead >= startup hold, as
+	// in Redis.
+	f.startup = min(e.obs.startMem, m.used)
+	f.overhead = min(f.startup+f.scriptBytes+uint64(f.fnBytes)+uint64(max(f.clients, 0))+f.dbsOverhead, m.used)
+	f.dataset = m.used - f.overhead
+	if m.used > f.startup {
+		f.net = m.used - f.startup
+	}
+	return f
+}
+
 // infoMemory writes INFO's memory section: Redis 7.0's fields, from the
 // Go runtime's figures, and the connections' memory from the server
 // (ClientMemoryReporter). The Lua VM's own memory (used_memory_lua and
 // the like) is not told apart from the Go heap: those fields are left
 // out.
 func (e *Engine) infoMemory(add func(k, v string)) {
-	m := readMemory()
+	f := e.memFigures()
+	m := f.m
 	u64 := func(k string, v uint64) { add(k, strconv.FormatUint(v, 10)) }
 	i64 := func(k string, v int64) { add(k, strconv.FormatInt(v, 10)) }
 	ratio := func(k string, a, b uint64) {
@@ -756,30 +839,9 @@ func (e *Engine) infoMemory(add func(k, v string)) {
 		}
 		add(k, strconv.FormatFloat(p, 'f', 2, 64)+"%")
 	}
-	scripts, scriptBytes := 0, uint64(0)
-	sc, hasScripts := e.scripter.(ScriptCounter)
-	if hasScripts {
-		scripts, scriptBytes = sc.CachedScripts(), uint64(sc.CachedScriptBytes())
-	}
-	functions, libraries, fnBytes := e.FunctionCounts()
-	var clients int64
-	if r, ok := e.info.(ClientMemoryReporter); ok {
-		clients = r.ClientsMemory()
-	}
-	// As Redis: the overhead is the memory at start-up plus the script
-	// cache, the functions and the clients; the dataset is the rest of
-	// used_memory.
-	// used_memory is the Go heap, which a collection can shrink below
-	// what it was at start-up: neither figure then exceeds it, so that
-	// used_memory = overhead + dataset and overhead >= startup hold, as
-	// in Redis.
-	startup := min(e.obs.startMem, m.used)
-	overhead := min(startup+scriptBytes+uint64(fnBytes)+uint64(max(clients, 0)), m.used)
-	dataset := m.used - overhead
-	net := uint64(0)
-	if m.used > startup {
-		net = m.used - startup
-	}
+	startup, overhead, dataset, net := f.startup, f.overhead, f.dataset, f.net
+	scripts, scriptBytes, hasScripts := f.scripts, f.scriptBytes, f.hasScripts
+	functions, libraries, fnBytes, clients := f.functions, f.libraries, f.fnBytes, f.clients
 	u64("used_memory", m.used)
 	add("used_memory_human", humanBytes(m.used))
 	u64("used_memory_rss", m.rss)

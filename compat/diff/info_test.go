@@ -188,3 +188,55 @@ func TestInfo_FieldsMatchRedis(t *testing.T) {
 		}
 	}
 }
+
+// memoryStatsShape lists a MEMORY STATS reply's field names, in order, each
+// with the kind of its value (":" integer, "," double, "$" a double as a
+// RESP2 bulk string, "%" or "*" a database's map); a database's fields are
+// named db.N/field.
+func memoryStatsShape(t *testing.T, raw []byte) []string {
+	t.Helper()
+	var out []string
+	var walk func(prefix string, raw []byte)
+	walk = func(prefix string, raw []byte) {
+		_, elems, ok := Elements(raw)
+		if !ok || len(elems)%2 != 0 {
+			t.Fatalf("MEMORY STATS: not a map of names and values: %q", raw)
+		}
+		for i := 0; i < len(elems); i += 2 {
+			_, name, _ := strings.Cut(strings.TrimSuffix(string(elems[i]), "\r\n"), "\r\n")
+			v := elems[i+1]
+			out = append(out, prefix+name+" "+string(v[0]))
+			if v[0] == '*' || v[0] == '%' {
+				walk(prefix+name+"/", v)
+			}
+		}
+	}
+	walk("", raw)
+	return out
+}
+
+// TestMemoryStats_FieldsMatchRedis: MEMORY STATS has Redis 7.0's fields,
+// in its order, a map for each database with keys, and values of the same
+// kinds, in RESP2 and RESP3.
+func TestMemoryStats_FieldsMatchRedis(t *testing.T) {
+	redis, tumbler := dialBoth(t)
+	for _, proto := range []string{"2", "3"} {
+		var shapes [2][]string
+		for i, c := range []*conn{redis, tumbler} {
+			for _, cmd := range [][]string{{"HELLO", proto}, {"FLUSHALL"}, {"SET", "lock:a", "me", "PX", "60000"}, {"SET", "plain", "1"},
+				{"SELECT", "2"}, {"SET", "other", "1"}, {"SELECT", "0"}} {
+				if _, err := c.do(cmd...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			raw, err := c.do("MEMORY", "STATS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			shapes[i] = memoryStatsShape(t, raw)
+		}
+		if got, want := strings.Join(shapes[1], "\n"), strings.Join(shapes[0], "\n"); got != want {
+			t.Errorf("RESP%s: MEMORY STATS fields\n%s\nRedis:\n%s", proto, got, want)
+		}
+	}
+}
