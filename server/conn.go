@@ -160,6 +160,9 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 	for ; i < len(cmds); i++ {
 		if c.ctx.Blocked == nil {
 			s.handle(c, cmds[i])
+			if c.fx.untilRun { // a pause held it: Held counts it until now
+				s.heldRan(c)
+			}
 		}
 		if c.ctx.Blocked != nil {
 			s.eng.FlushStats(&c.ctx)

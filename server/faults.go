@@ -136,12 +136,18 @@ func (s *Server) waitStalled(c *client) bool {
 // waitTurn holds a connection's command while the server is paused for
 // it. Once the command counts as held (Held, WaitHeld), the replies before
 // it go out (sendBeforeWait: a stall holds them too, so it must count
-// first). It reports false when the connection was killed, hung up or
-// the server closed meanwhile, or a write failed.
-func (s *Server) waitTurn(c *client, cls pauseClass) bool {
+// first). A command let go still counts until it has run (heldRan): a
+// test that waits for Held to reach 0 after Advance knows it has. It
+// reports false when the connection was killed, hung up or the server
+// closed meanwhile, or a write failed.
+func (s *Server) waitTurn(c *client, cls pauseClass) (ok bool) {
 	defer func() {
 		s.fx.pmu.Lock()
-		s.fx.releaseHeldLocked(c)
+		if ok && c.fx.held {
+			c.fx.untilRun = true
+		} else {
+			s.fx.releaseHeldLocked(c)
+		}
 		s.fx.pmu.Unlock()
 	}()
 	held := func(now int64) (int64, bool) {
@@ -230,6 +236,15 @@ func (s *Server) waitWhile(held func(now int64) (until int64, held bool), killed
 	}
 }
 
+// heldRan takes a command a pause held out of the count once it has run
+// (or blocked, or been refused).
+func (s *Server) heldRan(c *client) {
+	c.fx.untilRun = false
+	s.fx.pmu.Lock()
+	s.fx.releaseHeldLocked(c)
+	s.fx.pmu.Unlock()
+}
+
 // releaseHeldLocked takes c's held command, if it has one, out of the
 // count. Requires pmu.
 func (f *fixture) releaseHeldLocked(c *client) {
@@ -256,7 +271,8 @@ func (s *Server) waitingCommands() int {
 }
 
 // Held returns how many commands are held right now by a Pause, a CLIENT
-// PAUSE or a DEBUG SLEEP: received, and waiting to run. A connection has
+// PAUSE or a DEBUG SLEEP: received, and waiting to run (or, the pause
+// over, not yet run). A connection has
 // at most one held command, the first the pause stopped: the commands it
 // pipelined behind that one wait behind it and are not counted. Clients
 // that send every caller's commands down one connection (a go-redis
@@ -265,8 +281,9 @@ func (s *Server) waitingCommands() int {
 // to four, growing with GOMAXPROCS; PipelineMultiplex -1 makes it one),
 // and counts once for each it used. A connection closed (DropConnections, CLIENT KILL, Restart)
 // stops counting at once; when a pause ends, its commands stop counting
-// as their connections get to run them, a moment after Unpause or
-// Advance returns.
+// once they have run (a blocking one once it blocks), a moment after
+// Unpause or Advance returns: a test that waits for Held to reach 0 then
+// sees their effects (the lock an abandoned SET NX took, say).
 func (s *Server) Held() int { return s.waitingCommands() }
 
 // WaitHeld waits until at least n commands are held (see Held: one per

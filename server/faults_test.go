@@ -994,6 +994,39 @@ func TestWaitHeld_ReturnsOnceTheCommandsAreHeld(t *testing.T) {
 	}
 }
 
+// A command a pause held counts until it has run, not only until the
+// pause ends: a test that waits for Held to reach 0 after Advance sees
+// what it did, even when its client gave up on it. (A predicate that
+// waits stands for the moment between the pause's end and the run.)
+func TestHeld_CountsAReleasedCommandUntilItHasRun(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		if cmd.Name() == "set" {
+			close(entered)
+			<-proceed
+		}
+		return "", false
+	})
+	c := dial(t, srv.Addr())
+	srv.Pause(time.Minute)
+	c.send(encode("SET", "lock", "a", "NX", "PX", "60000"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Advance(time.Minute)
+	<-entered // the pause is over; the SET has not run
+	if n := srv.Held(); n != 1 {
+		t.Fatalf("Held = %d before the released SET ran, want 1", n)
+	}
+	close(proceed)
+	eventually(t, "Held back to 0", func() bool { return srv.Held() == 0 })
+	if _, ok := srv.Get("lock"); !ok {
+		t.Fatal("Held is 0, and the released SET has not run")
+	}
+	c.expect("+OK\r\n")
+}
+
 // Held counts one command a connection: the commands pipelined behind a
 // held one wait behind it, uncounted, and run in order after the pause.
 func TestHeld_OneCommandAConnection(t *testing.T) {

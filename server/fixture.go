@@ -70,6 +70,7 @@ type connFixture struct {
 	monitor  atomic.Bool
 	blocked  atomic.Bool // waiting in a blocking command or held by a pause: CLIENT LIST's 'b'
 	held     bool        // a command of it counts as held by a pause (Held); guarded by Server.fx.pmu
+	untilRun bool        // held by a pause that has ended: still counted until it has run (heldRan); its goroutine's own
 	feed     bool        // show the running command to MONITOR once it has run
 }
 
