@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -348,4 +349,138 @@ func ExampleServer_Held() {
 	// (nil) held: 1
 	// OK
 	// OK held: 0
+}
+
+// AdvanceMonotonic moves TTLs and leaves the wall clock where it was,
+// for clients that send absolute deadlines computed from their own
+// clock (rueidislock's SET NX PXAT): with Advance, the deadline they
+// send next would already be in the server's past.
+func ExampleServer_AdvanceMonotonic() {
+	srv := startManual()
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+	// the client's deadline: its own clock, 30 s on
+	pxat := func() string { return strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10) }
+
+	c.do("SET", "lock", "a", "PXAT", pxat(), "NX")
+	srv.AdvanceMonotonic(31 * time.Second) // the lock expires
+	fmt.Println(c.do("GET", "lock"))
+	fmt.Println(c.do("SET", "lock", "b", "PXAT", pxat(), "NX")) // still 30 s ahead of the server's wall clock
+	fmt.Println(c.do("GET", "lock"))
+	// Output:
+	// (nil)
+	// OK
+	// "b"
+}
+
+// RestartAfter is a crash with the node down for a while: connecting is
+// refused until it listens again, and without persistence it comes back
+// empty.
+func ExampleServer_RestartAfter() {
+	srv := startManual()
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+	c.do("SET", "lock", "tok", "PX", "30000", "NX")
+
+	done := make(chan error)
+	go func() { done <- srv.RestartAfter(200*time.Millisecond, false) }()
+	time.Sleep(50 * time.Millisecond)
+	_, err := net.Dial("tcp", srv.Addr())
+	fmt.Println("refused while down:", err != nil)
+	fmt.Println("restarted:", <-done)
+	c = dialExample(srv.Addr())
+	fmt.Println(c.do("GET", "lock"))
+	// Output:
+	// refused while down: true
+	// restarted: <nil>
+	// (nil)
+}
+
+// WaitBlocked waits for a blocking command sent from another goroutine to
+// be waiting, so that moving the clock then times it out.
+func ExampleServer_WaitBlocked() {
+	srv := startManual()
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+
+	reply := make(chan string)
+	go func() { reply <- c.do("BLPOP", "queue", "5") }()
+	if err := srv.WaitBlocked(1, 10*time.Second); err != nil {
+		panic(err)
+	}
+	srv.Advance(5*time.Second + time.Millisecond) // a timeout lives through its last millisecond
+	fmt.Println(<-reply)                          // the null array: timed out
+	// Output:
+	// *-1
+}
+
+// DB inspects another database, for a lock client configured with a
+// database index.
+func ExampleServer_DB() {
+	srv := startManual()
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+	c.do("SELECT", "2")
+	c.do("SET", "lock", "tok", "PX", "30000", "NX")
+
+	_, inZero := srv.Get("lock")
+	v, inTwo := srv.DB(2).Get("lock")
+	fmt.Println(inZero, inTwo, v, srv.DB(2).TTL("lock"))
+	// Output:
+	// false true tok 30s
+}
+
+// PendingFailures counts the failures FailNext and FailNextCmd queued and
+// no command has used yet; ClearFailures drops them (and every FailWhen).
+func ExampleServer_PendingFailures() {
+	srv := startManual()
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+
+	srv.FailNextCmd("evalsha", 2, "ERR boom")
+	c.do("SET", "lock", "tok", "PX", "30000", "NX") // not an EVALSHA
+	fmt.Println(srv.PendingFailures())
+	srv.ClearFailures()
+	fmt.Println(srv.PendingFailures())
+	// Output:
+	// 2
+	// 0
+}
+
+// EndRestartDelay ends the restart delay early: on the system clock,
+// where Advance cannot move past it.
+func ExampleServer_EndRestartDelay() {
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", RestartDelay: time.Hour})
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+
+	fmt.Println(c.do("SET", "lock", "tok", "PX", "30000", "NX"))
+	srv.EndRestartDelay()
+	fmt.Println(c.do("SET", "lock", "tok", "PX", "30000", "NX"))
+	// Output:
+	// (nil)
+	// OK
+}
+
+// ResetCommands empties the command log, so that a test sees only the
+// commands of the part it checks.
+func ExampleServer_ResetCommands() {
+	srv := server.New(server.Config{Addr: "127.0.0.1:0", CommandLog: 100})
+	if err := srv.Start(); err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	c := dialExample(srv.Addr())
+	c.do("SET", "setup", "1")
+
+	srv.ResetCommands()
+	c.do("SET", "lock", "tok", "PX", "30000", "NX")
+	for _, cmd := range srv.Commands() {
+		fmt.Println(cmd)
+	}
+	// Output:
+	// SET lock tok PX 30000 NX
 }
