@@ -157,13 +157,36 @@ func TestShutdown_RepliesOfCommandsRunBeforeItAreSent(t *testing.T) {
 
 // Close called while SHUTDOWN's runs (cmd/tumbler calls it once Done is
 // closed, then exits) returns only when that one has finished: a client
-// that does not read its reply holds the first one up to its bound.
+// that does not read its reply holds the first one a while (drainStuck).
 func TestClose_WaitsForTheCloseInProgress(t *testing.T) {
 	srv := RunT(t)
 	shutdownDuringBigReply(t, srv) // never read
 	srv.Close()
 	if n := srv.nconns.Load(); n != 0 {
 		t.Fatalf("Close returned with %d connections still open: the SHUTDOWN's Close had not finished", n)
+	}
+}
+
+// SHUTDOWN's drain does not wait out its bound for a client that reads
+// none of its reply (Redis exits without waiting for anyone): it gives
+// that connection up once its socket has taken nothing for drainStuck.
+func TestShutdown_DoesNotWaitForAClientThatReadsNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the drain sees a stuck peer on Linux only (SIOCOUTQ)")
+	}
+	defer func(d time.Duration) { shutdownDrainMax = d }(shutdownDrainMax)
+	shutdownDrainMax = time.Minute
+	srv := RunT(t)
+	shutdownDuringBigReply(t, srv) // never read
+	closed := make(chan struct{})
+	go func() {
+		srv.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("SHUTDOWN still waits for a client that reads nothing after 20s (its bound: a minute)")
 	}
 }
 

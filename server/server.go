@@ -403,7 +403,7 @@ func (s *Server) Close() error {
 		_ = l.Close()
 	}
 	if s.shutdown.Load() {
-		s.drainForShutdown(time.Second)
+		s.drainForShutdown(shutdownDrainMax)
 	}
 	s.clients.Range(func(k, _ any) bool {
 		k.(*client).closeNC()
@@ -421,26 +421,59 @@ func (s *Server) Close() error {
 // waited for: its reply was still to be written when Close began). It
 // shuts down the reading side of every connection (nothing is run from
 // now on anyway: handle), so each goes as it reads the end, and waits up
-// to timeout for them. A blocked client sees the end as a hang-up; one a
-// pause holds, or a TLS connection, is closed after the wait.
+// to timeout for them, but not for one whose peer takes none of its
+// output for drainStuck (Redis exits without waiting for anyone). A
+// blocked client sees the end as a hang-up; one a pause holds, or a TLS
+// connection, is closed after the wait.
 func (s *Server) drainForShutdown(timeout time.Duration) {
-	var open []*client
+	type draining struct {
+		c       *client
+		unsent  int       // the socket's unacknowledged output when last looked at
+		since   time.Time // when it last changed
+		watched bool      // unsentBytes can tell
+	}
+	var open []draining
+	now := time.Now()
 	s.clients.Range(func(k, _ any) bool {
 		c := k.(*client)
 		if rc, ok := c.nc.(interface{ CloseRead() error }); ok && rc.CloseRead() == nil {
-			open = append(open, c)
+			n, ok := unsentBytes(c.nc)
+			open = append(open, draining{c: c, unsent: n, since: now, watched: ok})
 		}
 		return true
 	})
-	deadline := time.Now().Add(timeout)
+	deadline := now.Add(timeout)
 	for len(open) > 0 && time.Now().Before(deadline) {
-		if _, ok := s.clients.Load(open[len(open)-1]); ok {
-			time.Sleep(time.Millisecond)
-			continue
+		time.Sleep(time.Millisecond)
+		now := time.Now()
+		kept := open[:0]
+		for _, d := range open {
+			if _, ok := s.clients.Load(d.c); !ok {
+				continue // gone
+			}
+			if d.watched {
+				n, ok := unsentBytes(d.c.nc)
+				switch {
+				case !ok:
+					d.watched = false
+				case n != d.unsent || n == 0: // taking output, or none left to take
+					d.unsent, d.since = n, now
+				case now.Sub(d.since) >= drainStuck:
+					continue // its peer reads nothing: not waited for
+				}
+			}
+			kept = append(kept, d)
 		}
-		open = open[:len(open)-1]
+		open = kept
 	}
 }
+
+// drainStuck is how long SHUTDOWN's drain waits for a connection whose
+// peer takes none of its output (a var for tests).
+var drainStuck = 250 * time.Millisecond
+
+// shutdownDrainMax bounds SHUTDOWN's drain (a var for tests).
+var shutdownDrainMax = time.Second
 
 // A mass expiry is reclaimed in slices of expirySlice. Between slices,
 // if a client's input is waiting, the loop pauses until a client has been
