@@ -794,8 +794,11 @@ func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", "", n, msg) }
 
 // FailNextCmd is FailNext for commands named name only (case-insensitive:
 // "set", "evalsha"; "client" for every CLIENT subcommand, "client|id" for
-// one); other commands run normally. It panics when name is not a
-// command the server serves, which would never match.
+// one); other commands run normally. The name is the one sent: most lock
+// clients release and extend with EVALSHA (redsync, redislock, Redisson),
+// falling back to EVAL after NOSCRIPT, so aim at "evalsha" (or at both,
+// or use FailWhen). It panics when name is not a command the server
+// serves, which would never match.
 func (s *Server) FailNextCmd(name string, n int, msg string) {
 	cmd, sub, _ := strings.Cut(strings.ToLower(name), "|")
 	c := s.eng.Lookup([]byte(cmd))
