@@ -455,7 +455,9 @@ func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
 		t.Fatal(got)
 	}
 	data, _ := os.ReadFile(path)
-	want := "# my settings\nport 0\ntimeout 20\nsave 60 1\nmaxclients 100\n" + rewriteSignature +
+	// As Redis lays it out: the second timeout line blanked, and a blank
+	// line (the file's last newline) before what is appended.
+	want := "# my settings\nport 0\ntimeout 20\nsave 60 1\n\nmaxclients 100\n\n" + rewriteSignature +
 		"\nmaxmemory 64mb\nrequirepass \"p w\"\n" +
 		"user default on #" + sha256Hex("p w") + " ~* &* +@all\n" // requirepass is the default user's password
 	if string(data) != want {
@@ -468,12 +470,15 @@ func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
 	if back.Timeout != 20*time.Second || back.MaxMemory != 64<<20 || back.RequirePass != "p w" || back.MaxClients != 100 {
 		t.Fatalf("reloaded %+v", back)
 	}
-	// A second rewrite changes nothing.
-	if got := c.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
-		t.Fatal(got)
-	}
-	if again, _ := os.ReadFile(path); string(again) != want {
-		t.Fatalf("second rewrite\n%s", again)
+	// A second rewrite changes nothing but the blank line the file's
+	// last newline makes at its end, as in Redis; a third nothing.
+	for range 2 {
+		if got := c.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
+			t.Fatal(got)
+		}
+		if again, _ := os.ReadFile(path); string(again) != want+"\n" {
+			t.Fatalf("rewritten again\n%q\nwant\n%q", again, want+"\n")
+		}
 	}
 }
 
@@ -511,7 +516,7 @@ func TestConfig_EncodingThresholds(t *testing.T) {
 	}
 	doSteps(t, c, steps)
 	data, _ := os.ReadFile(path)
-	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\nlist-max-ziplist-entries 5\n" +
+	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\n\nlist-max-ziplist-entries 5\n\n" +
 		rewriteSignature + "\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n" +
 		"user default on nopass ~* &* +@all\n"
 	if string(data) != want {
