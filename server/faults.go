@@ -633,6 +633,8 @@ func (s *Server) Restart(keepData bool) error { return s.RestartAfter(0, keepDat
 // refused, as while a crashed node is being brought back. It returns
 // once the server listens again (ErrClosed if it was closed meanwhile).
 func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
+	self := goroutineID()
+	defer s.fx.conns.calling(self)() // (before the lock: a predicate's Restart waits for another's)
 	s.fx.restartMu.Lock()
 	defer s.fx.restartMu.Unlock()
 	s.mu.Lock()
@@ -660,7 +662,7 @@ func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	for {
 		s.vm.Kill()
-		done, changed := s.fx.conns.state()
+		done, changed := s.fx.conns.state(self)
 		if done {
 			break
 		}

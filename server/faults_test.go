@@ -1319,23 +1319,55 @@ func TestFailWhen_PredicateMayRestartOrClose(t *testing.T) {
 			t.Fatalf("DEL after the restart = %q", got)
 		}
 	})
-	t.Run("Close", func(t *testing.T) {
+	// A push-capable connection (tracking, as rueidis turns on) has a
+	// flusher goroutine too, which ends only with the connection.
+	for _, push := range []string{"", "tracking"} {
+		t.Run("Close"+push, func(t *testing.T) {
+			srv := RunT(t)
+			errc := make(chan error, 1)
+			srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+				if cmd.Name() == "del" {
+					errc <- srv.Close()
+				}
+				return "", false
+			})
+			c := dial(t, srv.Addr())
+			if push != "" {
+				c.do("CLIENT", "TRACKING", "ON")
+			}
+			c.do("SET", "job", "tok")
+			c.send(encode("DEL", "job"))
+			within(t, errc, "Close")
+			c.expectClosed()
+			if v, ok := srv.Get("job"); !ok || v != "tok" {
+				t.Fatalf("job = %q, %v after Close: the DEL that closed the server ran", v, ok)
+			}
+		})
+	}
+	// Restart from elsewhere still waits for a connection whose predicate
+	// runs: only the predicate's own call does not.
+	t.Run("RestartFromTheTest", func(t *testing.T) {
 		srv := RunT(t)
-		errc := make(chan error, 1)
+		entered, proceed := make(chan struct{}), make(chan struct{})
 		srv.FailWhen(func(cmd CommandRecord) (string, bool) {
 			if cmd.Name() == "del" {
-				errc <- srv.Close()
+				close(entered)
+				<-proceed
 			}
 			return "", false
 		})
 		c := dial(t, srv.Addr())
-		c.do("SET", "job", "tok")
 		c.send(encode("DEL", "job"))
-		within(t, errc, "Close")
-		c.expectClosed()
-		if v, ok := srv.Get("job"); !ok || v != "tok" {
-			t.Fatalf("job = %q, %v after Close: the DEL that closed the server ran", v, ok)
+		<-entered
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Restart(false) }()
+		select {
+		case err := <-errc:
+			t.Fatalf("Restart returned (%v) while a connection's predicate still ran", err)
+		case <-time.After(100 * time.Millisecond):
 		}
+		close(proceed)
+		within(t, errc, "Restart")
 	})
 }
 

@@ -593,12 +593,17 @@ func (f *failRules) take(s *Server, c *client, args [][]byte, withPreds bool) (s
 		return "", false
 	}
 	// The connection's goroutine (never an event loop's: fixtureBefore)
-	// is away while the predicates run: one may call Restart or Close,
-	// which wait for every other (goroutines).
-	s.wg.leave()
-	s.fx.conns.leave()
-	defer s.wg.back()
-	defer s.fx.conns.back()
+	// is away while the predicates run, and its push flusher if it has
+	// one (enablePush: it ends when the connection does): a predicate may
+	// call Restart or Close, which wait for every other (goroutines).
+	id, own := goroutineID(), 1
+	if c.w.shared {
+		own = 2
+	}
+	s.wg.leave(id, own)
+	s.fx.conns.leave(id, 1)
+	defer s.wg.back(id, own)
+	defer s.fx.conns.back(id, 1)
 	rec := newRecord(s, c, args)
 	for _, p := range preds {
 		if msg, fail := p.fn(rec); fail {

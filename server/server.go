@@ -374,6 +374,7 @@ func (s *Server) Addr() string {
 // so a program that exits after Close does not cut short the replies
 // SHUTDOWN lets connections send (drainForShutdown).
 func (s *Server) Close() error {
+	defer s.wg.calling(goroutineID())() // (a predicate's Close: goroutines)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
