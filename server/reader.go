@@ -81,6 +81,7 @@ const (
 	readerMinBuf    = 4 * 1024  // the buffer's size while requests are small
 	readerMaxIdle   = 64 * 1024 // a larger buffer is dropped once empty
 	readerMinReadSz = 1024      // the least room left free for a read
+	readerJumpMax   = 256 << 10 // a partial argument's buffer up to this is sized at once
 	readerMaxArgs   = 4096      // a larger argument array is dropped after its batch
 )
 
@@ -162,15 +163,22 @@ func (r *cmdReader) fill() error {
 			// Doubling, not the size a bulk's header announces: the
 			// buffer grows only as the data comes (at most twice what
 			// was received), so a client cannot reserve memory it never
-			// sends.
+			// sends; but an argument of up to readerJumpMax gets its
+			// size at once, as Redis sizes its query buffer for a large
+			// argument: a 100 KB value made five buffers of 4 to 64 KB,
+			// each zeroed and copied into the next.
 			size := 2 * len(r.buf)
 			if size < n+readerMinReadSz {
 				size = n + readerMinReadSz
 			}
 			if r.pneed > 0 {
-				// no more than the argument being read needs, as
-				// Redis sizes its query buffer for a large argument
-				size = min(size, max(r.pneed, n+readerMinReadSz))
+				// no more than the argument being read needs
+				need := max(r.pneed, n) + readerMinReadSz
+				if need <= readerJumpMax {
+					size = need
+				} else {
+					size = min(size, need)
+				}
 			}
 			nb := make([]byte, size)
 			copy(nb, r.buf[r.start:r.end])

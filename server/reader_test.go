@@ -271,6 +271,37 @@ func TestCmdReader_GrowsWithDataNotWithAnnouncedLength(t *testing.T) {
 	}
 }
 
+// bufferCounter counts the distinct buffers a reader reads into.
+type bufferCounter struct {
+	io.Reader
+	ends map[*byte]bool
+}
+
+func (b *bufferCounter) Read(p []byte) (int, error) {
+	b.ends[&p[:cap(p)][cap(p)-1]] = true
+	return b.Reader.Read(p)
+}
+
+// An argument of up to readerJumpMax arriving in pieces gets its buffer
+// at once, as Redis sizes its query buffer for a large argument: a 100 KB
+// value made five buffers, each zeroed and copied into the next.
+func TestCmdReader_ModerateArgumentSizedAtOnce(t *testing.T) {
+	const n = 100_000
+	in := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(n) + "\r\n" + strings.Repeat("v", n) + "\r\n")
+	bc := &bufferCounter{Reader: &chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 4096}, ends: map[*byte]bool{}}
+	r := newCmdReader(bc)
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) != 1 || len(cmds[0].Args[2]) != n {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	if len(bc.ends) > 2 { // the first, small one, and one of the request's size
+		t.Fatalf("a %d-byte request was read into %d buffers", len(in), len(bc.ends))
+	}
+	if len(r.buf) > len(in)+readerMinReadSz {
+		t.Fatalf("a %d-byte request grew the buffer to %d", len(in), len(r.buf))
+	}
+}
+
 // A large argument arriving in pieces grows the read buffer to what it
 // needs, not to the next power of two.
 func TestCmdReader_LargeArgumentBufferFits(t *testing.T) {
