@@ -160,24 +160,30 @@ func (r *cmdReader) fill() error {
 	if len(r.buf)-r.end < readerMinReadSz {
 		n := r.end - r.start
 		if n+readerMinReadSz > len(r.buf) || r.start == 0 {
-			// Doubling, not the size a bulk's header announces: the
-			// buffer grows only as the data comes (at most twice what
-			// was received), so a client cannot reserve memory it never
-			// sends; but an argument of up to readerJumpMax gets its
-			// size at once, as Redis sizes its query buffer for a large
-			// argument: a 100 KB value made five buffers of 4 to 64 KB,
-			// each zeroed and copied into the next.
-			size := 2 * len(r.buf)
-			if size < n+readerMinReadSz {
-				size = n + readerMinReadSz
-			}
+			// The buffer grows geometrically, so that a request of any
+			// size is copied a bounded number of times over (growing
+			// by what the next argument needed, a 1 MB request of small
+			// arguments was read into about 200 buffers, each a copy of
+			// the last). By half again while the arguments are small,
+			// which keeps the room left over (counted as the client's
+			// memory, as Redis counts its query buffer's) under half.
+			// An argument past readerMaxIdle is given the size its
+			// header announces at once, up to readerJumpMax, as Redis
+			// sizes its query buffer for a large argument (a 100 KB
+			// value made five buffers of 4 to 64 KB, each zeroed and
+			// copied into the next); past that, it doubles as the data
+			// comes: a client cannot reserve more than twice what it
+			// sent.
+			size := max(len(r.buf)+len(r.buf)/2, n+readerMinReadSz)
 			if r.pneed > 0 {
-				// no more than the argument being read needs
 				need := max(r.pneed, n) + readerMinReadSz
-				if need <= readerJumpMax {
+				switch {
+				case r.pneed-r.pskip <= readerMaxIdle: // a small argument
+					size = max(size, need)
+				case need <= readerJumpMax:
 					size = need
-				} else {
-					size = min(size, need)
+				default:
+					size = min(max(2*len(r.buf), n+readerMinReadSz), need)
 				}
 			}
 			nb := make([]byte, size)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -299,6 +300,31 @@ func TestCmdReader_ModerateArgumentSizedAtOnce(t *testing.T) {
 	}
 	if len(r.buf) > len(in)+readerMinReadSz {
 		t.Fatalf("a %d-byte request grew the buffer to %d", len(in), len(r.buf))
+	}
+}
+
+// A large request of many small arguments grows its buffer geometrically:
+// grown by what the next argument needed, a 1 MB request was read into
+// about 200 buffers, each a copy of the last.
+func TestCmdReader_ManyArgumentsBufferDoubles(t *testing.T) {
+	for _, members := range []int{20_000, 80_000} { // about 250 KB and 1 MB
+		var b strings.Builder
+		b.WriteString("*" + strconv.Itoa(members+2) + "\r\n$4\r\nSADD\r\n$1\r\ns\r\n")
+		for i := range members {
+			m := strconv.Itoa(1_000_000 + i)
+			b.WriteString("$" + strconv.Itoa(len(m)) + "\r\n" + m + "\r\n")
+		}
+		in := []byte(b.String())
+		bc := &bufferCounter{Reader: &chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 4096}, ends: map[*byte]bool{}}
+		r := newCmdReader(bc)
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != 1 || len(cmds[0].Args) != members+2 {
+			t.Fatalf("%d commands, %v", len(cmds), err)
+		}
+		// 4 KB grown by half again past the request's size, and the odd one more
+		if max := int(math.Log(float64(len(in))/readerMinBuf)/math.Log(1.5)) + 3; len(bc.ends) > max {
+			t.Fatalf("a %d-byte request of %d arguments was read into %d buffers (want at most %d)", len(in), members+2, len(bc.ends), max)
+		}
 	}
 }
 
