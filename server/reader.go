@@ -28,7 +28,8 @@ import (
 type cmdReader struct {
 	rd         io.Reader
 	buf        []byte
-	start, end int // unparsed input: buf[start:end]
+	start, end int          // unparsed input: buf[start:end]
+	pool       *readBufPool // where buf comes from and goes back to past readerMaxIdle (readbuf.go)
 	cmds       []redcon.Command
 	args       [][]byte // backing array of every Args of the last batch
 	inl        []byte   // the words of the last batch's inline requests
@@ -79,7 +80,7 @@ var (
 
 const (
 	readerMinBuf    = 4 * 1024  // the buffer's size while requests are small
-	readerMaxIdle   = 64 * 1024 // a larger buffer is dropped once empty
+	readerMaxIdle   = 64 * 1024 // a larger buffer is dropped once empty (to its pool: readbuf.go)
 	readerMinReadSz = 1024      // the least room left free for a read
 	readerJumpMax   = 256 << 10 // a partial argument's buffer up to this is sized at once
 	readerMaxArgs   = 4096      // a larger argument array is dropped after its batch
@@ -103,11 +104,12 @@ func (r *cmdReader) trim() {
 		r.inl = nil
 	}
 	if r.start == r.end && len(r.buf) > readerMaxIdle {
+		r.pool.put(r.buf)
 		r.buf, r.start, r.end = nil, 0, 0
 	}
 }
 
-func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd} }
+func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd, pool: sharedReadBufs} }
 
 // ReadCommands returns the complete requests read so far, reading from the
 // connection until there is at least one.
@@ -151,6 +153,7 @@ func (r *cmdReader) fill() error {
 	if r.start == r.end {
 		r.start, r.end = 0, 0
 		if len(r.buf) > readerMaxIdle {
+			r.pool.put(r.buf)
 			r.buf = nil
 		}
 	}
@@ -171,9 +174,10 @@ func (r *cmdReader) fill() error {
 			// header announces at once, up to readerJumpMax, as Redis
 			// sizes its query buffer for a large argument (a 100 KB
 			// value made five buffers of 4 to 64 KB, each zeroed and
-			// copied into the next); past that, it doubles as the data
-			// comes: a client cannot reserve more than twice what it
-			// sent.
+			// copied into the next), rounded up to the size of a pool
+			// the connections share (readbuf.go); past that, it doubles
+			// as the data comes: a client cannot reserve more than
+			// twice what it sent.
 			size := max(len(r.buf)+len(r.buf)/2, n+readerMinReadSz)
 			if r.pneed > 0 {
 				need := max(r.pneed, n) + readerMinReadSz
@@ -181,13 +185,14 @@ func (r *cmdReader) fill() error {
 				case r.pneed-r.pskip <= readerMaxIdle: // a small argument
 					size = max(size, need)
 				case need <= readerJumpMax:
-					size = need
+					size = readBufSize(need)
 				default:
 					size = min(max(2*len(r.buf), n+readerMinReadSz), need)
 				}
 			}
-			nb := make([]byte, size)
+			nb := r.pool.get(size)
 			copy(nb, r.buf[r.start:r.end])
+			r.pool.put(r.buf)
 			r.buf = nb
 		} else {
 			copy(r.buf, r.buf[r.start:r.end])

@@ -298,8 +298,8 @@ func TestCmdReader_ModerateArgumentSizedAtOnce(t *testing.T) {
 	if len(bc.ends) > 2 { // the first, small one, and one of the request's size
 		t.Fatalf("a %d-byte request was read into %d buffers", len(in), len(bc.ends))
 	}
-	if len(r.buf) > len(in)+readerMinReadSz {
-		t.Fatalf("a %d-byte request grew the buffer to %d", len(in), len(r.buf))
+	if cs := readBufSize(len(in) + readerMinReadSz); len(r.buf) > cs {
+		t.Fatalf("a %d-byte request grew the buffer to %d (its pool's size: %d)", len(in), len(r.buf), cs)
 	}
 }
 
@@ -324,6 +324,84 @@ func TestCmdReader_ManyArgumentsBufferDoubles(t *testing.T) {
 		// 4 KB grown by half again past the request's size, and the odd one more
 		if max := int(math.Log(float64(len(in))/readerMinBuf)/math.Log(1.5)) + 3; len(bc.ends) > max {
 			t.Fatalf("a %d-byte request of %d arguments was read into %d buffers (want at most %d)", len(in), members+2, len(bc.ends), max)
+		}
+	}
+}
+
+// A large request's read buffer goes to the pool once the request has
+// run, and the next large request, on another connection, is read into
+// it: its arguments are its own, whatever the buffer held before.
+func TestCmdReader_LargeBufferReusedFromThePool(t *testing.T) {
+	const n = 100_000
+	req := func(v string) []byte {
+		return []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(n) + "\r\n" + strings.Repeat(v, n) + "\r\n")
+	}
+	pool := newReadBufPool()
+	read := func(in []byte) (*cmdReader, *bufferCounter, []byte) {
+		bc := &bufferCounter{Reader: &chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 4096}, ends: map[*byte]bool{}}
+		r := newCmdReader(bc)
+		r.pool = pool
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != 1 || len(cmds[0].Args) != 3 {
+			t.Fatalf("%d commands, %v", len(cmds), err)
+		}
+		return r, bc, cmds[0].Args[2]
+	}
+	ra, bca, va := read(req("a"))
+	if !bytes.Equal(va, bytes.Repeat([]byte("a"), n)) {
+		t.Fatal("the first value was read wrong")
+	}
+	large := &ra.buf[len(ra.buf)-1]
+	if !bca.ends[large] {
+		t.Fatal("the first request was not read into its reader's buffer")
+	}
+	ra.trim() // the request has run
+	if ra.buf != nil {
+		t.Fatalf("an idle reader kept its %d-byte buffer", len(ra.buf))
+	}
+	rb, bcb, vb := read(req("b"))
+	if !bcb.ends[large] || &rb.buf[len(rb.buf)-1] != large {
+		t.Fatalf("the second large request was not read into the pooled buffer (%d buffers)", len(bcb.ends))
+	}
+	if !bytes.Equal(vb, bytes.Repeat([]byte("b"), n)) {
+		t.Fatal("the second value, read into the pooled buffer, is wrong")
+	}
+}
+
+// The pool keeps at most readBufsHeld bytes of buffers of each size (one
+// buffer of a larger size), takes only buffers of its own sizes, and
+// gives out buffers of the size asked for.
+func TestReadBufPool_Bounds(t *testing.T) {
+	pool := newReadBufPool()
+	for shift := readBufMinShift; shift <= readBufMaxShift; shift++ {
+		size := 1 << shift
+		for range max(2*readBufsHeld/size, 2) {
+			pool.put(make([]byte, size))
+		}
+		ch, _ := pool.class(size)
+		if held := len(ch) * size; held > max(readBufsHeld, size) {
+			t.Fatalf("the pool holds %d bytes of %d-byte buffers", held, size)
+		}
+		if len(ch) == 0 {
+			t.Fatalf("the pool kept no %d-byte buffer", size)
+		}
+		if b := pool.get(size); len(b) != size || cap(b) != size {
+			t.Fatalf("asked for %d bytes, got %d (cap %d)", size, len(b), cap(b))
+		}
+	}
+	for _, size := range []int{readerMaxIdle, 100_000, 3 << 17, 1<<readBufMaxShift + 1, 1 << (readBufMaxShift + 1)} {
+		if _, ok := pool.class(size); ok {
+			t.Fatalf("the pool holds %d-byte buffers", size)
+		}
+		pool.put(make([]byte, size)) // not a pool size: dropped
+		if b := pool.get(size); len(b) != size {
+			t.Fatalf("asked for %d bytes, got %d", size, len(b))
+		}
+	}
+	for n, want := range map[int]int{1: 1, readerMaxIdle: readerMaxIdle, readerMaxIdle + 1: 1 << 17, 100_000: 1 << 17,
+		1 << 17: 1 << 17, 1<<17 + 1: 1 << 18, 3 << 20: 4 << 20, 4 << 20: 4 << 20, 4<<20 + 1: 4<<20 + 1} {
+		if got := readBufSize(n); got != want {
+			t.Errorf("readBufSize(%d) = %d, want %d", n, got, want)
 		}
 	}
 }
