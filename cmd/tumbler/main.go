@@ -86,6 +86,8 @@ func main() {
 		}
 		os.Exit(1)
 	}
+	// Fewer collections while the live heap is small (gcfloor.go).
+	defer keepHeapFloor(defaultHeapFloor, srv.Engine().MaxMemory)()
 	if l.cpuProfile != "" {
 		stop, err := startCPUProfile(l.cpuProfile)
 		if err != nil {
