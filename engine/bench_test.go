@@ -216,3 +216,17 @@ func BenchmarkNetStripe_ReadWroteParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSetLargeValue is SET of a 100 KB value over the same key: the
+// new entry's allocation and copy (newLargeEntry), and the old one's
+// collection.
+func BenchmarkSetLargeValue(b *testing.B) {
+	e := benchEngine(b, 0)
+	c := &Ctx{Args: [][]byte{[]byte("SET"), []byte("k"), make([]byte, 100_000)}, W: nopWriter{}}
+	b.ReportAllocs()
+	b.SetBytes(100_000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Exec(c)
+	}
+}
