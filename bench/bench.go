@@ -121,12 +121,19 @@ type Result struct {
 	// Errors counts error replies, unexpected replies and I/O failures.
 	Errors int64 `json:"errors"`
 	// Violations counts grants of a lock that another worker still held
-	// within its lease: mutual exclusion broken.
+	// within its lease, and releases and extensions that found their lock
+	// gone or another's before their lease could have ended
+	// (LostBeforeLease): mutual exclusion broken.
 	Violations int64 `json:"violations"`
+	// LostBeforeLease counts the releases and extensions among Violations:
+	// the server ran them before the lock could have expired (their reply
+	// came back less than the TTL after the request that began the lease
+	// was sent) and found the lock no longer held with the worker's token.
+	LostBeforeLease int64 `json:"lost_before_lease"`
 	// Busy counts acquire attempts refused because the key was held.
 	Busy int64 `json:"busy"`
 	// Lost counts releases and extensions that found the lock no longer
-	// held with the worker's token.
+	// held with the worker's token once its lease could have expired.
 	Lost int64 `json:"lost"`
 	// ExpiredTakeovers counts grants of a key whose previous holder's lease
 	// may have expired: allowed, but a sign the TTL is too short.
@@ -145,6 +152,7 @@ func (r *Result) OK() bool { return r.Violations == 0 && r.Errors == 0 }
 // the worker runs. Padded so workers do not share cache lines.
 type counters struct {
 	ops, reqs, errors, violations, busy, lost, expired atomic.Int64
+	lostEarly                                          atomic.Int64
 	_                                                  [64]byte
 }
 
@@ -197,6 +205,16 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if !known {
 		return o, fmt.Errorf("bench: unknown workload %q (want one of %s)", o.Workload, strings.Join(Workloads, ", "))
+	}
+	if o.Workers < 0 || o.Conns < 0 || o.Keys < 0 || o.Pipeline < 0 || o.Duration < 0 || o.TTL < 0 || o.Hold < 0 {
+		return o, errors.New("bench: workers, conns, keys, pipeline, duration, TTL and hold must not be negative (0: the default)")
+	}
+	switch o.Workload {
+	case "pipelined", "fill", "massexpiry":
+	default:
+		if o.Pipeline > 1 {
+			return o, fmt.Errorf("bench: %s does not pipeline (pipeline applies to pipelined, fill and massexpiry)", o.Workload)
+		}
 	}
 	if o.Workers <= 0 {
 		o.Workers = 50
@@ -285,14 +303,22 @@ func (o Options) withDefaults() (Options, error) {
 // keyTag is the seed-derived part of the default key prefix.
 func keyTag(seed uint64) string { return strconv.FormatUint(seed%(36*36*36*36), 36) }
 
-// dial opens a connection and authenticates it.
+// dial opens a connection and authenticates it, within ctx: a server
+// that accepts and never answers holds it only until ctx ends.
 func dial(ctx context.Context, addr, password string) (*Conn, error) {
 	c, err := Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
 	if password != "" {
+		if dl, ok := ctx.Deadline(); ok {
+			_ = c.SetDeadline(dl)
+		}
+		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 		r, err := c.Do("AUTH", password)
+		if !stop() {
+			err = ctx.Err()
+		}
 		if err == nil && !r.IsOK() {
 			err = fmt.Errorf("AUTH: %s", r)
 		}
@@ -300,6 +326,7 @@ func dial(ctx context.Context, addr, password string) (*Conn, error) {
 			c.Close()
 			return nil, fmt.Errorf("%s: %w", addr, err)
 		}
+		_ = c.SetDeadline(time.Time{})
 	}
 	return c, nil
 }
@@ -316,9 +343,13 @@ func loadScripts(ctx context.Context, addr, password string) error {
 	} else {
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	}
+	defer context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })()
 	for _, s := range []string{ReleaseScript, ExtendScript} {
 		r, err := c.Do("SCRIPT", "LOAD", s)
 		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
 			return fmt.Errorf("%s: SCRIPT LOAD: %w", addr, err)
 		}
 		if r.Kind != KindBulk || string(r.Str) != sha1hex(s) {
@@ -431,7 +462,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			case <-done:
 				return
 			case <-ctx.Done():
+				// Stop as at the end of the duration: the operations in
+				// flight finish, their locks released, unless the server
+				// does not answer them within a second (plus the hold).
 				r.stop.Store(true)
+				grace := time.NewTimer(time.Second + o.Hold)
+				defer grace.Stop()
+				select {
+				case <-done:
+					return
+				case <-grace.C:
+				}
 				for _, cs := range conns {
 					for _, sc := range cs {
 						_ = sc.c.SetDeadline(time.Now())
@@ -504,6 +545,7 @@ func sumCounters(ws []*worker, r *Result) {
 		r.Violations += w.st.violations.Load()
 		r.Busy += w.st.busy.Load()
 		r.Lost += w.st.lost.Load()
+		r.LostBeforeLease += w.st.lostEarly.Load()
 		r.ExpiredTakeovers += w.st.expired.Load()
 	}
 }

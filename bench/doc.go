@@ -46,6 +46,27 @@
 // compare-and-swap per grant on a per-key slot, so it costs little next to
 // a network round trip.
 //
+// That window, from the grant's reply to the release's sending, is only
+// as long as Hold. So a release or extension that finds its lock gone, or
+// another's token in it, is a violation too when its reply came back less
+// than the TTL after the request that began the lease was sent
+// (Result.LostBeforeLease): the server ran it before the lock could have
+// expired, so another client was granted, deleted or extended the lock
+// while it was held. In contended this catches a double grant with no
+// hold at all (the first holder's release finds the second's token); in
+// cycle, pipelined and extend, whose workers own their keys, and in
+// redlock (on each address that granted), it is the check. A server that
+// stores nothing and answers every request as a success passes it: only
+// contended's overlap check can see that one, the surer the longer Hold.
+//
+// # Latency
+//
+// An operation's latency runs from when the worker starts it, before it
+// waits for a shared connection (Conns < Workers), to the reply of its
+// last request; a worker holding a lock (Hold) leaves the connection to
+// others meanwhile. It is recorded in an HDR histogram (1 ns to a minute,
+// 3 significant digits); nothing is excluded as warm-up.
+//
 // # Concurrency
 //
 // Run starts Workers goroutines and returns when they have stopped. Each

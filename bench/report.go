@@ -38,10 +38,11 @@ func (r *Result) WriteTable(w io.Writer) error {
 	row("latency p99.9", fmt.Sprintf("%.1fus", r.Latency.P999))
 	row("latency max", fmt.Sprintf("%.1fus", r.Latency.Max))
 	row("busy (refused acquires)", r.Busy)
-	row("lost (lock gone at release)", r.Lost)
+	row("lost (lock gone at release, lease over)", r.Lost)
 	row("expired takeovers", r.ExpiredTakeovers)
 	row("errors", r.Errors)
 	row("violations", r.Violations)
+	row("  of which lost within the lease", r.LostBeforeLease)
 	if r.FirstError != "" {
 		row("first error", r.FirstError)
 	}

@@ -28,6 +28,8 @@ type worker struct {
 	keys  [][]byte // one key buffer per pipeline slot (and per address)
 	held  []int    // slots acquired in the current pipelined batch
 	retry []int    // slots whose release met NOSCRIPT
+
+	grantedOn []bool // redlock: which addresses granted the current attempt
 }
 
 const tokenLen = 32
@@ -211,12 +213,33 @@ func (w *worker) granted(k int, sent int64) {
 	}
 }
 
-// released counts the reply of a release: 1 deleted our lock, 0 means it
-// was no longer ours.
-func (w *worker) released(n int64) {
+// released counts the reply of a release of a lock whose lease was known
+// to last until leaseEnd: 1 deleted our lock, 0 means it was no longer
+// ours (lostAt).
+func (w *worker) released(n, leaseEnd int64) {
 	if n != 1 {
-		w.st.lost.Add(1)
+		w.lostAt(leaseEnd)
 	}
+}
+
+// lostAt counts a release or extension that found the lock no longer held
+// with our token, its reply just read, the lease known to last until
+// leaseEnd. The server granted the lock after we sent the acquire (or
+// extension) that began the lease, so it could expire only TTL after
+// that: a reply read before leaseEnd means the server ran our request
+// while the lock was still ours, and found it gone or another's token in
+// it. Another client was granted it, or deleted or extended it, while we
+// held it: a violation, whether or not the workload gives two workers the
+// same key (the cycle, pipelined and extend workloads' workers own their
+// keys, so this is their check). After leaseEnd the lease may have
+// expired: a plain loss.
+func (w *worker) lostAt(leaseEnd int64) {
+	if w.r.now() < leaseEnd {
+		w.st.violations.Add(1)
+		w.st.lostEarly.Add(1)
+		return
+	}
+	w.st.lost.Add(1)
 }
 
 func (w *worker) record(start int64, ops int64) {
@@ -226,36 +249,49 @@ func (w *worker) record(start int64, ops int64) {
 }
 
 // cycle is one uncontended lock cycle: SET NX PX, then the release script.
+// Its latency counts from before it waits for a shared connection (as
+// contended's does), and the connection is free for others while it holds
+// the lock.
 func (w *worker) cycle() error {
 	sc := w.conns[0]
 	k := w.nextKey()
 	key, tok := w.key(0, k), w.token(0)
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	c := sc.c
 	t0 := w.r.now()
+	sc.mu.Lock()
+	c := sc.c
+	sent := w.r.now()
 	w.writeSetNX(c, key, tok)
-	if err := c.Flush(); err != nil {
-		return err
+	err := c.Flush()
+	var rep Reply
+	if err == nil {
+		rep, err = c.ReadReply()
 	}
-	rep, err := c.ReadReply()
 	if err != nil {
+		sc.mu.Unlock()
 		return err
 	}
 	if ok, refused := w.acquireReply(rep); !ok {
+		sc.mu.Unlock()
 		if refused {
 			w.st.busy.Add(1)
 		}
 		return nil
 	}
-	w.granted(k, t0)
-	w.hold()
-	return w.release(c, k, key, tok, t0)
+	w.granted(k, sent)
+	if w.r.o.Hold > 0 {
+		sc.mu.Unlock()
+		w.hold()
+		sc.mu.Lock()
+	}
+	err = w.release(sc.c, k, key, tok, t0, sent)
+	sc.mu.Unlock()
+	return err
 }
 
 // release clears the registry entry, runs the release script on c and
-// records the finished cycle that started at t0.
-func (w *worker) release(c *Conn, k int, key, tok []byte, t0 int64) error {
+// records the finished cycle that started at t0; the lock's acquire was
+// sent at sent.
+func (w *worker) release(c *Conn, k int, key, tok []byte, t0, sent int64) error {
 	w.r.reg.releasing(k, w.id)
 	w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, key, tok)
 	if err := c.Flush(); err != nil {
@@ -265,7 +301,7 @@ func (w *worker) release(c *Conn, k int, key, tok []byte, t0 int64) error {
 	if err != nil || !ok {
 		return err
 	}
-	w.released(n)
+	w.released(n, sent+int64(w.r.o.TTL))
 	w.record(t0, 1)
 	return nil
 }
@@ -297,7 +333,7 @@ func (w *worker) contended() error {
 			sc.mu.Unlock()
 			w.hold()
 			sc.mu.Lock()
-			err := w.release(sc.c, k, key, tok, t0)
+			err := w.release(sc.c, k, key, tok, t0, sent)
 			sc.mu.Unlock()
 			return err
 		}
@@ -325,6 +361,7 @@ func (w *worker) extend() error {
 	defer sc.mu.Unlock()
 	c := sc.c
 	held := false
+	var leaseFrom int64 // when the request that began the current lease was sent
 	for !w.r.stop.Load() {
 		t0 := w.r.now()
 		if !held {
@@ -349,7 +386,7 @@ func (w *worker) extend() error {
 				continue
 			}
 			w.granted(k, t0)
-			held = true
+			held, leaseFrom = true, t0
 			continue
 		}
 		w.writeScript(c, false, w.r.extendSHA, ExtendScript, key, tok, ttl)
@@ -364,12 +401,14 @@ func (w *worker) extend() error {
 			return nil
 		}
 		if n != 1 {
-			// The lease ran out under us: count it and take the lock again.
-			w.st.lost.Add(1)
+			// The lease ran out under us (or, before it could have, was
+			// taken: lostAt): count it and take the lock again.
+			w.lostAt(leaseFrom + int64(w.r.o.TTL))
 			w.r.reg.releasing(k, w.id)
 			held = false
 			continue
 		}
+		leaseFrom = t0
 		w.r.reg.extended(k, w.id, t0+int64(w.r.o.TTL))
 		w.record(t0, 1)
 	}
@@ -383,7 +422,7 @@ func (w *worker) extend() error {
 	}
 	n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
 	if err == nil && ok {
-		w.released(n)
+		w.released(n, leaseFrom+int64(w.r.o.TTL))
 	}
 	return err
 }
@@ -393,10 +432,12 @@ func (w *worker) extend() error {
 func (w *worker) pipelined() error {
 	sc := w.conns[0]
 	p := w.r.o.Pipeline
+	t0 := w.r.now() // before the wait for a shared connection, as cycle's
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	c := sc.c
-	t0 := w.r.now()
+	sent := w.r.now()
+	leaseEnd := sent + int64(w.r.o.TTL)
 	first := w.next
 	for i := 0; i < p; i++ {
 		w.writeSetNX(c, w.key(i, w.nextKey()), w.token(i))
@@ -420,7 +461,7 @@ func (w *worker) pipelined() error {
 	span := w.hi - w.lo
 	keyOf := func(i int) int { return w.lo + (first-w.lo+i)%span }
 	for _, i := range w.held {
-		w.granted(keyOf(i), t0)
+		w.granted(keyOf(i), sent)
 	}
 	for _, i := range w.held {
 		w.r.reg.releasing(keyOf(i), w.id)
@@ -441,7 +482,7 @@ func (w *worker) pipelined() error {
 		}
 		switch {
 		case rep.Kind == KindInt:
-			w.released(rep.Int)
+			w.released(rep.Int, leaseEnd)
 			done++
 		case rep.IsErr() && bytes.HasPrefix(rep.Str, []byte("NOSCRIPT")):
 			w.retry = append(w.retry, i)
@@ -459,7 +500,7 @@ func (w *worker) pipelined() error {
 			return err
 		}
 		if ok {
-			w.released(n)
+			w.released(n, leaseEnd)
 			done++
 		}
 	}
@@ -477,6 +518,7 @@ func (w *worker) redlock() error {
 	quorum := n/2 + 1
 	k := w.nextKey()
 	key, tok := w.key(0, k), w.token(0)
+	t0 := w.r.now() // before the wait for shared connections, as cycle's
 	for _, sc := range w.conns {
 		sc.mu.Lock()
 	}
@@ -485,7 +527,9 @@ func (w *worker) redlock() error {
 			sc.mu.Unlock()
 		}
 	}()
-	t0 := w.r.now()
+	if len(w.grantedOn) != n {
+		w.grantedOn = make([]bool, n)
+	}
 	for {
 		sent := w.r.now()
 		for _, sc := range w.conns {
@@ -495,12 +539,14 @@ func (w *worker) redlock() error {
 			}
 		}
 		got := 0
-		for _, sc := range w.conns {
+		for i, sc := range w.conns {
 			rep, err := sc.c.ReadReply()
 			if err != nil {
 				return err
 			}
-			if ok, refused := w.acquireReply(rep); ok {
+			ok, refused := w.acquireReply(rep)
+			w.grantedOn[i] = ok
+			if ok {
 				got++
 			} else if refused {
 				w.st.busy.Add(1)
@@ -520,9 +566,14 @@ func (w *worker) redlock() error {
 				return err
 			}
 		}
-		for _, sc := range w.conns {
-			if _, _, err := w.readScript(sc.c, "release", w.r.releaseSHA, ReleaseScript, key, tok); err != nil {
+		for i, sc := range w.conns {
+			n, ok, err := w.readScript(sc.c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
+			if err != nil {
 				return err
+			}
+			if ok && w.grantedOn[i] {
+				// a node that granted the lock must still have it
+				w.released(n, sent+int64(w.r.o.TTL))
 			}
 		}
 		if got >= quorum && valid {

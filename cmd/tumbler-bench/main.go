@@ -68,6 +68,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tumbler-bench: unexpected argument %q\n", fs.Arg(0))
 		return 1
 	}
+	if msg := checkFlags(fs); msg != "" {
+		fmt.Fprintln(stderr, "tumbler-bench:", msg)
+		return 1
+	}
 	o.Addrs = strings.Split(*addr, ",")
 	if !*asJSON && !*quiet {
 		o.Progress = stderr
@@ -83,8 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		_ = res.WriteTable(stdout)
 	}
-	if err != nil {
+	if err != nil { // interrupted: what ran so far is reported
 		fmt.Fprintln(stderr, "tumbler-bench:", err)
+		if res.Violations > 0 {
+			fmt.Fprintf(stderr, "tumbler-bench: %d violations\n", res.Violations)
+			return 2
+		}
 		return 1
 	}
 	if !res.OK() {
@@ -92,4 +100,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 0
+}
+
+// checkFlags refuses values given on the command line that no run can
+// use: the library takes a zero or negative count or time as "the
+// default", which would silently replace a mistyped --duration 0 with
+// ten seconds or --workers -5 with fifty.
+func checkFlags(fs *flag.FlagSet) string {
+	var msg string
+	fs.Visit(func(f *flag.Flag) {
+		if msg != "" {
+			return
+		}
+		switch v := f.Value.(flag.Getter).Get().(type) {
+		case time.Duration:
+			switch f.Name {
+			case "duration", "ttl", "window", "poll":
+				if v <= 0 {
+					msg = fmt.Sprintf("--%s %v: must be positive", f.Name, v)
+				}
+			case "hold", "lead", "retry":
+				if v < 0 {
+					msg = fmt.Sprintf("--%s %v: must not be negative", f.Name, v)
+				}
+			}
+		case int:
+			switch f.Name {
+			case "workers", "keys":
+				if v <= 0 {
+					msg = fmt.Sprintf("--%s %d: must be positive", f.Name, v)
+				}
+			case "conns", "pipeline":
+				if v < 0 {
+					msg = fmt.Sprintf("--%s %d: must not be negative", f.Name, v)
+				}
+			}
+		}
+	})
+	return msg
 }

@@ -55,10 +55,26 @@ func TestRun_BadUsage(t *testing.T) {
 		{"extra"},
 		{"--ttl", "500us"},  // would be PX 0
 		{"--ttl", "1500us"}, // would be PX 1
+		// values the library would take as "the default"
+		{"--duration", "0"},
+		{"--duration", "-1s"},
+		{"--ttl", "0"},
+		{"--ttl", "-5s"},
+		{"--workers", "0"},
+		{"--workers", "-5"},
+		{"--keys", "-1"},
+		{"--conns", "-1"},
+		{"--hold", "-1s"},
+		{"--pipeline", "-2"},
+		{"--workload", "cycle", "--pipeline", "8"}, // cycle does not pipeline
 	} {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != 1 {
-			t.Errorf("%q: exit %d, want 1", args, code)
+		// the address is never dialled: the arguments are refused first
+		if code := run(context.Background(), append([]string{"--addr", "127.0.0.1:1"}, args...), &out, &errb); code != 1 || out.Len() != 0 {
+			t.Errorf("%q: exit %d, output %q, want 1 and none", args, code, out.String())
+		}
+		if !strings.Contains(errb.String(), "tumbler-bench") || strings.Contains(errb.String(), "connection refused") {
+			t.Errorf("%q: stderr %q, want the argument named, no run", args, errb.String())
 		}
 	}
 }
