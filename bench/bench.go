@@ -159,8 +159,17 @@ type counters struct {
 // sharedConn is one connection, locked for a whole request/reply exchange
 // when workers share it.
 type sharedConn struct {
-	mu sync.Mutex
-	c  *Conn
+	mu   sync.Mutex
+	c    *Conn
+	dead atomic.Bool // redlock: the address failed; left out (worker.nodeFailed)
+}
+
+// deadConn stands for a connection to a redlock address that could not be
+// reached at the start.
+func deadConn() *sharedConn {
+	sc := &sharedConn{}
+	sc.dead.Store(true)
+	return sc
 }
 
 type runner struct {
@@ -378,10 +387,29 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	// Redlock starts with a minority of its addresses down, as it runs
+	// on with them (each counts as an error); anything else needs its
+	// one address.
+	down := make([]bool, len(addrs))
+	var setupErrs int64
+	failed := func(a int, err error) error {
+		if o.Workload != "redlock" || ctx.Err() != nil {
+			return err
+		}
+		down[a] = true
+		setupErrs++
+		r.noteErr(err.Error())
+		if up := len(addrs) - int(setupErrs); up < len(addrs)/2+1 {
+			return fmt.Errorf("%w (%d of %d addresses reachable, no majority)", err, up, len(addrs))
+		}
+		return nil
+	}
 	if o.Workload != "fill" {
-		for _, a := range addrs {
-			if err := loadScripts(setupCtx, a, o.Password); err != nil {
-				return Result{}, err
+		for a, addr := range addrs {
+			if err := loadScripts(setupCtx, addr, o.Password); err != nil {
+				if err := failed(a, err); err != nil {
+					return Result{}, err
+				}
 			}
 		}
 	}
@@ -390,15 +418,30 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer func() {
 		for _, cs := range conns {
 			for _, sc := range cs {
-				sc.c.Close()
+				if sc.c != nil {
+					sc.c.Close()
+				}
 			}
 		}
 	}()
 	for a, addr := range addrs {
 		for i := 0; i < o.Conns; i++ {
+			if down[a] {
+				conns[a] = append(conns[a], deadConn())
+				continue
+			}
 			c, err := dial(setupCtx, addr, o.Password)
 			if err != nil {
-				return Result{}, err
+				if err := failed(a, err); err != nil {
+					return Result{}, err
+				}
+				for _, sc := range conns[a] {
+					sc.c.Close()
+					sc.c = nil
+					sc.dead.Store(true)
+				}
+				conns[a] = append(conns[a], deadConn())
+				continue
 			}
 			conns[a] = append(conns[a], &sharedConn{c: c})
 		}
@@ -440,7 +483,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	for _, cs := range conns {
 		for _, sc := range cs {
-			_ = sc.c.SetDeadline(planned.Add(10*time.Second + o.Hold))
+			if sc.c != nil {
+				_ = sc.c.SetDeadline(planned.Add(10*time.Second + o.Hold))
+			}
 		}
 	}
 	done := make(chan struct{})
@@ -475,7 +520,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				}
 				for _, cs := range conns {
 					for _, sc := range cs {
-						_ = sc.c.SetDeadline(time.Now())
+						if sc.c != nil { // (a connection nodeFailed closed takes it harmlessly)
+							_ = sc.c.SetDeadline(time.Now())
+						}
 					}
 				}
 				return
@@ -518,6 +565,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		FirstError: r.firstErr,
 	}
 	sumCounters(ws, &res)
+	res.Errors += setupErrs
 	h := hdrhistogram.New(1, int64(time.Minute), 3)
 	for _, w := range ws {
 		h.Merge(w.hist)

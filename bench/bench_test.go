@@ -111,6 +111,62 @@ func TestRun_Redlock(t *testing.T) {
 	}
 }
 
+// Redlock runs on with a minority of its nodes down, at the start or from
+// the middle of the run, each down node counted as an error and named;
+// without a majority it cannot start.
+func TestRun_RedlockSurvivesAMinorityDown(t *testing.T) {
+	var srvs []*server.Server
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		srv := server.RunT(t)
+		srvs, addrs = append(srvs, srv), append(addrs, srv.Addr())
+	}
+	srvs[0].Close() // down from the start
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 4, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops == 0 || res.Errors != 1 || res.Violations != 0 || !strings.Contains(res.FirstError, addrs[0]) {
+		t.Errorf("one node down at the start: ops %d, errors %d (%s), violations %d; want ops, 1 error naming %s, no violation",
+			res.Ops, res.Errors, res.FirstError, res.Violations, addrs[0])
+	}
+
+	// down in the middle: the run goes on to its end with the other two
+	go func() { time.Sleep(short / 3); srvs[1].Close() }()
+	res, err = Run(context.Background(), Options{Workload: "redlock", Addrs: addrs[1:], Workers: 4, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// two of two are the majority: losing one ends every worker
+	if res.Errors == 0 || !strings.Contains(res.FirstError, "no majority") && !strings.Contains(res.FirstError, addrs[1]) {
+		t.Errorf("half down: errors %d (%s); want the failure reported", res.Errors, res.FirstError)
+	}
+
+	var five []string
+	var fives []*server.Server
+	for i := 0; i < 5; i++ {
+		srv := server.RunT(t)
+		fives, five = append(fives, srv), append(five, srv.Addr())
+	}
+	go func() { time.Sleep(short / 3); fives[4].Close() }()
+	res, err = Run(context.Background(), Options{Workload: "redlock", Addrs: five, Workers: 4, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors == 0 || res.Violations != 0 || !strings.Contains(res.FirstError, five[4]) {
+		t.Errorf("one of five down mid-run: errors %d (%s), violations %d", res.Errors, res.FirstError, res.Violations)
+	}
+	if res.ElapsedSec < 0.9*short.Seconds() {
+		t.Errorf("one of five down mid-run: the run ended after %.2fs of %v", res.ElapsedSec, short)
+	}
+
+	fives[3].Close()
+	fives[2].Close() // three of five down: no majority
+	if _, err := Run(context.Background(), Options{Workload: "redlock", Addrs: five, Workers: 2, Duration: short}); err == nil || !strings.Contains(err.Error(), "no majority") {
+		t.Errorf("three of five down: err %v, want no majority", err)
+	}
+}
+
 // TestRun_RedlockMinority: with one of three servers holding every key
 // already, a majority is still reachable; with two, none is and no lock is
 // ever granted.

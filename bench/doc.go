@@ -17,7 +17,11 @@
 //   - pipelined: Pipeline acquires of distinct keys in one pipeline, then
 //     the releases in a second.
 //   - redlock: acquire on a majority of Addrs (requests to all in flight at
-//     once), release on all; retry with jitter without a majority.
+//     once), release on all; retry with jitter without a majority. An
+//     address that cannot be reached at the start, or whose connection
+//     fails during the run, is left out for the rest of it (an error
+//     each, named): the run goes on while a majority is left, as Redlock
+//     does.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
 //     32-byte tokens, PX ttl) and leave them held, to measure memory.
 //   - massexpiry: load Keys locks (default 1,000,000) whose deadlines fall

@@ -513,6 +513,9 @@ func (w *worker) pipelined() error {
 // redlock acquires one key on a majority of the addresses (requests to all
 // of them in flight at once), then releases it on all of them; on failing
 // to reach a majority it releases what it got and retries with jitter.
+// An address whose connection fails is left out for the rest of the run
+// (nodeFailed), as Redlock tolerates a minority of nodes down: the run
+// ends only when no majority is left.
 func (w *worker) redlock() error {
 	n := len(w.conns)
 	quorum := n/2 + 1
@@ -531,18 +534,35 @@ func (w *worker) redlock() error {
 		w.grantedOn = make([]bool, n)
 	}
 	for {
-		sent := w.r.now()
+		up := 0
 		for _, sc := range w.conns {
+			if !sc.dead.Load() {
+				up++
+			}
+		}
+		if up < quorum {
+			return fmt.Errorf("redlock: %d of %d addresses left, no majority", up, n)
+		}
+		sent := w.r.now()
+		for i, sc := range w.conns {
+			if sc.dead.Load() {
+				continue
+			}
 			w.writeSetNX(sc.c, key, tok)
 			if err := sc.c.Flush(); err != nil {
-				return err
+				w.nodeFailed(i, err)
 			}
 		}
 		got := 0
 		for i, sc := range w.conns {
+			w.grantedOn[i] = false
+			if sc.dead.Load() {
+				continue
+			}
 			rep, err := sc.c.ReadReply()
 			if err != nil {
-				return err
+				w.nodeFailed(i, err)
+				continue
 			}
 			ok, refused := w.acquireReply(rep)
 			w.grantedOn[i] = ok
@@ -560,16 +580,23 @@ func (w *worker) redlock() error {
 			w.hold()
 			w.r.reg.releasing(k, w.id)
 		}
-		for _, sc := range w.conns {
+		for i, sc := range w.conns {
+			if sc.dead.Load() {
+				continue
+			}
 			w.writeScript(sc.c, false, w.r.releaseSHA, ReleaseScript, key, tok)
 			if err := sc.c.Flush(); err != nil {
-				return err
+				w.nodeFailed(i, err)
 			}
 		}
 		for i, sc := range w.conns {
+			if sc.dead.Load() {
+				continue
+			}
 			n, ok, err := w.readScript(sc.c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
 			if err != nil {
-				return err
+				w.nodeFailed(i, err)
+				continue
 			}
 			if ok && w.grantedOn[i] {
 				// a node that granted the lock must still have it
@@ -586,6 +613,20 @@ func (w *worker) redlock() error {
 		w.sleepJitter()
 		tok = w.token(0)
 	}
+}
+
+// nodeFailed leaves address i out of the rest of a redlock run (its
+// connection, shared by other workers, held by this one): the failure
+// counts as an error, with the address named.
+func (w *worker) nodeFailed(i int, err error) {
+	sc := w.conns[i]
+	if sc.dead.Load() {
+		return
+	}
+	sc.dead.Store(true)
+	sc.c.Close()
+	w.st.errors.Add(1)
+	w.r.noteErr(w.r.o.Addrs[i] + ": " + err.Error())
 }
 
 // fill sets every key of the worker's range once (SET key tok PX ttl NX),
