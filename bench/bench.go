@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -81,8 +82,12 @@ type Options struct {
 	// KeyPrefix prefixes every key. Default "tb:XXXX:" with XXXX derived
 	// from the seed, or "lk:" for fill (12-byte keys: "lk:" + 9 digits).
 	KeyPrefix string
-	// Password, when set, is sent with AUTH on every connection.
+	// Password, when set, is sent with AUTH on every connection, with User
+	// when that is set too (an ACL user: AUTH user password).
 	Password string
+	User     string
+	// TLS, when set, makes every connection a TLS one with this config.
+	TLS *tls.Config
 	// Progress, when set, receives a line every ProgressEvery (default 1s)
 	// while the run lasts.
 	Progress      io.Writer
@@ -170,6 +175,19 @@ func deadConn() *sharedConn {
 	sc := &sharedConn{}
 	sc.dead.Store(true)
 	return sc
+}
+
+// histMax is the longest latency the histograms hold; a longer one is
+// recorded as histMax (a server stalled for over an hour).
+const histMax = int64(time.Hour)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
+
+// recordLatency records ops operations of d nanoseconds each in h, d
+// clamped to the histogram's range: a value out of range would be
+// dropped, and a stalled server's longest waits with it.
+func recordLatency(h *hdrhistogram.Histogram, d, ops int64) {
+	_ = h.RecordValues(min(max(d, 1), histMax), ops)
 }
 
 type runner struct {
@@ -312,19 +330,25 @@ func (o Options) withDefaults() (Options, error) {
 // keyTag is the seed-derived part of the default key prefix.
 func keyTag(seed uint64) string { return strconv.FormatUint(seed%(36*36*36*36), 36) }
 
-// dial opens a connection and authenticates it, within ctx: a server
-// that accepts and never answers holds it only until ctx ends.
-func dial(ctx context.Context, addr, password string) (*Conn, error) {
-	c, err := Dial(ctx, addr)
+// dial opens a connection (TLS with o.TLS) and authenticates it, within
+// ctx: a server that accepts and never answers holds it only until ctx
+// ends.
+func dial(ctx context.Context, addr string, o *Options) (*Conn, error) {
+	c, err := dialNet(ctx, addr, o.TLS)
 	if err != nil {
-		return nil, err
+		return nil, err // (the dialer's error names addr)
 	}
-	if password != "" {
+	if o.Password != "" {
 		if dl, ok := ctx.Deadline(); ok {
 			_ = c.SetDeadline(dl)
 		}
 		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
-		r, err := c.Do("AUTH", password)
+		var r Reply
+		if o.User != "" {
+			r, err = c.Do("AUTH", o.User, o.Password)
+		} else {
+			r, err = c.Do("AUTH", o.Password)
+		}
 		if !stop() {
 			err = ctx.Err()
 		}
@@ -341,8 +365,8 @@ func dial(ctx context.Context, addr, password string) (*Conn, error) {
 }
 
 // loadScripts SCRIPT LOADs the lock scripts on addr and checks the SHAs.
-func loadScripts(ctx context.Context, addr, password string) error {
-	c, err := dial(ctx, addr, password)
+func loadScripts(ctx context.Context, addr string, o *Options) error {
+	c, err := dial(ctx, addr, o)
 	if err != nil {
 		return err
 	}
@@ -406,7 +430,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if o.Workload != "fill" {
 		for a, addr := range addrs {
-			if err := loadScripts(setupCtx, addr, o.Password); err != nil {
+			if err := loadScripts(setupCtx, addr, &o); err != nil {
 				if err := failed(a, err); err != nil {
 					return Result{}, err
 				}
@@ -430,7 +454,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				conns[a] = append(conns[a], deadConn())
 				continue
 			}
-			c, err := dial(setupCtx, addr, o.Password)
+			c, err := dial(setupCtx, addr, &o)
 			if err != nil {
 				if err := failed(a, err); err != nil {
 					return Result{}, err
@@ -454,7 +478,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			id:   i,
 			r:    r,
 			rng:  rand.New(rand.NewPCG(o.Seed, uint64(i))),
-			hist: hdrhistogram.New(1, int64(time.Minute), 3),
+			hist: newHist(),
 			st:   new(counters),
 		}
 		for a := range addrs {
@@ -549,7 +573,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			defer wg.Done()
 			if err := w.run(); err != nil {
 				w.st.errors.Add(1)
-				r.noteErr(err.Error())
+				msg := err.Error()
+				if o.Workload != "redlock" && !strings.HasPrefix(msg, addrs[0]) {
+					msg = addrs[0] + ": " + msg // which server (redlock's name theirs)
+				}
+				r.noteErr(msg)
 			}
 		}()
 	}
@@ -566,7 +594,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	sumCounters(ws, &res)
 	res.Errors += setupErrs
-	h := hdrhistogram.New(1, int64(time.Minute), 3)
+	h := newHist()
 	for _, w := range ws {
 		h.Merge(w.hist)
 	}

@@ -716,3 +716,22 @@ func TestResult_JSONShape(t *testing.T) {
 		t.Errorf("table: %v %s", err, buf.String())
 	}
 }
+
+// A latency past the histogram's range is recorded as its longest, not
+// dropped (hdrhistogram refuses it): before, a run whose server stalled
+// for more than a minute left those operations out of every percentile.
+func TestRecordLatency_ClampsToTheRange(t *testing.T) {
+	h := newHist()
+	recordLatency(h, int64(2*time.Hour), 3)
+	recordLatency(h, 0, 1)
+	recordLatency(h, int64(time.Millisecond), 1)
+	if h.TotalCount() != 5 {
+		t.Fatalf("%d values recorded, want 5", h.TotalCount())
+	}
+	if m := h.Max(); m < histMax*99/100 {
+		t.Fatalf("max %v, want about %v", time.Duration(m), time.Duration(histMax))
+	}
+	if m := h.Min(); m != 1 {
+		t.Fatalf("min %d, want 1", m)
+	}
+}

@@ -243,7 +243,7 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 	setupCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	addr := o.Addrs[0]
-	poll, err := dial(setupCtx, addr, o.Password)
+	poll, err := dial(setupCtx, addr, &o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -255,7 +255,7 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 	}()
 	shared := make([]*sharedConn, o.Conns)
 	for i := range shared {
-		c, err := dial(setupCtx, addr, o.Password)
+		c, err := dial(setupCtx, addr, &o)
 		if err != nil {
 			return Result{}, err
 		}
@@ -336,8 +336,8 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 			lo: i * o.Keys / o.Workers, hi: (i + 1) * o.Keys / o.Workers,
 			stay:   stay[i*stayPer : (i+1)*stayPer],
 			tok:    tok,
-			before: hdrhistogram.New(1, int64(time.Minute), 3),
-			during: hdrhistogram.New(1, int64(time.Minute), 3),
+			before: newHist(),
+			during: newHist(),
 			st:     new(counters),
 			loaded: &loaded,
 		}
@@ -472,8 +472,8 @@ wait:
 		Keys: o.Keys, Pipeline: o.Pipeline, Seed: o.Seed,
 		ElapsedSec: time.Since(start).Seconds(), MassExpiry: mx,
 	}
-	before := hdrhistogram.New(1, int64(time.Minute), 3)
-	during := hdrhistogram.New(1, int64(time.Minute), 3)
+	before := newHist()
+	during := newHist()
 	for _, w := range ws {
 		before.Merge(w.before)
 		during.Merge(w.during)

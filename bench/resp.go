@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -76,14 +77,24 @@ type Conn struct {
 }
 
 // Dial connects to a Redis-protocol server at addr ("host:port").
-func Dial(ctx context.Context, addr string) (*Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+func Dial(ctx context.Context, addr string) (*Conn, error) { return dialNet(ctx, addr, nil) }
+
+// dialNet is Dial, over TLS when cfg is set.
+func dialNet(ctx context.Context, addr string, cfg *tls.Config) (*Conn, error) {
+	var nc net.Conn
+	var err error
+	if cfg != nil {
+		d := tls.Dialer{Config: cfg}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
+		_ = tc.SetNoDelay(true) // (Go's default; a TLS connection's socket has it too)
 	}
 	return NewConn(nc), nil
 }

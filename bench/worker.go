@@ -243,8 +243,7 @@ func (w *worker) lostAt(leaseEnd int64) {
 }
 
 func (w *worker) record(start int64, ops int64) {
-	d := w.r.now() - start
-	_ = w.hist.RecordValues(max(d, 1), ops)
+	recordLatency(w.hist, w.r.now()-start, ops)
 	w.st.ops.Add(ops)
 }
 

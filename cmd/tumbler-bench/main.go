@@ -15,6 +15,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,6 +58,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed for key choice and jitter (0: random)")
 	fs.StringVar(&o.KeyPrefix, "prefix", "", "key prefix (default tb:<seed>: or lk: for fill)")
 	fs.StringVar(&o.Password, "password", "", "AUTH password")
+	fs.StringVar(&o.Password, "pass", "", "the same as --password (redis-cli's name)")
+	fs.StringVar(&o.User, "user", "", "ACL user to AUTH as (with --password)")
+	useTLS := fs.Bool("tls", false, "connect with TLS")
+	caCert := fs.String("cacert", "", "with --tls: CA certificate file to verify the server with (default: the system's)")
+	cert := fs.String("cert", "", "with --tls: client certificate file")
+	key := fs.String("key", "", "with --tls: client private key file")
+	insecure := fs.Bool("insecure", false, "with --tls: do not verify the server's certificate")
+	sni := fs.String("sni", "", "with --tls: server name to verify (default: the address's host)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (no progress lines)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -70,6 +80,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if msg := checkFlags(fs); msg != "" {
 		fmt.Fprintln(stderr, "tumbler-bench:", msg)
+		return 1
+	}
+	if o.User != "" && o.Password == "" {
+		fmt.Fprintln(stderr, "tumbler-bench: --user needs --password")
+		return 1
+	}
+	if *useTLS {
+		cfg, err := tlsConfig(*caCert, *cert, *key, *sni, *insecure)
+		if err != nil {
+			fmt.Fprintln(stderr, "tumbler-bench:", err)
+			return 1
+		}
+		o.TLS = cfg
+	} else if *caCert != "" || *cert != "" || *key != "" || *insecure || *sni != "" {
+		fmt.Fprintln(stderr, "tumbler-bench: --cacert, --cert, --key, --insecure and --sni need --tls")
 		return 1
 	}
 	o.Addrs = strings.Split(*addr, ",")
@@ -138,4 +163,30 @@ func checkFlags(fs *flag.FlagSet) string {
 		}
 	})
 	return msg
+}
+
+// tlsConfig builds the client TLS config of --tls and its options.
+func tlsConfig(caCert, cert, key, sni string, insecure bool) (*tls.Config, error) {
+	cfg := &tls.Config{ServerName: sni, InsecureSkipVerify: insecure}
+	if caCert != "" {
+		pem, err := os.ReadFile(caCert)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", caCert)
+		}
+	}
+	if (cert == "") != (key == "") {
+		return nil, errors.New("--cert and --key go together")
+	}
+	if cert != "" {
+		kp, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("--cert/--key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{kp}
+	}
+	return cfg, nil
 }
