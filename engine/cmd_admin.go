@@ -37,8 +37,12 @@ func registerAdmin(e *Engine) {
 			"stats":        {Arity: 2, Fn: cmdMemoryStats}, // (under the keyspace lock: it counts keys)
 			"doctor":       {Arity: 2, Flags: FlagNoKeys, Fn: cmdMemoryDoctor},
 			"malloc-stats": {Arity: 2, Flags: FlagNoKeys, Fn: func(c *Ctx) { c.W.WriteVerbatim("txt", "Stats not supported for the current allocator") }},
-			"purge":        {Arity: 2, Flags: FlagNoKeys, Fn: func(c *Ctx) { debug.FreeOSMemory(); c.W.WriteStatus(statusOK) }},
-			"help":         HelpCommand(FlagNoKeys, memoryHelp),
+			"purge": {Arity: 2, Flags: FlagNoKeys, Fn: func(c *Ctx) {
+				c.Eng.mem.releaseMemory()
+				debug.FreeOSMemory()
+				c.W.WriteStatus(statusOK)
+			}},
+			"help": HelpCommand(FlagNoKeys, memoryHelp),
 		}},
 		&Command{Name: "latency", Arity: -2, Group: "server", Subs: map[string]*Command{
 			"latest":    {Arity: 2, Flags: admin | FlagLoading | FlagStale, Fn: cmdLatencyLatest},

@@ -40,6 +40,30 @@ type memLimit struct {
 	collections atomic.Int64
 
 	freed chan struct{} // FreedMuch: a command dropped a lot of data (cap 1)
+
+	releaseMu sync.Mutex
+	release   []func() // OnReleaseMemory
+}
+
+// OnReleaseMemory registers fn, called before the engine forces a garbage
+// collection (a maxmemory check that found used memory over the limit,
+// CollectFreed after a FLUSHALL or a large DEL, MEMORY PURGE): memory its
+// embedder keeps for reuse, which counts as used memory, should go then,
+// so that the collection frees it too.
+func (e *Engine) OnReleaseMemory(fn func()) {
+	e.mem.releaseMu.Lock()
+	defer e.mem.releaseMu.Unlock()
+	e.mem.release = append(e.mem.release, fn)
+}
+
+// releaseMemory calls the OnReleaseMemory functions.
+func (m *memLimit) releaseMemory() {
+	m.releaseMu.Lock()
+	fns := m.release
+	m.releaseMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // Memory a command frees shows in used_memory only after Go's next
@@ -107,6 +131,7 @@ func (e *Engine) CollectFreed(cycles uint64) {
 	m := &e.mem
 	m.gcMu.Lock()
 	defer m.gcMu.Unlock()
+	m.releaseMemory()
 	runtime.GC()
 	m.resample()
 	m.collections.Add(1)
@@ -286,6 +311,7 @@ func (m *memLimit) collectAndCheck(max uint64, collect bool) bool {
 	if last := m.gcAt; last != 0 && time.Now().UnixNano()-last < int64(every) {
 		return m.used.Load() > max // the sample taken after that collection, or since
 	}
+	m.releaseMemory()
 	runtime.GC()
 	m.gcAt = m.resample()
 	m.gcFull = m.used.Load() > max

@@ -1,72 +1,109 @@
 package server
 
 import (
-	"math/bits"
+	"slices"
+	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
 // Read buffers past readerMaxIdle, which a cmdReader drops once a large
-// request has run, go to a pool the connections share: a few buffers of
-// each power-of-two size from 128 KB to 4 MB, at most readBufsHeld bytes
-// of each size. A client that sends one large value after another
-// (redis-benchmark -d 100000, a cache of rendered pages) would otherwise
-// make a fresh buffer, zeroed, for each request, and give the GC as much
-// again to collect as the values themselves. An idle connection still
-// holds no large buffer; the pool holds at most 10 MB in all, and only
-// once large requests have come. (A sync.Pool does not serve here: the
-// GC empties it, and such a load makes the GC run often: without the
-// binary's heap floor, cmd/tumbler/gcfloor.go, hundreds of times a
-// second.)
-// Redis, likewise, keeps a busy client's query buffer between requests
-// and frees an idle one's in its cron.
+// request has run, go to a pool the connections share. A client that
+// sends one large value after another (redis-benchmark -d 100000, a cache
+// of rendered pages) would otherwise make a fresh buffer, zeroed, for each
+// request, and give the GC as much again to collect as the values
+// themselves. (A sync.Pool does not serve here: the GC empties it, and
+// such a load makes the GC run often: without the binary's heap floor,
+// cmd/tumbler/gcfloor.go, hundreds of times a second.)
+//
+// The pool's sizes are four to each power of two, from 80 KB to 4 MB,
+// as jemalloc's size classes are: a large argument's buffer is rounded up
+// to one, by at most a quarter, so the memory CLIENT LIST and
+// maxmemory-clients count for a client reading one stays near Redis's
+// (whose query buffer is its size rounded to jemalloc's class). It holds
+// readBufsBudget bytes at most, counted in used_memory as any heap
+// object, and lets them go once no large request has come for
+// readBufsIdle, or when the server must free memory (before a forced
+// collection: a maxmemory check, a FLUSHALL, MEMORY PURGE). An idle
+// connection holds no large buffer; Redis, likewise, keeps a busy
+// client's query buffer between requests and frees an idle one's in its
+// cron.
 //
 // A pooled buffer comes back with another request's bytes in it: the
 // reader only ever looks at what it read into it (buf[start:end]).
-const (
-	readBufMinShift = 17      // 128 KB, the first size past readerMaxIdle
-	readBufMaxShift = 22      // 4 MB
-	readBufsHeld    = 1 << 20 // bytes of buffers of one size kept at most (one buffer past it)
-)
+const readBufsBudget = 8 << 20 // bytes of buffers the pool keeps at most
 
-// readBufPool holds idle read buffers, by size: each channel holds the
-// first bytes of buffers of one size.
-type readBufPool [readBufMaxShift - readBufMinShift + 1]chan *byte
+// readBufsIdle is how long the pool keeps its buffers without a large
+// request (a variable for tests).
+var readBufsIdle = 2 * time.Second
+
+// readBufSizes are the pool's sizes: 80, 96, 112, 128, 160, 192 KB ...
+// 3.5 MB, 4 MB.
+var readBufSizes = func() []int {
+	var s []int
+	for shift := 16; shift < 22; shift++ {
+		for m := 4; m < 8; m++ {
+			if size := m << (shift - 2); size > readerMaxIdle {
+				s = append(s, size)
+			}
+		}
+	}
+	return append(s, 4<<20)
+}()
+
+// readBufPool holds idle read buffers: bufs[i] the first bytes of buffers
+// of readBufSizes[i] bytes.
+type readBufPool struct {
+	bufs    []chan *byte
+	held    atomic.Int64 // bytes in bufs
+	lastUse atomic.Int64 // unix ns of the last get or put of a pool size
+	armed   atomic.Bool  // a sweep is due (sweep)
+}
 
 func newReadBufPool() *readBufPool {
-	var p readBufPool
-	for i := range p {
-		p[i] = make(chan *byte, max(readBufsHeld>>(readBufMinShift+i), 1))
+	p := &readBufPool{bufs: make([]chan *byte, len(readBufSizes))}
+	for i, size := range readBufSizes {
+		p.bufs[i] = make(chan *byte, readBufsBudget/size)
 	}
-	return &p
+	return p
 }
 
 // sharedReadBufs is the pool every connection's reader uses.
 var sharedReadBufs = newReadBufPool()
 
-// class returns the channel for buffers of size bytes; ok is false for a
-// size the pool does not hold (only powers of two from 128 KB to 4 MB).
-func (p *readBufPool) class(size int) (ch chan *byte, ok bool) {
-	if size <= readerMaxIdle || size > 1<<readBufMaxShift || size&(size-1) != 0 {
-		return nil, false
-	}
-	return p[bits.Len(uint(size))-1-readBufMinShift], true
-}
-
-// readBufSize returns n rounded up to the pool's next size, when a pool
-// size is at least n; otherwise n.
+// readBufSize returns n rounded up to the pool's next size, when it has
+// one at least n; otherwise n.
 func readBufSize(n int) int {
-	if n <= readerMaxIdle || n > 1<<readBufMaxShift {
+	if n <= readerMaxIdle {
 		return n
 	}
-	return 1 << max(bits.Len(uint(n-1)), readBufMinShift)
+	if i, _ := slices.BinarySearch(readBufSizes, n); i < len(readBufSizes) {
+		return readBufSizes[i]
+	}
+	return n
+}
+
+// class returns the channel for buffers of size bytes; ok is false for a
+// size the pool does not hold.
+func (p *readBufPool) class(size int) (ch chan *byte, ok bool) {
+	if size <= readerMaxIdle {
+		return nil, false
+	}
+	i, found := slices.BinarySearch(readBufSizes, size)
+	if !found {
+		return nil, false
+	}
+	return p.bufs[i], true
 }
 
 // get returns a read buffer of size bytes: one from the pool when size is
 // one of its sizes (readBufSize), its bytes not zeroed.
 func (p *readBufPool) get(size int) []byte {
 	if ch, ok := p.class(size); ok {
+		p.lastUse.Store(time.Now().UnixNano())
 		select {
 		case b := <-ch:
+			p.held.Add(-int64(size))
 			return unsafe.Slice(b, size)
 		default:
 		}
@@ -81,8 +118,44 @@ func (p *readBufPool) put(b []byte) {
 	if !ok || cap(b) != len(b) {
 		return
 	}
+	size := int64(len(b))
+	p.lastUse.Store(time.Now().UnixNano())
+	if p.held.Add(size) > readBufsBudget {
+		p.held.Add(-size)
+		return
+	}
 	select {
 	case ch <- unsafe.SliceData(b):
+		if p.armed.CompareAndSwap(false, true) {
+			time.AfterFunc(readBufsIdle, p.sweep)
+		}
 	default:
+		p.held.Add(-size)
+	}
+}
+
+// sweep empties the pool once it has gone readBufsIdle unused, and
+// otherwise looks again when it will have.
+func (p *readBufPool) sweep() {
+	if idle := time.Since(time.Unix(0, p.lastUse.Load())); idle < readBufsIdle {
+		time.AfterFunc(readBufsIdle-idle, p.sweep)
+		return
+	}
+	p.armed.Store(false) // a put from now on arms another sweep
+	p.drain()
+}
+
+// drain lets every pooled buffer go to the GC.
+func (p *readBufPool) drain() {
+	for i, ch := range p.bufs {
+		for {
+			select {
+			case <-ch:
+				p.held.Add(-int64(readBufSizes[i]))
+				continue
+			default:
+			}
+			break
+		}
 	}
 }

@@ -104,9 +104,20 @@ func (r *cmdReader) trim() {
 		r.inl = nil
 	}
 	if r.start == r.end && len(r.buf) > readerMaxIdle {
-		r.pool.put(r.buf)
+		r.release()
 		r.buf, r.start, r.end = nil, 0, 0
 	}
+}
+
+// release gives up r.buf (to its pool, if it has one): the argument and
+// command arrays, reused from batch to batch, still point into it past
+// their length, and would keep a dropped buffer of any size alive for as
+// long as the connection stays open (twenty idle clients that had each
+// sent a 3 MB value held 60 MB).
+func (r *cmdReader) release() {
+	clear(r.args[:cap(r.args)])
+	clear(r.cmds[:cap(r.cmds)])
+	r.pool.put(r.buf)
 }
 
 func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd, pool: sharedReadBufs} }
@@ -153,7 +164,7 @@ func (r *cmdReader) fill() error {
 	if r.start == r.end {
 		r.start, r.end = 0, 0
 		if len(r.buf) > readerMaxIdle {
-			r.pool.put(r.buf)
+			r.release()
 			r.buf = nil
 		}
 	}
@@ -176,8 +187,11 @@ func (r *cmdReader) fill() error {
 			// value made five buffers of 4 to 64 KB, each zeroed and
 			// copied into the next), rounded up to the size of a pool
 			// the connections share (readbuf.go); past that, it doubles
-			// as the data comes: a client cannot reserve more than
-			// twice what it sent.
+			// as the data comes, to no more than the request needs when
+			// the argument is most of it: a client cannot reserve more
+			// than twice what it sent. Behind other large arguments it
+			// grows by half again at least (to what the request needs
+			// so far, 40 arguments of 100 KB were read into 41 buffers).
 			size := max(len(r.buf)+len(r.buf)/2, n+readerMinReadSz)
 			if r.pneed > 0 {
 				need := max(r.pneed, n) + readerMinReadSz
@@ -186,13 +200,17 @@ func (r *cmdReader) fill() error {
 					size = max(size, need)
 				case need <= readerJumpMax:
 					size = readBufSize(need)
-				default:
+				case r.pskip <= len(r.buf)/2: // a large argument, most of the request
 					size = min(max(2*len(r.buf), n+readerMinReadSz), need)
+				default: // a large argument behind others
+					size = max(size, min(2*len(r.buf), need))
 				}
 			}
 			nb := r.pool.get(size)
 			copy(nb, r.buf[r.start:r.end])
-			r.pool.put(r.buf)
+			if len(r.buf) > readerMaxIdle {
+				r.release()
+			}
 			r.buf = nb
 		} else {
 			copy(r.buf, r.buf[r.start:r.end])

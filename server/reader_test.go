@@ -9,8 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // chunkReader hands out its input in reads of random sizes.
@@ -328,6 +331,36 @@ func TestCmdReader_ManyArgumentsBufferDoubles(t *testing.T) {
 	}
 }
 
+// A request of many large arguments (each past readerMaxIdle, the request
+// past readerJumpMax) grows its buffer geometrically too: grown to what
+// the request needed so far, 160 arguments of 100 KB were read into 161
+// buffers, 1.27 GB copied.
+func TestCmdReader_ManyLargeArgumentsBufferGrowsGeometrically(t *testing.T) {
+	for _, args := range []int{40, 160} {
+		const n = 100_000
+		val := strings.Repeat("v", n)
+		var b strings.Builder
+		b.WriteString("*" + strconv.Itoa(args+2) + "\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n")
+		for range args {
+			b.WriteString("$" + strconv.Itoa(n) + "\r\n" + val + "\r\n")
+		}
+		in := []byte(b.String())
+		bc := &bufferCounter{Reader: &chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 64 << 10}, ends: map[*byte]bool{}}
+		r := newCmdReader(bc)
+		r.pool = newReadBufPool()
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != 1 || len(cmds[0].Args) != args+2 || string(cmds[0].Args[args+1]) != val {
+			t.Fatalf("%d commands, %v", len(cmds), err)
+		}
+		if max := int(math.Log(float64(len(in))/readerMinBuf)/math.Log(1.5)) + 3; len(bc.ends) > max {
+			t.Fatalf("a %d-byte request of %d arguments of %d bytes was read into %d buffers (want at most %d)", len(in), args, n, len(bc.ends), max)
+		}
+		if len(r.buf) > 2*len(in) {
+			t.Fatalf("a %d-byte request grew the buffer to %d", len(in), len(r.buf))
+		}
+	}
+}
+
 // A large request's read buffer goes to the pool once the request has
 // run, and the next large request, on another connection, is read into
 // it: its arguments are its own, whatever the buffer held before.
@@ -368,28 +401,30 @@ func TestCmdReader_LargeBufferReusedFromThePool(t *testing.T) {
 	}
 }
 
-// The pool keeps at most readBufsHeld bytes of buffers of each size (one
-// buffer of a larger size), takes only buffers of its own sizes, and
-// gives out buffers of the size asked for.
+// The pool keeps at most readBufsBudget bytes of buffers, takes only
+// buffers of its own sizes, gives out buffers of the size asked for, and
+// rounds a size up by at most a quarter.
 func TestReadBufPool_Bounds(t *testing.T) {
 	pool := newReadBufPool()
-	for shift := readBufMinShift; shift <= readBufMaxShift; shift++ {
-		size := 1 << shift
-		for range max(2*readBufsHeld/size, 2) {
+	for _, size := range readBufSizes {
+		for range readBufsBudget/size + 2 {
 			pool.put(make([]byte, size))
 		}
-		ch, _ := pool.class(size)
-		if held := len(ch) * size; held > max(readBufsHeld, size) {
-			t.Fatalf("the pool holds %d bytes of %d-byte buffers", held, size)
-		}
-		if len(ch) == 0 {
-			t.Fatalf("the pool kept no %d-byte buffer", size)
+		if held := pool.held.Load(); held > readBufsBudget {
+			t.Fatalf("the pool holds %d bytes", held)
 		}
 		if b := pool.get(size); len(b) != size || cap(b) != size {
 			t.Fatalf("asked for %d bytes, got %d (cap %d)", size, len(b), cap(b))
 		}
 	}
-	for _, size := range []int{readerMaxIdle, 100_000, 3 << 17, 1<<readBufMaxShift + 1, 1 << (readBufMaxShift + 1)} {
+	held := 0
+	for i, ch := range pool.bufs {
+		held += len(ch) * readBufSizes[i]
+	}
+	if int64(held) != pool.held.Load() {
+		t.Fatalf("the pool holds %d bytes and counts %d", held, pool.held.Load())
+	}
+	for _, size := range []int{readerMaxIdle, 100_000, 3<<17 + 1, 4<<20 + 1, 8 << 20} {
 		if _, ok := pool.class(size); ok {
 			t.Fatalf("the pool holds %d-byte buffers", size)
 		}
@@ -398,11 +433,55 @@ func TestReadBufPool_Bounds(t *testing.T) {
 			t.Fatalf("asked for %d bytes, got %d", size, len(b))
 		}
 	}
-	for n, want := range map[int]int{1: 1, readerMaxIdle: readerMaxIdle, readerMaxIdle + 1: 1 << 17, 100_000: 1 << 17,
-		1 << 17: 1 << 17, 1<<17 + 1: 1 << 18, 3 << 20: 4 << 20, 4 << 20: 4 << 20, 4<<20 + 1: 4<<20 + 1} {
+	for n, want := range map[int]int{1: 1, readerMaxIdle: readerMaxIdle, readerMaxIdle + 1: 80 << 10, 100_000: 112 << 10,
+		128 << 10: 128 << 10, 128<<10 + 1: 160 << 10, 140_000: 160 << 10, 3 << 20: 3 << 20, 3<<20 + 1: 7 << 19, 4 << 20: 4 << 20, 4<<20 + 1: 4<<20 + 1} {
 		if got := readBufSize(n); got != want {
 			t.Errorf("readBufSize(%d) = %d, want %d", n, got, want)
 		}
+	}
+	for n := readerMaxIdle + 1; n <= 4<<20; n += 997 {
+		if got := readBufSize(n); got < n || got > n+n/4 {
+			t.Fatalf("readBufSize(%d) = %d: more than a quarter over", n, got)
+		}
+	}
+}
+
+// The pool lets its buffers go when the server must free memory (drain,
+// which the engine calls before a forced collection: a maxmemory check
+// found used memory over the limit), and by itself once no large request
+// has come for readBufsIdle. Before, 10 MB stayed pooled for good,
+// counted in used_memory: a server with maxmemory 14mb refused every
+// write after one burst of large requests.
+func TestReadBufPool_LetsGo(t *testing.T) {
+	pool := newReadBufPool()
+	pool.put(make([]byte, 128<<10))
+	pool.put(make([]byte, 4<<20))
+	if pool.held.Load() != 128<<10+4<<20 {
+		t.Fatalf("held %d", pool.held.Load())
+	}
+	pool.drain()
+	if pool.held.Load() != 0 || len(pool.bufs[0]) != 0 {
+		t.Fatalf("after drain: held %d", pool.held.Load())
+	}
+
+	defer func(d time.Duration) { readBufsIdle = d }(readBufsIdle)
+	readBufsIdle = 50 * time.Millisecond
+	pool = newReadBufPool()
+	pool.put(make([]byte, 256<<10))
+	// in use: a get and a put every 10 ms keep it
+	for range 10 {
+		time.Sleep(10 * time.Millisecond)
+		pool.put(pool.get(256 << 10))
+	}
+	if pool.held.Load() != 256<<10 {
+		t.Fatalf("a pool in use let its buffer go: held %d", pool.held.Load())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pool.held.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("an unused pool still holds %d bytes", pool.held.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -418,5 +497,57 @@ func TestCmdReader_LargeArgumentBufferFits(t *testing.T) {
 	}
 	if len(r.buf) > len(in)+readerMinReadSz {
 		t.Fatalf("a %d-byte request grew the buffer to %d", len(in), len(r.buf))
+	}
+}
+
+// Once a large request has run, the reader keeps nothing that points into
+// its buffer: the argument and command arrays it reuses held the dropped
+// buffer alive (twenty idle clients that had each sent a 3 MB value held
+// 60 MB while CLIENT LIST said 4 KB each).
+func TestCmdReader_IdleReaderKeepsNoLargeBuffer(t *testing.T) {
+	const n = 3 << 20
+	in := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(n) + "\r\n" + strings.Repeat("v", n) + "\r\n")
+	r := newCmdReader(&chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 64 << 10})
+	r.pool = newReadBufPool()
+	if cmds, err := r.ReadCommands(); err != nil || len(cmds) != 1 {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	r.trim() // the request has run
+	if r.buf != nil {
+		t.Fatalf("the reader kept its %d-byte buffer", len(r.buf))
+	}
+	for i, a := range r.args[:cap(r.args)] {
+		if a != nil {
+			t.Fatalf("argument slot %d still points at %d bytes", i, len(a))
+		}
+	}
+	for i, c := range r.cmds[:cap(r.cmds)] {
+		if c.Raw != nil || c.Args != nil {
+			t.Fatalf("command slot %d still points into the buffer", i)
+		}
+	}
+}
+
+// The shared pool's buffers go before the engine forces a collection
+// (engine.OnReleaseMemory): on MEMORY PURGE, and when a maxmemory check
+// finds used memory over the limit, so that pooled buffers never refuse a
+// write.
+func TestReadBufs_DrainedBeforeAForcedCollection(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	sharedReadBufs.put(make([]byte, 4<<20))
+	if sharedReadBufs.held.Load() == 0 {
+		t.Fatal("the pool took no buffer")
+	}
+	c.expectDo("+OK\r\n", "MEMORY", "PURGE")
+	if held := sharedReadBufs.held.Load(); held != 0 {
+		t.Fatalf("after MEMORY PURGE the pool holds %d bytes", held)
+	}
+	sharedReadBufs.put(make([]byte, 4<<20))
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory", "1")
+	c.expectDo("-"+engine.ErrOOM+"\r\n", "SET", "k", "v")
+	c.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory", "0")
+	if held := sharedReadBufs.held.Load(); held != 0 {
+		t.Fatalf("after a maxmemory check the pool holds %d bytes", held)
 	}
 }

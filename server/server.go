@@ -257,6 +257,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), closeEnd: make(chan struct{}), expiryKick: make(chan struct{}, 1)}
 	dbs, _ := strconv.Atoi(cfg.param("databases", "16")) // checked by the config parser
 	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit, Databases: dbs})
+	s.eng.OnReleaseMemory(sharedReadBufs.drain) // pooled read buffers go first (readbuf.go)
 	s.vm = luavm.Install(s.eng)
 	s.eng.SetInfoProvider(s)
 	s.registerConnCommands()
