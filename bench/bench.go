@@ -142,8 +142,12 @@ type Result struct {
 	Lost int64 `json:"lost"`
 	// ExpiredTakeovers counts grants of a key whose previous holder's lease
 	// may have expired: allowed, but a sign the TTL is too short.
-	ExpiredTakeovers int64  `json:"expired_takeovers"`
-	FirstError       string `json:"first_error,omitempty"`
+	ExpiredTakeovers int64 `json:"expired_takeovers"`
+	// NoScriptFallbacks counts EVALSHA requests answered NOSCRIPT (the
+	// server's script cache was flushed, or it keeps none) and sent again
+	// as EVAL: each is an extra request in Requests.
+	NoScriptFallbacks int64  `json:"noscript_fallbacks"`
+	FirstError        string `json:"first_error,omitempty"`
 	// MassExpiry is set by the massexpiry workload only. There an
 	// operation is one GET of a key that stays, and Latency covers the
 	// GETs sent in the reclaim window (MassExpiry.ReclaimWindowMs).
@@ -157,7 +161,7 @@ func (r *Result) OK() bool { return r.Violations == 0 && r.Errors == 0 }
 // the worker runs. Padded so workers do not share cache lines.
 type counters struct {
 	ops, reqs, errors, violations, busy, lost, expired atomic.Int64
-	lostEarly                                          atomic.Int64
+	lostEarly, noscript                                atomic.Int64
 	_                                                  [64]byte
 }
 
@@ -622,6 +626,7 @@ func sumCounters(ws []*worker, r *Result) {
 		r.Busy += w.st.busy.Load()
 		r.Lost += w.st.lost.Load()
 		r.LostBeforeLease += w.st.lostEarly.Load()
+		r.NoScriptFallbacks += w.st.noscript.Load()
 		r.ExpiredTakeovers += w.st.expired.Load()
 	}
 }

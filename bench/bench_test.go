@@ -552,6 +552,9 @@ func TestRun_NoScriptFallsBackToEval(t *testing.T) {
 			if f.count("EVAL") == 0 || f.count("EVAL") != f.count("EVALSHA") {
 				t.Errorf("EVALSHA %d, EVAL %d: want every NOSCRIPT retried with EVAL", f.count("EVALSHA"), f.count("EVAL"))
 			}
+			if res.NoScriptFallbacks != int64(f.count("EVAL")) {
+				t.Errorf("%d fallbacks reported, %d EVALs sent", res.NoScriptFallbacks, f.count("EVAL"))
+			}
 		})
 	}
 }
@@ -698,7 +701,7 @@ func TestResult_JSONShape(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "addrs busy conns elapsed_s errors expired_takeovers hold_us keys latency_us lost lost_before_lease ops ops_per_sec pipeline requests requests_per_sec seed ttl_ms violations workers workload"
+	want := "addrs busy conns elapsed_s errors expired_takeovers hold_us keys latency_us lost lost_before_lease noscript_fallbacks ops ops_per_sec pipeline requests requests_per_sec seed ttl_ms violations workers workload"
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("JSON keys:\n got %s\nwant %s", got, want)
 	}

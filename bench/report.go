@@ -40,6 +40,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	row("busy (refused acquires)", r.Busy)
 	row("lost (lock gone at release, lease over)", r.Lost)
 	row("expired takeovers", r.ExpiredTakeovers)
+	if r.NoScriptFallbacks > 0 {
+		row("NOSCRIPT, sent again as EVAL", r.NoScriptFallbacks)
+	}
 	row("errors", r.Errors)
 	row("violations", r.Violations)
 	row("  of which lost within the lease", r.LostBeforeLease)

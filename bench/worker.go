@@ -171,6 +171,7 @@ func (w *worker) readScript(c *Conn, what, sha, body string, key []byte, args ..
 		return 0, false, err
 	}
 	if rep.IsErr() && bytes.HasPrefix(rep.Str, []byte("NOSCRIPT")) {
+		w.st.noscript.Add(1)
 		w.writeScript(c, true, sha, body, key, args...)
 		if err := c.Flush(); err != nil {
 			return 0, false, err
@@ -484,6 +485,7 @@ func (w *worker) pipelined() error {
 			w.released(rep.Int, leaseEnd)
 			done++
 		case rep.IsErr() && bytes.HasPrefix(rep.Str, []byte("NOSCRIPT")):
+			w.st.noscript.Add(1)
 			w.retry = append(w.retry, i)
 		default:
 			w.badReply("release", rep)
