@@ -2,14 +2,7 @@ package server
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -19,108 +12,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/internal/testpki"
 )
 
-// testPKI is a CA with a server certificate for 127.0.0.1 / localhost and
-// a client certificate, generated for one test and written to its temp
-// dir as PEM files. No key is ever committed.
-type testPKI struct {
-	t                             *testing.T
-	dir                           string
-	serial                        int64
-	notBefore, notAfter           time.Time
-	caFile, certFile, keyFile     string // CA certificate, server certificate and key
-	clientCertFile, clientKeyFile string
-	caCertPEM                     []byte
-	pool                          *x509.CertPool  // trusts the CA
-	client                        tls.Certificate // signed by the CA
-	otherClient                   tls.Certificate // signed by another CA
-}
+// testPKI is one test's certificates (internal/testpki), with the
+// server tests' helpers.
+type testPKI struct{ *testpki.PKI }
 
-func newTestPKI(t *testing.T) *testPKI {
-	t.Helper()
-	p := &testPKI{t: t, dir: t.TempDir(), notBefore: time.Now().Add(-time.Hour), notAfter: time.Now().Add(24 * time.Hour)}
-	caKey, caCert, caPEM := p.newCA("tumbler test CA")
-	otherKey, otherCert, _ := p.newCA("another CA")
-	p.caCertPEM = caPEM
-	p.pool = x509.NewCertPool()
-	p.pool.AddCert(caCert)
-	serverCert, serverKey := p.leaf(caCert, caKey, "127.0.0.1", true)
-	clientCert, clientKey := p.leaf(caCert, caKey, "client", false)
-	otherCertPEM, otherKeyPEM := p.leaf(otherCert, otherKey, "intruder", false)
-	var err error
-	if p.client, err = tls.X509KeyPair(clientCert, clientKey); err != nil {
-		t.Fatal(err)
-	}
-	if p.otherClient, err = tls.X509KeyPair(otherCertPEM, otherKeyPEM); err != nil {
-		t.Fatal(err)
-	}
-	p.caFile = p.write("ca.crt", caPEM)
-	p.certFile = p.write("server.crt", serverCert)
-	p.keyFile = p.write("server.key", serverKey)
-	p.clientCertFile = p.write("client.crt", clientCert)
-	p.clientKeyFile = p.write("client.key", clientKey)
-	return p
-}
-
-func (p *testPKI) write(name string, data []byte) string {
-	path := filepath.Join(p.dir, name)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		p.t.Fatal(err)
-	}
-	return path
-}
-
-func (p *testPKI) newCA(name string) (*ecdsa.PrivateKey, *x509.Certificate, []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: name},
-		NotBefore: p.notBefore, NotAfter: p.notAfter, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return key, cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
-func (p *testPKI) leaf(ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, server bool) (certPEM, keyPEM []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: p.notBefore, NotAfter: p.notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		tmpl.DNSNames = []string{"localhost"}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-}
+func newTestPKI(t *testing.T) *testPKI { return &testPKI{testpki.New(t)} }
 
 // tlsConfig gives the files to a server Config.
 func (p *testPKI) tlsConfig(c *Config, authClients string) {
 	c.TLSAddr = "127.0.0.1:0"
-	c.TLSCertFile, c.TLSKeyFile, c.TLSCACertFile = p.certFile, p.keyFile, p.caFile
+	c.TLSCertFile, c.TLSKeyFile, c.TLSCACertFile = p.CertFile, p.KeyFile, p.CAFile
 	c.TLSAuthClients = authClients
 }
 
@@ -128,7 +33,7 @@ func (p *testPKI) tlsConfig(c *Config, authClients string) {
 // command and returns the reply, or the error that ended the exchange.
 func (p *testPKI) tlsDo(addr string, certs []tls.Certificate, args ...string) (string, error) {
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	tc := &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1"}
+	tc := &tls.Config{RootCAs: p.Pool, ServerName: "127.0.0.1"}
 	if len(certs) > 0 {
 		// Always present the certificate, even one the server's CA list
 		// does not name (a Go client would otherwise send none).
@@ -154,7 +59,7 @@ func TestTLS_PlainAndTLSPortsBothServe(t *testing.T) {
 	if srv.TLSAddr() == "" || srv.TLSAddr() == srv.Addr() {
 		t.Fatalf("TLS %q, plain %q", srv.TLSAddr(), srv.Addr())
 	}
-	if got, err := p.tlsDo(srv.TLSAddr(), []tls.Certificate{p.client}, "SET", "k", "tls"); err != nil || got != "+OK\r\n" {
+	if got, err := p.tlsDo(srv.TLSAddr(), []tls.Certificate{p.Client}, "SET", "k", "tls"); err != nil || got != "+OK\r\n" {
 		t.Fatalf("TLS SET: %q, %v", got, err)
 	}
 	if got := dial(t, srv.Addr()).do("GET", "k"); got != "$3\r\ntls\r\n" {
@@ -183,7 +88,7 @@ func TestTLS_AuthClients(t *testing.T) {
 				name  string
 				certs []tls.Certificate
 				want  bool
-			}{{"no cert", nil, tc.noCert}, {"CA-signed cert", []tls.Certificate{p.client}, tc.goodCert}, {"other CA's cert", []tls.Certificate{p.otherClient}, tc.otherCert}} {
+			}{{"no cert", nil, tc.noCert}, {"CA-signed cert", []tls.Certificate{p.Client}, tc.goodCert}, {"other CA's cert", []tls.Certificate{p.OtherClient}, tc.otherCert}} {
 				got, err := p.tlsDo(srv.TLSAddr(), cl.certs, "PING")
 				if served := err == nil && got == "+PONG\r\n"; served != cl.want {
 					t.Errorf("%s: served=%v (reply %q, err %v), want %v", cl.name, served, got, err, cl.want)
@@ -221,9 +126,9 @@ func TestTLS_BadSettingsFailStart(t *testing.T) {
 		want string
 	}{
 		{"no cert", func(c *Config) { p.tlsConfig(c, "no"); c.TLSCertFile = "" }, "TLS needs tls-cert-file and tls-key-file"},
-		{"missing key file", func(c *Config) { p.tlsConfig(c, "no"); c.TLSKeyFile = filepath.Join(p.dir, "none") }, "failed to load certificate"},
+		{"missing key file", func(c *Config) { p.tlsConfig(c, "no"); c.TLSKeyFile = filepath.Join(p.Dir, "none") }, "failed to load certificate"},
 		{"auth without CA", func(c *Config) { p.tlsConfig(c, "yes"); c.TLSCACertFile = "" }, "either tls-ca-cert-file or tls-ca-cert-dir must be specified"},
-		{"CA file not PEM", func(c *Config) { p.tlsConfig(c, "yes"); c.TLSCACertFile = p.keyFile }, "no PEM certificate"},
+		{"CA file not PEM", func(c *Config) { p.tlsConfig(c, "yes"); c.TLSCACertFile = p.KeyFile }, "no PEM certificate"},
 		{"bad protocols", func(c *Config) { p.tlsConfig(c, "no"); c.TLSProtocols = "SSLv3" }, "invalid tls-protocols"},
 	}
 	for _, tc := range cases {
@@ -242,17 +147,17 @@ func TestTLS_BadSettingsFailStart(t *testing.T) {
 
 func TestTLS_ProtocolsAndCADir(t *testing.T) {
 	p := newTestPKI(t)
-	caDir := filepath.Join(p.dir, "cas")
+	caDir := filepath.Join(p.Dir, "cas")
 	os.Mkdir(caDir, 0o700)
-	os.WriteFile(filepath.Join(caDir, "ca.pem"), p.caCertPEM, 0o600)
+	os.WriteFile(filepath.Join(caDir, "ca.pem"), p.CACertPEM, 0o600)
 	srv := RunT(t, WithConfig(func(c *Config) {
 		p.tlsConfig(c, "yes")
 		c.TLSCACertFile, c.TLSCACertDir, c.TLSProtocols = "", caDir, "TLSv1.3"
 	}))
-	if got, err := p.tlsDo(srv.TLSAddr(), []tls.Certificate{p.client}, "PING"); err != nil || got != "+PONG\r\n" {
+	if got, err := p.tlsDo(srv.TLSAddr(), []tls.Certificate{p.Client}, "PING"); err != nil || got != "+PONG\r\n" {
 		t.Fatalf("TLS 1.3 client: %q, %v", got, err)
 	}
-	conn, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.pool, Certificates: []tls.Certificate{p.client}, MaxVersion: tls.VersionTLS12})
+	conn, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.Pool, Certificates: []tls.Certificate{p.Client}, MaxVersion: tls.VersionTLS12})
 	if err == nil {
 		err = conn.Handshake()
 		conn.Close()
@@ -275,7 +180,7 @@ func TestTLS_RedisCLI(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "yes"); c.TLSOnly = true; c.RequirePass = "pw" }))
 	_, port, _ := net.SplitHostPort(srv.TLSAddr())
 	run := func(args ...string) string {
-		base := []string{"--tls", "--cacert", p.caFile, "--cert", p.clientCertFile, "--key", p.clientKeyFile, "-h", "127.0.0.1", "-p", port}
+		base := []string{"--tls", "--cacert", p.CAFile, "--cert", p.ClientCertFile, "--key", p.ClientKeyFile, "-h", "127.0.0.1", "-p", port}
 		cmd := exec.Command(cli, append(base, args...)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -315,7 +220,7 @@ func TestRestart_BringsBackEveryListenerAsItWas(t *testing.T) {
 		srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "no") }))
 		plainAddr, tlsAddr := srv.Addr(), srv.TLSAddr()
 		// A TLS client connected before the crash loses its connection.
-		tc, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1"})
+		tc, err := tls.Dial("tcp", tlsAddr, &tls.Config{RootCAs: p.Pool, ServerName: "127.0.0.1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,12 +273,12 @@ func TestTLS_ConfigSetRotatesCertificates(t *testing.T) {
 	if !served(p) || served(next) {
 		t.Fatal("before: want the first certificate")
 	}
-	old, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.pool, ServerName: "127.0.0.1"})
+	old, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.Pool, ServerName: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer old.Close()
-	if got := c.do("CONFIG", "SET", "tls-cert-file", next.certFile, "tls-key-file", next.keyFile); got != "+OK\r\n" {
+	if got := c.do("CONFIG", "SET", "tls-cert-file", next.CertFile, "tls-key-file", next.KeyFile); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET the new certificate = %q", got)
 	}
 	if served(p) || !served(next) {
@@ -392,7 +297,7 @@ func TestTLS_ConfigSetRotatesCertificates(t *testing.T) {
 	if got := c.do("CONFIG", "SET", "timeout", "7", "tls-key-file", filepath.Join(t.TempDir(), "missing.key")); got != want {
 		t.Fatalf("CONFIG SET a missing key = %q, want %q", got, want)
 	}
-	if got := c.do("CONFIG", "GET", "tls-key-file"); !strings.HasSuffix(got, next.keyFile+"\r\n") {
+	if got := c.do("CONFIG", "GET", "tls-key-file"); !strings.HasSuffix(got, next.KeyFile+"\r\n") {
 		t.Fatalf("tls-key-file after the failed set: %q", got)
 	}
 	if got := c.do("CONFIG", "GET", "timeout"); got != "*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n" {
@@ -410,7 +315,7 @@ func TestTLS_ConfigSetRotatesCertificates(t *testing.T) {
 	if got := c.do("CONFIG", "SET", "tls-auth-clients", "yes"); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET tls-auth-clients yes = %q", got)
 	}
-	if served(next) || !served(next, p.client) {
+	if served(next) || !served(next, p.Client) {
 		t.Fatal("tls-auth-clients yes: want a client certificate signed by the CA")
 	}
 
@@ -429,7 +334,7 @@ func TestTLS_ConfigSetRotatesCertificates(t *testing.T) {
 func TestTLS_ConfigSetTLSPort(t *testing.T) {
 	p := newTestPKI(t)
 	srv := RunT(t, WithConfig(func(c *Config) {
-		c.TLSCertFile, c.TLSKeyFile, c.TLSAuthClients = p.certFile, p.keyFile, "no"
+		c.TLSCertFile, c.TLSKeyFile, c.TLSAuthClients = p.CertFile, p.KeyFile, "no"
 	}))
 	c := dial(t, srv.Addr())
 	if srv.TLSAddr() != "" {

@@ -3,26 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tumblerdb/tumbler/bench"
+	"github.com/tumblerdb/tumbler/internal/testpki"
 	"github.com/tumblerdb/tumbler/server"
 )
 
@@ -189,81 +180,25 @@ func TestRun_HelpExitsZero(t *testing.T) {
 	}
 }
 
-// writeTestPKI writes a CA, a server certificate for 127.0.0.1 and a
-// client certificate with their keys as PEM files in dir, and returns
-// the server's certificate and the CA pool.
-func writeTestPKI(t *testing.T, dir string) (serverCert tls.Certificate, pool *x509.CertPool) {
-	t.Helper()
-	now := time.Now()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	writePEM := func(name, typ string, der []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	caKey := newKey()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	pool = x509.NewCertPool()
-	pool.AddCert(ca)
-	writePEM("ca.crt", "CERTIFICATE", caDER)
-	leaf := func(name string, serial int64, usage x509.ExtKeyUsage, ips []net.IP) tls.Certificate {
-		key := newKey()
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: ips,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writePEM(name+".crt", "CERTIFICATE", der)
-		writePEM(name+".key", "EC PRIVATE KEY", kder)
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	}
-	leaf("client", 3, x509.ExtKeyUsageClientAuth, nil)
-	return leaf("server", 2, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")}), pool
-}
-
 // --tls with a CA and a client certificate, and --user with --password,
 // against a tumbler that requires both: the run is clean. Without the
 // client certificate, or with the wrong user, it does not start.
 func TestRun_TLSAndACLUser(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	serverCert, pool := writeTestPKI(t, dir)
+	pki := testpki.New(t)
 	srv := server.RunT(t, server.WithConfig(func(c *server.Config) {
 		c.TLSAddr = "127.0.0.1:0"
 		c.TLSOnly = true
 		c.TLSConfig = &tls.Config{
-			Certificates: []tls.Certificate{serverCert}, ClientCAs: pool,
+			Certificates: []tls.Certificate{pki.Server}, ClientCAs: pki.Pool,
 			ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
 		}
 		c.Users = []server.User{{Name: "locker", Passwords: []string{"lpw"}}}
 		c.RequirePass = "dpw"
 	}))
 	base := []string{"--addr", srv.TLSAddr(), "--workload", "cycle", "--workers", "2", "--duration", "100ms", "--json",
-		"--tls", "--cacert", filepath.Join(dir, "ca.crt")}
-	client := []string{"--cert", filepath.Join(dir, "client.crt"), "--key", filepath.Join(dir, "client.key")}
+		"--tls", "--cacert", pki.CAFile}
+	client := []string{"--cert", pki.ClientCertFile, "--key", pki.ClientKeyFile}
 	var out, errb bytes.Buffer
 	args := append(append(append([]string{}, base...), client...), "--user", "locker", "--password", "lpw")
 	if code := run(context.Background(), args, &out, &errb); code != 0 {
@@ -277,7 +212,7 @@ func TestRun_TLSAndACLUser(t *testing.T) {
 		append(append(append([]string{}, base...), client...), "--user", "locker", "--password", "dpw"), // the default user's password
 		append(append([]string{}, base...), "--user", "locker", "--password", "lpw"),                    // no client certificate
 		append(append(append([]string{}, base...), client...), "--user", "locker"),                      // a user without a password
-		{"--addr", srv.TLSAddr(), "--cacert", filepath.Join(dir, "ca.crt")},                             // TLS options without --tls
+		{"--addr", srv.TLSAddr(), "--cacert", pki.CAFile},                                               // TLS options without --tls
 	} {
 		out.Reset()
 		errb.Reset()

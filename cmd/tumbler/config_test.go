@@ -3,14 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/internal/testpki"
 )
 
 func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
@@ -232,29 +227,12 @@ func TestBinary_BadConfigExitsWithFileAndLine(t *testing.T) {
 // --port 0 with --tls-port serves TLS only.
 func TestBinary_TLSOnly(t *testing.T) {
 	bin := build(t)
-	dir := t.TempDir()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	os.WriteFile(filepath.Join(dir, "c.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(filepath.Join(dir, "k.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
+	pki := testpki.New(t)
 	port := strconv.Itoa(freePort(t))
-	cmd, stderr, done := runBin(t, bin, "--port", "0", "--tls-port", port, "--tls-cert-file", filepath.Join(dir, "c.pem"),
-		"--tls-key-file", filepath.Join(dir, "k.pem"), "--tls-auth-clients", "no")
+	cmd, stderr, done := runBin(t, bin, "--port", "0", "--tls-port", port, "--tls-cert-file", pki.CertFile,
+		"--tls-key-file", pki.KeyFile, "--tls-auth-clients", "no")
 	c := dialRetry(t, func() (net.Conn, error) {
-		return tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", "127.0.0.1:"+port, &tls.Config{RootCAs: pool})
+		return tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", "127.0.0.1:"+port, &tls.Config{RootCAs: pki.Pool})
 	})
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "PING\r\nCONFIG GET port\r\n", "+PONG\r\n*2\r\n$4\r\nport\r\n$1\r\n0\r\n")

@@ -1,68 +1,21 @@
 package goclients
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tumblerdb/tumbler/internal/testpki"
 	"github.com/tumblerdb/tumbler/server"
 )
-
-// testCerts generates, for one test, a CA, a server certificate for
-// 127.0.0.1 and a client certificate, both signed by the CA.
-func testCerts(t *testing.T) (pool *x509.CertPool, serverCert, clientCert tls.Certificate) {
-	t.Helper()
-	now := time.Now()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := newKey()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tumbler test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	pool = x509.NewCertPool()
-	pool.AddCert(ca)
-	leaf := func(serial int64, usage x509.ExtKeyUsage, ips []net.IP) tls.Certificate {
-		key := newKey()
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "tumbler test"},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: ips,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	}
-	return pool, leaf(2, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")}),
-		leaf(3, x509.ExtKeyUsageClientAuth, nil)
-}
 
 // TestTLS_GoRedis: go-redis over TLS with a client certificate, on RESP3
 // and RESP2, authenticating as a named user; the plain port serves too.
 func TestTLS_GoRedis(t *testing.T) {
-	pool, serverCert, clientCert := testCerts(t)
+	pki := testpki.New(t)
+	pool, serverCert, clientCert := pki.Pool, pki.Server, pki.Client
 	srv := server.RunT(t, server.WithConfig(func(c *server.Config) {
 		c.TLSAddr = "127.0.0.1:0"
 		c.TLSConfig = &tls.Config{
