@@ -34,6 +34,7 @@ type cmdReader struct {
 	args       [][]byte // backing array of every Args of the last batch
 	inl        []byte   // the words of the last batch's inline requests
 	inlines    int      // inline requests parsed (tests compare the others with redcon's)
+	wholes     int      // multibulk requests parsed from their start (tests: resumeAt)
 	used       int      // bytes of the last batch's requests (CLIENT LIST qbuf)
 
 	// waiting, if set, is where the reader publishes what it holds each
@@ -55,6 +56,11 @@ type cmdReader struct {
 	// is in needs to be complete (0 when not known). Redis keeps only the
 	// rest in its query buffer.
 	pskip, pargv, pneed int
+	// Where the next parse of that request goes on from, rather than
+	// start over (parseMultibulk): its complete arguments (resumeArgs,
+	// their bytes resumeArgv) end at resumeAt, the next one's header;
+	// resumeAt is 0 when there is nothing to go on from.
+	resumeArgs, resumeAt, resumeArgv int
 
 	// errNext: the last batch stopped before a bad request, whose error
 	// the next call returns without reading (the event loop must make
@@ -309,11 +315,25 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 	case i < 0 || count <= 0:
 		return 0, errReaderMbulk
 	}
+	if at := r.resumeAt; at > 0 {
+		// A request that was partial when last parsed: scan on from where
+		// that stopped, keeping no arguments, and parse it whole only
+		// once it is complete. Parsed from its start each time, a large
+		// request of small arguments arriving a little at a time cost
+		// time in the square of its size (500,000 arguments trickled in
+		// 1 KB writes: 1.4 s of CPU, Redis 0.12 s).
+		r.resumeAt = 0
+		if complete, err := r.scanMultibulk(b, count, r.resumeArgs, at, r.resumeArgv); !complete {
+			return 0, err
+		}
+	}
+	r.wholes++
 	first := len(r.args)
 	argv := 0 // the bytes of its complete arguments
 	for k := 0; k < count; k++ {
+		hdr := i
 		if i >= len(b) {
-			return r.stop(first, i, argv, 0)
+			return r.stop(first, k, hdr, i, argv, 0)
 		}
 		if b[i] != '$' {
 			ch := b[i]
@@ -323,14 +343,14 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 		size, next := lineNum(b, i+1)
 		if next <= 0 || size < 0 {
 			if next == 0 {
-				return r.stop(first, i, argv, 0)
+				return r.stop(first, k, hdr, i, argv, 0)
 			}
 			r.args = r.args[:first]
 			return 0, errReaderBulk
 		}
 		i = next
 		if len(b)-i < size+2 {
-			return r.stop(first, i, argv, i+size+2)
+			return r.stop(first, k, hdr, i, argv, i+size+2)
 		}
 		if b[i+size] != '\r' || b[i+size+1] != '\n' {
 			r.args = r.args[:first]
@@ -344,11 +364,51 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 	return i, nil
 }
 
+// scanMultibulk checks the arguments of a multibulk request of count
+// arguments in b from its k-th, whose header is at b[i] (argv the bytes
+// of those before), as parseMultibulk would parse them, keeping none. It
+// reports whether the request is complete; when it is not, it records
+// where it stopped (stop), and err is a protocol error if one was found.
+func (r *cmdReader) scanMultibulk(b []byte, count, k, i, argv int) (complete bool, err error) {
+	for ; k < count; k++ {
+		hdr := i
+		if i >= len(b) {
+			_, err = r.stop(len(r.args), k, hdr, i, argv, 0)
+			return false, err
+		}
+		if b[i] != '$' {
+			return false, errors.New("Protocol error: expected '$', got '" + string([]byte{b[i]}) + "'")
+		}
+		size, next := lineNum(b, i+1)
+		if next <= 0 || size < 0 {
+			if next == 0 {
+				_, err = r.stop(len(r.args), k, hdr, i, argv, 0)
+				return false, err
+			}
+			return false, errReaderBulk
+		}
+		i = next
+		if len(b)-i < size+2 {
+			_, err = r.stop(len(r.args), k, hdr, i, argv, i+size+2)
+			return false, err
+		}
+		if b[i+size] != '\r' || b[i+size+1] != '\n' {
+			return false, errReaderBulk
+		}
+		argv += size
+		i += size + 2
+	}
+	return true, nil
+}
+
 // stop ends the parse of a partial request whose arguments start at
-// r.args[first], recording where it stopped (pskip, pargv, pneed).
-func (r *cmdReader) stop(first, skip, argv, need int) (int, error) {
+// r.args[first], recording where it stopped (pskip, pargv, pneed) and
+// where the next parse goes on from: its k complete arguments end at
+// hdr, the next one's header.
+func (r *cmdReader) stop(first, k, hdr, skip, argv, need int) (int, error) {
 	r.args = r.args[:first]
 	r.pskip, r.pargv, r.pneed = skip, argv, need
+	r.resumeArgs, r.resumeAt, r.resumeArgv = k, hdr, argv
 	return 0, nil
 }
 

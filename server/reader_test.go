@@ -551,3 +551,58 @@ func TestReadBufs_DrainedBeforeAForcedCollection(t *testing.T) {
 		t.Fatalf("after a maxmemory check the pool holds %d bytes", held)
 	}
 }
+
+// A request of many small arguments arriving a little at a time is parsed
+// whole once, when it is complete: before, each read parsed it again from
+// its start (500,000 arguments trickled in 1 KB writes took 1.4 s of CPU,
+// Redis 0.12 s). Its arguments, and what CLIENT LIST counts while it is
+// partial (pskip, pargv, pneed), are as a parse from the start gives.
+func TestCmdReader_PartialRequestNotParsedAgain(t *testing.T) {
+	const members = 20_000
+	var b strings.Builder
+	b.WriteString("*" + strconv.Itoa(members+2) + "\r\n$4\r\nSADD\r\n$1\r\ns\r\n")
+	for i := range members {
+		m := strconv.Itoa(i)
+		b.WriteString("$" + strconv.Itoa(len(m)) + "\r\n" + m + "\r\n")
+	}
+	in := []byte(b.String())
+	r := newCmdReader(&chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 256})
+	// read it piece by piece, checking the partial figures against a
+	// fresh reader's parse of the same bytes
+	r.once = true
+	reads := 0
+	for {
+		cmds, err := r.ReadCommands()
+		if err == errWouldBlock {
+			if reads++; reads%37 != 0 {
+				continue
+			}
+			fresh := newCmdReader(bytes.NewReader(nil))
+			fresh.buf = append([]byte(nil), r.buf[r.start:r.end]...)
+			fresh.end = len(fresh.buf)
+			if err := fresh.parse(); err != nil {
+				t.Fatal(err)
+			}
+			if fresh.pskip != r.pskip || fresh.pargv != r.pargv || fresh.pneed != r.pneed {
+				t.Fatalf("after %d reads: pskip/pargv/pneed %d/%d/%d, a parse from the start %d/%d/%d",
+					reads, r.pskip, r.pargv, r.pneed, fresh.pskip, fresh.pargv, fresh.pneed)
+			}
+			continue
+		}
+		if err != nil || len(cmds) != 1 || len(cmds[0].Args) != members+2 {
+			t.Fatalf("%d commands, %v", len(cmds), err)
+		}
+		for i, a := range cmds[0].Args[2:] {
+			if string(a) != strconv.Itoa(i) {
+				t.Fatalf("member %d is %q", i, a)
+			}
+		}
+		break
+	}
+	if reads < 100 {
+		t.Fatalf("the request came in %d reads: the test needs many", reads)
+	}
+	if r.wholes > 2 { // the first read's, and the complete request's
+		t.Fatalf("a request that came in %d reads was parsed from its start %d times", reads, r.wholes)
+	}
+}
