@@ -59,11 +59,10 @@ func TestInputProbe_ReportsWaitingInput(t *testing.T) {
 }
 
 func TestPauseExpiry_EndsOnAKickNotAStaleOne(t *testing.T) {
-	defer func(d time.Duration) { expiryPauseMax = d }(expiryPauseMax)
-	expiryPauseMax = time.Hour // only a kick can end the pause
 	s := New(Config{})
-	s.kickExpiry()             // no pause on: sends nothing
-	s.expiryKick <- struct{}{} // a kick left over from an earlier pause
+	s.expiryPauseMax = time.Hour // only a kick can end the pause
+	s.kickExpiry()               // no pause on: sends nothing
+	s.expiryKick <- struct{}{}   // a kick left over from an earlier pause
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	done := make(chan pauseEnd)
@@ -87,12 +86,12 @@ func TestPauseExpiry_EndsOnAKickNotAStaleOne(t *testing.T) {
 		t.Fatal("still pausing after the pause ended")
 	}
 
-	expiryPauseMax = time.Millisecond
+	s.expiryPauseMax = time.Millisecond
 	if end := s.pauseExpiry(timer); end != pauseTimedOut {
 		t.Fatalf("an unkicked pause ended with %d, want pauseTimedOut", end)
 	}
 
-	expiryPauseMax = time.Hour
+	s.expiryPauseMax = time.Hour
 	go func() { done <- s.pauseExpiry(timer) }()
 	waitFor(t, "the last pause to begin", s.expiryPausing.Load)
 	close(s.done)
@@ -107,6 +106,8 @@ func TestServeConn_ProbedAndKicks(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the probe is Linux-only")
 	}
+	defer func(d time.Duration) { expiryPauseMax = d }(expiryPauseMax)
+	expiryPauseMax = time.Hour // the pause below ends only by a kick
 	srv := RunT(t)
 	if srv.probe == nil {
 		t.Skip("no epoll")
@@ -128,8 +129,6 @@ func TestServeConn_ProbedAndKicks(t *testing.T) {
 	waitFor(t, "the probe to see the held connection's input", srv.probe.ready)
 
 	// While a pause of the expiry is on, the connection's replies end it.
-	defer func(d time.Duration) { expiryPauseMax = d }(expiryPauseMax)
-	expiryPauseMax = time.Hour
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	done := make(chan pauseEnd)

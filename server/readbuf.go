@@ -33,9 +33,9 @@ import (
 // reader only ever looks at what it read into it (buf[start:end]).
 const readBufsBudget = 8 << 20 // bytes of buffers the pool keeps at most
 
-// readBufsIdle is how long the pool keeps its buffers without a large
-// request (a variable for tests).
-var readBufsIdle = 2 * time.Second
+// readBufsIdle is how long the shared pool keeps its buffers without a
+// large request.
+const readBufsIdle = 2 * time.Second
 
 // readBufSizes are the pool's sizes: 80, 96, 112, 128, 160, 192 KB ...
 // 3.5 MB, 4 MB.
@@ -55,13 +55,17 @@ var readBufSizes = func() []int {
 // of readBufSizes[i] bytes.
 type readBufPool struct {
 	bufs    []chan *byte
-	held    atomic.Int64 // bytes in bufs
-	lastUse atomic.Int64 // unix ns of the last get or put of a pool size
-	armed   atomic.Bool  // a sweep is due (sweep)
+	held    atomic.Int64  // bytes in bufs
+	lastUse atomic.Int64  // unix ns of the last get or put of a pool size
+	armed   atomic.Bool   // a sweep is due (sweep)
+	idle    time.Duration // how long it keeps its buffers unused
 }
 
-func newReadBufPool() *readBufPool {
-	p := &readBufPool{bufs: make([]chan *byte, len(readBufSizes))}
+// newReadBufPool returns a pool that lets its buffers go once unused for
+// idle. (A field, not a variable tests change: a sweep armed by one test
+// may run during the next.)
+func newReadBufPool(idle time.Duration) *readBufPool {
+	p := &readBufPool{bufs: make([]chan *byte, len(readBufSizes)), idle: idle}
 	for i, size := range readBufSizes {
 		p.bufs[i] = make(chan *byte, readBufsBudget/size)
 	}
@@ -69,7 +73,7 @@ func newReadBufPool() *readBufPool {
 }
 
 // sharedReadBufs is the pool every connection's reader uses.
-var sharedReadBufs = newReadBufPool()
+var sharedReadBufs = newReadBufPool(readBufsIdle)
 
 // readBufSize returns n rounded up to the pool's next size, when it has
 // one at least n; otherwise n.
@@ -127,18 +131,18 @@ func (p *readBufPool) put(b []byte) {
 	select {
 	case ch <- unsafe.SliceData(b):
 		if p.armed.CompareAndSwap(false, true) {
-			time.AfterFunc(readBufsIdle, p.sweep)
+			time.AfterFunc(p.idle, p.sweep)
 		}
 	default:
 		p.held.Add(-size)
 	}
 }
 
-// sweep empties the pool once it has gone readBufsIdle unused, and
+// sweep empties the pool once it has gone p.idle unused, and
 // otherwise looks again when it will have.
 func (p *readBufPool) sweep() {
-	if idle := time.Since(time.Unix(0, p.lastUse.Load())); idle < readBufsIdle {
-		time.AfterFunc(readBufsIdle-idle, p.sweep)
+	if idle := time.Since(time.Unix(0, p.lastUse.Load())); idle < p.idle {
+		time.AfterFunc(p.idle-idle, p.sweep)
 		return
 	}
 	p.armed.Store(false) // a put from now on arms another sweep

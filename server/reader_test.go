@@ -347,7 +347,7 @@ func TestCmdReader_ManyLargeArgumentsBufferGrowsGeometrically(t *testing.T) {
 		in := []byte(b.String())
 		bc := &bufferCounter{Reader: &chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 64 << 10}, ends: map[*byte]bool{}}
 		r := newCmdReader(bc)
-		r.pool = newReadBufPool()
+		r.pool = newReadBufPool(readBufsIdle)
 		cmds, err := r.ReadCommands()
 		if err != nil || len(cmds) != 1 || len(cmds[0].Args) != args+2 || string(cmds[0].Args[args+1]) != val {
 			t.Fatalf("%d commands, %v", len(cmds), err)
@@ -369,7 +369,7 @@ func TestCmdReader_LargeBufferReusedFromThePool(t *testing.T) {
 	req := func(v string) []byte {
 		return []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(n) + "\r\n" + strings.Repeat(v, n) + "\r\n")
 	}
-	pool := newReadBufPool()
+	pool := newReadBufPool(readBufsIdle)
 	read := func(in []byte) (*cmdReader, *bufferCounter, []byte) {
 		bc := &bufferCounter{Reader: &chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 4096}, ends: map[*byte]bool{}}
 		r := newCmdReader(bc)
@@ -405,7 +405,7 @@ func TestCmdReader_LargeBufferReusedFromThePool(t *testing.T) {
 // buffers of its own sizes, gives out buffers of the size asked for, and
 // rounds a size up by at most a quarter.
 func TestReadBufPool_Bounds(t *testing.T) {
-	pool := newReadBufPool()
+	pool := newReadBufPool(readBufsIdle)
 	for _, size := range readBufSizes {
 		for range readBufsBudget/size + 2 {
 			pool.put(make([]byte, size))
@@ -449,11 +449,11 @@ func TestReadBufPool_Bounds(t *testing.T) {
 // The pool lets its buffers go when the server must free memory (drain,
 // which the engine calls before a forced collection: a maxmemory check
 // found used memory over the limit), and by itself once no large request
-// has come for readBufsIdle. Before, 10 MB stayed pooled for good,
+// has come for its idle time. Before, 10 MB stayed pooled for good,
 // counted in used_memory: a server with maxmemory 14mb refused every
 // write after one burst of large requests.
 func TestReadBufPool_LetsGo(t *testing.T) {
-	pool := newReadBufPool()
+	pool := newReadBufPool(readBufsIdle)
 	pool.put(make([]byte, 128<<10))
 	pool.put(make([]byte, 4<<20))
 	if pool.held.Load() != 128<<10+4<<20 {
@@ -464,9 +464,7 @@ func TestReadBufPool_LetsGo(t *testing.T) {
 		t.Fatalf("after drain: held %d", pool.held.Load())
 	}
 
-	defer func(d time.Duration) { readBufsIdle = d }(readBufsIdle)
-	readBufsIdle = 50 * time.Millisecond
-	pool = newReadBufPool()
+	pool = newReadBufPool(50 * time.Millisecond)
 	pool.put(make([]byte, 256<<10))
 	// in use: a get and a put every 10 ms keep it
 	for range 10 {
@@ -508,7 +506,7 @@ func TestCmdReader_IdleReaderKeepsNoLargeBuffer(t *testing.T) {
 	const n = 3 << 20
 	in := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + strconv.Itoa(n) + "\r\n" + strings.Repeat("v", n) + "\r\n")
 	r := newCmdReader(&chunkReader{b: in, rng: rand.New(rand.NewSource(1)), max: 64 << 10})
-	r.pool = newReadBufPool()
+	r.pool = newReadBufPool(readBufsIdle)
 	if cmds, err := r.ReadCommands(); err != nil || len(cmds) != 1 {
 		t.Fatalf("%d commands, %v", len(cmds), err)
 	}

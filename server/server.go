@@ -227,6 +227,13 @@ type Server struct {
 	expiryPausing atomic.Bool
 	expiryKick    chan struct{}
 
+	// The timings below, copied from their package variables by New, so
+	// that a test that changes one for its own server leaves no other
+	// server's goroutines reading it as it changes back.
+	expirySlice      time.Duration // expirySlice
+	expiryPauseMax   time.Duration // expiryPauseMax
+	shutdownDrainMax time.Duration // shutdownDrainMax
+
 	loops     []*ioLoop // the event loops, started by Start (eventloop_linux.go)
 	loopStats loopStats
 
@@ -254,7 +261,8 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), closeEnd: make(chan struct{}), expiryKick: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), closeEnd: make(chan struct{}), expiryKick: make(chan struct{}, 1),
+		expirySlice: expirySlice, expiryPauseMax: expiryPauseMax, shutdownDrainMax: shutdownDrainMax}
 	dbs, _ := strconv.Atoi(cfg.param("databases", "16")) // checked by the config parser
 	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit, Databases: dbs})
 	s.eng.OnReleaseMemory(sharedReadBufs.drain) // pooled read buffers go first (readbuf.go)
@@ -405,7 +413,7 @@ func (s *Server) Close() error {
 		_ = l.Close()
 	}
 	if s.shutdown.Load() {
-		s.drainForShutdown(shutdownDrainMax)
+		s.drainForShutdown(s.shutdownDrainMax)
 	}
 	s.clients.Range(func(k, _ any) bool {
 		k.(*client).closeNC()
@@ -471,10 +479,11 @@ func (s *Server) drainForShutdown(timeout time.Duration) {
 }
 
 // drainStuck is how long SHUTDOWN's drain waits for a connection whose
-// peer takes none of its output (a var for tests).
-var drainStuck = 250 * time.Millisecond
+// peer takes none of its output.
+const drainStuck = 250 * time.Millisecond
 
-// shutdownDrainMax bounds SHUTDOWN's drain (a var for tests).
+// shutdownDrainMax bounds SHUTDOWN's drain (a var for tests, which New
+// copies).
 var shutdownDrainMax = time.Second
 
 // A mass expiry is reclaimed in slices of expirySlice. Between slices,
@@ -488,10 +497,10 @@ var shutdownDrainMax = time.Second
 // speed; the first pause a client ends brings them back to expirySlice.
 const expirySliceMax = 8 * time.Millisecond
 
-// expirySlice is the shortest slice (a var for tests).
+// expirySlice is the shortest slice (a var for tests, which New copies).
 var expirySlice = 250 * time.Microsecond
 
-// expiryPauseMax bounds a pause (a var for tests).
+// expiryPauseMax bounds a pause (a var for tests, which New copies).
 var expiryPauseMax = time.Millisecond
 
 // expireLoop is the active expiry: it sleeps until the next deadline (or
@@ -501,7 +510,7 @@ var expiryPauseMax = time.Millisecond
 func (s *Server) expireLoop() {
 	const batch = 256
 	slice := time.Now() // the start of the current slice of reclaiming
-	sliceLen := expirySlice
+	sliceLen := s.expirySlice
 	_, manual := s.cfg.Clock.(*expiry.ManualClock)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -519,7 +528,7 @@ func (s *Server) expireLoop() {
 			s.eng.Stats.ExpireTimeCap.Add(1)
 			s.eng.LatencySample("expire-cycle", time.Since(slice))
 			if !s.probe.ready() {
-				sliceLen = expirySlice
+				sliceLen = s.expirySlice
 			} else {
 				switch s.pauseExpiry(timer) {
 				case pauseClosing:
@@ -527,7 +536,7 @@ func (s *Server) expireLoop() {
 				case pauseTimedOut:
 					sliceLen = min(2*sliceLen, expirySliceMax)
 				default:
-					sliceLen = expirySlice
+					sliceLen = s.expirySlice
 				}
 			}
 			slice = time.Now()
@@ -569,7 +578,7 @@ func (s *Server) pauseExpiry(timer *time.Timer) pauseEnd {
 	default:
 	}
 	s.expiryPausing.Store(true)
-	timer.Reset(expiryPauseMax)
+	timer.Reset(s.expiryPauseMax)
 	defer func() {
 		s.expiryPausing.Store(false)
 		timer.Stop()
