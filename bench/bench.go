@@ -598,6 +598,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	sumCounters(ws, &res)
 	res.Errors += setupErrs
+	if o.Workload == "fill" && res.Busy > 0 {
+		// Keys already held are not this run's locks: the server holds
+		// fewer new locks than asked for, and a memory figure per lock
+		// taken from it would be wrong.
+		res.Errors++
+		if res.FirstError == "" {
+			res.FirstError = fmt.Sprintf("%s: %d of the %d keys were already held (SET NX refused): clear them or use another --prefix", addrs[0], res.Busy, o.Keys)
+		}
+	}
 	h := newHist()
 	for _, w := range ws {
 		h.Merge(w.hist)

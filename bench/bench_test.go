@@ -223,6 +223,16 @@ func TestRun_FillSetsExactlyKeys(t *testing.T) {
 	if r.Kind != KindInt || r.Int <= 0 {
 		t.Errorf("PTTL = %s, want a TTL", r)
 	}
+
+	// A second fill over the same keys sets none of them: an error, not
+	// a clean run that left the server with 1000 fewer locks than asked.
+	res, err = Run(context.Background(), Options{Workload: "fill", Addrs: []string{srv.Addr()}, Workers: 2, Keys: 1500, Pipeline: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() || res.Ops != 500 || res.Busy != 1000 || !strings.Contains(res.FirstError, "1000 of the 1500 keys were already held") {
+		t.Errorf("fill over 1000 held keys: ok=%v ops=%d busy=%d first error %q", res.OK(), res.Ops, res.Busy, res.FirstError)
+	}
 }
 
 func TestRun_Options(t *testing.T) {

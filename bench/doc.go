@@ -23,7 +23,9 @@
 //     each, named): the run goes on while a majority is left, as Redlock
 //     does.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
-//     32-byte tokens, PX ttl) and leave them held, to measure memory.
+//     32-byte tokens, PX ttl) and leave them held, to measure memory. A
+//     key already held (SET NX refused) is counted as busy, and the run
+//     as an error: the server holds fewer new locks than Keys.
 //   - massexpiry: load Keys locks (default 1,000,000) whose deadlines fall
 //     within Window (100 ms) Lead after loading starts (SET key tok PXAT,
 //     in the server's TIME, so it works against any server), then, while

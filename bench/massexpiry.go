@@ -48,10 +48,15 @@ type MassExpiry struct {
 	// still counted.
 	AllReclaimed bool  `json:"all_reclaimed"`
 	Remaining    int64 `json:"remaining_keys"`
+	// Interrupted says the run was cut short (its context ended, as by
+	// Ctrl-C) before every expiring key was seen gone.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// ReclaimAfterLastDeadlineMs runs from the last deadline to the poll
 	// that saw every expiring key gone (to the end of the wait when not
-	// all were). ReclaimWindowMs runs from the first deadline to the same
-	// point: the window the GET latencies in Result.Latency come from.
+	// all were; negative when the run was interrupted before the last
+	// deadline). ReclaimWindowMs runs from the first deadline to the same
+	// point (0 when that came first): the window the GET latencies in
+	// Result.Latency come from.
 	ReclaimAfterLastDeadlineMs float64 `json:"reclaim_after_last_deadline_ms"`
 	ReclaimWindowMs            float64 `json:"reclaim_window_ms"`
 	// Points gives, for fractions of the expiring keys, when the first
@@ -363,6 +368,8 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 		}()
 	}
 	go func() { loadWG.Wait(); close(loadedCh) }()
+	workersDone := make(chan struct{})
+	go func() { wg.Wait(); close(workersDone) }()
 
 	mx := &MassExpiry{
 		Expiring: o.Keys, StayKeys: len(stay), WindowMs: span, LeadMs: o.Lead.Milliseconds(),
@@ -370,9 +377,23 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 		ClockOffsetMs: float64(offset) / 1e6, ClockErrMs: float64(rtt/2) / 1e6, Baseline: baseline,
 	}
 	var errs []string
+	// abort stops the run as the end of its wait would: the requests in
+	// flight finish, unless the server does not answer them within a
+	// second (an interrupt then cuts them short, as errors).
+	var abortOnce sync.Once
 	abort := func() {
-		stop.Store(true)
-		setConnDeadlines(time.Now())
+		abortOnce.Do(func() {
+			stop.Store(true)
+			go func() {
+				grace := time.NewTimer(time.Second)
+				defer grace.Stop()
+				select {
+				case <-workersDone:
+				case <-grace.C:
+					setConnDeadlines(time.Now())
+				}
+			}()
+		})
 	}
 	progress := func(now time.Time, what string) {
 		if o.Progress != nil {
@@ -457,12 +478,14 @@ wait:
 	if !reclaimedAt.IsZero() {
 		end = reclaimedAt
 		mx.AllReclaimed = true
+	} else if ctx.Err() != nil {
+		mx.Interrupted = true
 	}
 	stop.Store(true)
 	wg.Wait()
 	mx.Remaining = max(remaining, 0)
 	mx.ReclaimAfterLastDeadlineMs = float64(end.Sub(lastAt)) / 1e6
-	mx.ReclaimWindowMs = float64(end.Sub(firstAt)) / 1e6
+	mx.ReclaimWindowMs = max(float64(end.Sub(firstAt))/1e6, 0)
 	if mx.EarlyGone > 0 {
 		errs = append(errs, fmt.Sprintf("%d keys gone before their deadline", mx.EarlyGone))
 	}

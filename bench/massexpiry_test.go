@@ -231,3 +231,49 @@ func TestMassExpiry_LoadOverrunIsAnError(t *testing.T) {
 		t.Errorf("errors %d (%s), load slack %.1fms; want the overrun reported", res.Errors, res.FirstError, res.MassExpiry.LoadSlackMs)
 	}
 }
+
+// TestMassExpiry_Interrupted: a run cut short before the deadlines
+// reports that nothing was measured, not a reclaim that ended before it
+// began (it printed "NO: 2000 keys left -1700ms after the last deadline"),
+// and the GETs in flight finish instead of failing as i/o timeouts.
+func TestMassExpiry_Interrupted(t *testing.T) {
+	t.Parallel()
+	_, addr := newClockFake(t, 0, 0, 0, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := mxOptions(addr)
+	o.Duration = 300 * time.Millisecond
+	polled := make(chan struct{})
+	o.Progress = progressFunc(func(line string) {
+		if strings.Contains(line, "waiting for the first deadline") {
+			select {
+			case <-polled:
+			default:
+				close(polled)
+			}
+		}
+	})
+	o.ProgressEvery = 10 * time.Millisecond
+	go func() { <-polled; cancel() }()
+	res, err := Run(ctx, o)
+	if err == nil {
+		t.Fatal("an interrupted run returned no error")
+	}
+	if res.Errors != 0 {
+		t.Errorf("the interruption made %d errors (%s)", res.Errors, res.FirstError)
+	}
+	m := res.MassExpiry
+	if !m.Interrupted || m.AllReclaimed || m.ReclaimWindowMs != 0 || m.ReclaimAfterLastDeadlineMs >= 0 {
+		t.Errorf("interrupted %v, all reclaimed %v, window %.1fms, after the last deadline %.1fms; want true, false, 0, negative",
+			m.Interrupted, m.AllReclaimed, m.ReclaimWindowMs, m.ReclaimAfterLastDeadlineMs)
+	}
+	var b strings.Builder
+	_ = res.WriteTable(&b)
+	if !strings.Contains(b.String(), "not measured: interrupted before the first deadline, 2000 keys left") || strings.Contains(b.String(), "NO:") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// progressFunc is an io.Writer calling f with each write.
+type progressFunc func(string)
+
+func (f progressFunc) Write(p []byte) (int, error) { f(string(p)); return len(p), nil }

@@ -64,15 +64,28 @@ func (r *Result) massExpiryTable(row func(k string, v any)) {
 	row("load", fmt.Sprintf("%.2fs (%.0fms before the first deadline), %d keys counted", m.LoadSec, m.LoadSlackMs, m.Loaded))
 	row("GET workers / conns", fmt.Sprintf("%d / %d", r.Workers, r.Conns))
 	row("seed", r.Seed)
-	if m.AllReclaimed {
+	switch {
+	case m.AllReclaimed:
 		row("all reclaimed", fmt.Sprintf("%.1fms after the last deadline (poll every %.1fms)", m.ReclaimAfterLastDeadlineMs, m.PollMs))
-	} else {
+	case m.Interrupted && m.Polls == 0:
+		row("all reclaimed", "not measured: interrupted while loading")
+	case m.Interrupted:
+		when := "before the first deadline"
+		if m.ReclaimWindowMs > 0 {
+			when = fmt.Sprintf("%.0fms after the first deadline", m.ReclaimWindowMs)
+		}
+		row("all reclaimed", fmt.Sprintf("not measured: interrupted %s, %d keys left", when, m.Remaining))
+	default:
 		row("all reclaimed", fmt.Sprintf("NO: %d keys left %.0fms after the last deadline", m.Remaining, m.ReclaimAfterLastDeadlineMs))
 	}
 	for _, p := range m.Points {
 		row(fmt.Sprintf("%g%% reclaimed", p.Fraction*100), fmt.Sprintf("%.1fms after the last deadline", p.AfterLastDeadlineMs))
 	}
-	row("reclaim window", fmt.Sprintf("%.1fms (first deadline to all reclaimed or the cap)", m.ReclaimWindowMs))
+	if m.Interrupted {
+		row("reclaim window", fmt.Sprintf("%.1fms (first deadline to the interruption)", m.ReclaimWindowMs))
+	} else {
+		row("reclaim window", fmt.Sprintf("%.1fms (first deadline to all reclaimed or the cap)", m.ReclaimWindowMs))
+	}
 	row("GET latency in the window", lat(r.Latency))
 	row("GET latency before", lat(m.BeforeLatency))
 	row("GETs before / in the window", fmt.Sprintf("%d / %d", m.GetsBefore, m.GetsDuring))
