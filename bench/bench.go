@@ -101,6 +101,9 @@ type Latency struct {
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
 	Mean float64 `json:"mean"`
+	// Samples is how many latencies the figures come from: a p99.9 of
+	// fewer than 1000 is one of the few highest, not a percentile.
+	Samples int64 `json:"samples"`
 }
 
 // Result is the outcome of a run. An operation is one whole lock cycle
@@ -615,11 +618,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.OpsPerSec = float64(res.Ops) / res.ElapsedSec
 		res.RequestsPerSec = float64(res.Requests) / res.ElapsedSec
 	}
-	us := func(ns int64) float64 { return float64(ns) / 1e3 }
-	res.Latency = Latency{
-		P50: us(h.ValueAtQuantile(50)), P99: us(h.ValueAtQuantile(99)),
-		P999: us(h.ValueAtQuantile(99.9)), Max: us(h.Max()), Mean: h.Mean() / 1e3,
-	}
+	res.Latency = latencyOf(h)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}

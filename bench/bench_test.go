@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"sort"
 	"strings"
@@ -81,6 +82,9 @@ func TestRun_WorkloadsAgainstTumbler(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkClean(t, res)
+			if res.Latency.Samples != res.Ops {
+				t.Errorf("latency from %d samples, want one an op (%d)", res.Latency.Samples, res.Ops)
+			}
 			if o.Workload == "contended" && o.Keys == 1 && res.Busy == 0 {
 				t.Errorf("contended on one key with a hold saw no refused acquire")
 			}
@@ -746,5 +750,35 @@ func TestRecordLatency_ClampsToTheRange(t *testing.T) {
 	}
 	if m := h.Min(); m != 1 {
 		t.Fatalf("min %d, want 1", m)
+	}
+}
+
+// A p99 or p99.9 of too few samples says so: from 500, p99.9 is the
+// highest but one.
+func TestWriteTable_FewSamples(t *testing.T) {
+	for _, tc := range []struct {
+		samples   int64
+		p99, p999 bool // marked
+	}{{50, true, true}, {500, false, true}, {1000, false, false}} {
+		r := Result{Workload: "cycle", Latency: Latency{P50: 1, P99: 2, P999: 3, Max: 4, Samples: tc.samples}}
+		var b strings.Builder
+		_ = r.WriteTable(&b)
+		mark := fmt.Sprintf("(only %d samples)", tc.samples)
+		for _, l := range strings.Split(b.String(), "\n") {
+			switch {
+			case strings.HasPrefix(l, "latency p99.9"):
+				if strings.Contains(l, mark) != tc.p999 {
+					t.Errorf("%d samples: %q", tc.samples, l)
+				}
+			case strings.HasPrefix(l, "latency p99 "):
+				if strings.Contains(l, mark) != tc.p99 {
+					t.Errorf("%d samples: %q", tc.samples, l)
+				}
+			case strings.HasPrefix(l, "latency"):
+				if strings.Contains(l, "samples") {
+					t.Errorf("%d samples: %q", tc.samples, l)
+				}
+			}
+		}
 	}
 }

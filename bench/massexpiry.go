@@ -206,6 +206,7 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 	return Latency{
 		P50: us(h.ValueAtQuantile(50)), P99: us(h.ValueAtQuantile(99)),
 		P999: us(h.ValueAtQuantile(99.9)), Max: us(h.Max()), Mean: h.Mean() / 1e3,
+		Samples: h.TotalCount(),
 	}
 }
 

@@ -33,10 +33,11 @@ func (r *Result) WriteTable(w io.Writer) error {
 	row("ops", r.Ops)
 	row("ops/s", fmt.Sprintf("%.0f", r.OpsPerSec))
 	row("requests/s", fmt.Sprintf("%.0f", r.RequestsPerSec))
-	row("latency p50", fmt.Sprintf("%.1fus", r.Latency.P50))
-	row("latency p99", fmt.Sprintf("%.1fus", r.Latency.P99))
-	row("latency p99.9", fmt.Sprintf("%.1fus", r.Latency.P999))
-	row("latency max", fmt.Sprintf("%.1fus", r.Latency.Max))
+	l := r.Latency
+	row("latency p50", fmt.Sprintf("%.1fus", l.P50))
+	row("latency p99", fmt.Sprintf("%.1fus%s", l.P99, fewSamples(l.Samples, 100)))
+	row("latency p99.9", fmt.Sprintf("%.1fus%s", l.P999, fewSamples(l.Samples, 1000)))
+	row("latency max", fmt.Sprintf("%.1fus", l.Max))
 	row("busy (refused acquires)", r.Busy)
 	row("lost (lock gone at release, lease over)", r.Lost)
 	row("expired takeovers", r.ExpiredTakeovers)
@@ -55,7 +56,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 func (r *Result) massExpiryTable(row func(k string, v any)) {
 	m := r.MassExpiry
 	lat := func(l Latency) string {
-		return fmt.Sprintf("p50 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus", l.P50, l.P99, l.P999, l.Max)
+		return fmt.Sprintf("p50 %.1fus  p99 %.1fus  p99.9 %.1fus  max %.1fus  (%d samples)", l.P50, l.P99, l.P999, l.Max, l.Samples)
 	}
 	row("workload", r.Workload)
 	row("addr", strings.Join(r.Addrs, ","))
@@ -97,4 +98,13 @@ func (r *Result) massExpiryTable(row func(k string, v any)) {
 	if r.FirstError != "" {
 		row("first error", r.FirstError)
 	}
+}
+
+// fewSamples notes, after a percentile that needs at least need samples
+// to be one, that it came from fewer.
+func fewSamples(samples, need int64) string {
+	if samples >= need {
+		return ""
+	}
+	return fmt.Sprintf(" (only %d samples)", samples)
 }
