@@ -390,6 +390,7 @@ func (l *ioLoop) serveInput(c *client) {
 		l.leave(c, loopExit{kind: exitSend})
 		return
 	}
+	rd.dropIdle() // it waits for input here: its buffer serves the loop's next (reader.go)
 	switch {
 	case len(c.w.b) > 0 && !c.lp.queued:
 		c.lp.queued = true

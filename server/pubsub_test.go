@@ -711,6 +711,10 @@ func TestPubSub_PushesNeverTearBlockedReplies(t *testing.T) {
 			if _, err := pub.Write([]byte(batch)); err != nil {
 				return
 			}
+			// Paced: flat out (without the race detector), it published
+			// faster than the reads below take the pushes, and the server
+			// closed the subscriber at its pubsub output limit.
+			time.Sleep(time.Millisecond)
 		}
 	}()
 	defer func() { close(stop); wg.Wait() }()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -29,6 +30,13 @@ import (
 // client's query buffer between requests and frees an idle one's in its
 // cron.
 //
+// The pool also keeps readers' first buffers, of readerMinBuf bytes, which
+// a reader the event loop serves gives up after each batch that leaves
+// nothing unparsed (cmdReader.dropIdle): in a sync.Pool, since they are
+// taken again at once, mostly on the same P (the loop's next connection
+// reads into the buffer the last one gave up), and the GC may have those
+// left idle.
+//
 // A pooled buffer comes back with another request's bytes in it: the
 // reader only ever looks at what it read into it (buf[start:end]).
 const readBufsBudget = 8 << 20 // bytes of buffers the pool keeps at most
@@ -54,6 +62,7 @@ var readBufSizes = func() []int {
 // readBufPool holds idle read buffers: bufs[i] the first bytes of buffers
 // of readBufSizes[i] bytes.
 type readBufPool struct {
+	small   sync.Pool // *byte: the first bytes of a readerMinBuf buffer
 	bufs    []chan *byte
 	held    atomic.Int64  // bytes in bufs
 	lastUse atomic.Int64  // unix ns of the last get or put of a pool size
@@ -103,6 +112,12 @@ func (p *readBufPool) class(size int) (ch chan *byte, ok bool) {
 // get returns a read buffer of size bytes: one from the pool when size is
 // one of its sizes (readBufSize), its bytes not zeroed.
 func (p *readBufPool) get(size int) []byte {
+	if size == readerMinBuf {
+		if b, _ := p.small.Get().(*byte); b != nil {
+			return unsafe.Slice(b, size)
+		}
+		return make([]byte, size)
+	}
 	if ch, ok := p.class(size); ok {
 		p.lastUse.Store(time.Now().UnixNano())
 		select {
@@ -118,6 +133,10 @@ func (p *readBufPool) get(size int) []byte {
 // put gives b to the pool, if it holds buffers of its size and has room:
 // the caller must hold nothing that points into b.
 func (p *readBufPool) put(b []byte) {
+	if len(b) == readerMinBuf && cap(b) == len(b) {
+		p.small.Put(unsafe.SliceData(b))
+		return
+	}
 	ch, ok := p.class(len(b))
 	if !ok || cap(b) != len(b) {
 		return

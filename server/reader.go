@@ -36,6 +36,10 @@ type cmdReader struct {
 	inlines    int      // inline requests parsed (tests compare the others with redcon's)
 	wholes     int      // multibulk requests parsed from their start (tests: resumeAt)
 	used       int      // bytes of the last batch's requests (CLIENT LIST qbuf)
+	// argsDirty and cmdsDirty are how far args and cmds have been
+	// written since release last cleared them (mark): past their length,
+	// they may still point into the buffer.
+	argsDirty, cmdsDirty int
 
 	// waiting, if set, is where the reader publishes what it holds each
 	// time it waits for input: the bytes of a partial request, and the
@@ -101,10 +105,10 @@ const (
 // for as long as it stayed open.
 func (r *cmdReader) trim() {
 	if cap(r.args) > readerMaxArgs {
-		r.args = nil
+		r.args, r.argsDirty = nil, 0
 	}
 	if cap(r.cmds) > readerMaxArgs {
-		r.cmds = nil
+		r.cmds, r.cmdsDirty = nil, 0
 	}
 	if cap(r.inl) > readerMaxIdle {
 		r.inl = nil
@@ -121,9 +125,35 @@ func (r *cmdReader) trim() {
 // long as the connection stays open (twenty idle clients that had each
 // sent a 3 MB value held 60 MB).
 func (r *cmdReader) release() {
-	clear(r.args[:cap(r.args)])
-	clear(r.cmds[:cap(r.cmds)])
+	r.mark()
+	clear(r.args[:r.argsDirty])
+	clear(r.cmds[:r.cmdsDirty])
+	r.argsDirty, r.cmdsDirty = 0, 0
 	r.pool.put(r.buf)
+}
+
+// mark records how far args and cmds have been written, before they are
+// cut shorter.
+func (r *cmdReader) mark() {
+	r.argsDirty = max(r.argsDirty, len(r.args))
+	r.cmdsDirty = max(r.cmdsDirty, len(r.cmds))
+}
+
+// dropIdle gives up the read buffer when it holds nothing (no partial
+// request): the event loop calls it after each batch, since it reads a
+// socket only once input has come, so that a connection waiting for its
+// next request holds no buffer, as Redis frees an idle client's query
+// buffer (in its cron, after two seconds). An idle connection held 4 KB
+// more than Redis's (13.1 KB against 9.5 KB at 5000 connections). The
+// next fill takes a buffer from the pool, mostly the one just given up,
+// which the loop's next connection then reads into.
+func (r *cmdReader) dropIdle() {
+	if r.start != r.end || r.buf == nil {
+		return
+	}
+	r.release()
+	r.buf, r.start, r.end = nil, 0, 0
+	r.publishWaiting()
 }
 
 func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd, pool: sharedReadBufs} }
@@ -131,6 +161,7 @@ func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd, pool: sha
 // ReadCommands returns the complete requests read so far, reading from the
 // connection until there is at least one.
 func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
+	r.mark()
 	r.cmds = r.cmds[:0]
 	r.args = r.args[:0]
 	r.inl = r.inl[:0]
@@ -175,7 +206,7 @@ func (r *cmdReader) fill() error {
 		}
 	}
 	if r.buf == nil {
-		r.buf = make([]byte, readerMinBuf)
+		r.buf = r.pool.get(readerMinBuf)
 	}
 	if len(r.buf)-r.end < readerMinReadSz {
 		n := r.end - r.start
@@ -214,9 +245,7 @@ func (r *cmdReader) fill() error {
 			}
 			nb := r.pool.get(size)
 			copy(nb, r.buf[r.start:r.end])
-			if len(r.buf) > readerMaxIdle {
-				r.release()
-			}
+			r.release() // (no command points into it: fill runs before any)
 			r.buf = nb
 		} else {
 			copy(r.buf, r.buf[r.start:r.end])
@@ -337,6 +366,7 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 		}
 		if b[i] != '$' {
 			ch := b[i]
+			r.mark()
 			r.args = r.args[:first]
 			return 0, errors.New("Protocol error: expected '$', got '" + string([]byte{ch}) + "'")
 		}
@@ -345,6 +375,7 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 			if next == 0 {
 				return r.stop(first, k, hdr, i, argv, 0)
 			}
+			r.mark()
 			r.args = r.args[:first]
 			return 0, errReaderBulk
 		}
@@ -353,6 +384,7 @@ func (r *cmdReader) parseMultibulk(b []byte) (int, error) {
 			return r.stop(first, k, hdr, i, argv, i+size+2)
 		}
 		if b[i+size] != '\r' || b[i+size+1] != '\n' {
+			r.mark()
 			r.args = r.args[:first]
 			return 0, errReaderBulk
 		}
@@ -406,6 +438,7 @@ func (r *cmdReader) scanMultibulk(b []byte, count, k, i, argv int) (complete boo
 // where the next parse goes on from: its k complete arguments end at
 // hdr, the next one's header.
 func (r *cmdReader) stop(first, k, hdr, skip, argv, need int) (int, error) {
+	r.mark()
 	r.args = r.args[:first]
 	r.pskip, r.pargv, r.pneed = skip, argv, need
 	r.resumeArgs, r.resumeAt, r.resumeArgv = k, hdr, argv

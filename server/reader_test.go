@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -603,4 +604,86 @@ func TestCmdReader_PartialRequestNotParsedAgain(t *testing.T) {
 	if r.wholes > 2 { // the first read's, and the complete request's
 		t.Fatalf("a request that came in %d reads was parsed from its start %d times", reads, r.wholes)
 	}
+}
+
+// piecesReader hands out one piece of its input a read.
+type piecesReader struct{ pieces []string }
+
+func (p *piecesReader) Read(b []byte) (int, error) {
+	if len(p.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, p.pieces[0])
+	if p.pieces[0] = p.pieces[0][n:]; p.pieces[0] == "" {
+		p.pieces = p.pieces[1:]
+	}
+	return n, nil
+}
+
+// dropIdle, which the event loop calls after each batch, gives the buffer
+// up when the batch left nothing unparsed, with nothing left pointing
+// into it (from this batch or an earlier, longer one), and publishes that
+// the client holds no buffer (CLIENT LIST, maxmemory-clients); it keeps a
+// buffer a partial request is in.
+func TestCmdReader_DropIdle(t *testing.T) {
+	r := newCmdReader(&piecesReader{pieces: []string{
+		// three whole requests (8 arguments)
+		"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n",
+		"*1\r\n$4\r\nPING\r\n",
+		// a request, then part of another
+		"*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nab",
+		"cde\r\n",
+	}})
+	r.pool = newReadBufPool(readBufsIdle)
+	var waiting atomic.Uint64
+	r.waiting = &waiting
+	r.once = true // one read a call, as the loop reads
+	batch := func(want int) {
+		t.Helper()
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != want {
+			t.Fatalf("%d commands, %v; want %d", len(cmds), err, want)
+		}
+		r.trim() // the batch has run
+		r.dropIdle()
+	}
+	idle := func() {
+		t.Helper()
+		if r.buf != nil {
+			t.Fatalf("an idle reader kept its %d-byte buffer", len(r.buf))
+		}
+		for i, a := range r.args[:cap(r.args)] {
+			if a != nil {
+				t.Fatalf("argument slot %d still points into the buffer given up", i)
+			}
+		}
+		for i, c := range r.cmds[:cap(r.cmds)] {
+			if c.Args != nil {
+				t.Fatalf("command slot %d still points into the buffer given up", i)
+			}
+		}
+		if partial, free := unpackWaiting(waiting.Load()); partial != 0 || free != 0 {
+			t.Fatalf("published partial %d, free %d once idle; want 0, 0", partial, free)
+		}
+	}
+
+	// The first batch runs on the connection's goroutine, which keeps
+	// its buffer; the next, on the loop, has one argument where that had
+	// eight.
+	if cmds, err := r.ReadCommands(); err != nil || len(cmds) != 3 {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	r.trim()
+	batch(1)
+	idle()
+
+	batch(1)
+	if r.buf == nil || r.partial() == 0 {
+		t.Fatal("dropIdle gave up the buffer of a partial request")
+	}
+	if _, free := unpackWaiting(waiting.Load()); free == 0 {
+		t.Fatal("published no free room while holding a partial request")
+	}
+	batch(1)
+	idle()
 }
