@@ -25,6 +25,7 @@ func newFixture(t *testing.T) *fixture {
 	e := engine.New(engine.Config{Clock: clk})
 	vm := Install(e)
 	t.Cleanup(func() {
+		vm.Close() // its memory watchdog, once started, holds it until then
 		if msg := e.CheckInvariants(); msg != "" {
 			t.Errorf("invariant violated: %s", msg)
 		}

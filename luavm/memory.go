@@ -29,8 +29,14 @@ import (
 // included, have grown by the limit since it last looked: the heap may
 // still overshoot by what the script allocates while that collection runs
 // (a doubling string concatenation, one allocation twice the last, is the
-// worst case). Reading the metrics takes no stop-the-world; the forced
-// collections happen only for a script allocating that fast.
+// worst case). What is allocated while that collection marks, it counts
+// as live whether it is kept or not: that much is taken off its live heap
+// (collect). The baseline is the heap as the run was first seen, bounded
+// from above by its objects, garbage included, or measured by a
+// collection then when that bound is loose. Reading the metrics takes no
+// stop-the-world; the forced collections happen only for a script that
+// runs past a tick and allocates that fast, or that starts after much
+// allocation since the last collection.
 //
 // Short scripts pay nothing but a counter increment and a non-blocking
 // channel send: the watchdog only ticks while scripts run, and reads the
@@ -46,10 +52,12 @@ const DefaultMemoryLimit = 256 << 20
 const memTick = 5 * time.Millisecond
 
 // The runtime metrics the watchdog reads: the heap the last collection
-// found reachable, and the heap's objects, garbage included.
+// found reachable, the heap's objects, garbage included, and all bytes
+// ever allocated.
 const (
 	liveHeap    = "/gc/heap/live:bytes"
 	heapObjects = "/memory/classes/heap/objects:bytes"
+	heapAllocs  = "/gc/heap/allocs:bytes"
 )
 
 // SetMemoryLimit sets how much the heap may grow while one script runs,
@@ -78,7 +86,7 @@ func (vm *VM) memStart() {
 // watchdog is the goroutine behind the memory bound. It sleeps until a
 // run starts, then ticks every memTick until it finds no script running.
 func (vm *VM) watchdog(done <-chan struct{}) {
-	sample := []metrics.Sample{{Name: liveHeap}, {Name: heapObjects}}
+	sample := []metrics.Sample{{Name: liveHeap}, {Name: heapObjects}, {Name: heapAllocs}}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -105,29 +113,53 @@ func (vm *VM) watchdog(done <-chan struct{}) {
 				break
 			}
 			metrics.Read(sample)
-			if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 {
+			if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 || sample[2].Value.Kind() != metrics.KindUint64 {
 				return // the metrics are gone: no bound rather than a wrong one
 			}
 			live, objects := sample[0].Value.Uint64(), sample[1].Value.Uint64()
 			if !armed || g != gen {
 				// First sight of this run: its baseline. What it built
-				// before this tick is at most memTick's worth.
-				gen, base, objBase, armed = g, live, objects, true
+				// before this tick is at most memTick's worth. The last
+				// collection's live heap may be stale by all that was
+				// allocated since (a server that has just taken many
+				// keys): a script was stopped for them. The heap's
+				// objects, garbage included, bound what is live from
+				// above; past a quarter of the limit over that live
+				// heap, a collection now tells it exactly.
+				gen, armed = g, true
+				base, objBase = objects, objects
+				if objects > live && objects-live > uint64(limit)/4 {
+					base, objBase = collect(sample)
+				}
 				continue
 			}
 			if objects > objBase && objects-objBase > uint64(limit) {
 				// The heap, garbage included, grew by the limit: collect
 				// now rather than at the collector's own pace, so that
 				// growth shows in the live heap before it doubles again.
-				runtime.GC()
-				metrics.Read(sample)
-				live, objBase = sample[0].Value.Uint64(), sample[1].Value.Uint64()
-			}
-			if live > base && live-base > uint64(limit) {
-				vm.memKill(g)
+				// Only such a collection's live heap is compared: one the
+				// collector ran by itself counts whatever was allocated
+				// while it marked, by how much no one can tell.
+				live, objBase = collect(sample)
+				if live > base && live-base > uint64(limit) {
+					vm.memKill(g)
+				}
 			}
 		}
 	}
+}
+
+// collect runs a collection and returns the live heap it found and the
+// heap's objects after it. What was allocated while it marked is not in
+// that live heap: the collector marks it live whether it is kept or not
+// (a script making garbage fast, with a heap that took long to mark, was
+// stopped for it); what is kept of it shows at the next collection.
+func collect(sample []metrics.Sample) (live, objects uint64) {
+	allocs := sample[2].Value.Uint64()
+	runtime.GC()
+	metrics.Read(sample)
+	live, objects = sample[0].Value.Uint64(), sample[1].Value.Uint64()
+	return live - min(live, sample[2].Value.Uint64()-allocs), objects
 }
 
 // memKill cancels run gen if it is still the one running.

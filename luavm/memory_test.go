@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -129,13 +130,18 @@ func TestMemoryLimit_UnderTheLimitIsUntouched(t *testing.T) {
 	// About 4 MB kept, and a long run of garbage (many times the limit
 	// allocated, little of it reachable at once): both finish.
 	f.expect(":4000", "EVAL", "local t={} for i=1,4000 do t[i]=string.rep('k',1000) end return #t", "0")
-	body := `local n = 0
-for i = 1, 3000 do
+	f.expect(":1", "EVAL", garbageScript("", 3000), "0")
+}
+
+// garbageScript is a script that runs first, then makes n strings of
+// 100 KB, keeping none, and returns 1.
+func garbageScript(first string, n int) string {
+	return first + `local n = 0
+for i = 1, ` + strconv.Itoa(n) + ` do
   local s = string.rep('g', 100000) .. i
   n = n + #s
 end
 return 1`
-	f.expect(":1", "EVAL", body, "0")
 }
 
 func TestMemoryLimit_LibraryCallsCappedUpFront(t *testing.T) {
@@ -166,4 +172,52 @@ func TestMemoryLimit_Off(t *testing.T) {
 		t.Fatalf("limit %d, size limit %d", vm.MemoryLimit(), vm.sizeLimit())
 	}
 	vm.Close()
+}
+
+// A collection the watchdog forces counts as live what is allocated
+// while it marks: a script making garbage fast, in a process whose heap
+// takes the collector long to mark, was stopped for memory it never kept
+// (40 million pointers took the race detector's build long enough for
+// 140 MB of the script's garbage to count, against a 32 MB limit).
+func TestMemoryLimit_GarbageDuringALongMarkIsNotKept(t *testing.T) {
+	type node struct{ next *node }
+	var head *node
+	for range 8_000_000 { // a heap that takes a while to mark
+		head = &node{next: head}
+	}
+	defer runtime.KeepAlive(head)
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(testMemLimit)
+	defer f.vm.Close()
+	// The script computes a while first, so that the watchdog's first
+	// look finds the heap as the last collection left it, then makes
+	// garbage.
+	body := garbageScript("local m = 0 for i = 1, 3000000 do m = m + i end\n", 1000)
+	for range 2 {
+		runtime.GC()
+		f.expect(":1", "EVAL", body, "0")
+	}
+}
+
+// What the process took just before a script began is not the script's:
+// the last collection's live heap, which left it out, was the baseline,
+// and a script that then made garbage enough to force a collection was
+// stopped for the heap it found.
+func TestMemoryLimit_HeapTakenBeforeTheScriptIsNotItsOwn(t *testing.T) {
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(testMemLimit)
+	defer f.vm.Close()
+	body := garbageScript("", 1000)
+	// No collection but the watchdog's: the last one's count stays as it
+	// was when the heap was taken.
+	defer debug.SetGCPercent(debug.SetGCPercent(5000))
+	for range 3 {
+		runtime.GC() // the live heap is counted here, and then
+		keep := make([][]byte, 0, 64)
+		for range cap(keep) { // 64 MB is taken that it leaves out
+			keep = append(keep, make([]byte, 1<<20))
+		}
+		f.expect(":1", "EVAL", body, "0")
+		runtime.KeepAlive(keep)
+	}
 }

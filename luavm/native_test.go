@@ -130,6 +130,11 @@ func TestNative_SameAsLua(t *testing.T) {
 							if msg := e.CheckInvariants(); msg != "" {
 								t.Fatalf("%s: %s", name, msg)
 							}
+							// Its memory watchdog, once started, holds it
+							// until then: the thousands of runs here kept
+							// 3.5 GB live, and later tests measuring the heap
+							// (TestMemoryLimit_*) ran beside it.
+							vm.Close()
 						}
 						if results[0] != results[1] {
 							t.Errorf("%s:\nnative:\n%s\nlua:\n%s", name, results[0], results[1])
