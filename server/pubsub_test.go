@@ -244,6 +244,11 @@ func TestPubSub_ResetLeavesSubscribedMode(t *testing.T) {
 func TestPubSub_PushesNeverTearReplies(t *testing.T) {
 	srv := RunT(t)
 	sub := dial(t, srv.Addr())
+	// The publisher below runs flat out, faster than a loaded machine's
+	// reads below may take its pushes: the subscriber must not meet its
+	// output limit (TestPubSub_PushesNeverTearBlockedReplies met it on
+	// every run without the race detector).
+	sub.expectDo("+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
 	sub.hello3()
 	sub.expectDo(confirmation(3, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
 	sub.expectDo("+OK\r\n", "MSET", "a", "1", "b", "2", "c", "3")
