@@ -19,8 +19,12 @@ import (
 )
 
 // ioTimeout bounds every read and write, so a server that never answers
-// fails the case instead of hanging the suite.
-const ioTimeout = 5 * time.Second
+// fails the case instead of hanging the suite. Not less: a runaway
+// recursion's stack overflow (eval.txt) takes tumbler 0.2 s to report, as
+// gopher-lua walks its 8000 frames once for each (luavm/state.go), and
+// 2-3 s with the race detector; with the compat packages' tests running
+// beside it on two cores it passed 5 s in a shuffled run.
+const ioTimeout = 20 * time.Second
 
 // conn is a raw RESP connection.
 type conn struct {
