@@ -25,9 +25,15 @@ type rawClient struct {
 
 func dial(t testing.TB, addr string) *rawClient {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	return dialNet(t, "tcp", addr)
+}
+
+// dialNet is dial on a network of net.Dial's ("unix" with a path).
+func dialNet(t testing.TB, network, addr string) *rawClient {
+	t.Helper()
+	conn, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
+		t.Fatalf("dial %s %s: %v", network, addr, err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	return &rawClient{t: t, conn: conn, rd: bufio.NewReader(conn)}

@@ -669,6 +669,7 @@ func init() {
 		},
 	})
 	addDirective(stringDirective("aclfile", func(c *Config) *string { return &c.ACLFile }, nil))
+	addDirective(stringDirective("unixsocket", func(c *Config) *string { return &c.UnixSocket }, nil))
 	d := stringDirective("requirepass", func(c *Config) *string { return &c.RequirePass }, nil)
 	d.live = true
 	addDirective(d)
@@ -993,7 +994,6 @@ func outputLimitsOf(c *Config) OutputBufferLimits {
 var refusedDirectives = map[string]string{
 	"replicaof":      "tumbler does not replicate",
 	"slaveof":        "tumbler does not replicate",
-	"unixsocket":     "tumbler listens on TCP only",
 	"rename-command": "tumbler cannot rename or disable commands",
 	"loadmodule":     "tumbler does not load modules",
 	"sentinel":       "sentinel directive while not in sentinel mode",

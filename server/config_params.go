@@ -626,13 +626,12 @@ var paramTable = []paramDef{
 // (applyLive; databases when the server starts), not only reports.
 var actedParams = map[string]bool{"latency-tracking": true, "latency-tracking-info-percentiles": true, "latency-monitor-threshold": true, "databases": true,
 	"min-replicas-to-write": true, "min-replicas-max-lag": true, "oom-score-adj": true, "oom-score-adj-values": true,
-	"tcp-keepalive": true, "maxmemory-clients": true, "tracking-table-max-keys": true}
+	"tcp-keepalive": true, "maxmemory-clients": true, "tracking-table-max-keys": true, "unixsocketperm": true}
 
 // reportedEmpty are the parameters of directives tumbler refuses (no
-// replication, no unix socket): CONFIG GET shows their
-// empty value, as Redis's when they are not set; CONFIG SET finds them
-// immutable, as Redis does.
-var reportedEmpty = []string{"replicaof", "slaveof", "unixsocket"}
+// replication): CONFIG GET shows their empty value, as Redis's when they
+// are not set; CONFIG SET finds them immutable, as Redis does.
+var reportedEmpty = []string{"replicaof", "slaveof"}
 
 // paramDirective makes a directive of a parameter: its value is kept in
 // Config.params.
@@ -690,7 +689,7 @@ var fixedParams = []fixedParam{
 		}
 		return w[0], ""
 	}}}, cwd, "tumbler writes no data files and never changes directory",
-		func(c *Config, v string) { c.Dir = v }, "only says where relative paths (aclfile, logfile, pidfile, tls-*) are"},
+		func(c *Config, v string) { c.Dir = v }, "only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are"},
 }
 
 // fixedDirective makes a directive of a fixed parameter: its words are

@@ -205,7 +205,6 @@ func TestLoadConfigFile_ErrorsNameFileLineAndReason(t *testing.T) {
 		{"replicaof 10.0.0.1 6379", "tumbler does not replicate"},
 		{"slaveof 10.0.0.1 6379", "tumbler does not replicate"},
 		{"cluster-enabled yes", "tumbler has no cluster mode"},
-		{"unixsocket /tmp/redis.sock", "tumbler listens on TCP only"},
 		{"rename-command CONFIG \"\"", "tumbler cannot rename or disable commands"},
 		{"loadmodule /x.so", "tumbler does not load modules"},
 		{"mymodule.opt 1", "tumbler does not load modules, so it has no module configs"},
@@ -335,7 +334,7 @@ func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
 	}
 	want := []string{
 		path + ":1: tumbler keeps no data on disk: 'save 3600 1 300 100' is ignored",
-		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' only says where relative paths (aclfile, logfile, pidfile, tls-*) are",
+		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are",
 		path + ":6: tumbler does not daemonize: it runs in the foreground (use a supervisor)",
 		path + ":8: 'appendfsync' is accepted but has no effect in tumbler (CONFIG GET reports it)",
 		path + ":10: 'list-max-ziplist-entries' is not supported by tumbler and is ignored",

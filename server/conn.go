@@ -37,8 +37,10 @@ type client struct {
 	w        respWriter
 	spare    []byte // the other output buffer, swapped in by flushShared
 	ctx      engine.Ctx
-	addr     string
-	fd       int // the socket's descriptor at accept, for CLIENT LIST; -1 if none
+	addr     string // CLIENT LIST's addr and laddr (connAddrs)
+	laddr    string
+	unixPath string // the Unix socket it came by; "" for TCP
+	fd       int    // the socket's descriptor at accept, for CLIENT LIST; -1 if none
 	created  time.Time
 	closeNow bool
 	kick     chan struct{} // wakes the flusher of a push-capable connection
@@ -65,6 +67,17 @@ type client struct {
 	mem    clientMem // its part of the clients' memory (evict.go)
 }
 
+// connAddrs returns a connection's addresses as Redis writes them (its
+// connFormatAddr): host:port for TCP, and for a Unix socket the socket's
+// path followed by ":0" for both ends; unixPath is that path, "" for TCP.
+func connAddrs(nc net.Conn) (addr, laddr, unixPath string) {
+	if la := nc.LocalAddr(); la != nil && la.Network() == "unix" {
+		p := la.String()
+		return p + ":0", p + ":0", p
+	}
+	return nc.RemoteAddr().String(), nc.LocalAddr().String(), ""
+}
+
 // serveConn runs one connection: read every complete command available,
 // run them in order, then flush the replies once (redcon's model, with the
 // loop in our hands so that other goroutines can push to the connection).
@@ -74,7 +87,8 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	setKeepAlive(nc, s.prod.limits.keepAlive.Load()) // as Redis's createClient
 	fc := newFramedConn(nc, nil)
 	fc.net = s.eng.Net.Stripe(id) // INFO's network counters (engine/observe.go)
-	c := &client{nc: nc, fc: fc, addr: nc.RemoteAddr().String(), fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}
+	c := &client{nc: nc, fc: fc, fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}
+	c.addr, c.laddr, c.unixPath = connAddrs(nc)
 	c.ID = id
 	c.NeedsAuth = s.authRequired() // (auth.go)
 	c.ACL = s.eng.ACL().Default()

@@ -243,7 +243,7 @@ func (s *Server) clientLine(me *client, self bool) string {
 	_, sub, psub, ssub, redir := s.clientListFields(me) // pub/sub, tracking, probes (pubsub.go)
 	return "id=" + strconv.FormatInt(me.ID, 10) +
 		" addr=" + me.addr +
-		" laddr=" + me.nc.LocalAddr().String() +
+		" laddr=" + me.laddr +
 		" fd=" + strconv.Itoa(me.fd) + " name=" + me.Name +
 		" age=" + strconv.FormatInt(age, 10) +
 		" idle=" + strconv.FormatInt(idle, 10) + " flags=" + s.clientFlags(me) + // fixture: real idle and flags

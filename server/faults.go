@@ -560,7 +560,7 @@ func (s *Server) cmdClientKill(c *engine.Ctx) {
 		o := k.(*client)
 		switch {
 		case addr != "" && o.addr != addr,
-			laddr != "" && o.nc.LocalAddr().String() != laddr,
+			laddr != "" && o.laddr != laddr,
 			typ != "" && s.clientType(o) != typ,
 			id != 0 && o.ID != id,
 			user != "" && s.clientUser(o) != user,
@@ -725,7 +725,13 @@ func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 		}
 	}
 	for _, ln := range lns {
-		nl, err := s.relisten(ln.Addr().String())
+		var nl net.Listener
+		var err error
+		if isUnixListener(ln) {
+			nl, err = listenUnix(ln.Addr().String(), unixSocketPerm(&start))
+		} else {
+			nl, err = s.relisten(ln.Addr().String())
+		}
 		if err != nil {
 			closeAll()
 			return err

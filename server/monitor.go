@@ -86,9 +86,13 @@ func (s *Server) feedMonitors(from *client, db int, args [][]byte) {
 	b = append(b, " ["...)
 	b = strconv.AppendInt(b, int64(db), 10)
 	b = append(b, ' ')
-	if from == nil {
+	switch {
+	case from == nil:
 		b = append(b, "lua"...)
-	} else {
+	case from.unixPath != "":
+		b = append(b, "unix:"...)
+		b = append(b, from.unixPath...)
+	default:
 		b = append(b, from.addr...)
 	}
 	b = append(b, ']')

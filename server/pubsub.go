@@ -512,6 +512,9 @@ func (s *Server) clientListFields(me *client) (flags string, sub, psub, ssub int
 		b = append(b, 'b')
 	}
 	b = s.trackingFlags(me, b)
+	if me.unixPath != "" {
+		b = append(b, 'U')
+	}
 	if me.mem.noEvict.Load() {
 		b = append(b, 'e')
 	}

@@ -23,9 +23,10 @@ var (
 // listenSpec is one listener to open: its address, whether it may be
 // skipped when unavailable ("-" in bind), and whether it serves TLS.
 type listenSpec struct {
-	addr     string
+	addr     string // for unix, the socket's path
 	optional bool
 	tls      bool
+	unix     bool
 }
 
 // listenSpecs returns the listeners cfg asks for, plain ones first (the
@@ -47,12 +48,18 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 			specs = append(specs, listenSpec{addr: net.JoinHostPort(h, port), optional: opt})
 		}
 	}
+	unix := func(specs []listenSpec) []listenSpec {
+		if cfg.UnixSocket == "" {
+			return specs
+		}
+		return append(specs, listenSpec{addr: cfg.Path(cfg.UnixSocket), unix: true})
+	}
 	if cfg.TLSAddr == "" {
-		return specs
+		return unix(specs)
 	}
 	th, tp, err := net.SplitHostPort(cfg.TLSAddr)
 	if err != nil {
-		return specs
+		return unix(specs)
 	}
 	if tp == "0" && s.prod.tlsAddr != "" {
 		_, tp, _ = net.SplitHostPort(s.prod.tlsAddr)
@@ -65,7 +72,7 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 		h, opt := bindHost(h)
 		specs = append(specs, listenSpec{addr: net.JoinHostPort(h, tp), optional: opt && i > 0, tls: true})
 	}
-	return specs
+	return unix(specs)
 }
 
 // rebind moves the listeners from old's addresses to next's, when they
@@ -116,7 +123,7 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	var back []listenSpec // (each optional: whatever comes back serves)
 	for _, ln := range append([]net.Listener{s.ln}, s.prod.extra...) {
 		_, isTLS := ln.(*tlsListener)
-		back = append(back, listenSpec{addr: ln.Addr().String(), optional: true, tls: isTLS})
+		back = append(back, listenSpec{addr: ln.Addr().String(), optional: true, tls: isTLS, unix: isUnixListener(ln)})
 		_ = ln.Close()
 	}
 	<-s.fx.acceptDone
@@ -145,8 +152,8 @@ func (s *Server) rebind(old, next *Config, param string) error {
 			break
 		}
 	}
-	if _, isTLS := s.ln.(*tlsListener); !isTLS {
-		s.port = s.ln.Addr().(*net.TCPAddr).Port
+	if ta, ok := s.ln.Addr().(*net.TCPAddr); ok {
+		s.port = ta.Port
 	}
 	s.serveListeners()
 	if err != nil {
@@ -166,7 +173,13 @@ func (s *Server) openListeners(specs []listenSpec, tc *tls.Config, listen func(s
 	}
 	var opened []net.Listener
 	for _, sp := range specs {
-		ln, err := listen(sp.addr)
+		var ln net.Listener
+		var err error
+		if sp.unix {
+			ln, err = listenUnix(sp.addr, unixSocketPerm(s.live()))
+		} else {
+			ln, err = listen(sp.addr)
+		}
 		if err != nil {
 			if sp.optional {
 				s.log.Warn("could not listen on an optional bind address", "addr", sp.addr, "err", err)

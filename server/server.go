@@ -91,6 +91,12 @@ type Config struct {
 	TLSAddr string
 	// TLSOnly disables the plain TCP listener (port 0).
 	TLSOnly bool
+	// UnixSocket, if set, is a Unix domain socket to listen on as well
+	// (unixsocket; relative to Dir): an existing file there is replaced,
+	// as Redis does, and removed when the server closes. Its mode is the
+	// unixsocketperm parameter's (octal; 0, the default, leaves the
+	// umask's). With TLSOnly and no TLSAddr it is the only listener.
+	UnixSocket string
 	// TLSConfig, if set, is used as is; otherwise the TLS configuration is
 	// built from the files below (tls-cert-file, tls-key-file,
 	// tls-ca-cert-file, tls-ca-cert-dir), TLSAuthClients (tls-auth-clients:

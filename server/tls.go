@@ -24,8 +24,8 @@ import (
 // accept loops of the others itself.
 func (s *Server) listen() (net.Listener, error) {
 	cfg := &s.cfg
-	if cfg.TLSOnly && cfg.TLSAddr == "" {
-		return nil, errors.New("tumbler: configured to not listen anywhere (port 0 and no tls-port)")
+	if cfg.TLSOnly && cfg.TLSAddr == "" && cfg.UnixSocket == "" {
+		return nil, errors.New("tumbler: configured to not listen anywhere (port 0, no tls-port and no unixsocket)")
 	}
 	var tlsCfg *tls.Config
 	if cfg.TLSAddr != "" {
@@ -104,6 +104,16 @@ func (s *Server) listen() (net.Listener, error) {
 			}
 		}
 	}
+	if cfg.UnixSocket != "" {
+		ln, err := listenUnix(cfg.Path(cfg.UnixSocket), unixSocketPerm(cfg))
+		if err != nil {
+			return fail(err)
+		}
+		opened = append(opened, ln)
+		if primary == nil {
+			primary = ln
+		}
+	}
 	for _, ln := range opened {
 		if ln != primary {
 			s.prod.extra = append(s.prod.extra, ln) // served by beginServing (fixture.go)
@@ -111,6 +121,35 @@ func (s *Server) listen() (net.Listener, error) {
 	}
 	return primary, nil
 }
+
+// listenUnix listens on a Unix domain socket at path, as Redis's
+// anetUnixServer after its unlink: whatever file is there is removed
+// first, and a perm other than 0 is the socket's mode. Closing the
+// listener removes the file.
+func listenUnix(path string, perm os.FileMode) (net.Listener, error) {
+	_ = os.Remove(path) // as Redis: "don't care if this fails"
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("tumbler: cannot listen on the unix socket %s: %w", path, err)
+	}
+	if perm != 0 {
+		if err := os.Chmod(path, perm); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("tumbler: cannot set the unix socket's mode (unixsocketperm): %w", err)
+		}
+	}
+	return ln, nil
+}
+
+// unixSocketPerm is the unixsocketperm parameter (octal, validated when
+// set).
+func unixSocketPerm(cfg *Config) os.FileMode {
+	v, _ := strconv.ParseUint(cfg.param("unixsocketperm", "0"), 8, 32)
+	return os.FileMode(v) & os.ModePerm
+}
+
+// isUnixListener reports whether ln listens on a Unix domain socket.
+func isUnixListener(ln net.Listener) bool { return ln.Addr().Network() == "unix" }
 
 // tlsListener is a TLS listener that keeps its configuration, so that
 // Restart can listen again the same way.

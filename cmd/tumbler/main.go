@@ -108,6 +108,9 @@ func main() {
 	if srv.TLSAddr() != "" {
 		ready = append(ready, "tls_addr", srv.TLSAddr())
 	}
+	if cfg.UnixSocket != "" {
+		ready = append(ready, "unixsocket", cfg.Path(cfg.UnixSocket))
+	}
 	log.Info("tumbler ready to accept connections", ready...)
 	if cfg.RestartDelay > 0 {
 		// an operator should know why writes are refused for a while

@@ -185,6 +185,32 @@ func TestBinary_StartupLogSaysWhatItServes(t *testing.T) {
 	}
 }
 
+// TestBinary_UnixSocketOnly: --port 0 --unixsocket serves on the socket
+// alone, as redis-server does (tempredis starts its servers so), the ready
+// line names the socket, and the file is gone after SIGTERM.
+func TestBinary_UnixSocketOnly(t *testing.T) {
+	bin := build(t)
+	dir, err := os.MkdirTemp("", "tu") // short: sun_path is 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "t.sock")
+	cmd, stderr, done := runBin(t, bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700")
+	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("unix", sock) })
+	roundTrip(t, c, bufio.NewReader(c), "PING\r\n", "+PONG\r\n")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, done); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if log := stderr.String(); !strings.Contains(log, "ready to accept connections\" addr="+sock+" unixsocket="+sock) {
+		t.Errorf("ready line: want the socket:\n%s", log)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("the socket file is still there after exit (%v)", err)
+	}
+}
+
 // TestBinary_Version: --version and -v print tumbler's own version and
 // the Redis version it speaks, as redis-server --version does, and exit.
 func TestBinary_Version(t *testing.T) {

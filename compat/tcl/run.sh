@@ -16,9 +16,9 @@
 #
 # MODE=spawn lets the harness start the servers itself, as it starts
 # redis-server, through a src/redis-server that runs tumbler with the
-# harness's config file (its unixsocket line removed: tumbler listens on
-# TCP only). That runs the units and tests tagged external:skip (acl,
-# auth, info, networking...), each with a server of its own. ARGS adds
+# harness's config file (its unixsocket included). That runs the units
+# and tests tagged external:skip (acl, auth, info, networking...), each
+# with a server of its own. ARGS adds
 # test_helper options, such as --skiptest 'name' for a test that stops a
 # unit with an exception (a stream command tumbler lacks).
 set -u
@@ -62,7 +62,6 @@ if [ "${MODE:-}" = spawn ]; then
 # what the harness waits for in the server's output
 echo "tumbler PID: \$\$"
 echo "Ready to accept connections"
-case "\$1" in *.conf*) sed -i '/^unixsocket /d' "\$1" ;; esac
 exec "$bin" "\$@"
 EOF
 	chmod +x "$work/src/redis-server"
