@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -144,6 +145,13 @@ const readAheadMax = 1 << 20
 // when the connection fails or ends. Call stopReadAhead before the next
 // Read.
 func (c *framedConn) startReadAhead() <-chan struct{} {
+	return c.readAhead(readAheadMax, nil)
+}
+
+// readAhead is startReadAhead keeping up to max bytes. Past max it stops
+// reading, or, when atMax is not nil, drops what it kept, calls atMax and
+// ends as if the connection had failed with atMax's error.
+func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 	gone := make(chan struct{})
 	if c.rerr != nil || c.aheadErr != nil {
 		close(gone) // the client had already gone when its command blocked
@@ -159,11 +167,11 @@ func (c *framedConn) startReadAhead() <-chan struct{} {
 	c.aheadStop.Store(false)
 	go func() {
 		defer close(done)
-		var buf [4096]byte
-		for len(c.ahead) < readAheadMax {
-			n, err := c.Conn.Read(buf[:])
+		for len(c.ahead) < max {
+			c.ahead = slices.Grow(c.ahead, 4096)
+			n, err := c.Conn.Read(c.ahead[len(c.ahead):cap(c.ahead)])
 			c.net.Read(n)
-			c.ahead = append(c.ahead, buf[:n]...)
+			c.ahead = c.ahead[:len(c.ahead)+n]
 			if err != nil {
 				var ne net.Error
 				if c.aheadStop.Load() && errors.As(err, &ne) && ne.Timeout() {
@@ -173,6 +181,11 @@ func (c *framedConn) startReadAhead() <-chan struct{} {
 				close(gone)
 				return
 			}
+		}
+		if atMax != nil {
+			c.aheadErr = atMax()
+			c.ahead = nil // dropped, as Redis frees such a client's query buffer
+			close(gone)
 		}
 	}()
 	return gone

@@ -119,7 +119,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	rd := newCmdReader(fc) // in-place parsing, no allocation per command (reader.go)
 	rd.waiting, rd.waitArgv, c.rd = &c.waiting, &c.waitArgv, rd
 	rd.onWait = func() { s.measure(c, false) } // a request growing counts (evict.go)
-	fc.raw = newRawReader(nc)                  // plain TCP: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
+	fc.raw = newRawReader(nc)                  // plain TCP or Unix socket: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
 		// Served by the event loop, while it can (eventloop_linux.go):
 		// this goroutine waits until the loop hands the connection back.

@@ -14,10 +14,10 @@ import (
 	"github.com/tumblerdb/tumbler/engine"
 )
 
-// The event loop serves plain TCP connections as Redis does: one goroutine
-// owns a level-triggered epoll set of many connections, reads each ready
-// socket once, runs the commands read, and writes every reply after the
-// pass. A goroutine per connection costs, on every request, a wake-up of
+// The event loop serves plain TCP and Unix socket connections as Redis
+// does: one goroutine owns a level-triggered epoll set of many
+// connections, reads each ready socket once, runs the commands read, and
+// writes every reply after the pass. A goroutine per connection costs, on every request, a wake-up of
 // that goroutine, a read that finds nothing more (the netpoller is
 // edge-triggered, so a goroutine must read until EAGAIN before it parks)
 // and two trips through the scheduler: at one request per round trip the
@@ -604,12 +604,14 @@ func (s *Server) isLockScript(args [][]byte, bySHA bool) bool {
 	return s.vm.IsLockScript(nil, args[1])
 }
 
-// shutdownConn shuts a TCP socket down (closeConn).
+// shutdownConn shuts a TCP or Unix socket down (closeConn).
 func shutdownConn(nc net.Conn) {
-	if tc, ok := nc.(*net.TCPConn); ok {
-		if rc, err := tc.SyscallConn(); err == nil {
-			_ = rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
-		}
+	sc := plainSocket(nc)
+	if sc == nil {
+		return
+	}
+	if rc, err := sc.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 	}
 }
 

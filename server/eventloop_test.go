@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -48,20 +47,51 @@ func inLoop(t *testing.T, srv *Server, c *rawClient) {
 	}
 }
 
+// testTransport is how a test's clients reach the server: over TCP, or
+// over a Unix domain socket (unixsocket), which the event loops serve
+// alike. The tests whose subject is the socket run over both.
+type testTransport struct {
+	unix string // the socket's path; "" for TCP
+}
+
+// overTransports runs f over TCP, then over a Unix socket.
+func overTransports(t *testing.T, f func(t *testing.T, tr testTransport)) {
+	t.Run("tcp", func(t *testing.T) { f(t, testTransport{}) })
+	t.Run("unix", func(t *testing.T) { f(t, testTransport{unix: unixSocketPath(t)}) })
+}
+
+// config adds the Unix socket to a server's configuration.
+func (tr testTransport) config(c *Config) {
+	if tr.unix != "" {
+		c.UnixSocket = tr.unix
+	}
+}
+
+// dial connects to srv over the transport.
+func (tr testTransport) dial(t *testing.T, srv *Server) *rawClient {
+	t.Helper()
+	if tr.unix != "" {
+		return dialUnix(t, tr.unix)
+	}
+	return dial(t, srv.Addr())
+}
+
 func TestEventLoop_ServesPlainConnections(t *testing.T) {
-	srv := runOneLoop(t)
-	c := dial(t, srv.Addr())
-	inLoop(t, srv, c)
-	if got := c.do("SET", "k", "v", "NX", "PX", "30000"); got != "+OK\r\n" {
-		t.Fatalf("SET: %q", got)
-	}
-	// A pipeline is one batch, its replies in order.
-	c.send(encode("GET", "k") + encode("DEL", "k") + encode("GET", "k"))
-	for _, want := range []string{"$1\r\nv\r\n", ":1\r\n", "$-1\r\n"} {
-		if got := c.read(); got != want {
-			t.Fatalf("got %q, want %q", got, want)
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := runOneLoop(t, tr.config)
+		c := tr.dial(t, srv)
+		inLoop(t, srv, c)
+		if got := c.do("SET", "k", "v", "NX", "PX", "30000"); got != "+OK\r\n" {
+			t.Fatalf("SET: %q", got)
 		}
-	}
+		// A pipeline is one batch, its replies in order.
+		c.send(encode("GET", "k") + encode("DEL", "k") + encode("GET", "k"))
+		for _, want := range []string{"$1\r\nv\r\n", ":1\r\n", "$-1\r\n"} {
+			if got := c.read(); got != want {
+				t.Fatalf("got %q, want %q", got, want)
+			}
+		}
+	})
 }
 
 func TestEventLoop_Off(t *testing.T) {
@@ -82,29 +112,31 @@ func TestEventLoop_Off(t *testing.T) {
 // serving the others, and the rest of the blocked client's pipeline runs
 // after the wait.
 func TestEventLoop_BlockedCommandWaitsOffTheLoop(t *testing.T) {
-	srv := runOneLoop(t)
-	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
-	inLoop(t, srv, a)
-	inLoop(t, srv, b)
-	a.send(encode("PING", "first") + encode("BLPOP", "q", "0") + encode("PING", "after"))
-	if got := a.read(); got != "$5\r\nfirst\r\n" {
-		t.Fatalf("before BLPOP: %q", got)
-	}
-	waitFor(t, "BLPOP handed back", func() bool { return srv.loopStats.leaves[exitBatch].Load() > 0 })
-	for i := 0; i < 3; i++ {
-		if got := b.do("PING"); got != "+PONG\r\n" {
-			t.Fatalf("another client while one is blocked: %q", got)
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := runOneLoop(t, tr.config)
+		a, b := tr.dial(t, srv), tr.dial(t, srv)
+		inLoop(t, srv, a)
+		inLoop(t, srv, b)
+		a.send(encode("PING", "first") + encode("BLPOP", "q", "0") + encode("PING", "after"))
+		if got := a.read(); got != "$5\r\nfirst\r\n" {
+			t.Fatalf("before BLPOP: %q", got)
 		}
-	}
-	if got := b.do("RPUSH", "q", "x"); got != ":1\r\n" {
-		t.Fatalf("RPUSH: %q", got)
-	}
-	if got := a.read(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" {
-		t.Fatalf("BLPOP: %q", got)
-	}
-	if got := a.read(); got != "$5\r\nafter\r\n" {
-		t.Fatalf("after BLPOP: %q", got)
-	}
+		waitFor(t, "BLPOP handed back", func() bool { return srv.loopStats.leaves[exitBatch].Load() > 0 })
+		for i := 0; i < 3; i++ {
+			if got := b.do("PING"); got != "+PONG\r\n" {
+				t.Fatalf("another client while one is blocked: %q", got)
+			}
+		}
+		if got := b.do("RPUSH", "q", "x"); got != ":1\r\n" {
+			t.Fatalf("RPUSH: %q", got)
+		}
+		if got := a.read(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" {
+			t.Fatalf("BLPOP: %q", got)
+		}
+		if got := a.read(); got != "$5\r\nafter\r\n" {
+			t.Fatalf("after BLPOP: %q", got)
+		}
+	})
 }
 
 // A script that is not one of the lock scripts runs off the loop: while it
@@ -166,23 +198,25 @@ func TestEventLoop_LockScriptStaysOnTheLoop(t *testing.T) {
 // CLIENT KILL sent on the loop, of a client on the same loop or of
 // itself, must not wait for the loop (it would wait forever).
 func TestEventLoop_ClientKillOnTheLoop(t *testing.T) {
-	srv := runOneLoop(t)
-	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
-	inLoop(t, srv, a)
-	inLoop(t, srv, b)
-	id := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
-	if got := a.do("CLIENT", "KILL", "ID", id); got != ":1\r\n" {
-		t.Fatalf("CLIENT KILL ID: %q", got)
-	}
-	expectEOF(t, b)
-	self := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
-	if got := a.do("CLIENT", "KILL", "ID", self, "SKIPME", "no"); got != ":1\r\n" {
-		t.Fatalf("CLIENT KILL of itself: %q", got)
-	}
-	expectEOF(t, a)
-	waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
-	c := dial(t, srv.Addr())
-	inLoop(t, srv, c)
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := runOneLoop(t, tr.config)
+		a, b := tr.dial(t, srv), tr.dial(t, srv)
+		inLoop(t, srv, a)
+		inLoop(t, srv, b)
+		id := strings.TrimSuffix(strings.TrimPrefix(b.do("CLIENT", "ID"), ":"), "\r\n")
+		if got := a.do("CLIENT", "KILL", "ID", id); got != ":1\r\n" {
+			t.Fatalf("CLIENT KILL ID: %q", got)
+		}
+		expectEOF(t, b)
+		self := strings.TrimSuffix(strings.TrimPrefix(a.do("CLIENT", "ID"), ":"), "\r\n")
+		if got := a.do("CLIENT", "KILL", "ID", self, "SKIPME", "no"); got != ":1\r\n" {
+			t.Fatalf("CLIENT KILL of itself: %q", got)
+		}
+		expectEOF(t, a)
+		waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
+		c := tr.dial(t, srv)
+		inLoop(t, srv, c)
+	})
 }
 
 func expectEOF(t *testing.T, c *rawClient) {
@@ -199,26 +233,30 @@ func isReset(err error) bool {
 
 // Close ends the connections the loops serve, and returns.
 func TestEventLoop_CloseEndsLoopConnections(t *testing.T) {
-	srv := New(Config{Addr: "127.0.0.1:0", EventLoops: 2})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var cs []*rawClient
-	for i := 0; i < 8; i++ {
-		c := dial(t, srv.Addr())
-		inLoop(t, srv, c)
-		cs = append(cs, c)
-	}
-	done := make(chan struct{})
-	go func() { srv.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not return")
-	}
-	for _, c := range cs {
-		expectEOF(t, c)
-	}
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		cfg := Config{Addr: "127.0.0.1:0", EventLoops: 2}
+		tr.config(&cfg)
+		srv := New(cfg)
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var cs []*rawClient
+		for i := 0; i < 8; i++ {
+			c := tr.dial(t, srv)
+			inLoop(t, srv, c)
+			cs = append(cs, c)
+		}
+		done := make(chan struct{})
+		go func() { srv.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not return")
+		}
+		for _, c := range cs {
+			expectEOF(t, c)
+		}
+	})
 }
 
 // An idle timeout set while connections sit in the loop (which keeps no
@@ -245,58 +283,62 @@ func TestEventLoop_IdleTimeoutSetLive(t *testing.T) {
 // A reply the socket does not take at once is written by the
 // connection's goroutine: the loop goes on serving others meanwhile.
 func TestEventLoop_LargeReplyToASlowReader(t *testing.T) {
-	srv := runOneLoop(t)
-	slow, other := dial(t, srv.Addr()), dial(t, srv.Addr())
-	// A small receive buffer (no autotuning), so that the reply cannot
-	// fit the socket buffers whatever the machine's maxima.
-	if err := slow.conn.(*net.TCPConn).SetReadBuffer(16 << 10); err != nil {
-		t.Fatal(err)
-	}
-	inLoop(t, srv, slow)
-	inLoop(t, srv, other)
-	val := strings.Repeat("x", 16<<20)
-	other.send(encode("SET", "big", val))
-	if got := other.read(); got != "+OK\r\n" {
-		t.Fatalf("SET big: %q", got)
-	}
-	sent := srv.loopStats.leaves[exitSend].Load()
-	slow.send(encode("GET", "big"))
-	waitFor(t, "GET big handed back", func() bool { return srv.loopStats.leaves[exitSend].Load() > sent })
-	if got := other.do("PING"); got != "+PONG\r\n" {
-		t.Fatalf("PING while a large reply is pending: %q", got)
-	}
-	want := "$" + strconv.Itoa(len(val)) + "\r\n" + val + "\r\n"
-	if got := slow.read(); got != want {
-		t.Fatalf("GET big: %d bytes, want %d", len(got), len(want))
-	}
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := runOneLoop(t, tr.config)
+		slow, other := tr.dial(t, srv), tr.dial(t, srv)
+		// A small receive buffer (no autotuning), so that the reply cannot
+		// fit the socket buffers whatever the machine's maxima.
+		if err := slow.conn.(interface{ SetReadBuffer(int) error }).SetReadBuffer(16 << 10); err != nil {
+			t.Fatal(err)
+		}
+		inLoop(t, srv, slow)
+		inLoop(t, srv, other)
+		val := strings.Repeat("x", 16<<20)
+		other.send(encode("SET", "big", val))
+		if got := other.read(); got != "+OK\r\n" {
+			t.Fatalf("SET big: %q", got)
+		}
+		sent := srv.loopStats.leaves[exitSend].Load()
+		slow.send(encode("GET", "big"))
+		waitFor(t, "GET big handed back", func() bool { return srv.loopStats.leaves[exitSend].Load() > sent })
+		if got := other.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING while a large reply is pending: %q", got)
+		}
+		want := "$" + strconv.Itoa(len(val)) + "\r\n" + val + "\r\n"
+		if got := slow.read(); got != want {
+			t.Fatalf("GET big: %d bytes, want %d", len(got), len(want))
+		}
+	})
 }
 
 // QUIT, a protocol error and the end of input, on the loop.
 func TestEventLoop_EndsOfAConnection(t *testing.T) {
-	srv := runOneLoop(t)
-	q := dial(t, srv.Addr())
-	inLoop(t, srv, q)
-	q.send(encode("SET", "a", "1") + encode("QUIT") + encode("SET", "a", "2"))
-	if got := q.read() + q.read(); got != "+OK\r\n+OK\r\n" {
-		t.Fatalf("SET, QUIT: %q", got)
-	}
-	expectEOF(t, q)
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := runOneLoop(t, tr.config)
+		q := tr.dial(t, srv)
+		inLoop(t, srv, q)
+		q.send(encode("SET", "a", "1") + encode("QUIT") + encode("SET", "a", "2"))
+		if got := q.read() + q.read(); got != "+OK\r\n+OK\r\n" {
+			t.Fatalf("SET, QUIT: %q", got)
+		}
+		expectEOF(t, q)
 
-	p := dial(t, srv.Addr())
-	inLoop(t, srv, p)
-	p.send(encode("GET", "a") + "*1\r\n$x\r\n")
-	if got := p.read(); got != "$1\r\n1\r\n" {
-		t.Fatalf("GET before the bad request: %q", got)
-	}
-	if got := p.read(); got != "-ERR Protocol error: invalid bulk length\r\n" {
-		t.Fatalf("protocol error: %q", got)
-	}
-	expectEOF(t, p)
+		p := tr.dial(t, srv)
+		inLoop(t, srv, p)
+		p.send(encode("GET", "a") + "*1\r\n$x\r\n")
+		if got := p.read(); got != "$1\r\n1\r\n" {
+			t.Fatalf("GET before the bad request: %q", got)
+		}
+		if got := p.read(); got != "-ERR Protocol error: invalid bulk length\r\n" {
+			t.Fatalf("protocol error: %q", got)
+		}
+		expectEOF(t, p)
 
-	e := dial(t, srv.Addr())
-	inLoop(t, srv, e)
-	e.conn.Close()
-	waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
+		e := tr.dial(t, srv)
+		inLoop(t, srv, e)
+		e.conn.Close()
+		waitFor(t, "no connections", func() bool { return srv.nconns.Load() == 0 })
+	})
 }
 
 // MULTI ... EXEC: EXEC runs on the connection's goroutine.

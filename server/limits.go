@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -195,6 +196,20 @@ func (c *client) write(b []byte) (int, error) {
 	if err != nil || n == len(b) {
 		c.fc.net.Wrote(n)
 		return n, err
+	}
+	// The socket is full. Its client may be sending more requests, and
+	// read no reply until it has sent them all (redis-py's and Jedis's
+	// pipelines do): waiting for room alone, each end would wait for the
+	// other forever. So its input is read meanwhile and kept for the
+	// parser, as Redis goes on filling its query buffer (up to
+	// client-query-buffer-limit, past which Redis closes the client too).
+	if c.fc.aheadDone == nil {
+		c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
+			c.fc.lim.queryBufHit(c.nc, int64(len(c.fc.ahead)))
+			shutdownConn(c.nc) // the write waiting for room fails
+			return errQueryBufLimit
+		})
+		defer c.fc.stopReadAhead()
 	}
 	m, err := c.nc.Write(b[n:])
 	c.fc.net.Wrote(n + m)

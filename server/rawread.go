@@ -11,8 +11,9 @@ import (
 	"syscall"
 )
 
-// rawReader reads and writes a plain TCP connection's socket with read(2)
-// and write(2) made by RawSyscall (rawsys.go), not through net.Conn.
+// rawReader reads and writes a plain TCP or Unix socket connection's
+// socket with read(2) and write(2) made by RawSyscall (rawsys.go), not
+// through net.Conn.
 //
 // The calls are the same, but net.Conn makes them with syscall.Syscall,
 // which tells the Go scheduler that the goroutine enters a system call.
@@ -62,22 +63,35 @@ func (r *rawReader) inLoop() bool { return r != nil && r.lfd >= 0 }
 var rawReads atomic.Int64
 
 // newRawReader returns a raw reader for nc, or nil when nc is not a plain
-// TCP connection (TLS, test pipes): those keep net.Conn's calls.
+// TCP or Unix socket connection (TLS, test pipes): those keep net.Conn's
+// calls.
 func newRawReader(nc net.Conn) *rawReader {
 	if !rawReadSupported {
 		return nil
 	}
-	tc, ok := nc.(*net.TCPConn)
-	if !ok {
+	sc := plainSocket(nc)
+	if sc == nil {
 		return nil
 	}
-	rc, err := tc.SyscallConn()
+	rc, err := sc.SyscallConn()
 	if err != nil {
 		return nil
 	}
 	r := &rawReader{nc: nc, rc: rc, lfd: -1}
 	r.readFn = r.readOnce
 	return r
+}
+
+// plainSocket returns nc as a syscall.Conn when it is a plain TCP or Unix
+// socket connection, else nil.
+func plainSocket(nc net.Conn) syscall.Conn {
+	switch c := nc.(type) {
+	case *net.TCPConn:
+		return c
+	case *net.UnixConn:
+		return c
+	}
+	return nil
 }
 
 // readOnce is RawConn.Read's callback: false asks it to wait for input.

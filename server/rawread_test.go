@@ -3,27 +3,30 @@
 package server
 
 import (
+	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestRawRead_TCPConnectionsReadRaw: a TCP client's requests are read by
-// rawReader (rawread.go), one at a time and pipelined.
-func TestRawRead_TCPConnectionsReadRaw(t *testing.T) {
-	srv := RunT(t)
-	c := dial(t, srv.Addr())
-	reads := rawReads.Load()
-	const n = 100
-	for i := 0; i < n; i++ {
-		if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
-			t.Fatal(got)
+// TestRawRead_ConnectionsReadRaw: a TCP or Unix socket client's requests
+// are read by rawReader (rawread.go), one at a time and pipelined.
+func TestRawRead_ConnectionsReadRaw(t *testing.T) {
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := RunT(t, WithConfig(tr.config))
+		c := tr.dial(t, srv)
+		reads := rawReads.Load()
+		const n = 100
+		for i := 0; i < n; i++ {
+			if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
+				t.Fatal(got)
+			}
 		}
-	}
-	if got := rawReads.Load() - reads; got < n {
-		t.Fatalf("%d requests made %d raw reads: the connection is not read by rawReader", n, got)
-	}
+		if got := rawReads.Load() - reads; got < n {
+			t.Fatalf("%d requests made %d raw reads: the connection is not read by rawReader", n, got)
+		}
+	})
 }
 
 // TestRawRead_HalfClose: a client that sends its last request and then
@@ -32,29 +35,31 @@ func TestRawRead_TCPConnectionsReadRaw(t *testing.T) {
 // server is busy. (A loop that waited for the next readiness event after
 // a short read, without reading again, never saw the FIN.)
 func TestRawRead_HalfClose(t *testing.T) {
-	for _, busy := range []bool{false, true} {
-		srv := RunT(t)
-		c := dial(t, srv.Addr())
-		if busy {
-			c.send(encode("DEBUG", "SLEEP", "0.3")) // busy while the request and the FIN arrive
-			time.Sleep(50 * time.Millisecond)
-		}
-		c.send(encode("PING"))
-		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
-			t.Fatal(err)
-		}
-		if busy {
-			if got := c.read(); got != "+OK\r\n" {
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		for _, busy := range []bool{false, true} {
+			srv := RunT(t, WithConfig(tr.config))
+			c := tr.dial(t, srv)
+			if busy {
+				c.send(encode("DEBUG", "SLEEP", "0.3")) // busy while the request and the FIN arrive
+				time.Sleep(50 * time.Millisecond)
+			}
+			c.send(encode("PING"))
+			if err := c.conn.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			if busy {
+				if got := c.read(); got != "+OK\r\n" {
+					t.Fatal(got)
+				}
+			}
+			if got := c.read(); got != "+PONG\r\n" {
 				t.Fatal(got)
 			}
+			if b := waitClosed(t, c); len(b) != 0 {
+				t.Fatalf("busy=%v: %q after the reply", busy, b)
+			}
 		}
-		if got := c.read(); got != "+PONG\r\n" {
-			t.Fatal(got)
-		}
-		if b := waitClosed(t, c); len(b) != 0 {
-			t.Fatalf("busy=%v: %q after the reply", busy, b)
-		}
-	}
+	})
 }
 
 // TestRawRead_AfterABlockedCommand: input the read-ahead took while BLPOP
@@ -84,31 +89,33 @@ func TestRawRead_AfterABlockedCommand(t *testing.T) {
 // read again, not wait, when a read filled its buffer, and must wait, not
 // spin, on a partial request).
 func TestRawRead_PipelinesInPieces(t *testing.T) {
-	srv := RunT(t)
-	c := dial(t, srv.Addr())
-	var all strings.Builder
-	for i := 0; i < 200; i++ {
-		all.WriteString(encode("SET", "k"+strings.Repeat("x", i%37), strings.Repeat("v", i*53%9000)))
-		all.WriteString(encode("GET", "k"+strings.Repeat("x", i%37)))
-	}
-	in := all.String()
-	for off, step := 0, 1; off < len(in); step = step*7%9973 + 1 {
-		end := min(off+step, len(in))
-		c.send(in[off:end])
-		off = end
-		if step%5 == 0 {
-			time.Sleep(time.Millisecond)
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := RunT(t, WithConfig(tr.config))
+		c := tr.dial(t, srv)
+		var all strings.Builder
+		for i := 0; i < 200; i++ {
+			all.WriteString(encode("SET", "k"+strings.Repeat("x", i%37), strings.Repeat("v", i*53%9000)))
+			all.WriteString(encode("GET", "k"+strings.Repeat("x", i%37)))
 		}
-	}
-	for i := 0; i < 200; i++ {
-		if got := c.read(); got != "+OK\r\n" {
-			t.Fatalf("SET %d: %q", i, got)
+		in := all.String()
+		for off, step := 0, 1; off < len(in); step = step*7%9973 + 1 {
+			end := min(off+step, len(in))
+			c.send(in[off:end])
+			off = end
+			if step%5 == 0 {
+				time.Sleep(time.Millisecond)
+			}
 		}
-		want := strings.Repeat("v", i*53%9000)
-		if got := c.read(); !strings.HasSuffix(got, "\r\n"+want+"\r\n") && !(want == "" && got == "$0\r\n\r\n") {
-			t.Fatalf("GET %d: %d bytes, want the %d-byte value", i, len(got), len(want))
+		for i := 0; i < 200; i++ {
+			if got := c.read(); got != "+OK\r\n" {
+				t.Fatalf("SET %d: %q", i, got)
+			}
+			want := strings.Repeat("v", i*53%9000)
+			if got := c.read(); !strings.HasSuffix(got, "\r\n"+want+"\r\n") && !(want == "" && got == "$0\r\n\r\n") {
+				t.Fatalf("GET %d: %d bytes, want the %d-byte value", i, len(got), len(want))
+			}
 		}
-	}
+	})
 }
 
 // TestRawRead_DropConnectionsWhileAReplyIsHeld: DropConnections returns
@@ -188,4 +195,99 @@ func TestFixtureBefore_KilledClientRunsNothing(t *testing.T) {
 	if !c.closeNow {
 		t.Error("the killed client's connection is not closed after it")
 	}
+}
+
+// pipelineUnread sends n GETs of key k in one stream without reading a
+// reply, as redis-py's and Jedis's pipelines do, with the client's socket
+// buffers small (no autotuning) so that requests and replies each
+// overflow what the sockets hold. It returns the write's error, or nil
+// once everything is sent (the write gives up after 30 s).
+func pipelineUnread(t *testing.T, c *rawClient, k string, n int) error {
+	t.Helper()
+	type buffers interface {
+		SetReadBuffer(int) error
+		SetWriteBuffer(int) error
+	}
+	if err := c.conn.(buffers).SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.conn.(buffers).SetWriteBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	req := []byte(strings.Repeat(encode("GET", k), n))
+	c.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	defer c.conn.SetWriteDeadline(time.Time{})
+	_, err := c.conn.Write(req)
+	return err
+}
+
+// TestRawRead_PipelineSentBeforeAnyReplyIsRead: a client that sends a
+// whole pipeline before it reads a reply gets every reply, however large
+// both sides grow. The server keeps reading while its replies wait for
+// room, as Redis does; a server that only waited for room would wait for
+// a client that waits for it to read. 10 MB of requests and 27 MB of
+// replies: more than loopback's socket buffers hold (tcp_rmem and
+// tcp_wmem's maxima are 6 and 4 MB; a Unix socket's about 200 KB).
+func TestRawRead_PipelineSentBeforeAnyReplyIsRead(t *testing.T) {
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := RunT(t, WithConfig(tr.config))
+		c := tr.dial(t, srv)
+		val := strings.Repeat("v", 60)
+		if got := c.do("SET", "k", val); got != "+OK\r\n" {
+			t.Fatal(got)
+		}
+		const n = 450000
+		sent := make(chan error, 1)
+		go func() { sent <- pipelineUnread(t, c, "k", n) }()
+		select {
+		case err := <-sent:
+			if err != nil {
+				t.Fatalf("sending the pipeline: %v (the server stopped reading)", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Fatal("the pipeline was not sent")
+		}
+		want := "$60\r\n" + val + "\r\n"
+		c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		buf := make([]byte, len(want))
+		for i := 0; i < n; i++ {
+			if _, err := io.ReadFull(c.rd, buf); err != nil || string(buf) != want {
+				t.Fatalf("reply %d: %q, %v", i, buf, err)
+			}
+		}
+		c.conn.SetReadDeadline(time.Time{})
+		if got := c.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after the pipeline: %q", got)
+		}
+	})
+}
+
+// TestRawRead_PipelineUnreadPastTheQueryBufferLimit: what the server reads
+// while its replies wait for room counts against
+// client-query-buffer-limit; past it the client is closed, as Redis
+// closes a client past it, and the others are served. (Redis runs such a
+// client's requests as they come and keeps the replies, which count
+// against client-output-buffer-limit's normal class, unlimited by
+// default: README, "Differences".)
+func TestRawRead_PipelineUnreadPastTheQueryBufferLimit(t *testing.T) {
+	overTransports(t, func(t *testing.T, tr testTransport) {
+		srv := RunT(t, WithConfig(tr.config))
+		admin := tr.dial(t, srv)
+		if got := admin.do("CONFIG", "SET", "client-query-buffer-limit", "1mb"); got != "+OK\r\n" {
+			t.Fatal(got)
+		}
+		if got := admin.do("SET", "k", strings.Repeat("v", 60)); got != "+OK\r\n" {
+			t.Fatal(got)
+		}
+		c := tr.dial(t, srv)
+		if err := pipelineUnread(t, c, "k", 450000); err == nil {
+			t.Fatal("a 10 MB pipeline, its replies unread, was all taken with a 1 MB query buffer limit")
+		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("sending the pipeline: %v, want the connection closed", err)
+		}
+		waitFor(t, "the client closed", func() bool { return srv.nconns.Load() == 1 })
+		if got := admin.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING from another client: %q", got)
+		}
+	})
 }
