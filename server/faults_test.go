@@ -1441,13 +1441,21 @@ func TestClientPause_HangUpFreesTheClient(t *testing.T) {
 	srv := RunT(t)
 	admin := dial(t, srv.Addr())
 	admin.expectDo("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	// Each client's command is held before it hangs up: a connection the
+	// server has not accepted yet is not counted in connected_clients
+	// either, and would run its SET after the UNPAUSE below.
+	half := dial(t, srv.Addr())
+	half.send(encode("SET", "k2", "v"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 5; i++ {
 		c := dial(t, srv.Addr())
 		c.send(encode("SET", "k", "v"))
+		eventually(t, "the SET to be held", func() bool { return srv.Held() == 2 })
 		c.conn.Close()
+		eventually(t, "the client that hung up to be freed", func() bool { return srv.Held() == 1 })
 	}
-	half := dial(t, srv.Addr())
-	half.send(encode("SET", "k2", "v"))
 	_ = half.conn.(*net.TCPConn).CloseWrite()
 	eventually(t, "the hung-up clients to be freed", func() bool {
 		return srv.ServerInfo().ConnectedClients == 1
