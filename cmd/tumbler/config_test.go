@@ -196,7 +196,7 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 		t.Fatalf("rewritten config:\n%s", data)
 	}
 	log, _ := os.ReadFile(logfile)
-	if !strings.Contains(string(log), "ready to accept connections") || !strings.Contains(string(log), "'appendfsync' is accepted but has no effect in tumbler") ||
+	if !strings.Contains(string(log), "Ready to accept connections") || !strings.Contains(string(log), "'appendfsync' is accepted but has no effect in tumbler") ||
 		!strings.Contains(string(log), "--hz: 'hz' is accepted but has no effect in tumbler") || strings.Contains(string(log), "appendonly") {
 		t.Fatalf("log file:\n%s\nstderr:\n%s", log, stderr)
 	}
@@ -403,7 +403,7 @@ func TestBinary_RelativePathsFromDir(t *testing.T) {
 	if acl, _ := os.ReadFile(filepath.Join(dir, "users.acl")); !strings.Contains(string(acl), "user saved on nopass") {
 		t.Errorf("ACL SAVE wrote %q", acl)
 	}
-	if log, _ := os.ReadFile(filepath.Join(dir, "tumbler.log")); !strings.Contains(string(log), "ready to accept connections") {
+	if log, _ := os.ReadFile(filepath.Join(dir, "tumbler.log")); !strings.Contains(string(log), "Ready to accept connections") {
 		t.Errorf("log file in dir:\n%s\nstderr:\n%s", log, stderr)
 	}
 }

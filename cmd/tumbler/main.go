@@ -111,7 +111,9 @@ func main() {
 	if cfg.UnixSocket != "" {
 		ready = append(ready, "unixsocket", cfg.Path(cfg.UnixSocket))
 	}
-	log.Info("tumbler ready to accept connections", ready...)
+	// Redis's own words, which scripts and test harnesses wait for in its
+	// log (Redis 7.0 writes "Ready to accept connections").
+	log.Info("Ready to accept connections", ready...)
 	if cfg.RestartDelay > 0 {
 		// an operator should know why writes are refused for a while
 		log.Warn("restart delay: lock grants reply nil and other writes are refused until it passes (Redlock's delayed restart)",

@@ -177,7 +177,7 @@ func TestBinary_StartupLogSaysWhatItServes(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	log := stderr.String()
-	if !strings.Contains(log, "ready to accept connections\" addr=127.0.0.1:"+port) || strings.Contains(log, "tls_addr") {
+	if !strings.Contains(log, "Ready to accept connections\" addr=127.0.0.1:"+port) || strings.Contains(log, "tls_addr") {
 		t.Errorf("ready line: want the address and no tls_addr:\n%s", log)
 	}
 	if !strings.Contains(log, "restart delay") || !strings.Contains(log, "restart_delay=1h0m0s") {
@@ -203,7 +203,7 @@ func TestBinary_UnixSocketOnly(t *testing.T) {
 	if code := waitExit(t, done); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if log := stderr.String(); !strings.Contains(log, "ready to accept connections\" addr="+sock+" unixsocket="+sock) {
+	if log := stderr.String(); !strings.Contains(log, "Ready to accept connections\" addr="+sock+" unixsocket="+sock) {
 		t.Errorf("ready line: want the socket:\n%s", log)
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {

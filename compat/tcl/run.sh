@@ -59,10 +59,11 @@ if [ "${MODE:-}" = spawn ]; then
 	mkdir -p "$work/src"
 	cat >"$work/src/redis-server" <<EOF
 #!/bin/sh
-# what the harness waits for in the server's output
+# what the harness waits for in the server's output: its PID, then
+# "Ready to accept connections", which tumbler logs once it listens
+# (on stderr: merged here)
 echo "tumbler PID: \$\$"
-echo "Ready to accept connections"
-exec "$bin" "\$@"
+exec "$bin" "\$@" 2>&1
 EOF
 	chmod +x "$work/src/redis-server"
 	ln -s "$(command -v redis-cli)" "$work/src/redis-cli"
