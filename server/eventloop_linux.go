@@ -17,10 +17,11 @@ import (
 // The event loop serves plain TCP and Unix socket connections as Redis
 // does: one goroutine owns a level-triggered epoll set of many
 // connections, reads each ready socket once, runs the commands read, and
-// writes every reply after the pass. A goroutine per connection costs, on every request, a wake-up of
-// that goroutine, a read that finds nothing more (the netpoller is
-// edge-triggered, so a goroutine must read until EAGAIN before it parks)
-// and two trips through the scheduler: at one request per round trip the
+// writes every reply after the pass. A goroutine per connection costs, on
+// every request, a wake-up of that goroutine, a read that finds nothing
+// more (the netpoller is edge-triggered, so a goroutine must read until
+// EAGAIN before it parks) and two trips through the scheduler: at one
+// request per round trip the
 // server spent 5–10% more CPU per request than Redis (bench/RESULTS.md).
 //
 // The loop never waits for anything but input. Whatever may wait runs on

@@ -98,7 +98,16 @@ func (st *obufState) over(l OutputBufferLimit, pending int, now time.Time) bool 
 type clientProd struct {
 	srv  *Server
 	obuf obufState
+	// A write of a connection without raw writes (TLS) that waits longer
+	// than writeStallAfter starts the read-ahead (writeWaiting): stall
+	// fires, and reports on stalled once the read-ahead runs.
+	stall   *time.Timer
+	stalled chan struct{}
 }
+
+// writeStallAfter is how long a write of a TLS connection may wait for
+// room before its input is read meanwhile (writeWaiting).
+const writeStallAfter = 10 * time.Millisecond
 
 // outputOverLimit is called by a connection's goroutine after each
 // command: it reports whether the replies gathered so far break the normal
@@ -188,7 +197,7 @@ func (c *client) writeOut(b []byte) error {
 func (c *client) write(b []byte) (int, error) {
 	r := c.fc.raw
 	if r == nil {
-		n, err := c.nc.Write(b)
+		n, err := c.writeWaiting(b)
 		c.fc.net.Wrote(n)
 		return n, err
 	}
@@ -204,16 +213,49 @@ func (c *client) write(b []byte) (int, error) {
 	// parser, as Redis goes on filling its query buffer (up to
 	// client-query-buffer-limit, past which Redis closes the client too).
 	if c.fc.aheadDone == nil {
-		c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
-			c.fc.lim.queryBufHit(c.nc, int64(len(c.fc.ahead)))
-			shutdownConn(c.nc) // the write waiting for room fails
-			return errQueryBufLimit
-		})
+		c.readAheadWhileWriting()
 		defer c.fc.stopReadAhead()
 	}
 	m, err := c.nc.Write(b[n:])
 	c.fc.net.Wrote(n + m)
 	return n + m, err
+}
+
+// readAheadWhileWriting starts the read-ahead of a connection whose write
+// waits for room (write).
+func (c *client) readAheadWhileWriting() {
+	c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
+		c.fc.lim.queryBufHit(c.nc, int64(len(c.fc.ahead)))
+		shutdownConn(c.nc) // the write waiting for room fails
+		return errQueryBufLimit
+	})
+}
+
+// writeWaiting is net.Conn.Write for a connection without raw writes,
+// which cannot tell whether a write will wait (a TLS connection's write
+// cannot be tried without waiting, nor retried after a timeout): past
+// writeStallAfter a timer starts the read-ahead, as write does at once.
+// The connection's goroutine, waiting in the write, touches no read-ahead
+// state meanwhile; stalled hands that state back.
+func (c *client) writeWaiting(b []byte) (int, error) {
+	if c.fc.aheadDone != nil { // a read-ahead runs already
+		return c.nc.Write(b)
+	}
+	if c.prod.stall == nil {
+		c.prod.stalled = make(chan struct{}, 1)
+		c.prod.stall = time.AfterFunc(writeStallAfter, func() {
+			c.readAheadWhileWriting()
+			c.prod.stalled <- struct{}{}
+		})
+	} else {
+		c.prod.stall.Reset(writeStallAfter)
+	}
+	n, err := c.nc.Write(b)
+	if !c.prod.stall.Stop() {
+		<-c.prod.stalled
+		c.fc.stopReadAhead()
+	}
+	return n, err
 }
 
 // protoLimits are the limits every connection's framer reads; the server

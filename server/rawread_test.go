@@ -3,7 +3,6 @@
 package server
 
 import (
-	"io"
 	"net"
 	"strings"
 	"testing"
@@ -197,30 +196,6 @@ func TestFixtureBefore_KilledClientRunsNothing(t *testing.T) {
 	}
 }
 
-// pipelineUnread sends n GETs of key k in one stream without reading a
-// reply, as redis-py's and Jedis's pipelines do, with the client's socket
-// buffers small (no autotuning) so that requests and replies each
-// overflow what the sockets hold. It returns the write's error, or nil
-// once everything is sent (the write gives up after 30 s).
-func pipelineUnread(t *testing.T, c *rawClient, k string, n int) error {
-	t.Helper()
-	type buffers interface {
-		SetReadBuffer(int) error
-		SetWriteBuffer(int) error
-	}
-	if err := c.conn.(buffers).SetReadBuffer(64 << 10); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.conn.(buffers).SetWriteBuffer(64 << 10); err != nil {
-		t.Fatal(err)
-	}
-	req := []byte(strings.Repeat(encode("GET", k), n))
-	c.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	defer c.conn.SetWriteDeadline(time.Time{})
-	_, err := c.conn.Write(req)
-	return err
-}
-
 // TestRawRead_PipelineSentBeforeAnyReplyIsRead: a client that sends a
 // whole pipeline before it reads a reply gets every reply, however large
 // both sides grow. The server keeps reading while its replies wait for
@@ -231,34 +206,7 @@ func pipelineUnread(t *testing.T, c *rawClient, k string, n int) error {
 func TestRawRead_PipelineSentBeforeAnyReplyIsRead(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr testTransport) {
 		srv := RunT(t, WithConfig(tr.config))
-		c := tr.dial(t, srv)
-		val := strings.Repeat("v", 60)
-		if got := c.do("SET", "k", val); got != "+OK\r\n" {
-			t.Fatal(got)
-		}
-		const n = 450000
-		sent := make(chan error, 1)
-		go func() { sent <- pipelineUnread(t, c, "k", n) }()
-		select {
-		case err := <-sent:
-			if err != nil {
-				t.Fatalf("sending the pipeline: %v (the server stopped reading)", err)
-			}
-		case <-time.After(40 * time.Second):
-			t.Fatal("the pipeline was not sent")
-		}
-		want := "$60\r\n" + val + "\r\n"
-		c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-		buf := make([]byte, len(want))
-		for i := 0; i < n; i++ {
-			if _, err := io.ReadFull(c.rd, buf); err != nil || string(buf) != want {
-				t.Fatalf("reply %d: %q, %v", i, buf, err)
-			}
-		}
-		c.conn.SetReadDeadline(time.Time{})
-		if got := c.do("PING"); got != "+PONG\r\n" {
-			t.Fatalf("PING after the pipeline: %q", got)
-		}
+		expectPipelineServed(t, tr.dial(t, srv))
 	})
 }
 
