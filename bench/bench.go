@@ -76,6 +76,12 @@ type Options struct {
 	// contended and redlock; each wait is uniform in [Retry/2, 3*Retry/2).
 	// Default 1ms.
 	Retry time.Duration
+	// NodeTimeout is how long redlock waits for an address's replies to
+	// one attempt's acquires, and then to its releases: an address that
+	// has not answered by then is left out for the rest of the run, as
+	// one whose connection failed. Default TTL/20 (redsync's timeout
+	// factor, 0.05), at least 1ms.
+	NodeTimeout time.Duration
 	// Seed seeds key choice, tokens and jitter. 0 picks one at random;
 	// Result.Seed reports the one used.
 	Seed uint64
@@ -111,21 +117,23 @@ type Latency struct {
 // its latency runs from the first request to the last reply, retries
 // included. Requests counts every command sent.
 type Result struct {
-	Workload       string   `json:"workload"`
-	Addrs          []string `json:"addrs"`
-	Workers        int      `json:"workers"`
-	Conns          int      `json:"conns"`
-	Keys           int      `json:"keys"`
-	Pipeline       int      `json:"pipeline"`
-	TTLMs          int64    `json:"ttl_ms"`
-	HoldUs         int64    `json:"hold_us"`
-	Seed           uint64   `json:"seed"`
-	ElapsedSec     float64  `json:"elapsed_s"`
-	Ops            int64    `json:"ops"`
-	OpsPerSec      float64  `json:"ops_per_sec"`
-	Requests       int64    `json:"requests"`
-	RequestsPerSec float64  `json:"requests_per_sec"`
-	Latency        Latency  `json:"latency_us"`
+	Workload string   `json:"workload"`
+	Addrs    []string `json:"addrs"`
+	Workers  int      `json:"workers"`
+	Conns    int      `json:"conns"`
+	Keys     int      `json:"keys"`
+	Pipeline int      `json:"pipeline"`
+	TTLMs    int64    `json:"ttl_ms"`
+	HoldUs   int64    `json:"hold_us"`
+	// NodeTimeoutUs is redlock's NodeTimeout (other workloads: 0, left out).
+	NodeTimeoutUs  int64   `json:"node_timeout_us,omitempty"`
+	Seed           uint64  `json:"seed"`
+	ElapsedSec     float64 `json:"elapsed_s"`
+	Ops            int64   `json:"ops"`
+	OpsPerSec      float64 `json:"ops_per_sec"`
+	Requests       int64   `json:"requests"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	Latency        Latency `json:"latency_us"`
 	// Errors counts error replies, unexpected replies and I/O failures.
 	Errors int64 `json:"errors"`
 	// Violations counts grants of a lock that another worker still held
@@ -198,10 +206,13 @@ func recordLatency(h *hdrhistogram.Histogram, d, ops int64) {
 }
 
 type runner struct {
-	o          Options
-	start      time.Time
-	stop       atomic.Bool
-	reg        *registry
+	o     Options
+	start time.Time
+	stop  atomic.Bool
+	reg   *registry
+	// cutoff is when the run stops waiting for any server (Unix ns):
+	// past its planned end, or when ctx ends (see deadlineAt).
+	cutoff     atomic.Int64
 	releaseSHA string
 	extendSHA  string
 	keyPrefix  string
@@ -211,6 +222,30 @@ type runner struct {
 }
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
+
+// deadlineAt gives c the deadline t, but no later than the run's cutoff.
+// A cutoff moved earlier meanwhile (the run cut short) wins: the one who
+// moves it sets it on every connection after it stores it, and this
+// checks it after its own SetDeadline.
+func (r *runner) deadlineAt(c *Conn, t time.Time) {
+	dl := min(t.UnixNano(), r.cutoff.Load())
+	_ = c.SetDeadline(time.Unix(0, dl))
+	if cut := r.cutoff.Load(); cut < dl {
+		_ = c.SetDeadline(time.Unix(0, cut))
+	}
+}
+
+// cutOff ends every wait for a server now.
+func (r *runner) cutOff(conns [][]*sharedConn) {
+	r.cutoff.Store(time.Now().UnixNano())
+	for _, cs := range conns {
+		for _, sc := range cs {
+			if sc.c != nil { // (a connection nodeFailed closed takes it harmlessly)
+				_ = sc.c.SetDeadline(time.Now())
+			}
+		}
+	}
+}
 
 func (r *runner) noteErr(msg string) {
 	r.errMu.Lock()
@@ -240,8 +275,8 @@ func (o Options) withDefaults() (Options, error) {
 	if !known {
 		return o, fmt.Errorf("bench: unknown workload %q (want one of %s)", o.Workload, strings.Join(Workloads, ", "))
 	}
-	if o.Workers < 0 || o.Conns < 0 || o.Keys < 0 || o.Pipeline < 0 || o.Duration < 0 || o.TTL < 0 || o.Hold < 0 {
-		return o, errors.New("bench: workers, conns, keys, pipeline, duration, TTL and hold must not be negative (0: the default)")
+	if o.Workers < 0 || o.Conns < 0 || o.Keys < 0 || o.Pipeline < 0 || o.Duration < 0 || o.TTL < 0 || o.Hold < 0 || o.NodeTimeout < 0 {
+		return o, errors.New("bench: workers, conns, keys, pipeline, duration, TTL, hold and node timeout must not be negative (0: the default)")
 	}
 	switch o.Workload {
 	case "pipelined", "fill", "massexpiry":
@@ -265,6 +300,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TTL%time.Millisecond != 0 {
 		// sent as PX: 500us would be PX 0, refused, and 1.5ms PX 1
 		return o, fmt.Errorf("bench: TTL %v is not a whole number of milliseconds (it is sent as PX)", o.TTL)
+	}
+	if o.NodeTimeout <= 0 {
+		o.NodeTimeout = max(o.TTL/20, time.Millisecond)
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
@@ -512,10 +550,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Workload == "fill" {
 		planned = r.start.Add(24 * time.Hour)
 	}
+	cutoff := planned.Add(10*time.Second + o.Hold)
+	r.cutoff.Store(cutoff.UnixNano())
 	for _, cs := range conns {
 		for _, sc := range cs {
 			if sc.c != nil {
-				_ = sc.c.SetDeadline(planned.Add(10*time.Second + o.Hold))
+				_ = sc.c.SetDeadline(cutoff)
 			}
 		}
 	}
@@ -549,13 +589,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					return
 				case <-grace.C:
 				}
-				for _, cs := range conns {
-					for _, sc := range cs {
-						if sc.c != nil { // (a connection nodeFailed closed takes it harmlessly)
-							_ = sc.c.SetDeadline(time.Now())
-						}
-					}
-				}
+				r.cutOff(conns)
 				return
 			case <-t.C:
 				r.stop.Store(true)
@@ -598,6 +632,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Keys: o.Keys, Pipeline: o.Pipeline, TTLMs: o.TTL.Milliseconds(),
 		HoldUs: o.Hold.Microseconds(), Seed: o.Seed, ElapsedSec: elapsed.Seconds(),
 		FirstError: r.firstErr,
+	}
+	if o.Workload == "redlock" {
+		res.NodeTimeoutUs = o.NodeTimeout.Microseconds()
 	}
 	sumCounters(ws, &res)
 	res.Errors += setupErrs

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +111,13 @@ func TestRun_Redlock(t *testing.T) {
 	if len(res.Addrs) != 3 || res.Requests < 6*res.Ops {
 		t.Errorf("redlock used %v with %d requests for %d ops; want 3 addresses, 6 requests an op", res.Addrs, res.Requests, res.Ops)
 	}
+	if res.NodeTimeoutUs != 1_500_000 { // the default TTL, 30s, over 20
+		t.Errorf("node timeout %dus, want 1500000", res.NodeTimeoutUs)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil || !regexp.MustCompile(`\nnode timeout +1\.5s\n`).MatchString(buf.String()) {
+		t.Errorf("table without the node timeout: %v\n%s", err, buf.String())
+	}
 	for _, a := range addrs {
 		if n := dbsize(t, a); n != 0 {
 			t.Errorf("%s: %d keys left", a, n)
@@ -168,6 +178,72 @@ func TestRun_RedlockSurvivesAMinorityDown(t *testing.T) {
 	fives[2].Close() // three of five down: no majority
 	if _, err := Run(context.Background(), Options{Workload: "redlock", Addrs: five, Workers: 2, Duration: short}); err == nil || !strings.Contains(err.Error(), "no majority") {
 		t.Errorf("three of five down: err %v, want no majority", err)
+	}
+}
+
+// A node that stops answering in the middle of a redlock run (a stalled
+// process, a partition that drops packets) is left out once an attempt
+// has waited NodeTimeout for it, as Redlock clients time out a node: the
+// run goes on with the other two to its planned end, rather than every
+// worker waiting for the stalled node until the run's cutoff.
+func TestRun_RedlockLeavesAStalledNodeOut(t *testing.T) {
+	var srvs []*server.Server
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		srv := server.RunT(t)
+		srvs, addrs = append(srvs, srv), append(addrs, srv.Addr())
+	}
+	t.Cleanup(srvs[0].Unpause)
+	go func() { time.Sleep(short / 3); srvs[0].Pause(time.Minute) }()
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 4, Duration: short, NodeTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// an error for each of the four connections to it, at most
+	if res.Ops == 0 || res.Errors < 1 || res.Errors > 4 || res.Violations != 0 ||
+		!strings.Contains(res.FirstError, addrs[0]) || !strings.Contains(res.FirstError, "node timeout (20ms)") {
+		t.Errorf("one node stalled mid-run: ops %d, errors %d (%s), violations %d; want ops, 1-4 errors naming %s and the timeout, no violation",
+			res.Ops, res.Errors, res.FirstError, res.Violations, addrs[0])
+	}
+	if res.ElapsedSec > short.Seconds()+1 {
+		t.Errorf("one node stalled mid-run: the run took %.2fs for %v", res.ElapsedSec, short)
+	}
+	for _, a := range addrs[1:] {
+		if n := dbsize(t, a); n != 0 {
+			t.Errorf("%s: %d keys left", a, n)
+		}
+	}
+}
+
+// deadlineAt never sets a deadline past the run's cutoff: a long
+// NodeTimeout does not outlast a run that was cut short.
+func TestRunner_DeadlineAtStopsAtTheCutoff(t *testing.T) {
+	srv := server.RunT(t)
+	c, err := Dial(context.Background(), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv.Pause(time.Minute) // the server no longer answers
+	defer srv.Unpause()
+	r := &runner{}
+	for _, cut := range []time.Duration{-time.Second, 50 * time.Millisecond} {
+		r.cutoff.Store(time.Now().Add(cut).UnixNano())
+		t0 := time.Now()
+		r.deadlineAt(c, time.Now().Add(time.Hour))
+		if _, err := c.Do("PING"); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("cutoff in %v: PING: %v, want a deadline exceeded", cut, err)
+		}
+		if d := time.Since(t0); d > cut+5*time.Second {
+			t.Errorf("cutoff in %v: the PING waited %v", cut, d)
+		}
+	}
+	// before the cutoff, d from now
+	r.cutoff.Store(time.Now().Add(time.Hour).UnixNano())
+	t0 := time.Now()
+	r.deadlineAt(c, time.Now().Add(30*time.Millisecond))
+	if _, err := c.Do("PING"); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(t0) > 5*time.Second {
+		t.Errorf("deadline in 30ms: PING %v after %v", err, time.Since(t0))
 	}
 }
 

@@ -21,10 +21,13 @@
 //     address that cannot be reached at the start, or whose connection
 //     fails during the run, is left out for the rest of it (an error
 //     each, named): the run goes on while a majority is left, as Redlock
-//     does. There is no timeout per address short of the connection's
-//     (the run's end): an address that answers slowly sets the pace of
-//     every acquire, and a majority that took longer than the TTL to get
-//     is not counted as a lock.
+//     does. An attempt waits NodeTimeout (default TTL/20, redsync's
+//     factor) for the addresses' replies to its acquires, and again for
+//     those to its releases: an address that has not answered by then (a
+//     stalled process, a partition that drops packets) is left out as a
+//     failed one. An address that answers slowly within it sets the pace
+//     of every acquire, and a majority that took longer than the TTL to
+//     get is not counted as a lock.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
 //     32-byte tokens, PX ttl) and leave them held, to measure memory. A
 //     key already held (SET NX refused) is counted as busy, and the run

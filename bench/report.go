@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteJSON writes r as one indented JSON object followed by a newline.
@@ -28,6 +29,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	row("workers / conns", fmt.Sprintf("%d / %d", r.Workers, r.Conns))
 	row("keys / pipeline", fmt.Sprintf("%d / %d", r.Keys, r.Pipeline))
 	row("ttl / hold", fmt.Sprintf("%dms / %dus", r.TTLMs, r.HoldUs))
+	if r.NodeTimeoutUs > 0 {
+		row("node timeout", time.Duration(r.NodeTimeoutUs)*time.Microsecond)
+	}
 	row("seed", r.Seed)
 	row("elapsed", fmt.Sprintf("%.2fs", r.ElapsedSec))
 	row("ops", r.Ops)

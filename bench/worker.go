@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"time"
 
@@ -545,10 +547,12 @@ func (w *worker) redlock() error {
 			return fmt.Errorf("redlock: %d of %d addresses left, no majority", up, n)
 		}
 		sent := w.r.now()
+		end := time.Now().Add(w.r.o.NodeTimeout)
 		for i, sc := range w.conns {
 			if sc.dead.Load() {
 				continue
 			}
+			w.r.deadlineAt(sc.c, end)
 			w.writeSetNX(sc.c, key, tok)
 			if err := sc.c.Flush(); err != nil {
 				w.nodeFailed(i, err)
@@ -560,6 +564,7 @@ func (w *worker) redlock() error {
 			if sc.dead.Load() {
 				continue
 			}
+			w.awaitBy(sc.c, end)
 			rep, err := sc.c.ReadReply()
 			if err != nil {
 				w.nodeFailed(i, err)
@@ -581,10 +586,12 @@ func (w *worker) redlock() error {
 			w.hold()
 			w.r.reg.releasing(k, w.id)
 		}
+		end = time.Now().Add(w.r.o.NodeTimeout)
 		for i, sc := range w.conns {
 			if sc.dead.Load() {
 				continue
 			}
+			w.r.deadlineAt(sc.c, end)
 			w.writeScript(sc.c, false, w.r.releaseSHA, ReleaseScript, key, tok)
 			if err := sc.c.Flush(); err != nil {
 				w.nodeFailed(i, err)
@@ -594,6 +601,7 @@ func (w *worker) redlock() error {
 			if sc.dead.Load() {
 				continue
 			}
+			w.awaitBy(sc.c, end)
 			n, ok, err := w.readScript(sc.c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
 			if err != nil {
 				w.nodeFailed(i, err)
@@ -616,9 +624,29 @@ func (w *worker) redlock() error {
 	}
 }
 
+// replyGrace is how long a redlock read may still take once its
+// attempt's NodeTimeout has passed while the worker waited for another
+// address: a reply already in is read, not discarded for a deadline the
+// wait for someone else used up.
+const replyGrace = time.Millisecond
+
+// awaitBy sets c's deadline for reading a reply of an attempt that waits
+// until end, or for replyGrace when end has passed.
+func (w *worker) awaitBy(c *Conn, end time.Time) {
+	w.r.deadlineAt(c, later(end, time.Now().Add(replyGrace)))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // nodeFailed leaves address i out of the rest of a redlock run (its
-// connection, shared by other workers, held by this one): the failure
-// counts as an error, with the address named.
+// connection, shared by other workers, held by this one): the failure,
+// or a reply not in within NodeTimeout, counts as an error, with the
+// address named.
 func (w *worker) nodeFailed(i int, err error) {
 	sc := w.conns[i]
 	if sc.dead.Load() {
@@ -627,6 +655,9 @@ func (w *worker) nodeFailed(i int, err error) {
 	sc.dead.Store(true)
 	sc.c.Close()
 	w.st.errors.Add(1)
+	if errors.Is(err, os.ErrDeadlineExceeded) && time.Now().UnixNano() < w.r.cutoff.Load() {
+		err = fmt.Errorf("no reply within the node timeout (%v): %w", w.r.o.NodeTimeout, err)
+	}
 	w.r.noteErr(w.r.o.Addrs[i] + ": " + err.Error())
 }
 
