@@ -45,8 +45,13 @@ vet-goos:
 	cd compat && GOOS=darwin GOARCH=amd64 $(GO) vet ./...
 	cd compat && GOOS=windows GOARCH=amd64 $(GO) vet ./internal/proc ./scripts
 
+## unit: in a random order (-shuffle=on), so that a test that needs another
+## to have run first, or not to have, is found; a failure prints the
+## -test.shuffle seed that repeats its order. (The compat suite runs in
+## file order: a shuffled run once put a slow Lua case under the race
+## detector beside another package's heaviest tests and timed it out.)
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -shuffle=on -count=1 ./...
 
 compat:
 	cd compat && $(GO) test -race -count=1 ./...
