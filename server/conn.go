@@ -434,7 +434,7 @@ func (c *client) endCmd() {
 func (c *client) flush() error {
 	srv := c.prod.srv
 	if c.w.shared {
-		err := c.flushShared()
+		err := c.flushShared(true)
 		if srv != nil {
 			srv.written(c) // (evict.go)
 		}
@@ -463,8 +463,11 @@ func (c *client) flush() error {
 }
 
 // flushShared swaps the output buffer out under omu, so pushers are never
-// held up by the socket, and writes it. fmu keeps writes in order.
-func (c *client) flushShared() error {
+// held up by the socket, and writes it. fmu keeps writes in order. own
+// says the connection's goroutine writes (flush), which reads its input
+// while the write waits for room (client.write); the flusher, which
+// writes pushes while that goroutine may be reading, writes plainly.
+func (c *client) flushShared(own bool) error {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	c.omu.Lock()
@@ -478,8 +481,14 @@ func (c *client) flushShared() error {
 		return nil
 	}
 	c.prod.srv.holdOutput(c) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
-	n, err := c.nc.Write(out)
-	c.fc.net.Wrote(n)
+	var err error
+	if own {
+		_, err = c.write(out)
+	} else {
+		var n int
+		n, err = c.nc.Write(out)
+		c.fc.net.Wrote(n)
+	}
 	c.omu.Lock()
 	c.ps.inflight = 0
 	c.omu.Unlock()
@@ -518,7 +527,7 @@ func (s *Server) enablePush(c *client) {
 			case <-c.gone:
 				return
 			case <-c.kick:
-				if err := c.flushShared(); err != nil {
+				if err := c.flushShared(false); err != nil {
 					c.closeNC()
 					return
 				}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -224,11 +225,34 @@ func (c *client) write(b []byte) (int, error) {
 // readAheadWhileWriting starts the read-ahead of a connection whose write
 // waits for room (write).
 func (c *client) readAheadWhileWriting() {
+	if c.fc.unauth() {
+		// The unauthenticated limits (framer.go) apply to input only as
+		// it is parsed: until then, a client that has not authenticated
+		// gets what a blocked client gets, and reading stops past it.
+		c.fc.readAhead(readAheadMax, nil)
+		return
+	}
 	c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
 		c.fc.lim.queryBufHit(c.nc, int64(len(c.fc.ahead)))
-		shutdownConn(c.nc) // the write waiting for room fails
+		breakWrite(c.nc) // the write waiting for room fails
 		return errQueryBufLimit
 	})
+}
+
+// breakWrite makes a write that waits for room on nc fail, from another
+// goroutine, by shutting the socket down (under TLS, the one beneath:
+// closing the TLS connection would wait for the write).
+func breakWrite(nc net.Conn) {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	if sc, ok := nc.(interface {
+		CloseRead() error
+		CloseWrite() error
+	}); ok {
+		_ = sc.CloseWrite()
+		_ = sc.CloseRead()
+	}
 }
 
 // writeWaiting is net.Conn.Write for a connection without raw writes,

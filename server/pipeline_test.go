@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -82,4 +83,87 @@ func TestTLS_PipelineSentBeforeAnyReplyIsRead(t *testing.T) {
 	}
 	t.Cleanup(func() { tc.Close() })
 	expectPipelineServed(t, &rawClient{t: t, conn: tc, rd: bufio.NewReader(tc)})
+}
+
+// dialTLS connects to srv's TLS port, verified with p.
+func dialTLS(t *testing.T, srv *Server, p *testPKI) *rawClient {
+	t.Helper()
+	tc, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: p.Pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tc.Close() })
+	return &rawClient{t: t, conn: tc, rd: bufio.NewReader(tc)}
+}
+
+// expectClosedPastQueryBufLimit sets a 1 MB client-query-buffer-limit
+// and checks that c, sending a 10 MB pipeline without reading a reply
+// (pipelineUnread), is closed, not left waiting, and that admin is served.
+func expectClosedPastQueryBufLimit(t *testing.T, srv *Server, admin, c *rawClient) {
+	t.Helper()
+	if got := admin.do("CONFIG", "SET", "client-query-buffer-limit", "1mb"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := admin.do("SET", "k", strings.Repeat("v", 60)); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if err := pipelineUnread(t, c, "k", 450000); err == nil {
+		t.Fatal("a 10 MB pipeline, its replies unread, was all taken with a 1 MB query buffer limit")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("sending the pipeline: %v, want the connection closed", err)
+	}
+	waitFor(t, "the client closed", func() bool { return srv.nconns.Load() == 1 })
+	if got := admin.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING from another client: %q", got)
+	}
+}
+
+// TestTLS_PipelineUnreadPastTheQueryBufferLimit: a TLS client whose unread
+// pipeline passes client-query-buffer-limit while a write waits is closed,
+// as over TCP: the write waiting under TLS fails too (breakWrite), where
+// it used to wait for ever with the client.
+func TestTLS_PipelineUnreadPastTheQueryBufferLimit(t *testing.T) {
+	p := newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) { p.tlsConfig(c, "no") }))
+	expectClosedPastQueryBufLimit(t, srv, dial(t, srv.Addr()), dialTLS(t, srv, p))
+}
+
+// A connection that can receive pushes (CLIENT TRACKING, or SUBSCRIBE
+// once, even after UNSUBSCRIBE) writes its replies through flushShared:
+// it too reads its input while they wait for room.
+func TestPipelineSentBeforeAnyReplyIsRead_PushCapable(t *testing.T) {
+	for name, setup := range map[string][][]string{
+		"tracking":     {{"CLIENT", "TRACKING", "ON"}},
+		"unsubscribed": {{"SUBSCRIBE", "x"}, {"UNSUBSCRIBE", "x"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := RunT(t)
+			c := dial(t, srv.Addr())
+			for _, cmd := range setup {
+				c.do(cmd...)
+			}
+			expectPipelineServed(t, c)
+		})
+	}
+}
+
+// TestPipelineUnread_UnauthenticatedReadAheadIsBounded: the input of a
+// client that has not authenticated is checked against the
+// unauthenticated limits (CVE-2021-32675) only as it is parsed, so while
+// a write to it waits the server reads no more of it than a blocked
+// client's (readAheadMax), not client-query-buffer-limit's gigabyte.
+func TestPipelineUnread_UnauthenticatedReadAheadIsBounded(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.RequirePass = "secret" }))
+	c := dial(t, srv.Addr())
+	if err := c.conn.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	// NOAUTH replies fill the socket; then a request the
+	// unauthenticated limits refuse, and 64 MB more
+	req := strings.Repeat("PING\r\n", 1<<20) + "*100\r\n" + strings.Repeat("x", 64<<20)
+	c.conn.SetWriteDeadline(time.Now().Add(3 * time.Second))
+	n, err := c.conn.Write([]byte(req))
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() || n > 16<<20 {
+		t.Fatalf("sent %d of %d bytes without authenticating (%v); want the server to stop reading after about 1 MB", n, len(req), err)
+	}
 }

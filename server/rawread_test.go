@@ -3,7 +3,6 @@
 package server
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -220,22 +219,6 @@ func TestRawRead_PipelineSentBeforeAnyReplyIsRead(t *testing.T) {
 func TestRawRead_PipelineUnreadPastTheQueryBufferLimit(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr testTransport) {
 		srv := RunT(t, WithConfig(tr.config))
-		admin := tr.dial(t, srv)
-		if got := admin.do("CONFIG", "SET", "client-query-buffer-limit", "1mb"); got != "+OK\r\n" {
-			t.Fatal(got)
-		}
-		if got := admin.do("SET", "k", strings.Repeat("v", 60)); got != "+OK\r\n" {
-			t.Fatal(got)
-		}
-		c := tr.dial(t, srv)
-		if err := pipelineUnread(t, c, "k", 450000); err == nil {
-			t.Fatal("a 10 MB pipeline, its replies unread, was all taken with a 1 MB query buffer limit")
-		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			t.Fatalf("sending the pipeline: %v, want the connection closed", err)
-		}
-		waitFor(t, "the client closed", func() bool { return srv.nconns.Load() == 1 })
-		if got := admin.do("PING"); got != "+PONG\r\n" {
-			t.Fatalf("PING from another client: %q", got)
-		}
+		expectClosedPastQueryBufLimit(t, srv, tr.dial(t, srv), tr.dial(t, srv))
 	})
 }
