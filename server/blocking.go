@@ -172,6 +172,7 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 			n, err := c.Conn.Read(c.ahead[len(c.ahead):cap(c.ahead)])
 			c.net.Read(n)
 			c.ahead = c.ahead[:len(c.ahead)+n]
+			c.aheadMem.Store(packWaiting(len(c.ahead), cap(c.ahead)-len(c.ahead)))
 			if err != nil {
 				var ne net.Error
 				if c.aheadStop.Load() && errors.As(err, &ne) && ne.Timeout() {
@@ -185,6 +186,7 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 		if atMax != nil {
 			c.aheadErr = atMax()
 			c.ahead = nil // dropped, as Redis frees such a client's query buffer
+			c.aheadMem.Store(0)
 			close(gone)
 		}
 	}()
@@ -202,6 +204,7 @@ func (c *framedConn) stopReadAhead() {
 	<-c.aheadDone
 	_ = c.Conn.SetReadDeadline(time.Time{})
 	c.aheadDone = nil
+	c.aheadMem.Store(0) // the connection's goroutine counts c.ahead now (held)
 }
 
 // readConn reads from the connection, first what the read-ahead kept.

@@ -271,6 +271,8 @@ func (c *client) inputMem(self bool) (qbuf, free, argv int) {
 		return qbuf + c.fc.held(), free, engine.ArgvLen(c.ctx.Args)
 	}
 	qbuf, free = unpackWaiting(c.waiting.Load())
+	ahead, aheadFree := unpackWaiting(c.fc.aheadMem.Load()) // a read-ahead's, while it runs
+	qbuf, free = qbuf+ahead, free+aheadFree
 	if argv = int(c.blocked.Load()); argv == 0 {
 		argv = int(c.waitArgv.Load())
 	}

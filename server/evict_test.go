@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -794,4 +795,29 @@ func TestClientEviction_ConfigSetWithRepliesOff(t *testing.T) {
 	eventually(t, "the new limit", func() bool { return srv.evict.limit.Load() == 150000 })
 	eventually(t, "the pass CONFIG SET made due", func() bool { return !srv.evict.due.Load() })
 	big.expectClosed()
+}
+
+// Input read ahead while a write waits for room (a pipeline sent before
+// any reply is read: client.write) counts as the client's: past the
+// limit it is evicted, where Redis would count the replies it kept.
+func TestClientEviction_InputReadWhileAWriteWaits(t *testing.T) {
+	srv, ctl := evictionServer(t, "32mb")
+	ctl.expectDo("+OK\r\n", "SET", "k", strings.Repeat("v", 10_000))
+	v := named(t, srv, "v")
+	if err := v.conn.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	// 10 MB of replies, unread, then 128 MB more of requests
+	req := strings.Repeat(encode("GET", "k"), 1000) + strings.Repeat("PING\r\n", 128<<20/6)
+	v.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	_, err := v.conn.Write([]byte(req))
+	if err == nil {
+		t.Fatal("128 MB read ahead of a waiting write were all taken under a 32 MB maxmemory-clients")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("sending: %v, want the client evicted", err)
+	}
+	waitFor(t, "v evicted", func() bool { return !hasClient(t, ctl, "v") })
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients:%s", got)
+	}
 }

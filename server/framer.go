@@ -132,6 +132,10 @@ type framedConn struct {
 	aheadErr  error
 	aheadStop atomic.Bool
 	aheadDone chan struct{}
+	// aheadMem is what a read-ahead holds, packWaiting(len, cap-len), for
+	// the other goroutines' measures of the connection (inputMem): its
+	// own goroutine waits in a write or a blocked command meanwhile.
+	aheadMem atomic.Uint64
 
 	// raw, if set, reads the socket instead of Conn.Read (rawread.go).
 	raw *rawReader
