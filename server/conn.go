@@ -468,7 +468,19 @@ func (c *client) flush() error {
 // while the write waits for room (client.write); the flusher, which
 // writes pushes while that goroutine may be reading, writes plainly.
 func (c *client) flushShared(own bool) error {
-	c.fmu.Lock()
+	if own && !c.fmu.TryLock() {
+		// The flusher writes pushes, and may wait for room while the
+		// client sends before it reads: read its input meanwhile.
+		if c.fc.aheadDone == nil {
+			c.readAheadWhileWriting()
+			c.fmu.Lock()
+			c.fc.stopReadAhead()
+		} else {
+			c.fmu.Lock()
+		}
+	} else if !own {
+		c.fmu.Lock()
+	}
 	defer c.fmu.Unlock()
 	c.omu.Lock()
 	out := c.w.b

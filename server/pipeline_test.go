@@ -38,6 +38,21 @@ func pipelineUnread(t *testing.T, c *rawClient, k string, n int) error {
 	return err
 }
 
+// sendPipelineUnread is pipelineUnread, which must send it all.
+func sendPipelineUnread(t *testing.T, c *rawClient, k string, n int) {
+	t.Helper()
+	sent := make(chan error, 1)
+	go func() { sent <- pipelineUnread(t, c, k, n) }()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("sending the pipeline: %v (the server stopped reading)", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("the pipeline was not sent")
+	}
+}
+
 // expectPipelineServed sends a pipeline of 450000 GETs of a 60-byte value
 // on c before reading any reply (pipelineUnread), and checks every reply.
 func expectPipelineServed(t *testing.T, c *rawClient) {
@@ -47,16 +62,7 @@ func expectPipelineServed(t *testing.T, c *rawClient) {
 		t.Fatal(got)
 	}
 	const n = 450000
-	sent := make(chan error, 1)
-	go func() { sent <- pipelineUnread(t, c, "k", n) }()
-	select {
-	case err := <-sent:
-		if err != nil {
-			t.Fatalf("sending the pipeline: %v (the server stopped reading)", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("the pipeline was not sent")
-	}
+	sendPipelineUnread(t, c, "k", n)
 	want := "$60\r\n" + val + "\r\n"
 	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	buf := make([]byte, len(want))
@@ -165,5 +171,55 @@ func TestPipelineUnread_UnauthenticatedReadAheadIsBounded(t *testing.T) {
 	n, err := c.conn.Write([]byte(req))
 	if ne, ok := err.(net.Error); !ok || !ne.Timeout() || n > 16<<20 {
 		t.Fatalf("sent %d of %d bytes without authenticating (%v); want the server to stop reading after about 1 MB", n, len(req), err)
+	}
+}
+
+// TestPipelineSentBeforeAnyReplyIsRead_WhilePushesWait: a RESP3
+// subscriber's pushes fill its socket, so its flusher waits in a write,
+// while the client sends a pipeline before reading anything. The
+// connection's goroutine, waiting for the flusher to let it write its
+// replies, reads the input meanwhile too.
+func TestPipelineSentBeforeAnyReplyIsRead_WhilePushesWait(t *testing.T) {
+	srv := RunT(t)
+	admin := dial(t, srv.Addr())
+	admin.expectDo("+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
+	val := strings.Repeat("v", 60)
+	admin.expectDo("+OK\r\n", "SET", "k", val)
+	c := dial(t, srv.Addr())
+	c.do("HELLO", "3")
+	if got := c.do("SUBSCRIBE", "x"); !strings.HasPrefix(got, ">3\r\n") {
+		t.Fatalf("SUBSCRIBE: %q", got)
+	}
+	msg := strings.Repeat("m", 10_000)
+	const pushes = 3000 // 30 MB
+	for i := 0; i < pushes; i++ {
+		admin.send(encode("PUBLISH", "x", msg))
+	}
+	for i := 0; i < pushes; i++ {
+		if got := admin.read(); got != ":1\r\n" {
+			t.Fatalf("PUBLISH: %q", got)
+		}
+	}
+	const n = 200000
+	sendPipelineUnread(t, c, "k", n)
+	want := "$60\r\n" + val + "\r\n"
+	got, pushed := 0, 0
+	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for got < n {
+		var b strings.Builder
+		if err := readReply(c.rd, &b); err != nil {
+			t.Fatalf("after %d replies and %d pushes: %v", got, pushed, err)
+		}
+		switch r := b.String(); {
+		case strings.HasPrefix(r, ">3\r\n"):
+			pushed++
+		case r == want:
+			got++
+		default:
+			t.Fatalf("reply %d: %q", got, r)
+		}
+	}
+	if pushed != pushes {
+		t.Errorf("%d pushes before the last reply, want all %d", pushed, pushes)
 	}
 }
