@@ -470,8 +470,10 @@ func (c *client) flush() error {
 func (c *client) flushShared(own bool) error {
 	if own && !c.fmu.TryLock() {
 		// The flusher writes pushes, and may wait for room while the
-		// client sends before it reads: read its input meanwhile.
-		if c.fc.aheadDone == nil {
+		// client sends before it reads: read its input meanwhile. Not
+		// while a stall or pause holds the flusher (holdOutput): a
+		// stalled server reads nothing, as a stopped process.
+		if c.fc.aheadDone == nil && !c.prod.srv.fx.anyPause.Load() {
 			c.readAheadWhileWriting()
 			c.fmu.Lock()
 			c.fc.stopReadAhead()

@@ -223,3 +223,48 @@ func TestPipelineSentBeforeAnyReplyIsRead_WhilePushesWait(t *testing.T) {
 		t.Errorf("%d pushes before the last reply, want all %d", pushed, pushes)
 	}
 }
+
+// A stall (Pause) reads nothing, as a stopped process, even from a RESP3
+// subscriber whose flusher the stall holds while it sends: its
+// goroutine, waiting for the flusher to write its replies, does not read
+// ahead as it would otherwise (WhilePushesWait above).
+func TestPause_StalledServerReadsNoPushClientInput(t *testing.T) {
+	srv := RunT(t)
+	t.Cleanup(srv.Unpause)
+	admin := dial(t, srv.Addr())
+	admin.expectDo("+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
+	c := dial(t, srv.Addr())
+	tc := c.conn.(*net.TCPConn)
+	if err := tc.SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.SetWriteBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	c.do("HELLO", "3")
+	if got := c.do("SUBSCRIBE", "x"); !strings.HasPrefix(got, ">3\r\n") {
+		t.Fatalf("SUBSCRIBE: %q", got)
+	}
+	msg := strings.Repeat("m", 10_000)
+	const pushes = 2000 // 20 MB: more than the sockets hold
+	for i := 0; i < pushes; i++ {
+		admin.send(encode("PUBLISH", "x", msg))
+	}
+	for i := 0; i < pushes; i++ {
+		admin.read()
+	}
+	srv.Pause(time.Minute)
+	// take what the flusher wrote; it then waits for the stall, fmu held
+	buf := make([]byte, 1<<20)
+	for {
+		c.conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.conn.Read(buf); err != nil {
+			break
+		}
+	}
+	req := strings.Repeat("PING\r\n", 32<<20/6)
+	c.conn.SetWriteDeadline(time.Now().Add(3 * time.Second))
+	if n, err := c.conn.Write([]byte(req)); err == nil || n > 16<<20 {
+		t.Fatalf("a stalled server took %d of %d bytes of a push-capable client's input (%v)", n, len(req), err)
+	}
+}
