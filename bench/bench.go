@@ -79,8 +79,11 @@ type Options struct {
 	// NodeTimeout is how long redlock waits for an address's replies to
 	// one attempt's acquires, and then to its releases: an address that
 	// has not answered by then is left out for the rest of the run, as
-	// one whose connection failed. Default TTL/20 (redsync's timeout
-	// factor, 0.05), at least 1ms.
+	// one whose connection failed (redsync fails only that attempt on
+	// it; its connection here would wait for the late reply). Default
+	// TTL/20 (redsync's timeout factor, 0.05), but at least a second, so
+	// that by default only a node that stopped answering is left out,
+	// not one a scheduling or GC pause made late once.
 	NodeTimeout time.Duration
 	// Seed seeds key choice, tokens and jitter. 0 picks one at random;
 	// Result.Seed reports the one used.
@@ -302,7 +305,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("bench: TTL %v is not a whole number of milliseconds (it is sent as PX)", o.TTL)
 	}
 	if o.NodeTimeout <= 0 {
-		o.NodeTimeout = max(o.TTL/20, time.Millisecond)
+		o.NodeTimeout = max(o.TTL/20, time.Second)
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second

@@ -215,6 +215,25 @@ func TestRun_RedlockLeavesAStalledNodeOut(t *testing.T) {
 	}
 }
 
+// With a short TTL the default node timeout stays at a second: one late
+// reply from a healthy node (a scheduling or GC pause) would otherwise
+// leave that node out for the rest of the run (a 20ms TTL's twentieth,
+// 1ms, dropped two of three healthy nodes within half a second).
+func TestRun_RedlockShortTTLKeepsHealthyNodes(t *testing.T) {
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		addrs = append(addrs, server.RunT(t).Addr())
+	}
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 50, TTL: 20 * time.Millisecond, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NodeTimeoutUs != 1_000_000 || res.Ops == 0 || res.Errors != 0 || res.Violations != 0 {
+		t.Errorf("TTL 20ms: node timeout %dus, ops %d, errors %d (%s), violations %d; want 1s, ops, no error, no violation",
+			res.NodeTimeoutUs, res.Ops, res.Errors, res.FirstError, res.Violations)
+	}
+}
+
 // deadlineAt never sets a deadline past the run's cutoff: a long
 // NodeTimeout does not outlast a run that was cut short.
 func TestRunner_DeadlineAtStopsAtTheCutoff(t *testing.T) {

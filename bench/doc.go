@@ -22,10 +22,10 @@
 //     fails during the run, is left out for the rest of it (an error
 //     each, named): the run goes on while a majority is left, as Redlock
 //     does. An attempt waits NodeTimeout (default TTL/20, redsync's
-//     factor) for the addresses' replies to its acquires, and again for
-//     those to its releases: an address that has not answered by then (a
-//     stalled process, a partition that drops packets) is left out as a
-//     failed one. An address that answers slowly within it sets the pace
+//     factor, at least 1s) for the addresses' replies to its acquires,
+//     and again for those to its releases: an address that has not
+//     answered by then (a stalled process, a partition that drops
+//     packets) is left out as a failed one, for the rest of the run. An address that answers slowly within it sets the pace
 //     of every acquire, and a majority that took longer than the TTL to
 //     get is not counted as a lock.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
