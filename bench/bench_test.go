@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -713,13 +714,48 @@ func TestRun_ServerGoneMidRun(t *testing.T) {
 	}
 }
 
+// evalshaCalls is addr's count of EVALSHA calls (INFO commandstats).
+func evalshaCalls(t *testing.T, addr string) int64 {
+	t.Helper()
+	c, err := Dial(context.Background(), addr)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	r, err := c.Do("INFO", "commandstats")
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	_, rest, ok := strings.Cut(string(r.Str), "cmdstat_evalsha:calls=")
+	if !ok {
+		return 0
+	}
+	n, _, _ := strings.Cut(rest, ",")
+	v, _ := strconv.ParseInt(n, 10, 64)
+	return v
+}
+
 // Cancelling ends the run as its duration would: the operations in
 // flight finish (no error counted, no lock left held on the server).
+// Each run is cancelled once the server has run one of its scripts (a
+// release or an extension, each the end of an operation), not after a
+// fixed time, which a loaded machine could spend before the first.
 func TestRun_ContextCancel(t *testing.T) {
 	srv := server.RunT(t)
 	for _, wl := range []string{"cycle", "contended", "extend", "pipelined"} {
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+		before := evalshaCalls(t, srv.Addr())
+		go func() {
+			defer cancel()
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if evalshaCalls(t, srv.Addr()) > before {
+					return
+				}
+			}
+		}()
 		res, err := Run(ctx, Options{Addrs: []string{srv.Addr()}, Workload: wl, Workers: 8, Hold: 2 * time.Millisecond, Duration: time.Hour})
 		if err != context.Canceled {
 			t.Errorf("%s: err = %v, want context.Canceled", wl, err)
