@@ -25,7 +25,9 @@ import (
 // read-ahead), so that a client that disconnects is noticed at once and
 // taken out of the queues, rather than being handed an element it will
 // never read. Bytes read meanwhile (pipelined commands) are kept for the
-// parser.
+// parser, up to client-query-buffer-limit, past which the client is
+// closed, as Redis closes a blocked client whose query buffer outgrows it
+// (readAheadToLimit).
 
 // registerBlocking adds CLIENT UNBLOCK.
 func (s *Server) registerBlocking() {
@@ -46,7 +48,7 @@ func (s *Server) waitBlocked(c *client) {
 		c.closeNow = true
 		return
 	}
-	gone := c.fc.startReadAhead()
+	gone := c.readAheadToLimit(nil)
 	var timeout <-chan time.Time
 	var deadline int64 // on a manual clock: the timeout's end, server clock ms
 	if d := w.Timeout(); d > 0 {
@@ -135,22 +137,17 @@ func (s *Server) cmdClientUnblock(c *engine.Ctx) {
 	}
 }
 
-// readAheadMax bounds what a blocked client may send before it is served:
-// past it, reading stops until the wait ends (and a disconnect is noticed
-// only then).
+// readAheadMax bounds what a client that has not authenticated may send
+// while it waits (readAheadToLimit): past it, reading stops until the
+// wait ends.
 const readAheadMax = 1 << 20
 
-// startReadAhead reads the connection in the background while its client
-// is blocked, keeping the bytes for Read. The returned channel is closed
-// when the connection fails or ends. Call stopReadAhead before the next
-// Read.
-func (c *framedConn) startReadAhead() <-chan struct{} {
-	return c.readAhead(readAheadMax, nil)
-}
-
-// readAhead is startReadAhead keeping up to max bytes. Past max it stops
-// reading, or, when atMax is not nil, drops what it kept, calls atMax and
-// ends as if the connection had failed with atMax's error.
+// readAhead reads the connection in the background while its client
+// waits, keeping the bytes for Read. The returned channel is closed when
+// the connection fails or ends. Call stopReadAhead before the next Read.
+// It keeps up to max bytes: past max it stops reading, or, when atMax is
+// not nil, drops what it kept, calls atMax and ends as if the connection
+// had failed with atMax's error.
 func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 	gone := make(chan struct{})
 	if c.rerr != nil || c.aheadErr != nil {
@@ -193,7 +190,7 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 	return gone
 }
 
-// stopReadAhead ends the background read started by startReadAhead,
+// stopReadAhead ends the background read started by readAhead,
 // interrupting it with a read deadline in the past, and waits for it.
 func (c *framedConn) stopReadAhead() {
 	if c.aheadDone == nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -397,40 +398,25 @@ func TestBLPOP_TimeoutRacingPushNeverLosesElements(t *testing.T) {
 	}
 }
 
-// A blocked client's input is read ahead (to notice a disconnect) only up
-// to readAheadMax: past it the server stops reading, so a client that
-// floods while blocked fills the socket buffers and its writes stall,
-// instead of the server buffering all it sends. Once the wait ends, every
-// command sent is served, in order.
-func TestBLPOP_ReadAheadWhileBlockedIsBounded(t *testing.T) {
+// A blocked client's input is read on while it waits, as Redis reads it
+// into its query buffer: a client that floods while blocked is not
+// stalled, and once the wait ends every command sent is served, in order.
+func TestBLPOP_InputWhileBlockedIsServedAfter(t *testing.T) {
 	srv := RunT(t)
 	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
 	a.send(encode("BLPOP", "q", "0"))
 	waitBlockedClients(t, srv, 1)
 
-	// 64 MB of commands: far more than readAheadMax plus what loopback's
-	// socket buffers hold.
+	// 16 MB of commands: far more than loopback's socket buffers hold
 	var cmds strings.Builder
 	n := 0
-	for ; cmds.Len() < 64<<20; n++ {
+	for ; cmds.Len() < 16<<20; n++ {
 		cmds.WriteString(encode("SET", "k", strconv.Itoa(n)+strings.Repeat("v", 4096)))
 	}
-	flood := []byte(cmds.String())
-	a.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	sent, err := a.conn.Write(flood)
-	if err == nil {
-		t.Fatalf("wrote all %d bytes while blocked: the read-ahead is not bounded", sent)
+	a.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if sent, err := a.conn.Write([]byte(cmds.String())); err != nil {
+		t.Fatalf("sent %d of %d bytes while blocked: %v", sent, cmds.Len(), err)
 	}
-	if sent < readAheadMax {
-		t.Fatalf("only %d bytes went out while blocked (%v)", sent, err)
-	}
-	// the rest, and everything gets served after the wait
-	done := make(chan error, 1)
-	go func() {
-		a.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		_, err := a.conn.Write(flood[sent:])
-		done <- err
-	}()
 	if got := b.do("LPUSH", "q", "x"); got != ":1\r\n" {
 		t.Fatalf("LPUSH = %q", got)
 	}
@@ -442,12 +428,58 @@ func TestBLPOP_ReadAheadWhileBlockedIsBounded(t *testing.T) {
 			t.Fatalf("SET %d = %q", i, got)
 		}
 	}
-	if err := <-done; err != nil {
-		t.Fatalf("writing the rest: %v", err)
-	}
 	if got := a.do("STRLEN", "k"); got != ":"+strconv.Itoa(len(strconv.Itoa(n-1))+4096)+"\r\n" {
 		t.Fatalf("STRLEN k = %q: the last SET was not the last run", got)
 	}
+}
+
+// A blocked client that hangs up after sending more than a megabyte is
+// taken out of the wait at once: an element pushed afterwards stays in
+// the list, not popped for a client that is gone. (The read-ahead once
+// stopped at 1 MB, and the hang-up went unseen behind the unread bytes.)
+func TestBLPOP_HangUpAfterLargeInputWhileBlocked(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	flood := strings.Repeat(encode("SET", "k", strings.Repeat("v", 4096)), 1000) // 4 MB
+	a.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if sent, err := a.conn.Write([]byte(flood)); err != nil {
+		t.Fatalf("sent %d of %d bytes while blocked: %v", sent, len(flood), err)
+	}
+	a.conn.Close()
+	expectPushKeptFromTheGone(t, srv, b)
+}
+
+// expectPushKeptFromTheGone checks, once no client is blocked, that what
+// b pushes to q stays there, and that the gone client's pipelined SETs
+// of k never ran.
+func expectPushKeptFromTheGone(t *testing.T, srv *Server, b *rawClient) {
+	t.Helper()
+	waitBlockedClients(t, srv, 0)
+	b.expectDo(":1\r\n", "LPUSH", "q", "x")
+	b.expectDo(":1\r\n", "LLEN", "q")
+	b.expectDo(":0\r\n", "EXISTS", "k")
+}
+
+// A blocked client whose unserved input passes client-query-buffer-limit
+// is closed, as Redis closes it ("Closing client that reached max query
+// buffer length", flags=b), and its wait ends: the list keeps what is
+// pushed next.
+func TestBLPOP_InputPastQueryBufferLimitWhileBlockedCloses(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "client-query-buffer-limit", "1mb")
+	a.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	flood := strings.Repeat(encode("SET", "k", strings.Repeat("v", 4096)), 4000) // 16 MB
+	a.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if _, err := a.conn.Write([]byte(flood)); err == nil {
+		t.Fatal("16 MB sent while blocked were all taken with a 1 MB query buffer limit")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("sending while blocked: %v, want the connection closed", err)
+	}
+	expectPushKeptFromTheGone(t, srv, b)
 }
 
 // BZPOPMIN over the wire: woken by ZADD from another client, in RESP3 the

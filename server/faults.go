@@ -185,7 +185,7 @@ func (s *Server) waitTurn(c *client, cls pauseClass) (ok bool) {
 	// freed at once, as Redis frees a postponed client (it reads the
 	// socket while the command waits): it must not keep its connection
 	// (maxclients) for the whole pause.
-	gone := c.fc.startReadAhead()
+	gone := c.readAheadToLimit(nil)
 	defer c.fc.stopReadAhead()
 	return s.waitWhile(held, c.fx.killed, gone)
 }

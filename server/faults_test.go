@@ -1485,6 +1485,50 @@ func TestClientPause_HangUpFreesTheClient(t *testing.T) {
 	admin.expectDo("$1\r\nv\r\n", "GET", "k")
 }
 
+// A client that CLIENT PAUSE holds is read on as Redis reads a postponed
+// client, up to client-query-buffer-limit: one that sends megabytes more
+// and hangs up is freed at once, and one whose input passes the limit is
+// closed. (The read once stopped at 1 MB, and such a hang-up went unseen
+// until the pause ended.)
+func TestClientPause_HeldClientInputToTheQueryBufferLimit(t *testing.T) {
+	srv := RunT(t)
+	admin := dial(t, srv.Addr())
+	admin.expectDo("+OK\r\n", "CLIENT", "PAUSE", "100000", "WRITE")
+	flood := strings.Repeat(encode("SET", "k", strings.Repeat("v", 4096)), 1000) // 4 MB
+
+	c := dial(t, srv.Addr())
+	c.send(encode("SET", "k", "v"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if sent, err := c.conn.Write([]byte(flood)); err != nil {
+		t.Fatalf("sent %d of %d bytes while held: %v", sent, len(flood), err)
+	}
+	c.conn.Close()
+	eventually(t, "the client that hung up to be freed", func() bool {
+		return srv.Held() == 0 && srv.ServerInfo().ConnectedClients == 1
+	})
+
+	admin.expectDo("+OK\r\n", "CONFIG", "SET", "client-query-buffer-limit", "1mb")
+	c = dial(t, srv.Addr())
+	c.send(encode("SET", "k", "v"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.conn.Write([]byte(strings.Repeat(flood, 4))); err == nil {
+		t.Fatal("16 MB sent while held were all taken with a 1 MB query buffer limit")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("sending while held: %v, want the connection closed", err)
+	}
+	eventually(t, "the client past the limit to be freed", func() bool {
+		return srv.Held() == 0 && srv.ServerInfo().ConnectedClients == 1
+	})
+	admin.expectDo("+OK\r\n", "CLIENT", "UNPAUSE")
+	admin.expectDo("$-1\r\n", "GET", "k")
+}
+
 // A CLIENT PAUSE timeout that, added to the wall clock, passes LLONG_MAX
 // is refused, as Redis 7.2 refuses it (getTimeoutFromObjectOrReply, as
 // WAIT's timeout: TestProbes_WaitInScriptAndTimeoutRange); a pause in

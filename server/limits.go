@@ -225,16 +225,30 @@ func (c *client) write(b []byte) (int, error) {
 // readAheadWhileWriting starts the read-ahead of a connection whose write
 // waits for room (write).
 func (c *client) readAheadWhileWriting() {
+	c.readAheadToLimit(func() {
+		breakWrite(c.nc) // the write waiting for room fails
+	})
+}
+
+// readAheadToLimit starts the read-ahead of a connection whose command or
+// reply waits (a blocked command, a paused one, a write waiting for
+// room), and returns its gone channel (readAhead). Redis reads such a
+// client's socket on into its query buffer, up to
+// client-query-buffer-limit: past it the client is closed, and so is it
+// here (after atLimit, when not nil). Until then maxmemory-clients counts
+// what was read (aheadMem).
+func (c *client) readAheadToLimit(atLimit func()) <-chan struct{} {
 	if c.fc.unauth() {
 		// The unauthenticated limits (framer.go) apply to input only as
 		// it is parsed: until then, a client that has not authenticated
-		// gets what a blocked client gets, and reading stops past it.
-		c.fc.readAhead(readAheadMax, nil)
-		return
+		// may send readAheadMax, and reading stops past it.
+		return c.fc.readAhead(readAheadMax, nil)
 	}
-	c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
+	return c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
 		c.fc.lim.queryBufHit(c.nc, int64(len(c.fc.ahead)))
-		breakWrite(c.nc) // the write waiting for room fails
+		if atLimit != nil {
+			atLimit()
+		}
 		return errQueryBufLimit
 	})
 }

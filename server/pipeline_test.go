@@ -156,8 +156,8 @@ func TestPipelineSentBeforeAnyReplyIsRead_PushCapable(t *testing.T) {
 // TestPipelineUnread_UnauthenticatedReadAheadIsBounded: the input of a
 // client that has not authenticated is checked against the
 // unauthenticated limits (CVE-2021-32675) only as it is parsed, so while
-// a write to it waits the server reads no more of it than a blocked
-// client's (readAheadMax), not client-query-buffer-limit's gigabyte.
+// a write to it waits the server reads no more of it than readAheadMax,
+// not client-query-buffer-limit's gigabyte.
 func TestPipelineUnread_UnauthenticatedReadAheadIsBounded(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { c.RequirePass = "secret" }))
 	c := dial(t, srv.Addr())
