@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net"
-	"slices"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -164,12 +163,12 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 	c.aheadStop.Store(false)
 	go func() {
 		defer close(done)
-		for len(c.ahead) < max {
-			c.ahead = slices.Grow(c.ahead, 4096)
-			n, err := c.Conn.Read(c.ahead[len(c.ahead):cap(c.ahead)])
+		for c.ahead.n < max {
+			room := c.ahead.room()
+			n, err := c.Conn.Read(room)
 			c.net.Read(n)
-			c.ahead = c.ahead[:len(c.ahead)+n]
-			c.aheadMem.Store(packWaiting(len(c.ahead), cap(c.ahead)-len(c.ahead)))
+			c.ahead.wrote(n)
+			c.aheadMem.Store(packWaiting(c.ahead.n, len(room)-n))
 			if err != nil {
 				var ne net.Error
 				if c.aheadStop.Load() && errors.As(err, &ne) && ne.Timeout() {
@@ -182,7 +181,7 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 		}
 		if atMax != nil {
 			c.aheadErr = atMax()
-			c.ahead = nil // dropped, as Redis frees such a client's query buffer
+			c.ahead = aheadBuf{} // dropped, as Redis frees such a client's query buffer
 			c.aheadMem.Store(0)
 			close(gone)
 		}
@@ -206,13 +205,8 @@ func (c *framedConn) stopReadAhead() {
 
 // readConn reads from the connection, first what the read-ahead kept.
 func (c *framedConn) readConn(p []byte) (int, error) {
-	if len(c.ahead) > 0 {
-		n := copy(p, c.ahead)
-		c.ahead = c.ahead[n:]
-		if len(c.ahead) == 0 {
-			c.ahead = nil
-		}
-		return n, nil
+	if c.ahead.n > 0 {
+		return c.ahead.read(p), nil
 	}
 	if c.aheadErr != nil {
 		return 0, c.aheadErr
@@ -226,4 +220,63 @@ func (c *framedConn) readConn(p []byte) (int, error) {
 	}
 	c.net.Read(n)
 	return n, err
+}
+
+// aheadBuf holds what a read-ahead read, in chunks that grow from
+// aheadChunkMin to aheadChunkMax bytes. A read-ahead may hold up to
+// client-query-buffer-limit (a gigabyte by default): in one slice grown
+// by append, each growth would copy it all and hold the old copy until
+// the GC frees it, and nothing would be freed before the last byte was
+// taken. Chunks are never copied, and each is freed once Read took it.
+type aheadBuf struct {
+	chunks [][]byte // the bytes, in order; the last may have room after them
+	n      int      // bytes held
+}
+
+const (
+	aheadChunkMin = 4 << 10
+	aheadChunkMax = 1 << 20
+)
+
+// room returns the free space after the last chunk's bytes, adding a
+// chunk, twice the last one's size up to aheadChunkMax, when it has none.
+func (a *aheadBuf) room() []byte {
+	if k := len(a.chunks); k > 0 {
+		if last := a.chunks[k-1]; len(last) < cap(last) {
+			return last[len(last):cap(last)]
+		}
+	}
+	size := aheadChunkMin
+	if k := len(a.chunks); k > 0 {
+		size = min(2*cap(a.chunks[k-1]), aheadChunkMax)
+	}
+	a.chunks = append(a.chunks, make([]byte, 0, size))
+	return a.chunks[len(a.chunks)-1][:size]
+}
+
+// wrote adds n bytes written into room's space.
+func (a *aheadBuf) wrote(n int) {
+	if n > 0 {
+		last := &a.chunks[len(a.chunks)-1]
+		*last = (*last)[:len(*last)+n]
+		a.n += n
+	}
+}
+
+// read moves the first bytes held into p, freeing each chunk it empties.
+func (a *aheadBuf) read(p []byte) int {
+	n := 0
+	for n < len(p) && len(a.chunks) > 0 {
+		m := copy(p[n:], a.chunks[0])
+		n += m
+		if a.chunks[0] = a.chunks[0][m:]; len(a.chunks[0]) == 0 {
+			a.chunks[0] = nil
+			a.chunks = a.chunks[1:]
+		}
+	}
+	a.n -= n
+	if len(a.chunks) == 0 {
+		a.chunks = nil
+	}
+	return n
 }

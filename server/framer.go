@@ -128,7 +128,7 @@ type framedConn struct {
 	// Read-ahead while the client is blocked (blocking.go): bytes read
 	// from the connection but not yet handed to Read, the error that ended
 	// the reading, and the reading goroutine's stop flag and end signal.
-	ahead     []byte
+	ahead     aheadBuf
 	aheadErr  error
 	aheadStop atomic.Bool
 	aheadDone chan struct{}
@@ -271,13 +271,13 @@ func (c *framedConn) read(p []byte) (int, error) {
 // by input, must call it again without waiting (eventloop_linux.go).
 func (c *framedConn) hasPending() bool {
 	return c.err != nil || c.rerr != nil || c.smallOff < c.smallN ||
-		(c.pendOff < c.pendEnd && !c.pendHold) || len(c.ahead) > 0 || c.aheadErr != nil
+		(c.pendOff < c.pendEnd && !c.pendHold) || c.ahead.n > 0 || c.aheadErr != nil
 }
 
 // held is how many bytes read from the connection Read has still to
 // return (CLIENT LIST's qbuf counts them).
 func (c *framedConn) held() int {
-	return c.pendEnd - c.pendOff + c.smallN - c.smallOff + len(c.ahead)
+	return c.pendEnd - c.pendOff + c.smallN - c.smallOff + c.ahead.n
 }
 
 // keep makes t, the last bytes of the buffer just scanned, the first input

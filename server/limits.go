@@ -245,7 +245,7 @@ func (c *client) readAheadToLimit(atLimit func()) <-chan struct{} {
 		return c.fc.readAhead(readAheadMax, nil)
 	}
 	return c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
-		c.fc.lim.queryBufHit(c.nc, int64(len(c.fc.ahead)))
+		c.fc.lim.queryBufHit(c.nc, int64(c.fc.ahead.n))
 		if atLimit != nil {
 			atLimit()
 		}
