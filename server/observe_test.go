@@ -214,7 +214,7 @@ func shutdownDuringBigReply(t *testing.T, srv *Server) *rawClient {
 // killed by the shutdown.
 func TestShutdown_WaitsForTheRunningExec(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
-	const spin = "local i = 0 while i < 2000000 do i = i + 1 end return 1"
+	const spin = "local i = 0 while i < 1000000 do i = i + 1 end return 1"
 	runner := dial(t, srv.Addr())
 	runner.send(encode("MULTI") + encode("EVAL", spin, "0") + encode("SET", "after", "1") + encode("EVAL", spin, "0") + encode("EXEC"))
 	eventually(t, "the script running", srv.Engine().ScriptRunning)
