@@ -106,7 +106,7 @@ var optionUsage = map[string]string{
 	"tls-ca-cert-file":           "CA certificates to verify clients with (PEM)",
 	"tls-auth-clients":           "yes|no|optional: require client certificates (default yes)",
 	"loglevel":                   "debug|verbose|notice|warning (default notice)",
-	"logfile":                    "write the log to this file instead of stderr",
+	"logfile":                    "write the log to this file instead of standard output",
 	"client-output-buffer-limit": "class hard soft seconds ... (default normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60)",
 	"enable-protected-configs":   "no|yes|local: allow CONFIG SET of the protected dbfilename and dir (local: from loopback clients) (default no)",
 	"restart-delay":              "refuse writes that could grant a lock for this long after starting: your longest lock TTL (milliseconds, or a duration such as 30s)",

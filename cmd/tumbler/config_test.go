@@ -81,27 +81,42 @@ func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 }
 
 // runBin starts the binary; it is killed when the test ends.
-func runBin(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
+func runBin(t *testing.T, bin string, args ...string) (*exec.Cmd, *binOutput, chan error) {
 	t.Helper()
 	return runBinEnv(t, bin, nil, args...)
 }
 
+// binOutput is what the binary wrote: its log on standard output (as
+// redis-server's, with logfile ""), and on standard error what stopped it
+// before the log was set up (as Redis's config errors) or from listening.
+type binOutput struct{ stdout, stderr bytes.Buffer }
+
+// log is the standard output: the log, without a log file.
+func (o *binOutput) log() string { return o.stdout.String() }
+
+// errs is the standard error.
+func (o *binOutput) errs() string { return o.stderr.String() }
+
+func (o *binOutput) String() string {
+	return "stdout:\n" + o.stdout.String() + "stderr:\n" + o.stderr.String()
+}
+
 // runBinEnv is runBin with env added to the binary's environment.
-func runBinEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
+func runBinEnv(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, *binOutput, chan error) {
 	t.Helper()
-	var stderr bytes.Buffer
+	out := new(binOutput)
 	cmd := exec.Command(bin, args...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	cmd.Stderr = &stderr
+	cmd.Stdout, cmd.Stderr = &out.stdout, &out.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd, &stderr, done
+	return cmd, out, done
 }
 
 // waitExit returns the exit code of a binary expected to stop by itself.
@@ -174,7 +189,7 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 	conf := filepath.Join(dir, "tumbler.conf")
 	logfile := filepath.Join(dir, "tumbler.log")
 	os.WriteFile(conf, []byte("# tumbler\nport "+strconv.Itoa(filePort)+"\nrequirepass filepw\nmaxclients 20\nappendonly no\nappendfsync always\nlogfile "+logfile+"\n"), 0o600)
-	cmd, stderr, done := runBin(t, bin, conf, "--port", strconv.Itoa(flagPort), "--requirepass", "flagpw", "--hz", "50")
+	cmd, out, done := runBin(t, bin, conf, "--port", strconv.Itoa(flagPort), "--requirepass", "flagpw", "--hz", "50")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(flagPort)) })
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "AUTH filepw\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n")
@@ -188,7 +203,7 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
 	data, _ := os.ReadFile(conf)
 	if !strings.Contains(string(data), "\nport "+strconv.Itoa(flagPort)+"\nrequirepass \"flagpw\"\n") || !strings.Contains(string(data), "\ntimeout 7\n") ||
@@ -198,7 +213,7 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 	log, _ := os.ReadFile(logfile)
 	if !strings.Contains(string(log), "Ready to accept connections") || !strings.Contains(string(log), "'appendfsync' is accepted but has no effect in tumbler") ||
 		!strings.Contains(string(log), "--hz: 'hz' is accepted but has no effect in tumbler") || strings.Contains(string(log), "appendonly") {
-		t.Fatalf("log file:\n%s\nstderr:\n%s", log, stderr)
+		t.Fatalf("log file:\n%s\nstderr:\n%s", log, out)
 	}
 }
 
@@ -206,21 +221,21 @@ func TestBinary_BadConfigExitsWithFileAndLine(t *testing.T) {
 	bin := build(t)
 	conf := filepath.Join(t.TempDir(), "bad.conf")
 	os.WriteFile(conf, []byte("port 7000\n\nmaxmemory lots\n"), 0o600)
-	_, stderr, done := runBin(t, bin, conf)
+	_, out, done := runBin(t, bin, conf)
 	if code := waitExit(t, done); code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	want := "*** FATAL CONFIG FILE ERROR (tumbler 7.2.4) ***\nReading the configuration file " + conf + ", at line 3\n>>> 'maxmemory lots'\nargument must be a memory value\n"
-	if !strings.Contains(stderr.String(), want) {
-		t.Fatalf("stderr %q\nwant %q", stderr.String(), want)
+	if !strings.Contains(out.errs(), want) {
+		t.Fatalf("stderr %q\nwant %q", out.errs(), want)
 	}
-	_, stderr, done = runBin(t, bin, "--port", "0")
-	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), "configured to not listen anywhere") {
-		t.Fatalf("--port 0 alone: exit %d, %q", code, stderr.String())
+	_, out, done = runBin(t, bin, "--port", "0")
+	if code := waitExit(t, done); code != 1 || !strings.Contains(out.errs(), "configured to not listen anywhere") {
+		t.Fatalf("--port 0 alone: exit %d, %q", code, out.errs())
 	}
-	_, stderr, done = runBin(t, bin, "--maxmemory-policy", "allkeys-lru")
-	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), "only noeviction is supported") {
-		t.Fatalf("--maxmemory-policy allkeys-lru: exit %d, %q", code, stderr.String())
+	_, out, done = runBin(t, bin, "--maxmemory-policy", "allkeys-lru")
+	if code := waitExit(t, done); code != 1 || !strings.Contains(out.errs(), "only noeviction is supported") {
+		t.Fatalf("--maxmemory-policy allkeys-lru: exit %d, %q", code, out.errs())
 	}
 }
 
@@ -229,7 +244,7 @@ func TestBinary_TLSOnly(t *testing.T) {
 	bin := build(t)
 	pki := testpki.New(t)
 	port := strconv.Itoa(freePort(t))
-	cmd, stderr, done := runBin(t, bin, "--port", "0", "--tls-port", port, "--tls-cert-file", pki.CertFile,
+	cmd, out, done := runBin(t, bin, "--port", "0", "--tls-port", port, "--tls-cert-file", pki.CertFile,
 		"--tls-key-file", pki.KeyFile, "--tls-auth-clients", "no")
 	c := dialRetry(t, func() (net.Conn, error) {
 		return tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", "127.0.0.1:"+port, &tls.Config{RootCAs: pki.Pool})
@@ -238,7 +253,7 @@ func TestBinary_TLSOnly(t *testing.T) {
 	roundTrip(t, c, rd, "PING\r\nCONFIG GET port\r\n", "+PONG\r\n*2\r\n$4\r\nport\r\n$1\r\n0\r\n")
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
 }
 
@@ -325,7 +340,7 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 	bin := build(t)
 	port := freePort(t)
 	pidfile := filepath.Join(t.TempDir(), "tumbler.pid")
-	cmd, stderr, done := runBin(t, bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
+	cmd, out, done := runBin(t, bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
 		"--save", "60", "1", "--dir", t.TempDir(), "--bind", "127.0.0.1", "-::1", "--enable-debug-command", "local",
 		"--pidfile", pidfile, "--tcp-keepalive", "60", "--hz", "50", "--shutdown-on-sigterm", "now", "force", "--databases", "4")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
@@ -348,33 +363,33 @@ func TestBinary_RedisServerCommandLine(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
 	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}
 	for _, w := range []string{"--save: tumbler keeps no data on disk: 'save 60 1' is ignored", "--dir: tumbler writes no data files",
 		"--hz: 'hz' is accepted but has no effect"} {
-		if !strings.Contains(stderr.String(), w) {
-			t.Errorf("no warning %q in:\n%s", w, stderr)
+		if !strings.Contains(out.log(), w) {
+			t.Errorf("no warning %q in:\n%s", w, out)
 		}
 	}
 	for _, f := range []string{"--databases", "--tcp-keepalive"} {
-		if strings.Contains(stderr.String(), f) {
-			t.Errorf("a warning for %s, which tumbler acts on:\n%s", f, stderr)
+		if strings.Contains(out.log(), f) {
+			t.Errorf("a warning for %s, which tumbler acts on:\n%s", f, out)
 		}
 	}
-	if strings.Contains(stderr.String(), "--appendonly") {
-		t.Errorf("a warning for --appendonly no, which is what tumbler does:\n%s", stderr)
+	if strings.Contains(out.log(), "--appendonly") {
+		t.Errorf("a warning for --appendonly no, which is what tumbler does:\n%s", out)
 	}
-	_, stderr, done = runBin(t, bin, "--port", strconv.Itoa(port), "--hz", "fast")
-	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), ">>> '--hz fast'\nargument couldn't be parsed into an integer") {
-		t.Fatalf("--hz fast: exit %d, %q", code, stderr.String())
+	_, out, done = runBin(t, bin, "--port", strconv.Itoa(port), "--hz", "fast")
+	if code := waitExit(t, done); code != 1 || !strings.Contains(out.errs(), ">>> '--hz fast'\nargument couldn't be parsed into an integer") {
+		t.Fatalf("--hz fast: exit %d, %q", code, out.errs())
 	}
-	_, stderr, done = runBin(t, bin, "--port", strconv.Itoa(port), "--replicaof", "10.0.0.1", "6379")
+	_, out, done = runBin(t, bin, "--port", strconv.Itoa(port), "--replicaof", "10.0.0.1", "6379")
 	want := "Reading the command line\n>>> '--replicaof 10.0.0.1 6379'\ntumbler does not replicate"
-	if code := waitExit(t, done); code != 1 || !strings.Contains(stderr.String(), want) {
-		t.Fatalf("--replicaof: exit %d, %q", code, stderr.String())
+	if code := waitExit(t, done); code != 1 || !strings.Contains(out.errs(), want) {
+		t.Fatalf("--replicaof: exit %d, %q", code, out.errs())
 	}
 }
 
@@ -388,7 +403,7 @@ func TestBinary_RelativePathsFromDir(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "users.acl"), []byte("user default on nopass ~* &* +@all\nuser app on >pw ~* +@all\n"), 0o600)
 	conf := filepath.Join(t.TempDir(), "tumbler.conf")
 	os.WriteFile(conf, []byte("port "+strconv.Itoa(port)+"\ndir "+dir+"\naclfile users.acl\nlogfile tumbler.log\npidfile tumbler.pid\n"), 0o600)
-	cmd, stderr, done := runBin(t, bin, conf)
+	cmd, out, done := runBin(t, bin, conf)
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
 	rd := bufio.NewReader(c)
 	roundTrip(t, c, rd, "AUTH app pw\r\n", "+OK\r\n")
@@ -398,12 +413,12 @@ func TestBinary_RelativePathsFromDir(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
 	if acl, _ := os.ReadFile(filepath.Join(dir, "users.acl")); !strings.Contains(string(acl), "user saved on nopass") {
 		t.Errorf("ACL SAVE wrote %q", acl)
 	}
 	if log, _ := os.ReadFile(filepath.Join(dir, "tumbler.log")); !strings.Contains(string(log), "Ready to accept connections") {
-		t.Errorf("log file in dir:\n%s\nstderr:\n%s", log, stderr)
+		t.Errorf("log file in dir:\n%s\nstderr:\n%s", log, out)
 	}
 }

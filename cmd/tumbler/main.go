@@ -55,7 +55,9 @@ func main() {
 		os.Exit(1)
 	}
 	cfg, warnings := l.cfg, l.warnings
-	var logOut io.Writer = os.Stderr
+	// As redis-server's logfile "": standard output (what fails before
+	// the log is set up goes to standard error, as Redis's config errors).
+	var logOut io.Writer = os.Stdout
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.Path(cfg.LogFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) // relative to dir
 		if err != nil {
@@ -65,8 +67,7 @@ func main() {
 		defer f.Close()
 		logOut = f
 	}
-	// The server filters by loglevel itself (CONFIG SET loglevel).
-	cfg.Logger = slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	cfg.Logger = slog.New(newRedisLogHandler(logOut)) // logfmt.go
 	// ---- end of configuration ----
 
 	srv := server.New(cfg)

@@ -93,13 +93,13 @@ func TestBinary_PortTakenExitsNonZeroWithMessage(t *testing.T) {
 	// With a log file, the failure is logged there too, as Redis logs
 	// "Failed listening on port".
 	logfile := filepath.Join(t.TempDir(), "tumbler.log")
-	_, stderr2, done2 := runBin(t, bin, "--port", port, "--logfile", logfile)
+	_, out2, done2 := runBin(t, bin, "--port", port, "--logfile", logfile)
 	if code := waitExit(t, done2); code != 1 {
 		t.Fatalf("with --logfile: exit %d", code)
 	}
 	logged, _ := os.ReadFile(logfile)
-	if !strings.Contains(string(logged), "level=ERROR") || !strings.Contains(string(logged), "cannot listen on 127.0.0.1:"+port) || !strings.Contains(stderr2.String(), port) {
-		t.Fatalf("log file %q, stderr %q: want the failure in both", logged, stderr2)
+	if !strings.Contains(string(logged), " # tumbler: cannot listen on 127.0.0.1:"+port) || !strings.Contains(out2.errs(), port) {
+		t.Fatalf("log file %q, %s: want the failure in both", logged, out2)
 	}
 }
 
@@ -146,12 +146,12 @@ func TestBinary_CPUProfile(t *testing.T) {
 	bin := build(t)
 	port := strconv.Itoa(freePort(t))
 	prof := filepath.Join(t.TempDir(), "cpu.prof")
-	cmd, stderr, done := runBin(t, bin, "--port", port, "--cpuprofile", prof)
+	cmd, out, done := runBin(t, bin, "--port", port, "--cpuprofile", prof)
 	conn := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 	roundTrip(t, conn, bufio.NewReader(conn), "*1\r\n$4\r\nPING\r\n", "+PONG\r\n")
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
 	b, err := os.ReadFile(prof)
 	if err != nil {
@@ -169,15 +169,15 @@ func TestBinary_CPUProfile(t *testing.T) {
 func TestBinary_StartupLogSaysWhatItServes(t *testing.T) {
 	bin := build(t)
 	port := strconv.Itoa(freePort(t))
-	cmd, stderr, done := runBin(t, bin, "--port", port, "--restart-delay", "1h")
+	cmd, out, done := runBin(t, bin, "--port", port, "--restart-delay", "1h")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 	roundTrip(t, c, bufio.NewReader(c), "SET k v NX PX 1000\r\n", "$-1\r\n")
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
-	log := stderr.String()
-	if !strings.Contains(log, "Ready to accept connections\" addr=127.0.0.1:"+port) || strings.Contains(log, "tls_addr") {
+	log := out.log()
+	if !strings.Contains(log, " * Ready to accept connections addr=127.0.0.1:"+port) || strings.Contains(log, "tls_addr") {
 		t.Errorf("ready line: want the address and no tls_addr:\n%s", log)
 	}
 	if !strings.Contains(log, "restart delay") || !strings.Contains(log, "restart_delay=1h0m0s") {
@@ -196,14 +196,14 @@ func TestBinary_UnixSocketOnly(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "t.sock")
-	cmd, stderr, done := runBin(t, bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700")
+	cmd, out, done := runBin(t, bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("unix", sock) })
 	roundTrip(t, c, bufio.NewReader(c), "PING\r\n", "+PONG\r\n")
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s", code, out)
 	}
-	if log := stderr.String(); !strings.Contains(log, "Ready to accept connections\" addr="+sock+" unixsocket="+sock) {
+	if log := out.log(); !strings.Contains(log, " * Ready to accept connections addr="+sock+" unixsocket="+sock) {
 		t.Errorf("ready line: want the socket:\n%s", log)
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {

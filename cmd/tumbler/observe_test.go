@@ -17,9 +17,9 @@ func TestBinary_ShutdownExitsZeroAndServesMetrics(t *testing.T) {
 	bin := build(t)
 	port := strconv.Itoa(freePort(t))
 	mport := strconv.Itoa(freePort(t))
-	var stderr bytes.Buffer
+	var output bytes.Buffer // the log (standard output) and standard error
 	cmd := exec.Command(bin, "--port", port, "--metrics-addr", "127.0.0.1:"+mport, "--loglevel", "debug")
-	cmd.Stderr = &stderr
+	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestBinary_ShutdownExitsZeroAndServesMetrics(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("tumbler did not start: %v\n%s", err, stderr.String())
+			t.Fatalf("tumbler did not start: %v\n%s", err, output.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -60,13 +60,13 @@ func TestBinary_ShutdownExitsZeroAndServesMetrics(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("exit after SHUTDOWN: %v\n%s", err, stderr.String())
+			t.Fatalf("exit after SHUTDOWN: %v\n%s", err, output.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("tumbler did not exit after SHUTDOWN")
 	}
-	if !strings.Contains(stderr.String(), "level=DEBUG msg=accepted") {
-		t.Errorf("--loglevel debug did not log connections:\n%s", stderr.String())
+	if !strings.Contains(output.String(), " - accepted addr=") {
+		t.Errorf("--loglevel debug did not log connections:\n%s", output.String())
 	}
 }
 

@@ -27,7 +27,7 @@ func TestBinary_OOMScoreAdj(t *testing.T) {
 	port := freePort(t)
 	conf := filepath.Join(t.TempDir(), "tumbler.conf")
 	os.WriteFile(conf, []byte("oom-score-adj absolute\noom-score-adj-values 300 400 500\n"), 0o600)
-	cmd, stderr, _ := runBin(t, bin, conf, "--port", strconv.Itoa(port))
+	cmd, out, _ := runBin(t, bin, conf, "--port", strconv.Itoa(port))
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)) })
 	rd := bufio.NewReader(c)
 	score := func() int {
@@ -40,7 +40,7 @@ func TestBinary_OOMScoreAdj(t *testing.T) {
 		return n
 	}
 	if got := score(); got != 300 {
-		t.Fatalf("oom_score_adj %d at start, want 300 (absolute, from the file)\n%s", got, stderr)
+		t.Fatalf("oom_score_adj %d at start, want 300 (absolute, from the file)\n%s", got, out)
 	}
 	roundTrip(t, c, rd, "CONFIG SET oom-score-adj-values \"350 400 500\"\r\n", "+OK\r\n")
 	if got := score(); got != 350 {

@@ -65,7 +65,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			sock, msgs := notifySocket(t)
 			port := strconv.Itoa(freePort(t))
-			cmd, stderr, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port, "--supervised", mode)
+			cmd, out, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port, "--supervised", mode)
 			nextMsg(t, msgs, "STATUS=tumbler is starting...\n")
 			nextMsg(t, msgs, "STATUS=Ready to accept connections\n")
 			nextMsg(t, msgs, "READY=1\n")
@@ -77,7 +77,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			nextMsg(t, msgs, "STOPPING=1\n")
 			if code := waitExit(t, done); code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
+				t.Fatalf("exit %d: %s", code, out)
 			}
 		})
 	}
@@ -97,12 +97,12 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 	})
 	t.Run("no socket", func(t *testing.T) {
 		port := strconv.Itoa(freePort(t))
-		cmd, stderr, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET="}, "--port", port, "--supervised", "systemd")
+		cmd, out, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET="}, "--port", port, "--supervised", "systemd")
 		c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
 		c.Close()
 		cmd.Process.Signal(syscall.SIGTERM)
-		if code := waitExit(t, done); code != 0 || !strings.Contains(stderr.String(), "NOTIFY_SOCKET not found") {
-			t.Fatalf("exit %d, want 0 and a warning: %s", code, stderr)
+		if code := waitExit(t, done); code != 0 || !strings.Contains(out.log(), "NOTIFY_SOCKET not found") {
+			t.Fatalf("exit %d, want 0 and a warning: %s", code, out)
 		}
 	})
 }
@@ -112,7 +112,7 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 func TestBinary_SupervisedUpstart(t *testing.T) {
 	bin := build(t)
 	port := strconv.Itoa(freePort(t))
-	cmd, stderr, done := runBinEnv(t, bin, []string{"UPSTART_JOB=tumbler"}, "--port", port, "--supervised", "auto")
+	cmd, out, done := runBinEnv(t, bin, []string{"UPSTART_JOB=tumbler"}, "--port", port, "--supervised", "auto")
 	stat := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat"
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -144,7 +144,7 @@ func TestBinary_SupervisedUpstart(t *testing.T) {
 	}
 	c.Close()
 	cmd.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, done); code != 0 || !strings.Contains(stderr.String(), "supervised by upstart") {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code := waitExit(t, done); code != 0 || !strings.Contains(out.log(), "supervised by upstart") {
+		t.Fatalf("exit %d: %s", code, out)
 	}
 }

@@ -60,8 +60,8 @@ if [ "${MODE:-}" = spawn ]; then
 	cat >"$work/src/redis-server" <<EOF
 #!/bin/sh
 # what the harness waits for in the server's output: its PID, then
-# "Ready to accept connections", which tumbler logs once it listens
-# (on stderr: merged here)
+# "Ready to accept connections", which tumbler logs once it listens (on
+# standard output; standard error merged here for failures)
 echo "tumbler PID: \$\$"
 exec "$bin" "\$@" 2>&1
 EOF
