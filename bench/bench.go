@@ -78,12 +78,16 @@ type Options struct {
 	Retry time.Duration
 	// NodeTimeout is how long redlock waits for an address's replies to
 	// one attempt's acquires, and then to its releases: an address that
-	// has not answered by then is left out for the rest of the run, as
-	// one whose connection failed (redsync fails only that attempt on
-	// it; its connection here would wait for the late reply). Default
-	// TTL/20 (redsync's timeout factor, 0.05), but at least a second, so
-	// that by default only a node that stopped answering is left out,
-	// not one a scheduling or GC pause made late once.
+	// has not answered by then fails that attempt, as one whose
+	// connection failed does. Its connection, which could still get the
+	// late reply, is closed, and the address left out of the attempts
+	// that follow until a reconnect works: one is tried NodeTimeout (at
+	// least 100ms) after the failure, and again as often while it stays
+	// down, as a pooled client (redsync on go-redis) dials a new
+	// connection in place of one that timed out. Default TTL/20
+	// (redsync's timeout factor, 0.05), but at least a second, so that
+	// by default only a node that stopped answering is timed out, not
+	// one a scheduling or GC pause made late once.
 	NodeTimeout time.Duration
 	// Seed seeds key choice, tokens and jitter. 0 picks one at random;
 	// Result.Seed reports the one used.
@@ -160,8 +164,13 @@ type Result struct {
 	// NoScriptFallbacks counts EVALSHA requests answered NOSCRIPT (the
 	// server's script cache was flushed, or it keeps none) and sent again
 	// as EVAL: each is an extra request in Requests.
-	NoScriptFallbacks int64  `json:"noscript_fallbacks"`
-	FirstError        string `json:"first_error,omitempty"`
+	NoScriptFallbacks int64 `json:"noscript_fallbacks"`
+	// Reconnects counts the connections redlock dialled during the run
+	// in place of ones that failed or timed out (or that could not be
+	// made at the start): each of those failures is among Errors, and so
+	// is each reconnect that failed. Other workloads: 0, left out.
+	Reconnects int64  `json:"reconnects,omitempty"`
+	FirstError string `json:"first_error,omitempty"`
 	// MassExpiry is set by the massexpiry workload only. There an
 	// operation is one GET of a key that stays, and Latency covers the
 	// GETs sent in the reclaim window (MassExpiry.ReclaimWindowMs).
@@ -175,25 +184,32 @@ func (r *Result) OK() bool { return r.Violations == 0 && r.Errors == 0 }
 // the worker runs. Padded so workers do not share cache lines.
 type counters struct {
 	ops, reqs, errors, violations, busy, lost, expired atomic.Int64
-	lostEarly, noscript                                atomic.Int64
+	lostEarly, noscript, reconnects                    atomic.Int64
 	_                                                  [64]byte
 }
 
 // sharedConn is one connection, locked for a whole request/reply exchange
 // when workers share it.
+//
+// Redlock replaces it: c is nil while its address has no connection (one
+// that failed or timed out, given up by worker.nodeFailed, or one that
+// could not be made at the start), until an attempt dials a new one
+// (worker.reconnect). Only a worker holding mu reads or replaces c for
+// requests; cutOff reads it without mu, since it must end a wait that
+// holds mu, so c is an atomic pointer.
 type sharedConn struct {
-	mu   sync.Mutex
-	c    *Conn
-	dead atomic.Bool // redlock: the address failed; left out (worker.nodeFailed)
+	mu sync.Mutex
+	c  atomic.Pointer[Conn]
 }
 
-// deadConn stands for a connection to a redlock address that could not be
-// reached at the start.
-func deadConn() *sharedConn {
+func newSharedConn(c *Conn) *sharedConn {
 	sc := &sharedConn{}
-	sc.dead.Store(true)
+	sc.c.Store(c)
 	return sc
 }
+
+// conn returns the connection, nil when redlock has none to its address.
+func (sc *sharedConn) conn() *Conn { return sc.c.Load() }
 
 // histMax is the longest latency the histograms hold; a longer one is
 // recorded as histMax (a server stalled for over an hour).
@@ -212,10 +228,22 @@ type runner struct {
 	o     Options
 	start time.Time
 	stop  atomic.Bool
-	reg   *registry
+	// halted is closed when stop is set (halt): it wakes a redlock worker
+	// that waits for a reconnect.
+	halted chan struct{}
+	reg    *registry
 	// cutoff is when the run stops waiting for any server (Unix ns):
 	// past its planned end, or when ctx ends (see deadlineAt).
-	cutoff     atomic.Int64
+	cutoff atomic.Int64
+	// cut is cancelled with the cutoff moved to now (cutOff): a redlock
+	// reconnect dials within it.
+	cut       context.Context
+	cancelCut context.CancelFunc
+	// redialAt is, for each redlock address, when its next reconnect may
+	// be tried (Unix ns): 0 while it answers, so that every connection to
+	// it that failed is replaced at the next attempt; a time while it is
+	// down (see redialDue).
+	redialAt   []atomic.Int64
 	releaseSHA string
 	extendSHA  string
 	keyPrefix  string
@@ -238,16 +266,86 @@ func (r *runner) deadlineAt(c *Conn, t time.Time) {
 	}
 }
 
-// cutOff ends every wait for a server now.
+// cutOff ends every wait for a server now. A redlock worker that puts a
+// new connection in place after this walk has passed it sets its deadline
+// with deadlineAt, which then reads the new cutoff; one it put in place
+// before, the walk finds.
 func (r *runner) cutOff(conns [][]*sharedConn) {
 	r.cutoff.Store(time.Now().UnixNano())
+	if r.cancelCut != nil {
+		r.cancelCut() // reconnects being dialled
+	}
 	for _, cs := range conns {
 		for _, sc := range cs {
-			if sc.c != nil { // (a connection nodeFailed closed takes it harmlessly)
-				_ = sc.c.SetDeadline(time.Now())
+			if c := sc.conn(); c != nil { // (one nodeFailed closed takes it harmlessly)
+				_ = c.SetDeadline(time.Now())
 			}
 		}
 	}
+}
+
+// halt stops the workers once their operations in flight are done.
+func (r *runner) halt() {
+	if !r.stop.Swap(true) {
+		close(r.halted)
+	}
+}
+
+// sleep waits d, or until the run stops.
+func (r *runner) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.halted:
+	}
+}
+
+// minRedialEvery is the shortest interval between two reconnects to a
+// redlock address that is down, whatever NodeTimeout.
+const minRedialEvery = 100 * time.Millisecond
+
+// redialEvery is how long a redlock address that failed is left alone
+// before a reconnect is tried, and then between reconnects while it stays
+// down. It is NodeTimeout, the longest an attempt waits for a reconnect
+// (its dial and its replies): while a node stays down, its reconnects
+// hold up one attempt at a time, not one a worker, and a node that
+// answers again is used again within about NodeTimeout. It is at least
+// minRedialEvery, so that a short NodeTimeout does not make an address
+// that refuses connections take a dial every attempt. (go-redis, under
+// redsync, likewise dials once a second a node whose dials fail.)
+func (r *runner) redialEvery() time.Duration { return max(r.o.NodeTimeout, minRedialEvery) }
+
+// nodeDown puts redlock address a's next reconnect off by redialEvery.
+func (r *runner) nodeDown(a int) {
+	r.redialAt[a].Store(time.Now().Add(r.redialEvery()).UnixNano())
+}
+
+// nodeAnswered records that address a answered a reconnected connection:
+// its other connections that failed are replaced at once.
+func (r *runner) nodeAnswered(a int) {
+	if r.redialAt[a].Load() != 0 {
+		r.redialAt[a].Store(0)
+	}
+}
+
+// redialDue reports whether a reconnect to address a may be tried now,
+// and if not, when.
+func (r *runner) redialDue(a int) (due bool, at int64) {
+	at = r.redialAt[a].Load()
+	return at == 0 || time.Now().UnixNano() >= at, at
+}
+
+// claimRedial reports whether the caller may reconnect to address a now.
+// While a is down, one caller an interval gets it: the claim moves the
+// next try on by redialEvery.
+func (r *runner) claimRedial(a int) bool {
+	at := r.redialAt[a].Load()
+	if at == 0 {
+		return true
+	}
+	now := time.Now()
+	return now.UnixNano() >= at && r.redialAt[a].CompareAndSwap(at, now.Add(r.redialEvery()).UnixNano())
 }
 
 func (r *runner) noteErr(msg string) {
@@ -452,16 +550,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Workload == "massexpiry" {
 		return runMassExpiry(ctx, o)
 	}
-	r := &runner{o: o, releaseSHA: sha1hex(ReleaseScript), extendSHA: sha1hex(ExtendScript), keyPrefix: o.KeyPrefix}
+	r := &runner{o: o, releaseSHA: sha1hex(ReleaseScript), extendSHA: sha1hex(ExtendScript), keyPrefix: o.KeyPrefix, halted: make(chan struct{})}
+	r.cut, r.cancelCut = context.WithCancel(context.Background())
+	defer r.cancelCut()
 	addrs := o.Addrs
 	if o.Workload != "redlock" {
 		addrs = addrs[:1]
 	}
+	r.redialAt = make([]atomic.Int64, len(addrs))
 	setupCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	// Redlock starts with a minority of its addresses down, as it runs
-	// on with them (each counts as an error); anything else needs its
-	// one address.
+	// on with them (each counts as an error, and gets a connection once
+	// a reconnect to it works); anything else needs its one address.
 	down := make([]bool, len(addrs))
 	var setupErrs int64
 	failed := func(a int, err error) error {
@@ -490,8 +591,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer func() {
 		for _, cs := range conns {
 			for _, sc := range cs {
-				if sc.c != nil {
-					sc.c.Close()
+				if c := sc.conn(); c != nil {
+					c.Close()
 				}
 			}
 		}
@@ -499,7 +600,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for a, addr := range addrs {
 		for i := 0; i < o.Conns; i++ {
 			if down[a] {
-				conns[a] = append(conns[a], deadConn())
+				conns[a] = append(conns[a], &sharedConn{})
 				continue
 			}
 			c, err := dial(setupCtx, addr, &o)
@@ -508,14 +609,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					return Result{}, err
 				}
 				for _, sc := range conns[a] {
-					sc.c.Close()
-					sc.c = nil
-					sc.dead.Store(true)
+					if c := sc.c.Swap(nil); c != nil {
+						c.Close()
+					}
 				}
-				conns[a] = append(conns[a], deadConn())
+				conns[a] = append(conns[a], &sharedConn{})
 				continue
 			}
-			conns[a] = append(conns[a], &sharedConn{c: c})
+			conns[a] = append(conns[a], newSharedConn(c))
+		}
+	}
+	for a := range addrs {
+		if down[a] {
+			r.nodeDown(a) // tried just now
 		}
 	}
 	r.reg = newRegistry(o.Keys)
@@ -557,8 +663,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	r.cutoff.Store(cutoff.UnixNano())
 	for _, cs := range conns {
 		for _, sc := range cs {
-			if sc.c != nil {
-				_ = sc.c.SetDeadline(cutoff)
+			if c := sc.conn(); c != nil {
+				_ = c.SetDeadline(cutoff)
 			}
 		}
 	}
@@ -584,7 +690,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				// Stop as at the end of the duration: the operations in
 				// flight finish, their locks released, unless the server
 				// does not answer them within a second (plus the hold).
-				r.stop.Store(true)
+				r.halt()
 				grace := time.NewTimer(time.Second + o.Hold)
 				defer grace.Stop()
 				select {
@@ -595,7 +701,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				r.cutOff(conns)
 				return
 			case <-t.C:
-				r.stop.Store(true)
+				r.halt()
 			case now := <-tick.C:
 				if o.Progress == nil {
 					continue
@@ -675,6 +781,7 @@ func sumCounters(ws []*worker, r *Result) {
 		r.Lost += w.st.lost.Load()
 		r.LostBeforeLease += w.st.lostEarly.Load()
 		r.NoScriptFallbacks += w.st.noscript.Load()
+		r.Reconnects += w.st.reconnects.Load()
 		r.ExpiredTakeovers += w.st.expired.Load()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"regexp"
@@ -152,8 +153,9 @@ func TestRun_RedlockSurvivesAMinorityDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// two of two are the majority: losing one ends every worker
-	if res.Errors == 0 || !strings.Contains(res.FirstError, "no majority") && !strings.Contains(res.FirstError, addrs[1]) {
+	// two of two are the majority: losing one stops every attempt until
+	// a reconnect to it works
+	if res.Errors == 0 || !strings.Contains(res.FirstError, addrs[1]) {
 		t.Errorf("half down: errors %d (%s); want the failure reported", res.Errors, res.FirstError)
 	}
 
@@ -183,11 +185,13 @@ func TestRun_RedlockSurvivesAMinorityDown(t *testing.T) {
 }
 
 // A node that stops answering in the middle of a redlock run (a stalled
-// process, a partition that drops packets) is left out once an attempt
-// has waited NodeTimeout for it, as Redlock clients time out a node: the
+// process, a partition that drops packets) is timed out once an attempt
+// has waited NodeTimeout for it, as Redlock clients time a node out: the
 // run goes on with the other two to its planned end, rather than every
-// worker waiting for the stalled node until the run's cutoff.
-func TestRun_RedlockLeavesAStalledNodeOut(t *testing.T) {
+// worker waiting for the stalled node until the run's cutoff. While it
+// stays stalled, a reconnect to it is tried at most once per
+// redialEvery, not on every attempt.
+func TestRun_RedlockGoesOnWithoutAStalledNode(t *testing.T) {
 	var srvs []*server.Server
 	var addrs []string
 	for i := 0; i < 3; i++ {
@@ -196,22 +200,234 @@ func TestRun_RedlockLeavesAStalledNodeOut(t *testing.T) {
 	}
 	t.Cleanup(srvs[0].Unpause)
 	// a timeout a loaded machine does not miss with a healthy node
-	const run = 3 * short
+	const run, nodeTimeout, workers = 3 * short, 150 * time.Millisecond, 4
 	go func() { time.Sleep(run / 4); srvs[0].Pause(time.Minute) }()
-	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 4, Duration: run, NodeTimeout: 150 * time.Millisecond})
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: workers, Duration: run, NodeTimeout: nodeTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// an error for each of the four connections to it, at most
-	if res.Ops == 0 || res.Errors < 1 || res.Errors > 4 || res.Violations != 0 ||
+	t.Logf("%.2fs: ops %d, errors %d, reconnects %d", res.ElapsedSec, res.Ops, res.Errors, res.Reconnects)
+	if res.Ops == 0 || res.Errors < 1 || res.Violations != 0 ||
 		!strings.Contains(res.FirstError, addrs[0]) || !strings.Contains(res.FirstError, "node timeout (150ms)") {
-		t.Errorf("one node stalled mid-run: ops %d, errors %d (%s), violations %d; want ops, 1-4 errors naming %s and the timeout, no violation",
+		t.Errorf("one node stalled mid-run: ops %d, errors %d (%s), violations %d; want ops, errors naming %s and the timeout, no violation",
 			res.Ops, res.Errors, res.FirstError, res.Violations, addrs[0])
+	}
+	// an error for each of the four connections to it, and one for each
+	// reconnect, which the stalled node accepts and then does not answer:
+	// at most one every redialEvery (150ms) after the first error
+	if most := workers + 1 + int64(res.ElapsedSec/nodeTimeout.Seconds()); res.Errors > most || res.Reconnects >= res.Errors {
+		t.Errorf("one node stalled for less than %.2fs: %d errors, %d reconnects; want at most %d errors, and every reconnect to it failing",
+			res.ElapsedSec, res.Errors, res.Reconnects, most)
 	}
 	if res.ElapsedSec > run.Seconds()+1 {
 		t.Errorf("one node stalled mid-run: the run took %.2fs for %v", res.ElapsedSec, run)
 	}
 	for _, a := range addrs[1:] {
+		if n := dbsize(t, a); n != 0 {
+			t.Errorf("%s: %d keys left", a, n)
+		}
+	}
+}
+
+// progressWatch is a Progress writer that lets a test wait for what the
+// progress lines report (ops, errors).
+type progressWatch struct {
+	mu          sync.Mutex
+	ops, errors int64
+	changed     chan struct{}
+}
+
+func newProgressWatch() *progressWatch { return &progressWatch{changed: make(chan struct{})} }
+
+var progressLine = regexp.MustCompile(` (\d+) ops +(\d+) errors `)
+
+func (p *progressWatch) Write(b []byte) (int, error) {
+	if m := progressLine.FindSubmatch(b); m != nil {
+		ops, _ := strconv.ParseInt(string(m[1]), 10, 64)
+		errs, _ := strconv.ParseInt(string(m[2]), 10, 64)
+		p.mu.Lock()
+		p.ops, p.errors = ops, errs
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.mu.Unlock()
+	}
+	return len(b), nil
+}
+
+// wait waits until cond holds for the last progress line, for up to
+// timeout; it reports whether it did.
+func (p *progressWatch) wait(cond func(ops, errors int64) bool, timeout time.Duration) bool {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		ok, ch := cond(p.ops, p.errors), p.changed
+		p.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// clientID is the CLIENT ID of a new connection to addr: every connection
+// the server accepted before it has a smaller one.
+func clientID(t *testing.T, addr string) int64 {
+	t.Helper()
+	c, err := Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	r, err := c.Do("CLIENT", "ID")
+	if err != nil || r.Kind != KindInt {
+		t.Fatalf("CLIENT ID: %v %v", r, err)
+	}
+	return r.Int
+}
+
+// releasesFrom counts the releases (EVALSHA, EVAL) srv logged from
+// connections whose CLIENT ID is above after. Redlock sends a release to
+// an address only on a connection whose reply to the attempt's SET it
+// read within the node timeout.
+func releasesFrom(srv *server.Server, after int64) int {
+	n := 0
+	for _, rec := range srv.Commands() {
+		if name := rec.Name(); rec.ClientID > after && (name == "evalsha" || name == "eval") {
+			n++
+		}
+	}
+	return n
+}
+
+// redlockInBackground starts a redlock run on addrs that lasts until the
+// returned stop cancels it (or the test ends); stop returns its result.
+func redlockInBackground(t *testing.T, addrs []string, progress io.Writer) (stop func() (Result, error)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	type outcome struct {
+		res Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := Run(ctx, Options{Workload: "redlock", Addrs: addrs, Workers: 4, Duration: time.Hour,
+			NodeTimeout: 150 * time.Millisecond, Progress: progress, ProgressEvery: 5 * time.Millisecond})
+		done <- outcome{res, err}
+	}()
+	stop = sync.OnceValues(func() (Result, error) {
+		cancel()
+		o := <-done
+		return o.res, o.err
+	})
+	t.Cleanup(func() { stop() }) // before the servers close
+	return stop
+}
+
+// A node that stalls and then answers again is used again: the attempts
+// after the stall reconnect to it (the connections that timed out may
+// still get their late replies, so they are not read again) and it
+// answers them within the node timeout, as a pooled Redlock client
+// (redsync on go-redis) replaces a connection that timed out. Before, a
+// node that missed the node timeout once was left out for the rest of
+// the run.
+func TestRun_RedlockUsesAStalledNodeAgainOnceItAnswers(t *testing.T) {
+	srvs := server.RunN(t, 3)
+	addrs := []string{srvs[0].Addr(), srvs[1].Addr(), srvs[2].Addr()}
+	t.Cleanup(srvs[0].Unpause)
+	progress := newProgressWatch()
+	stop := redlockInBackground(t, addrs, progress)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		res, err := stop()
+		t.Fatalf(format+"\nrun: %v, errors %d (%s)", append(args, err, res.Errors, res.FirstError)...)
+	}
+	if !progress.wait(func(ops, _ int64) bool { return ops > 0 }, 10*time.Second) {
+		fail("no operation in 10s")
+	}
+	started := clientID(t, addrs[0]) // the run's own connections are older
+	srvs[0].Pause(time.Minute)
+	// the stall seen: a connection to it timed out and was given up
+	if !progress.wait(func(_, errs int64) bool { return errs > 0 }, 10*time.Second) {
+		fail("the stalled node never timed out")
+	}
+	srvs[0].Unpause()
+	srvs[0].ResetCommands() // from here on, what it read after the stall
+	for deadline := time.Now().Add(10 * time.Second); releasesFrom(srvs[0], started) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			fail("no release on a new connection to the node 10s after its stall ended: it was not used again")
+		}
+	}
+	res, err := stop()
+	t.Logf("ops %d, errors %d, reconnects %d, NOSCRIPT fallbacks %d, busy %d; first error %s",
+		res.Ops, res.Errors, res.Reconnects, res.NoScriptFallbacks, res.Busy, res.FirstError)
+	if err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if res.Ops == 0 || res.Errors < 1 || res.Reconnects < 1 || res.Violations != 0 ||
+		!strings.Contains(res.FirstError, addrs[0]) || !strings.Contains(res.FirstError, "node timeout (150ms)") {
+		t.Errorf("ops %d, errors %d (%s), reconnects %d, violations %d; want ops, errors naming %s and the timeout, reconnects, no violation",
+			res.Ops, res.Errors, res.FirstError, res.Reconnects, res.Violations, addrs[0])
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil || !regexp.MustCompile(fmt.Sprintf(`\nreconnects +%d\n`, res.Reconnects)).MatchString(buf.String()) {
+		t.Errorf("table without the reconnects: %v\n%s", err, buf.String())
+	}
+	buf.Reset()
+	var m map[string]any
+	if err := res.WriteJSON(&buf); err != nil || json.Unmarshal(buf.Bytes(), &m) != nil || m["reconnects"] != float64(res.Reconnects) {
+		t.Errorf("JSON reconnects %v, want %d: %v\n%s", m["reconnects"], res.Reconnects, err, buf.String())
+	}
+	for _, a := range addrs[1:] {
+		if n := dbsize(t, a); n != 0 {
+			t.Errorf("%s: %d keys left", a, n)
+		}
+	}
+}
+
+// A node that crashes and restarts on the same address, without its data
+// or its script cache, is reconnected to and used again; its locks lost
+// in the crash are no violation (each release goes on the connection
+// that its grant came on, which the crash closed).
+func TestRun_RedlockReconnectsARestartedNode(t *testing.T) {
+	srvs := server.RunN(t, 3)
+	addrs := []string{srvs[0].Addr(), srvs[1].Addr(), srvs[2].Addr()}
+	progress := newProgressWatch()
+	stop := redlockInBackground(t, addrs, progress)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		res, err := stop()
+		t.Fatalf(format+"\nrun: %v, errors %d (%s)", append(args, err, res.Errors, res.FirstError)...)
+	}
+	if !progress.wait(func(ops, _ int64) bool { return ops > 0 }, 10*time.Second) {
+		fail("no operation in 10s")
+	}
+	// a crash, and connections refused for 50ms until it is back
+	if err := srvs[0].RestartAfter(50*time.Millisecond, false); err != nil {
+		fail("restart: %v", err)
+	}
+	srvs[0].ResetCommands() // the connections from before the crash are gone
+	for deadline := time.Now().Add(10 * time.Second); releasesFrom(srvs[0], 0) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			fail("no release on the restarted node in 10s: it was not used again")
+		}
+	}
+	res, err := stop()
+	t.Logf("ops %d, errors %d, reconnects %d, NOSCRIPT fallbacks %d, busy %d; first error %s",
+		res.Ops, res.Errors, res.Reconnects, res.NoScriptFallbacks, res.Busy, res.FirstError)
+	if err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	// the restart emptied its script cache: EVALSHA, NOSCRIPT, EVAL
+	if res.Ops == 0 || res.Errors < 1 || res.Reconnects < 1 || res.NoScriptFallbacks < 1 || res.Violations != 0 || !strings.Contains(res.FirstError, addrs[0]) {
+		t.Errorf("ops %d, errors %d (%s), reconnects %d, NOSCRIPT fallbacks %d, violations %d; want ops, errors naming %s, reconnects, a fallback, no violation",
+			res.Ops, res.Errors, res.FirstError, res.Reconnects, res.NoScriptFallbacks, res.Violations, addrs[0])
+	}
+	for _, a := range addrs {
 		if n := dbsize(t, a); n != 0 {
 			t.Errorf("%s: %d keys left", a, n)
 		}
@@ -266,6 +482,65 @@ func TestRunner_DeadlineAtStopsAtTheCutoff(t *testing.T) {
 	r.deadlineAt(c, time.Now().Add(30*time.Millisecond))
 	if _, err := c.Do("PING"); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(t0) > 5*time.Second {
 		t.Errorf("deadline in 30ms: PING %v after %v", err, time.Since(t0))
+	}
+}
+
+// A redlock reconnect's dial (and its AUTH) ends by the run's cutoff,
+// however long the node timeout, and at once when the cutoff moves to
+// now (cutOff, a cancelled run): a node that accepts connections and
+// never answers does not hold up a run's end.
+func TestWorker_ReconnectStopsAtTheCutoff(t *testing.T) {
+	for _, cutNow := range []bool{false, true} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1) // never answered
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				accepted <- c
+			}
+		}()
+		defer func() {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+			}
+		}()
+		addr := ln.Addr().String()
+		r := &runner{o: Options{Addrs: []string{addr}, Password: "secret", NodeTimeout: time.Hour}, halted: make(chan struct{}), redialAt: make([]atomic.Int64, 1)}
+		r.cut, r.cancelCut = context.WithCancel(context.Background())
+		if cutNow {
+			r.cutoff.Store(time.Now().Add(time.Hour).UnixNano())
+		} else {
+			r.cutoff.Store(time.Now().Add(50 * time.Millisecond).UnixNano())
+		}
+		w := &worker{r: r, conns: []*sharedConn{{}}, st: new(counters)}
+		done := make(chan *Conn, 1)
+		go func() { done <- w.reconnect(0, time.Now().Add(time.Hour)) }()
+		if cutNow {
+			select { // connected: waiting for AUTH's reply
+			case c := <-accepted:
+				defer c.Close()
+			case <-time.After(10 * time.Second):
+				t.Fatal("no connection in 10s")
+			}
+			r.cutOff(nil)
+		}
+		select {
+		case c := <-done:
+			if c != nil || w.conns[0].conn() != nil {
+				t.Errorf("cut now %v: reconnected to a node that never answered", cutNow)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("cut now %v: the reconnect still dials 10s after the cutoff", cutNow)
+		}
+		if w.st.errors.Load() != 1 || !strings.Contains(r.firstErr, addr) || !strings.Contains(r.firstErr, "reconnect") || r.redialAt[0].Load() == 0 {
+			t.Errorf("cut now %v: errors %d (%s), next reconnect at %d; want the failure counted, named, and the next try put off",
+				cutNow, w.st.errors.Load(), r.firstErr, r.redialAt[0].Load())
+		}
 	}
 }
 

@@ -18,16 +18,23 @@
 //     the releases in a second.
 //   - redlock: acquire on a majority of Addrs (requests to all in flight at
 //     once), release on all; retry with jitter without a majority. An
-//     address that cannot be reached at the start, or whose connection
-//     fails during the run, is left out for the rest of it (an error
-//     each, named): the run goes on while a majority is left, as Redlock
-//     does. An attempt waits NodeTimeout (default TTL/20, redsync's
-//     factor, at least 1s) for the addresses' replies to its acquires,
-//     and again for those to its releases: an address that has not
-//     answered by then (a stalled process, a partition that drops
-//     packets) is left out as a failed one, for the rest of the run. An address that answers slowly within it sets the pace
-//     of every acquire, and a majority that took longer than the TTL to
-//     get is not counted as a lock.
+//     attempt waits NodeTimeout (default TTL/20, redsync's factor, at
+//     least 1s) for the addresses' replies to its acquires, and again for
+//     those to its releases. An address that has not answered by then (a
+//     stalled process, a partition that drops packets), or whose
+//     connection fails, fails the attempt (an error each, named): its
+//     connection is closed, never to be read again, and the attempts that
+//     follow go on without it, still needing a majority of all Addrs, as
+//     Redlock does. A new connection to it is tried NodeTimeout later (at
+//     least 100ms), and as often again while it stays down, so its
+//     reconnects hold up one attempt at a time, not every one; once one
+//     answers, the address's other connections are replaced at their
+//     next attempt (Result.Reconnects). An address that cannot be
+//     reached at the start is tried the same way. Without a majority
+//     connected or due a reconnect, workers wait for the next. An address
+//     that answers slowly within NodeTimeout sets the pace of every
+//     acquire, and a majority that took longer than the TTL to get is not
+//     counted as a lock.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
 //     32-byte tokens, PX ttl) and leave them held, to measure memory. A
 //     key already held (SET NX refused) is counted as busy, and the run
@@ -67,9 +74,13 @@
 // while it was held. In contended this catches a double grant with no
 // hold at all (the first holder's release finds the second's token); in
 // cycle, pipelined and extend, whose workers own their keys, and in
-// redlock (on each address that granted), it is the check. A server that
-// stores nothing and answers every request as a success passes it: only
-// contended's overlap check can see that one, the surer the longer Hold.
+// redlock (on each address that granted the attempt, on the connection
+// the grant came on), it is the check. A lock a redlock node took for a
+// request whose connection was then given up (a late SET, a release
+// never sent) is in no check: it expires with its TTL, and that node
+// refuses its key meanwhile (Busy). A server that stores nothing and
+// answers every request as a success passes it: only contended's
+// overlap check can see that one, the surer the longer Hold.
 //
 // # Latency
 //
@@ -84,6 +95,7 @@
 // Run starts Workers goroutines and returns when they have stopped. Each
 // worker owns its keys, tokens, histogram and counters; connections are
 // shared, under a mutex held for a whole request/reply exchange, only when
-// Conns < Workers. Conn is a single-goroutine RESP client with explicit
+// Conns < Workers. Redlock replaces a connection that failed with the
+// mutex held; the run's cutoff reads it without (sharedConn). Conn is a single-goroutine RESP client with explicit
 // pipelining. Run may be called concurrently with different Options.
 package bench

@@ -124,7 +124,7 @@ func (w *mxWorker) load(stop *atomic.Bool, prefix string, pipeline int, first, s
 	sc := w.sc
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	c := sc.c
+	c := sc.conn()
 	var key []byte
 	for k := w.lo; k < w.hi; {
 		if stop.Load() {
@@ -166,7 +166,7 @@ func (w *mxWorker) gets(stop *atomic.Bool, first time.Time, interval time.Durati
 	for i := 0; !stop.Load(); i++ {
 		key := w.stay[i%len(w.stay)]
 		w.sc.mu.Lock()
-		c := w.sc.c
+		c := w.sc.conn()
 		t0 := time.Now()
 		c.WriteCommand("GET", key)
 		err := c.Flush()
@@ -266,7 +266,7 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 			return Result{}, err
 		}
 		conns = append(conns, c)
-		shared[i] = &sharedConn{c: c}
+		shared[i] = newSharedConn(c)
 	}
 	setConnDeadlines := func(t time.Time) {
 		for _, c := range conns {

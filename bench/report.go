@@ -49,6 +49,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("NOSCRIPT, sent again as EVAL", r.NoScriptFallbacks)
 	}
 	row("errors", r.Errors)
+	if r.NodeTimeoutUs > 0 { // redlock
+		row("reconnects", r.Reconnects)
+	}
 	row("violations", r.Violations)
 	row("  of which lost within the lease", r.LostBeforeLease)
 	if r.FirstError != "" {

@@ -2,11 +2,13 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -32,6 +34,7 @@ type worker struct {
 	retry []int    // slots whose release met NOSCRIPT
 
 	grantedOn []bool // redlock: which addresses granted the current attempt
+	redial    []bool // redlock: which addresses the current attempt reconnects
 }
 
 const tokenLen = 32
@@ -260,7 +263,7 @@ func (w *worker) cycle() error {
 	key, tok := w.key(0, k), w.token(0)
 	t0 := w.r.now()
 	sc.mu.Lock()
-	c := sc.c
+	c := sc.conn()
 	sent := w.r.now()
 	w.writeSetNX(c, key, tok)
 	err := c.Flush()
@@ -285,7 +288,7 @@ func (w *worker) cycle() error {
 		w.hold()
 		sc.mu.Lock()
 	}
-	err = w.release(sc.c, k, key, tok, t0, sent)
+	err = w.release(sc.conn(), k, key, tok, t0, sent)
 	sc.mu.Unlock()
 	return err
 }
@@ -317,7 +320,7 @@ func (w *worker) contended() error {
 	t0 := w.r.now()
 	for {
 		sc.mu.Lock()
-		c := sc.c
+		c := sc.conn()
 		sent := w.r.now()
 		w.writeSetNX(c, key, tok)
 		err := c.Flush()
@@ -335,7 +338,7 @@ func (w *worker) contended() error {
 			sc.mu.Unlock()
 			w.hold()
 			sc.mu.Lock()
-			err := w.release(sc.c, k, key, tok, t0, sent)
+			err := w.release(sc.conn(), k, key, tok, t0, sent)
 			sc.mu.Unlock()
 			return err
 		}
@@ -361,7 +364,7 @@ func (w *worker) extend() error {
 	ttl := []byte(strconv.FormatInt(w.r.o.TTL.Milliseconds(), 10))
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	c := sc.c
+	c := sc.conn()
 	held := false
 	var leaseFrom int64 // when the request that began the current lease was sent
 	for !w.r.stop.Load() {
@@ -437,7 +440,7 @@ func (w *worker) pipelined() error {
 	t0 := w.r.now() // before the wait for a shared connection, as cycle's
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	c := sc.c
+	c := sc.conn()
 	sent := w.r.now()
 	leaseEnd := sent + int64(w.r.o.TTL)
 	first := w.next
@@ -516,9 +519,22 @@ func (w *worker) pipelined() error {
 // redlock acquires one key on a majority of the addresses (requests to all
 // of them in flight at once), then releases it on all of them; on failing
 // to reach a majority it releases what it got and retries with jitter.
-// An address whose connection fails is left out for the rest of the run
-// (nodeFailed), as Redlock tolerates a minority of nodes down: the run
-// ends only when no majority is left.
+//
+// An address whose connection fails or times out has it given up
+// (nodeFailed), and the attempts after go on without it, as Redlock
+// tolerates a minority of nodes down; a majority of all the addresses is
+// still needed. Once its reconnect is due (runner.redialDue) an attempt
+// dials it a new connection (reconnect), as a pooled client replaces a
+// connection that failed; while fewer than a majority have a connection
+// or are due one, the worker waits for the next reconnect to be due. No
+// connection is replaced within an attempt: its releases go on the
+// connections its acquires went on.
+//
+// The mutual exclusion check counts only the nodes that granted this
+// attempt, each on the connection its release then goes to: a given up
+// connection is never read again, and a lock its late SET took on its
+// node (or a grant never released there) stays out of the check and
+// expires with its TTL, the node refusing that key meanwhile (Busy).
 func (w *worker) redlock() error {
 	n := len(w.conns)
 	quorum := n/2 + 1
@@ -535,40 +551,59 @@ func (w *worker) redlock() error {
 	}()
 	if len(w.grantedOn) != n {
 		w.grantedOn = make([]bool, n)
+		w.redial = make([]bool, n)
 	}
 	for {
-		up := 0
-		for _, sc := range w.conns {
-			if !sc.dead.Load() {
-				up++
+		if !w.redlockNodes(quorum) {
+			if w.r.stop.Load() {
+				return nil
 			}
-		}
-		if up < quorum {
-			return fmt.Errorf("redlock: %d of %d addresses left, no majority", up, n)
+			continue
 		}
 		sent := w.r.now()
 		end := time.Now().Add(w.r.o.NodeTimeout)
+		// the connections in place first: a reconnect's dial must not
+		// hold up their requests
 		for i, sc := range w.conns {
-			if sc.dead.Load() {
+			c := sc.conn()
+			if c == nil {
 				continue
 			}
-			w.r.deadlineAt(sc.c, end)
-			w.writeSetNX(sc.c, key, tok)
-			if err := sc.c.Flush(); err != nil {
+			w.r.deadlineAt(c, end)
+			w.writeSetNX(c, key, tok)
+			if err := c.Flush(); err != nil {
+				w.nodeFailed(i, err)
+			}
+		}
+		for i := range w.conns {
+			if !w.redial[i] {
+				continue
+			}
+			c := w.reconnect(i, end)
+			if c == nil {
+				continue
+			}
+			w.r.deadlineAt(c, end)
+			w.writeSetNX(c, key, tok)
+			if err := c.Flush(); err != nil {
 				w.nodeFailed(i, err)
 			}
 		}
 		got := 0
 		for i, sc := range w.conns {
 			w.grantedOn[i] = false
-			if sc.dead.Load() {
+			c := sc.conn()
+			if c == nil {
 				continue
 			}
-			w.awaitBy(sc.c, end)
-			rep, err := sc.c.ReadReply()
+			w.awaitBy(c, end)
+			rep, err := c.ReadReply()
 			if err != nil {
 				w.nodeFailed(i, err)
 				continue
+			}
+			if w.redial[i] {
+				w.r.nodeAnswered(i)
 			}
 			ok, refused := w.acquireReply(rep)
 			w.grantedOn[i] = ok
@@ -588,21 +623,23 @@ func (w *worker) redlock() error {
 		}
 		end = time.Now().Add(w.r.o.NodeTimeout)
 		for i, sc := range w.conns {
-			if sc.dead.Load() {
+			c := sc.conn()
+			if c == nil {
 				continue
 			}
-			w.r.deadlineAt(sc.c, end)
-			w.writeScript(sc.c, false, w.r.releaseSHA, ReleaseScript, key, tok)
-			if err := sc.c.Flush(); err != nil {
+			w.r.deadlineAt(c, end)
+			w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, key, tok)
+			if err := c.Flush(); err != nil {
 				w.nodeFailed(i, err)
 			}
 		}
 		for i, sc := range w.conns {
-			if sc.dead.Load() {
+			c := sc.conn()
+			if c == nil {
 				continue
 			}
-			w.awaitBy(sc.c, end)
-			n, ok, err := w.readScript(sc.c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
+			w.awaitBy(c, end)
+			n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
 			if err != nil {
 				w.nodeFailed(i, err)
 				continue
@@ -624,6 +661,45 @@ func (w *worker) redlock() error {
 	}
 }
 
+// redlockNodes prepares an attempt: it marks in w.redial the addresses
+// without a connection whose reconnect is due, and claims them
+// (runner.claimRedial). It reports false, sending nothing being
+// pointless, when the addresses with a connection and those marked are
+// fewer than a majority; it has then waited until the next reconnect is
+// due or the run stopped.
+func (w *worker) redlockNodes(quorum int) bool {
+	live, due := 0, 0
+	next := int64(0) // when the next reconnect is due, if none is now
+	for i, sc := range w.conns {
+		w.redial[i] = false
+		if sc.conn() != nil {
+			live++
+			continue
+		}
+		if ok, at := w.r.redialDue(i); ok {
+			w.redial[i] = true
+			due++
+		} else if next == 0 || at < next {
+			next = at
+		}
+	}
+	if live+due >= quorum {
+		for i, r := range w.redial {
+			if r && !w.r.claimRedial(i) {
+				w.redial[i] = false // another worker's reconnect tries it
+				due--
+			}
+		}
+		if live+due >= quorum {
+			return true
+		}
+	}
+	if next != 0 {
+		w.r.sleep(max(time.Until(time.Unix(0, next)), time.Millisecond))
+	}
+	return false
+}
+
 // replyGrace is how long a redlock read may still take once its
 // attempt's NodeTimeout has passed while the worker waited for another
 // address: a reply already in is read, not discarded for a deadline the
@@ -643,22 +719,55 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// nodeFailed leaves address i out of the rest of a redlock run (its
-// connection, shared by other workers, held by this one): the failure,
-// or a reply not in within NodeTimeout, counts as an error, with the
+// nodeFailed gives up redlock's connection to address i (shared by other
+// workers, held by this one) after it failed or a reply took longer than
+// NodeTimeout: it is closed, for the late reply must never be read as
+// another request's, and a later attempt dials a new one once the
+// address is due a reconnect. The failure counts as an error, with the
 // address named.
 func (w *worker) nodeFailed(i int, err error) {
 	sc := w.conns[i]
-	if sc.dead.Load() {
+	c := sc.conn()
+	if c == nil {
 		return
 	}
-	sc.dead.Store(true)
-	sc.c.Close()
+	// the backoff first: no worker finds the connection gone and the
+	// address due at once
+	w.r.nodeDown(i)
+	sc.c.Store(nil)
+	c.Close()
 	w.st.errors.Add(1)
 	if errors.Is(err, os.ErrDeadlineExceeded) && time.Now().UnixNano() < w.r.cutoff.Load() {
 		err = fmt.Errorf("no reply within the node timeout (%v): %w", w.r.o.NodeTimeout, err)
 	}
 	w.r.noteErr(w.r.o.Addrs[i] + ": " + err.Error())
+}
+
+// reconnect dials redlock address i a new connection, where the worker's
+// shared connection to it has none (nodeFailed gave it up, or it could
+// not be made at the start), for an attempt that waits for the address
+// until end: the dial ends by then, and by the run's cutoff (runner.cut
+// is cancelled when that moves to now). A dial that fails counts as an
+// error, with the address named, and puts the next try off (nodeDown);
+// reconnect returns nil then.
+func (w *worker) reconnect(i int, end time.Time) *Conn {
+	addr := w.r.o.Addrs[i]
+	ctx, cancel := context.WithDeadline(w.r.cut, time.Unix(0, min(end.UnixNano(), w.r.cutoff.Load())))
+	c, err := dial(ctx, addr, &w.r.o)
+	cancel()
+	if err != nil {
+		w.r.nodeDown(i)
+		w.st.errors.Add(1)
+		msg := "reconnect: " + err.Error()
+		if !strings.Contains(msg, addr) {
+			msg = addr + ": " + msg
+		}
+		w.r.noteErr(msg)
+		return nil
+	}
+	w.conns[i].c.Store(c)
+	w.st.reconnects.Add(1)
+	return c
 }
 
 // fill sets every key of the worker's range once (SET key tok PX ttl NX),
@@ -669,7 +778,7 @@ func (w *worker) fill() error {
 	p := w.r.o.Pipeline
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	c := sc.c
+	c := sc.conn()
 	for k := w.lo; k < w.hi; {
 		if w.r.stop.Load() {
 			return nil

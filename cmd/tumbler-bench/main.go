@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.PollEvery, "poll", time.Millisecond, "massexpiry: DBSIZE poll interval")
 	fs.DurationVar(&o.Hold, "hold", 0, "time a lock is held before release (cycle, contended, redlock)")
 	fs.DurationVar(&o.Retry, "retry", time.Millisecond, "mean retry delay after a refused acquire (jittered ±50%)")
-	fs.DurationVar(&o.NodeTimeout, "node-timeout", 0, "redlock: wait for an address's replies to an attempt at most this long, then leave it out for the rest of the run (default ttl/20, at least 1s)")
+	fs.DurationVar(&o.NodeTimeout, "node-timeout", 0, "redlock: wait for an address's replies to an attempt at most this long, then fail the attempt on it and leave it out until a new connection to it works, tried this long after (at least 100ms) and as often again (default ttl/20, at least 1s)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed for key choice and jitter (0: random)")
 	fs.StringVar(&o.KeyPrefix, "prefix", "", "key prefix (default tb:<seed>: or lk: for fill)")
 	fs.StringVar(&o.Password, "password", "", "AUTH password")
