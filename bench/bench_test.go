@@ -26,15 +26,22 @@ const short = 200 * time.Millisecond
 // dbsize asks addr for its key count.
 func dbsize(t *testing.T, addr string) int64 {
 	t.Helper()
+	return askInt(t, addr, "DBSIZE")
+}
+
+// askInt sends one command to addr on a new connection and returns its
+// integer reply.
+func askInt(t *testing.T, addr string, args ...string) int64 {
+	t.Helper()
 	c, err := Dial(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	r, err := c.Do("DBSIZE")
+	r, err := c.Do(args...)
 	if err != nil || r.Kind != KindInt {
-		t.Fatalf("DBSIZE: %v %v", r, err)
+		t.Fatalf("%v: %v %v", args, r, err)
 	}
 	return r.Int
 }
@@ -278,17 +285,7 @@ func (p *progressWatch) wait(cond func(ops, errors int64) bool, timeout time.Dur
 // the server accepted before it has a smaller one.
 func clientID(t *testing.T, addr string) int64 {
 	t.Helper()
-	c, err := Dial(context.Background(), addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	r, err := c.Do("CLIENT", "ID")
-	if err != nil || r.Kind != KindInt {
-		t.Fatalf("CLIENT ID: %v %v", r, err)
-	}
-	return r.Int
+	return askInt(t, addr, "CLIENT", "ID")
 }
 
 // releasesFrom counts the releases (EVALSHA, EVAL) srv logged from
@@ -328,6 +325,47 @@ func redlockInBackground(t *testing.T, addrs []string, progress io.Writer) (stop
 	return stop
 }
 
+// redlockRunning starts redlockInBackground on srvs and waits for its
+// first operation. fail stops the run and fails the test with the run's
+// errors.
+func redlockRunning(t *testing.T, srvs []*server.Server) (addrs []string, progress *progressWatch, stop func() (Result, error), fail func(format string, args ...any)) {
+	t.Helper()
+	for _, s := range srvs {
+		addrs = append(addrs, s.Addr())
+	}
+	progress = newProgressWatch()
+	stop = redlockInBackground(t, addrs, progress)
+	fail = func(format string, args ...any) {
+		t.Helper()
+		res, err := stop()
+		t.Fatalf(format+"\nrun: %v, errors %d (%s)", append(args, err, res.Errors, res.FirstError)...)
+	}
+	if !progress.wait(func(ops, _ int64) bool { return ops > 0 }, 10*time.Second) {
+		fail("no operation in 10s")
+	}
+	return addrs, progress, stop, fail
+}
+
+// stopOnceReleased waits, 10 s at most, for srv to log a release from a
+// client newer than client ID since (a connection the run opened after
+// a failure: the node is used again), then stops the run and returns its
+// result.
+func stopOnceReleased(t *testing.T, srv *server.Server, since int64, stop func() (Result, error), fail func(string, ...any)) Result {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); releasesFrom(srv, since) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			fail("no release on a new connection to the node in 10s: it was not used again")
+		}
+	}
+	res, err := stop()
+	t.Logf("ops %d, errors %d, reconnects %d, NOSCRIPT fallbacks %d, busy %d; first error %s",
+		res.Ops, res.Errors, res.Reconnects, res.NoScriptFallbacks, res.Busy, res.FirstError)
+	if err != context.Canceled {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	return res
+}
+
 // A node that stalls and then answers again is used again: the attempts
 // after the stall reconnect to it (the connections that timed out may
 // still get their late replies, so they are not read again) and it
@@ -337,18 +375,8 @@ func redlockInBackground(t *testing.T, addrs []string, progress io.Writer) (stop
 // the run.
 func TestRun_RedlockUsesAStalledNodeAgainOnceItAnswers(t *testing.T) {
 	srvs := server.RunN(t, 3)
-	addrs := []string{srvs[0].Addr(), srvs[1].Addr(), srvs[2].Addr()}
 	t.Cleanup(srvs[0].Unpause)
-	progress := newProgressWatch()
-	stop := redlockInBackground(t, addrs, progress)
-	fail := func(format string, args ...any) {
-		t.Helper()
-		res, err := stop()
-		t.Fatalf(format+"\nrun: %v, errors %d (%s)", append(args, err, res.Errors, res.FirstError)...)
-	}
-	if !progress.wait(func(ops, _ int64) bool { return ops > 0 }, 10*time.Second) {
-		fail("no operation in 10s")
-	}
+	addrs, progress, stop, fail := redlockRunning(t, srvs)
 	started := clientID(t, addrs[0]) // the run's own connections are older
 	srvs[0].Pause(time.Minute)
 	// the stall seen: a connection to it timed out and was given up
@@ -357,17 +385,7 @@ func TestRun_RedlockUsesAStalledNodeAgainOnceItAnswers(t *testing.T) {
 	}
 	srvs[0].Unpause()
 	srvs[0].ResetCommands() // from here on, what it read after the stall
-	for deadline := time.Now().Add(10 * time.Second); releasesFrom(srvs[0], started) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			fail("no release on a new connection to the node 10s after its stall ended: it was not used again")
-		}
-	}
-	res, err := stop()
-	t.Logf("ops %d, errors %d, reconnects %d, NOSCRIPT fallbacks %d, busy %d; first error %s",
-		res.Ops, res.Errors, res.Reconnects, res.NoScriptFallbacks, res.Busy, res.FirstError)
-	if err != context.Canceled {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
+	res := stopOnceReleased(t, srvs[0], started, stop, fail)
 	if res.Ops == 0 || res.Errors < 1 || res.Reconnects < 1 || res.Violations != 0 ||
 		!strings.Contains(res.FirstError, addrs[0]) || !strings.Contains(res.FirstError, "node timeout (150ms)") {
 		t.Errorf("ops %d, errors %d (%s), reconnects %d, violations %d; want ops, errors naming %s and the timeout, reconnects, no violation",
@@ -395,33 +413,13 @@ func TestRun_RedlockUsesAStalledNodeAgainOnceItAnswers(t *testing.T) {
 // that its grant came on, which the crash closed).
 func TestRun_RedlockReconnectsARestartedNode(t *testing.T) {
 	srvs := server.RunN(t, 3)
-	addrs := []string{srvs[0].Addr(), srvs[1].Addr(), srvs[2].Addr()}
-	progress := newProgressWatch()
-	stop := redlockInBackground(t, addrs, progress)
-	fail := func(format string, args ...any) {
-		t.Helper()
-		res, err := stop()
-		t.Fatalf(format+"\nrun: %v, errors %d (%s)", append(args, err, res.Errors, res.FirstError)...)
-	}
-	if !progress.wait(func(ops, _ int64) bool { return ops > 0 }, 10*time.Second) {
-		fail("no operation in 10s")
-	}
+	addrs, _, stop, fail := redlockRunning(t, srvs)
 	// a crash, and connections refused for 50ms until it is back
 	if err := srvs[0].RestartAfter(50*time.Millisecond, false); err != nil {
 		fail("restart: %v", err)
 	}
 	srvs[0].ResetCommands() // the connections from before the crash are gone
-	for deadline := time.Now().Add(10 * time.Second); releasesFrom(srvs[0], 0) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			fail("no release on the restarted node in 10s: it was not used again")
-		}
-	}
-	res, err := stop()
-	t.Logf("ops %d, errors %d, reconnects %d, NOSCRIPT fallbacks %d, busy %d; first error %s",
-		res.Ops, res.Errors, res.Reconnects, res.NoScriptFallbacks, res.Busy, res.FirstError)
-	if err != context.Canceled {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
+	res := stopOnceReleased(t, srvs[0], 0, stop, fail)
 	// the restart emptied its script cache: EVALSHA, NOSCRIPT, EVAL
 	if res.Ops == 0 || res.Errors < 1 || res.Reconnects < 1 || res.NoScriptFallbacks < 1 || res.Violations != 0 || !strings.Contains(res.FirstError, addrs[0]) {
 		t.Errorf("ops %d, errors %d (%s), reconnects %d, NOSCRIPT fallbacks %d, violations %d; want ops, errors naming %s, reconnects, a fallback, no violation",
