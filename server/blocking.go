@@ -141,13 +141,27 @@ func (s *Server) cmdClientUnblock(c *engine.Ctx) {
 // wait ends.
 const readAheadMax = 1 << 20
 
+// aheadBound is what a read-ahead keeps to.
+type aheadBound struct {
+	// limit is the most it keeps, read before each read, so that a
+	// CONFIG SET of the limit applies at once, as Redis checks it after
+	// each read.
+	limit func() int
+	// atLimit, when not nil, is called once more than limit is kept (as
+	// Redis, which closes a client whose query buffer is over the limit,
+	// not at it): what was kept is dropped, and the read-ahead ends as if
+	// the connection had failed with atLimit's error. When nil, reading
+	// stops once limit is kept.
+	atLimit func() error
+	// read, when not nil, is called after each read that got bytes.
+	read func()
+}
+
 // readAhead reads the connection in the background while its client
-// waits, keeping the bytes for Read. The returned channel is closed when
-// the connection fails or ends. Call stopReadAhead before the next Read.
-// It keeps up to max bytes: past max it stops reading, or, when atMax is
-// not nil, drops what it kept, calls atMax and ends as if the connection
-// had failed with atMax's error.
-func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
+// waits, keeping the bytes for Read, within b. The returned channel is
+// closed when the connection fails or ends. Call stopReadAhead before
+// the next Read.
+func (c *framedConn) readAhead(b aheadBound) <-chan struct{} {
 	gone := make(chan struct{})
 	if c.rerr != nil || c.aheadErr != nil {
 		close(gone) // the client had already gone when its command blocked
@@ -163,12 +177,24 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 	c.aheadStop.Store(false)
 	go func() {
 		defer close(done)
-		for c.ahead.n < max {
+		for {
+			if lim := b.limit(); b.atLimit == nil && c.ahead.n >= lim {
+				return // until the wait ends
+			} else if b.atLimit != nil && c.ahead.n > lim {
+				c.aheadErr = b.atLimit()
+				c.ahead = aheadBuf{} // dropped, as Redis frees such a client's query buffer
+				c.aheadMem.Store(0)
+				close(gone)
+				return
+			}
 			room := c.ahead.room()
 			n, err := c.Conn.Read(room)
 			c.net.Read(n)
 			c.ahead.wrote(n)
 			c.aheadMem.Store(packWaiting(c.ahead.n, len(room)-n))
+			if n > 0 && b.read != nil {
+				b.read()
+			}
 			if err != nil {
 				var ne net.Error
 				if c.aheadStop.Load() && errors.As(err, &ne) && ne.Timeout() {
@@ -178,12 +204,6 @@ func (c *framedConn) readAhead(max int, atMax func() error) <-chan struct{} {
 				close(gone)
 				return
 			}
-		}
-		if atMax != nil {
-			c.aheadErr = atMax()
-			c.ahead = aheadBuf{} // dropped, as Redis frees such a client's query buffer
-			c.aheadMem.Store(0)
-			close(gone)
 		}
 	}()
 	return gone

@@ -482,6 +482,120 @@ func TestBLPOP_InputPastQueryBufferLimitWhileBlockedCloses(t *testing.T) {
 	expectPushKeptFromTheGone(t, srv, b)
 }
 
+// setsOf returns SET k requests of exactly n bytes in all.
+func setsOf(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for b.Len() < n {
+		if req := encode("SET", "k", strings.Repeat("v", 4096)); n-b.Len() >= len(req)+64 {
+			b.WriteString(req)
+			continue
+		}
+		// the last one sized to end at n: its length's digits count too
+		rest := n - b.Len()
+		for v := rest; v >= 0; v-- {
+			if req := encode("SET", "k", strings.Repeat("v", v)); len(req) == rest {
+				b.WriteString(req)
+				return b.String()
+			}
+		}
+		t.Fatalf("no SET of %d bytes", rest)
+	}
+	return b.String()
+}
+
+// waitReadAhead waits until a blocked client's read-ahead holds n bytes.
+func waitReadAhead(t *testing.T, srv *Server, n int) {
+	t.Helper()
+	waitFor(t, "the blocked client's input read", func() bool {
+		held := 0
+		srv.clients.Range(func(k, _ any) bool {
+			if c := k.(*client); c.fx.blocked.Load() {
+				held, _ = unpackWaiting(c.fc.aheadMem.Load())
+			}
+			return true
+		})
+		return held >= n
+	})
+}
+
+// expectBlockedServed pushes to q and expects the blocked a to get it,
+// then sets replies to the requests it sent while blocked.
+func expectBlockedServed(t *testing.T, a, b *rawClient, sets int) {
+	t.Helper()
+	b.expectDo(":1\r\n", "LPUSH", "q", "x")
+	if got := a.read(); got != bulkPair("q", "x") {
+		t.Fatalf("BLPOP = %q", got)
+	}
+	for i := 0; i < sets; i++ {
+		if got := a.read(); got != "+OK\r\n" {
+			t.Fatalf("SET %d = %q", i, got)
+		}
+	}
+}
+
+// The query buffer limit is a ceiling a blocked client may reach: as
+// Redis closes a client whose query buffer is over the limit, one that
+// sends exactly the limit while blocked is served. And the limit is the
+// one in force as it sends: raised while it is blocked, it may send more;
+// lowered, it is closed on its next input past it. (The read-ahead once
+// closed it at the limit, and kept the limit it started with.)
+func TestBLPOP_QueryBufferLimitWhileBlocked(t *testing.T) {
+	srv := RunT(t)
+	b := dial(t, srv.Addr())
+	blocked := func() *rawClient {
+		a := dial(t, srv.Addr())
+		a.send(encode("BLPOP", "q", "0"))
+		waitBlockedClients(t, srv, 1)
+		return a
+	}
+	send := func(a *rawClient, in string) error {
+		a.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+		_, err := a.conn.Write([]byte(in))
+		return err
+	}
+
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "client-query-buffer-limit", "1mb")
+	a := blocked()
+	in := setsOf(t, 1<<20)
+	if err := send(a, in); err != nil {
+		t.Fatal(err)
+	}
+	waitReadAhead(t, srv, len(in))
+	expectBlockedServed(t, a, b, strings.Count(in, "*3\r\n"))
+
+	// a first request read while blocked: the read-ahead runs, with the
+	// limit in force when it started
+	first := encode("SET", "k", "first")
+	readingAhead := func() *rawClient {
+		a := blocked()
+		if err := send(a, first); err != nil {
+			t.Fatal(err)
+		}
+		waitReadAhead(t, srv, len(first))
+		return a
+	}
+	a = readingAhead()
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "client-query-buffer-limit", "64mb")
+	in = setsOf(t, 4<<20)
+	if err := send(a, in); err != nil {
+		t.Fatalf("sending 4 MB while blocked, the limit raised to 64 MB: %v", err)
+	}
+	waitReadAhead(t, srv, len(first)+len(in))
+	expectBlockedServed(t, a, b, 1+strings.Count(in, "*3\r\n"))
+	b.expectDo(":0\r\n", "LLEN", "q")
+
+	a = readingAhead()
+	b.expectDo("+OK\r\n", "CONFIG", "SET", "client-query-buffer-limit", "1mb")
+	if err := send(a, setsOf(t, 16<<20)); err == nil {
+		t.Fatal("16 MB sent while blocked were all taken, the limit lowered to 1 MB")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("sending while blocked: %v, want the connection closed", err)
+	}
+	b.expectDo(":1\r\n", "DEL", "k") // set by the clients served before
+	expectPushKeptFromTheGone(t, srv, b)
+}
+
 // BZPOPMIN over the wire: woken by ZADD from another client, in RESP3 the
 // score is a double; a timeout is a null array; in MULTI it does not block.
 func TestBZPOPMIN_WokenByZADDFromAnotherClient(t *testing.T) {

@@ -821,3 +821,32 @@ func TestClientEviction_InputReadWhileAWriteWaits(t *testing.T) {
 		t.Fatalf("evicted_clients:%s", got)
 	}
 }
+
+// The input a blocked client sends is measured as it is read, as Redis
+// measures a client after each read: one that floods past
+// maxmemory-clients is evicted then, not at the next 100 ms tick (stopped
+// here by DEBUG PAUSE-CRON, so that only the measure after each read can
+// evict it). Before, it held what 100 ms of input came to.
+func TestClientEviction_BlockedClientInputMeasuredAsRead(t *testing.T) {
+	srv := RunT(t, WithConfig(func(c *Config) { c.EnableDebugCommand = "yes" }))
+	ctl := dial(t, srv.Addr())
+	ctl.expectDo("+OK\r\n", "CLIENT", "NO-EVICT", "on")
+	ctl.expectDo("+OK\r\n", "CONFIG", "SET", "maxmemory-clients", "4mb")
+	ctl.expectDo("+OK\r\n", "DEBUG", "PAUSE-CRON", "1")
+	time.Sleep(250 * time.Millisecond) // a tick begun before the pause has ended
+	v := named(t, srv, "v")
+	v.send(encode("BLPOP", "q", "0"))
+	waitBlockedClients(t, srv, 1)
+	v.conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	flood := strings.Repeat(encode("SET", "k", strings.Repeat("v", 4096)), 16000) // 64 MB
+	if _, err := v.conn.Write([]byte(flood)); err == nil {
+		t.Fatal("64 MB sent while blocked were all taken under maxmemory-clients 4mb")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("sending while blocked: %v, want the client evicted", err)
+	}
+	expectEvicted(t, ctl, v, "v")
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
+		t.Fatalf("evicted_clients:%s", got)
+	}
+	ctl.expectDo(":0\r\n", "EXISTS", "k")
+}

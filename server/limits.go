@@ -235,21 +235,32 @@ func (c *client) readAheadWhileWriting() {
 // room), and returns its gone channel (readAhead). Redis reads such a
 // client's socket on into its query buffer, up to
 // client-query-buffer-limit: past it the client is closed, and so is it
-// here (after atLimit, when not nil). Until then maxmemory-clients counts
-// what was read (aheadMem).
+// here (after atLimit, when not nil). maxmemory-clients counts what was
+// read (aheadMem), measured after each read, as Redis measures a client
+// after each read (and evicts before its next wait for events).
 func (c *client) readAheadToLimit(atLimit func()) <-chan struct{} {
 	if c.fc.unauth() {
 		// The unauthenticated limits (framer.go) apply to input only as
 		// it is parsed: until then, a client that has not authenticated
 		// may send readAheadMax, and reading stops past it.
-		return c.fc.readAhead(readAheadMax, nil)
+		return c.fc.readAhead(aheadBound{limit: func() int { return readAheadMax }})
 	}
-	return c.fc.readAhead(int(min(c.fc.lim.queryBuf(), math.MaxInt)), func() error {
-		c.fc.lim.queryBufHit(c.nc, int64(c.fc.ahead.n))
-		if atLimit != nil {
-			atLimit()
-		}
-		return errQueryBufLimit
+	s := c.prod.srv
+	return c.fc.readAhead(aheadBound{
+		limit: func() int { return int(min(c.fc.lim.queryBuf(), math.MaxInt)) },
+		atLimit: func() error {
+			c.fc.lim.queryBufHit(c.nc, int64(c.fc.ahead.n))
+			if atLimit != nil {
+				atLimit()
+			}
+			return errQueryBufLimit
+		},
+		read: func() {
+			if s.evict.limit.Load() != 0 {
+				s.measurePushed(c)
+				s.afterPushes() // a pass, if the sum is over the limit (evict.go)
+			}
+		},
 	})
 }
 
