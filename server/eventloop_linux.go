@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -297,6 +299,11 @@ func (l *ioLoop) mail() bool {
 	stop, leaveAll := l.stop, l.leaveAll
 	l.leaveAll = false
 	l.mu.Unlock()
+	// In the order they connected, not that of their goroutines' posts:
+	// sockets added with input waiting are served in the order added, so
+	// that the first requests of connections made one after another run
+	// in that order, as Redis, with one thread, runs them.
+	slices.SortFunc(in, func(a, b *client) int { return cmp.Compare(a.ID, b.ID) })
 	for _, c := range in {
 		l.add(c)
 	}

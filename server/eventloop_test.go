@@ -7,8 +7,10 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -831,4 +833,57 @@ func shareBufWorker(w, rounds int, c *rawClient) error {
 		}
 	}
 	return nil
+}
+
+// New connections whose goroutines post them to the loop out of order (as
+// the scheduler may run the second's first) are added in the order they
+// connected, so that their first requests, already waiting, run in that
+// order, as Redis runs them. Before, the second's BRPOPLPUSH, run first,
+// took the element meant for the first (which then waited for ever).
+func TestLoop_NewConnectionsServedInTheOrderTheyConnected(t *testing.T) {
+	srv := runOneLoop(t)
+	l := srv.loops[0]
+	ctl := dial(t, srv.Addr())
+	inLoop(t, srv, ctl)
+	ctl.expectDo("+OK\r\n", "SET", "target1", "nolist")
+
+	// the loop held in a pass while both connections post themselves
+	release, held := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func() {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+	}
+	srv.loopStats.beforeFlush.Store(&hook)
+	ctl.send(encode("PING"))
+	<-held
+	rd1, rd2 := dial(t, srv.Addr()), dial(t, srv.Addr())
+	rd1.send(encode("BRPOPLPUSH", "blist", "target1", "0"))
+	rd2.send(encode("BRPOPLPUSH", "blist", "target2", "0"))
+	inbox := func() []*client {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return slices.Clone(l.inbox)
+	}
+	waitFor(t, "both connections posted to the loop", func() bool { return len(inbox()) == 2 })
+	l.mu.Lock()
+	if l.inbox[0].ID < l.inbox[1].ID {
+		l.inbox[0], l.inbox[1] = l.inbox[1], l.inbox[0] // the second connection's goroutine posted first
+	}
+	l.mu.Unlock()
+	close(release)
+	srv.loopStats.beforeFlush.Store(nil)
+	if got := ctl.read(); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	waitBlockedClients(t, srv, 2)
+	ctl.expectDo(":1\r\n", "LPUSH", "blist", "foo")
+	if got := rd1.read(); !strings.HasPrefix(got, "-WRONGTYPE") {
+		t.Fatalf("the first connection's BRPOPLPUSH: %q, want WRONGTYPE (it blocked first)", got)
+	}
+	if got := rd2.read(); got != "$3\r\nfoo\r\n" {
+		t.Fatalf("the second connection's BRPOPLPUSH: %q", got)
+	}
 }
