@@ -322,10 +322,11 @@ func (r *runner) nodeDown(a int) {
 }
 
 // nodeAnswered records that address a answered a reconnected connection:
-// its other connections that failed are replaced at once.
+// its other connections that failed are replaced at once. (A time another
+// worker's failure set meanwhile stays.)
 func (r *runner) nodeAnswered(a int) {
-	if r.redialAt[a].Load() != 0 {
-		r.redialAt[a].Store(0)
+	if at := r.redialAt[a].Load(); at != 0 {
+		r.redialAt[a].CompareAndSwap(at, 0)
 	}
 }
 
@@ -336,16 +337,33 @@ func (r *runner) redialDue(a int) (due bool, at int64) {
 	return at == 0 || time.Now().UnixNano() >= at, at
 }
 
+// redialClaim is a claim on an address's reconnect (claimRedial): the
+// time it replaced and the one it set, 0 and 0 where none was set (the
+// address answered since its last failure: every caller may reconnect).
+type redialClaim struct{ prev, set int64 }
+
 // claimRedial reports whether the caller may reconnect to address a now.
 // While a is down, one caller an interval gets it: the claim moves the
 // next try on by redialEvery.
-func (r *runner) claimRedial(a int) bool {
+func (r *runner) claimRedial(a int) (redialClaim, bool) {
 	at := r.redialAt[a].Load()
 	if at == 0 {
-		return true
+		return redialClaim{}, true
 	}
 	now := time.Now()
-	return now.UnixNano() >= at && r.redialAt[a].CompareAndSwap(at, now.Add(r.redialEvery()).UnixNano())
+	set := now.Add(r.redialEvery()).UnixNano()
+	if now.UnixNano() >= at && r.redialAt[a].CompareAndSwap(at, set) {
+		return redialClaim{prev: at, set: set}, true
+	}
+	return redialClaim{}, false
+}
+
+// unclaimRedial gives back a claim the caller did not dial on: the
+// address is due as it was, unless its time changed meanwhile.
+func (r *runner) unclaimRedial(a int, cl redialClaim) {
+	if cl.set != 0 {
+		r.redialAt[a].CompareAndSwap(cl.set, cl.prev)
+	}
 }
 
 func (r *runner) noteErr(msg string) {

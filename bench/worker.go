@@ -33,8 +33,9 @@ type worker struct {
 	held  []int    // slots acquired in the current pipelined batch
 	retry []int    // slots whose release met NOSCRIPT
 
-	grantedOn []bool // redlock: which addresses granted the current attempt
-	redial    []bool // redlock: which addresses the current attempt reconnects
+	grantedOn []bool        // redlock: which addresses granted the current attempt
+	redial    []bool        // redlock: which addresses the current attempt reconnects
+	claims    []redialClaim // and its claims on them (runner.claimRedial)
 }
 
 const tokenLen = 32
@@ -552,6 +553,7 @@ func (w *worker) redlock() error {
 	if len(w.grantedOn) != n {
 		w.grantedOn = make([]bool, n)
 		w.redial = make([]bool, n)
+		w.claims = make([]redialClaim, n)
 	}
 	for {
 		if !w.redlockNodes(quorum) {
@@ -656,8 +658,12 @@ func (w *worker) redlock() error {
 		if w.r.stop.Load() {
 			return nil
 		}
+		// The same token for the next try, as redsync keeps one value
+		// for all the tries of a Lock: a SET of this one that a given up
+		// connection still delivers to its node (one that stalled) is
+		// taken off by the next try's release, rather than refusing the
+		// key to every try until its TTL ends.
 		w.sleepJitter()
-		tok = w.token(0)
 	}
 }
 
@@ -685,13 +691,24 @@ func (w *worker) redlockNodes(quorum int) bool {
 	}
 	if live+due >= quorum {
 		for i, r := range w.redial {
-			if r && !w.r.claimRedial(i) {
+			if !r {
+				continue
+			}
+			cl, ok := w.r.claimRedial(i)
+			if !ok {
 				w.redial[i] = false // another worker's reconnect tries it
 				due--
 			}
+			w.claims[i] = cl
 		}
 		if live+due >= quorum {
 			return true
+		}
+		for i, r := range w.redial {
+			if r { // not to be dialled after all: due for the others as before
+				w.r.unclaimRedial(i, w.claims[i])
+				w.redial[i] = false
+			}
 		}
 	}
 	if next != 0 {
@@ -752,7 +769,14 @@ func (w *worker) nodeFailed(i int, err error) {
 // reconnect returns nil then.
 func (w *worker) reconnect(i int, end time.Time) *Conn {
 	addr := w.r.o.Addrs[i]
-	ctx, cancel := context.WithDeadline(w.r.cut, time.Unix(0, min(end.UnixNano(), w.r.cutoff.Load())))
+	deadline := time.Unix(0, min(end.UnixNano(), w.r.cutoff.Load()))
+	if !time.Now().Before(deadline) {
+		// A reconnect before it (to another address) took the attempt's
+		// time: this one is not tried, nor counted, and is due again.
+		w.r.unclaimRedial(i, w.claims[i])
+		return nil
+	}
+	ctx, cancel := context.WithDeadline(w.r.cut, deadline)
 	c, err := dial(ctx, addr, &w.r.o)
 	cancel()
 	if err != nil {
