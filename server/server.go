@@ -239,6 +239,7 @@ type Server struct {
 	expirySlice      time.Duration // expirySlice
 	expiryPauseMax   time.Duration // expiryPauseMax
 	shutdownDrainMax time.Duration // shutdownDrainMax
+	drainStuck       time.Duration // drainStuck
 
 	loops     []*ioLoop // the event loops, started by Start (eventloop_linux.go)
 	loopStats loopStats
@@ -268,7 +269,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), closeEnd: make(chan struct{}), expiryKick: make(chan struct{}, 1),
-		expirySlice: expirySlice, expiryPauseMax: expiryPauseMax, shutdownDrainMax: shutdownDrainMax}
+		expirySlice: expirySlice, expiryPauseMax: expiryPauseMax, shutdownDrainMax: shutdownDrainMax, drainStuck: drainStuck}
 	dbs, _ := strconv.Atoi(cfg.param("databases", "16")) // checked by the config parser
 	s.eng = engine.New(engine.Config{Clock: cfg.Clock, BusyThreshold: cfg.LuaTimeLimit, Databases: dbs})
 	s.eng.OnReleaseMemory(sharedReadBufs.drain) // pooled read buffers go first (readbuf.go)
@@ -474,7 +475,7 @@ func (s *Server) drainForShutdown(timeout time.Duration) {
 					d.watched = false
 				case n != d.unsent || n == 0: // taking output, or none left to take
 					d.unsent, d.since = n, now
-				case now.Sub(d.since) >= drainStuck:
+				case now.Sub(d.since) >= s.drainStuck:
 					continue // its peer reads nothing: not waited for
 				}
 			}
@@ -485,8 +486,8 @@ func (s *Server) drainForShutdown(timeout time.Duration) {
 }
 
 // drainStuck is how long SHUTDOWN's drain waits for a connection whose
-// peer takes none of its output.
-const drainStuck = 250 * time.Millisecond
+// peer takes none of its output (a var for tests, which New copies).
+var drainStuck = 250 * time.Millisecond
 
 // shutdownDrainMax bounds SHUTDOWN's drain (a var for tests, which New
 // copies).
