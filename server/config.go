@@ -1371,8 +1371,10 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 	s := h.s
 	// A new or lower maxmemory-clients (or maxmemory, for a percentage)
 	// evicts once this command's reply is written, as Redis evicts in
-	// beforeSleep after writing the replies (evict.go).
-	defer s.evict.due.Store(true)
+	// beforeSleep after writing the replies (evict.go). Marked before the
+	// limit is set, so that a tick in between leaves the pass to it.
+	s.evict.due.Store(dueSet)
+	defer s.evict.due.Store(dueSet)
 	s.prod.mu.Lock()
 	defer s.prod.mu.Unlock()
 	next := *s.live()

@@ -57,7 +57,7 @@ type clientEviction struct {
 	seq     atomic.Uint64 // orders the entries into buckets
 	mu      sync.Mutex    // one pass at a time
 	pending atomic.Bool   // a push found the sum over the limit (measurePushed)
-	due     atomic.Bool   // CONFIG SET changed the limit: a full pass (evictDue)
+	due     atomic.Int32  // CONFIG SET changed the limit: a full pass (evictDue, dueSet)
 	warned  atomic.Bool   // the warning logged since the sum was last under
 }
 
@@ -330,20 +330,34 @@ func (s *Server) afterPushes() {
 // once its +OK is out, so that it sees the pass done when it sends its
 // next command, and is itself evicted only after its reply, as in Redis.
 func (s *Server) evictDue() {
-	if s.evict.due.Load() && s.evict.due.Swap(false) {
+	if s.evict.due.Load() != dueNone && s.evict.due.Swap(dueNone) != dueNone {
 		s.evictClients(true, nil)
 	}
 }
 
+// The states of clientEviction.due.
+const (
+	dueNone   = iota
+	dueSet    // a CONFIG SET runs or its reply is to be written
+	dueWaited // and a tick has left the pass to it once
+)
+
 // evictionTick is the 100 ms pass: every connection measured, and
-// evicted down to the limit.
+// evicted down to the limit. A pass a CONFIG SET made due is left to its
+// caller for one tick: the caller is measured as the limit is set
+// (refreshClientMem), before its batch is marked busy, and the tick
+// evicting it then would cut off its +OK, which Redis writes before its
+// pass (its cron measures, beforeSleep evicts after the replies).
 func (s *Server) evictionTick() {
 	if s.evict.limit.Load() == 0 {
 		return
 	}
 	s.evict.pending.Store(false)
-	s.evict.due.Store(false)
 	s.refreshClientMem()
+	if s.evict.due.CompareAndSwap(dueSet, dueWaited) {
+		return
+	}
+	s.evict.due.Store(dueNone)
 	s.evictClients(true, nil)
 }
 
