@@ -155,8 +155,10 @@ func TestRun_RedlockSurvivesAMinorityDown(t *testing.T) {
 	}
 
 	// down in the middle: the run goes on to its end with the other two
-	go func() { time.Sleep(short / 3); srvs[1].Close() }()
-	res, err = Run(context.Background(), Options{Workload: "redlock", Addrs: addrs[1:], Workers: 4, Duration: short})
+	const mid = 3 * short // (time to be closed in, after the run's first release)
+	ran := closeOnceReleasing(t, srvs[1], addrs[2])
+	res, err = Run(context.Background(), Options{Workload: "redlock", Addrs: addrs[1:], Workers: 4, Duration: mid})
+	ran()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,16 +174,17 @@ func TestRun_RedlockSurvivesAMinorityDown(t *testing.T) {
 		srv := server.RunT(t)
 		fives, five = append(fives, srv), append(five, srv.Addr())
 	}
-	go func() { time.Sleep(short / 3); fives[4].Close() }()
-	res, err = Run(context.Background(), Options{Workload: "redlock", Addrs: five, Workers: 4, Duration: short})
+	ran = closeOnceReleasing(t, fives[4], five[0])
+	res, err = Run(context.Background(), Options{Workload: "redlock", Addrs: five, Workers: 4, Duration: mid})
+	ran()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Errors == 0 || res.Violations != 0 || !strings.Contains(res.FirstError, five[4]) {
 		t.Errorf("one of five down mid-run: errors %d (%s), violations %d", res.Errors, res.FirstError, res.Violations)
 	}
-	if res.ElapsedSec < 0.9*short.Seconds() {
-		t.Errorf("one of five down mid-run: the run ended after %.2fs of %v", res.ElapsedSec, short)
+	if res.ElapsedSec < 0.9*mid.Seconds() {
+		t.Errorf("one of five down mid-run: the run ended after %.2fs of %v", res.ElapsedSec, mid)
 	}
 
 	fives[3].Close()
@@ -1037,6 +1040,29 @@ func TestRun_ServerGoneMidRun(t *testing.T) {
 }
 
 // evalshaCalls is addr's count of EVALSHA calls (INFO commandstats).
+// closeOnceReleasing closes srv once the node at other has run an
+// EVALSHA (a redlock run's first release), so that srv goes down in the
+// middle of the run however long the run takes to start (a fixed sleep
+// could land before its first attempt on a loaded machine). Call the
+// returned func once the run has returned.
+func closeOnceReleasing(t *testing.T, srv *server.Server, other string) (ran func()) {
+	t.Helper()
+	before := evalshaCalls(t, other) // (runs before may have used it)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for evalshaCalls(t, other) == before {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+		srv.Close()
+	}()
+	return func() { close(done); <-exited }
+}
+
 func evalshaCalls(t *testing.T, addr string) int64 {
 	t.Helper()
 	c, err := Dial(context.Background(), addr)

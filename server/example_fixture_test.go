@@ -383,8 +383,8 @@ func ExampleServer_RestartAfter() {
 	c.do("SET", "lock", "tok", "PX", "30000", "NX")
 
 	done := make(chan error)
-	go func() { done <- srv.RestartAfter(200*time.Millisecond, false) }()
-	time.Sleep(50 * time.Millisecond)
+	go func() { done <- srv.RestartAfter(time.Second, false) }()
+	c.rd.ReadString('\n') // until the crash closes the connection: no longer listening
 	_, err := net.Dial("tcp", srv.Addr())
 	fmt.Println("refused while down:", err != nil)
 	fmt.Println("restarted:", <-done)

@@ -903,7 +903,7 @@ func TestDebugSleep_HoldsActiveExpiryAndPushes(t *testing.T) {
 	srv.Set("k", "v", time.Second)
 	a := trackingClient(t, srv, "k")
 	b := dial(t, srv.Addr())
-	b.send(encode("DEBUG", "SLEEP", "0.5"))
+	b.send(encode("DEBUG", "SLEEP", "2")) // (what follows is done in it, even under load)
 	eventually(t, "the sleep to start", func() bool {
 		srv.fx.pmu.Lock()
 		defer srv.fx.pmu.Unlock()
@@ -1133,10 +1133,11 @@ func TestRestartAfter_DownForItsTime(t *testing.T) {
 	c.do("SET", "k", "v")
 	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- srv.RestartAfter(300*time.Millisecond, true) }()
+	go func() { done <- srv.RestartAfter(time.Second, true) }()
 	c.expectClosed()
 	refused := 0
-	for time.Since(start) < 200*time.Millisecond {
+	// (from the close: a loaded machine may take a while to get there)
+	for closed := time.Now(); time.Since(closed) < 100*time.Millisecond && time.Since(start) < 900*time.Millisecond; {
 		if nc, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			nc.Close()
 			select {
@@ -1152,8 +1153,8 @@ func TestRestartAfter_DownForItsTime(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took < 300*time.Millisecond {
-		t.Fatalf("down for %v, want 300ms", took)
+	if took := time.Since(start); took < time.Second {
+		t.Fatalf("down for %v, want 1s", took)
 	}
 	if refused == 0 {
 		t.Fatal("no connection attempt while down")

@@ -219,10 +219,11 @@ func shutdownDuringBigReply(t *testing.T, srv *Server) *rawClient {
 // killed by the shutdown.
 func TestShutdown_WaitsForTheRunningExec(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
-	const spin = "local i = 0 while i < 1000000 do i = i + 1 end return 1"
+	spin := spinScript(400 * time.Millisecond)
 	runner := dial(t, srv.Addr())
+	ran := srv.Engine().Stats.Commands.Load()
 	runner.send(encode("MULTI") + encode("EVAL", spin, "0") + encode("SET", "after", "1") + encode("EVAL", spin, "0") + encode("EXEC"))
-	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	awaitScript(t, srv, ran)
 	c := dial(t, srv.Addr())
 	c.send(encode("SHUTDOWN"))
 	for i, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*3\r\n:1\r\n+OK\r\n:1\r\n"} {

@@ -691,6 +691,8 @@ func TestPubSub_RESP3OwnEventsAroundPopsAndStores(t *testing.T) {
 func TestPubSub_PushesNeverTearBlockedReplies(t *testing.T) {
 	srv := RunT(t)
 	sub := dial(t, srv.Addr())
+	// No output limit: a reader starved on a loaded machine is not closed.
+	sub.expectDo("+OK\r\n", "CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
 	sub.hello3()
 	sub.expectDo(confirmation(3, "subscribe", "ch", 1), "SUBSCRIBE", "ch")
 

@@ -296,9 +296,10 @@ func TestBusyScript_OtherClientsGetBusyUntilKilled(t *testing.T) {
 // busy, and kills that one; it must not answer NOTBUSY in between and
 // leave the endless script running.
 func TestScriptKill_SentDuringAnExecKillsItsLaterBusyScript(t *testing.T) {
-	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 500 * time.Millisecond }))
-	const short = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] " +
-		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > 100000 then break end end return 1"
+	// (a threshold well over the first script's 100 ms: under load a
+	// short one lets that script turn busy, and the SCRIPT KILL kills it)
+	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = time.Second }))
+	short := spinScript(100 * time.Millisecond)
 	a := dial(t, srv.Addr())
 	k := dial(t, srv.Addr())
 	a.send(encode("MULTI") + encode("EVAL", short, "0") + encode("EVAL", "while true do end", "0") + encode("EXEC"))
@@ -347,12 +348,12 @@ func TestBusyScript_LoweredThresholdAppliesAtOnce(t *testing.T) {
 // only then; not in the middle of it.
 func TestScript_AllowBusyCommandsWaitForTheRunningScript(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = 10 * time.Second }))
-	const spin = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] " +
-		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > 200000 then break end end return 1"
+	spin := spinScript(200 * time.Millisecond)
 	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
 	for _, step := range [][]string{{"MULTI", "+OK"}, {"WATCH", "-ERR WATCH inside MULTI is not allowed"}, {"UNWATCH", "+QUEUED"}, {"DISCARD", "+OK"}} {
+		ran := srv.Engine().Stats.Commands.Load()
 		a.send(encode("EVAL", spin, "0"))
-		eventually(t, "the script running", srv.Engine().ScriptRunning)
+		awaitScript(t, srv, ran)
 		args := step[:1]
 		if step[0] == "WATCH" {
 			args = []string{"WATCH", "k"}
@@ -374,8 +375,7 @@ func TestScript_AllowBusyCommandsWaitForTheRunningScript(t *testing.T) {
 // load a 200 ms threshold let it turn busy, and the SCRIPT KILL killed it.)
 func TestScriptKill_FromAClientKilledWhileItWaitedKillsNothing(t *testing.T) {
 	srv := RunT(t, WithConfig(func(c *Config) { c.LuaTimeLimit = time.Second }))
-	const short = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] " +
-		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > 100000 then break end end return 1"
+	short := spinScript(100 * time.Millisecond)
 	a, k, o := dial(t, srv.Addr()), dial(t, srv.Addr()), dial(t, srv.Addr())
 	kid := strings.TrimSpace(strings.TrimPrefix(k.do("CLIENT", "ID"), ":"))
 	a.send(encode("MULTI") + encode("EVAL", short, "0") + encode("CLIENT", "KILL", "ID", kid) +
@@ -397,6 +397,24 @@ func TestScriptKill_FromAClientKilledWhileItWaitedKillsNothing(t *testing.T) {
 			t.Fatalf("EXEC's client got %q, want %q", got, want)
 		}
 	}
+}
+
+// spinScript is a script that runs for d of wall time (a loop on TIME),
+// however loaded the machine: a counted loop's time grows with the load,
+// several times over under -race.
+func spinScript(d time.Duration) string {
+	return fmt.Sprintf("local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] "+
+		"while true do local n = redis.call('TIME') if n[1] * 1000000 + n[2] - s > %d then break end end return 1", d.Microseconds())
+}
+
+// awaitScript waits until the script sent after the engine had run ran
+// commands runs, or has run: a poll of ScriptRunning alone times out on a
+// script that ended while a loaded machine held the test up.
+func awaitScript(t *testing.T, srv *Server, ran int64) {
+	t.Helper()
+	eventually(t, "the script running", func() bool {
+		return srv.Engine().ScriptRunning() || srv.Engine().Stats.Commands.Load() > ran
+	})
 }
 
 func TestStart_PortTakenIsAnError(t *testing.T) {
@@ -481,10 +499,11 @@ func TestScript_KeylessCommandsWaitForTheScript(t *testing.T) {
 		t.Fatalf("AUTH = %q", got)
 	}
 	// runs 500 ms, then writes and reads
+	ran := srv.Engine().Stats.Commands.Load()
 	a.send(encode("EVAL", "local t0 = redis.call('time') local t "+
 		"repeat t = redis.call('time') until (t[1] - t0[1]) * 1000000 + t[2] - t0[2] > 500000 "+
 		"return {redis.pcall('set', 'k', 'v'), redis.pcall('get', 'k')}", "0"))
-	eventually(t, "the script running", srv.Engine().ScriptRunning)
+	awaitScript(t, srv, ran) // (ended already: the check below skips)
 	start := srv.Engine().ScriptStart()
 	acl := dial(t, srv.Addr())
 	acl.send(encode("ACL", "SETUSER", "u1", "-get", "-set"))
