@@ -425,6 +425,29 @@ func TestClientList_InputFields(t *testing.T) {
 	if got, want := fieldsOf("part"), "multi=-1 qbuf=2 qbuf-free="; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " argv-mem=4 multi-mem=0") {
 		t.Errorf("waiting mid-request: %q", got)
 	}
+	// An argument of 32 KB or more (PROTO_MBULK_BIG_ARG): Redis sizes its
+	// query buffer for the whole of it once its header is read, and the
+	// room for the rest is qbuf-free; below that, nothing is reserved.
+	big, small := dial(t, srv.Addr()), dial(t, srv.Addr())
+	big.do("CLIENT", "SETNAME", "big")
+	small.do("CLIENT", "SETNAME", "small")
+	big.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$400000\r\n" + strings.Repeat("x", 20_000))
+	small.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$32767\r\nab")
+	eventually(t, "the partial large argument read", func() bool {
+		return strings.Contains(fieldsOf("big"), " qbuf=20000 ")
+	})
+	if got, want := fieldsOf("big"), "multi=-1 qbuf=20000 qbuf-free=380002 argv-mem=4 multi-mem=0"; got != want {
+		t.Errorf("waiting in a large argument: %q, want %q", got, want)
+	}
+	eventually(t, "the partial argument read", func() bool {
+		return strings.Contains(fieldsOf("small"), " qbuf=2 ")
+	})
+	if got := fieldsOf("small"); !strings.Contains(got, " qbuf-free=") || strings.Contains(got, " qbuf-free=32767 ") {
+		t.Errorf("waiting in a 32767-byte argument: %q", got)
+	}
+	if free, _ := strconv.Atoi(strings.Fields(strings.TrimPrefix(fieldsOf("small"), "multi=-1 qbuf=2 qbuf-free="))[0]); free >= 32767 {
+		t.Errorf("a 32767-byte argument reserved %d bytes: Redis reserves from 32768", free)
+	}
 	if got := fieldsOf("mx"); !strings.HasPrefix(got, "multi=1 qbuf=0 ") || !strings.HasSuffix(got, " argv-mem=0 multi-mem=29") {
 		t.Errorf("in MULTI: %q", got)
 	}

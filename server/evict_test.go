@@ -93,6 +93,30 @@ func TestClientEviction_LargeQueryBuffer(t *testing.T) {
 	expectEvicted(t, ctl, v, "v")
 }
 
+// A client that announces an argument larger than the limit is evicted
+// once its first bytes are read, as in Redis, which sizes its query buffer
+// for a large argument (32 KB or more) as soon as it reads its header;
+// not once most of it has come.
+func TestClientEviction_LargeArgumentAnnounced(t *testing.T) {
+	srv, ctl := evictionServer(t, "300000")
+	v := named(t, srv, "v")
+	v.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$400000\r\n" + strings.Repeat("x", 20_000))
+	expectEvicted(t, ctl, v, "v")
+	w := named(t, srv, "w") // and under the limit, kept
+	w.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$200000\r\n" + strings.Repeat("x", 20_000))
+	eventually(t, "w's partial request read", func() bool {
+		for _, line := range strings.Split(ctl.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(line, " name=w ") {
+				return strings.Contains(line, " qbuf=20000 ")
+			}
+		}
+		t.Fatal("w evicted under the limit")
+		return false
+	})
+	w.send(strings.Repeat("x", 180_000) + "\r\n")
+	w.expect("+OK\r\n")
+}
+
 // Queued commands, watched keys and subscriptions count too. (The tick
 // is paused: each client measures itself once its replies are written,
 // and goes then; a tick during a slow write of 6000 confirmations, as on

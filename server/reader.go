@@ -295,7 +295,7 @@ func (r *cmdReader) publishWaiting() {
 	if r.waiting == nil {
 		return
 	}
-	partial, free := r.end-r.start-r.pskip, len(r.buf)-r.end
+	partial, free := r.end-r.start-r.pskip, r.redisFree(len(r.buf)-r.end)
 	if r.end == r.start {
 		free = len(r.buf)
 	}
@@ -320,7 +320,27 @@ func (r *cmdReader) publishWaiting() {
 // counts the batch's requests and whatever was read after them, and
 // qbuf-free the rest of the buffer.
 func (r *cmdReader) queryBuf() (qbuf, free int) {
-	return r.used + r.partial(), len(r.buf) - r.end
+	return r.used + r.partial(), r.redisFree(len(r.buf) - r.end)
+}
+
+// protoMbulkBigArg is Redis's PROTO_MBULK_BIG_ARG: an argument this large
+// is read into a query buffer sized for it whole.
+const protoMbulkBigArg = 32 * 1024
+
+// redisFree is the free room of the buffer, free, or the room Redis's
+// query buffer has when more: once processMultibulkBuffer has read the
+// header of an argument of protoMbulkBigArg bytes or more, it sizes the
+// buffer for the rest of the argument (sdsMakeRoomForNonGreedy), and that
+// room is the client's memory (qbuf-free, tot-mem). tumbler's buffer
+// grows as the data comes, past readerJumpMax; counted as Redis's would
+// be, a client that announces an argument larger than maxmemory-clients
+// is evicted once its first bytes are read, as in Redis, not once it has
+// sent most of it.
+func (r *cmdReader) redisFree(free int) int {
+	if r.pneed-r.pskip >= protoMbulkBigArg+2 {
+		free = max(free, r.pneed-(r.end-r.start))
+	}
+	return free
 }
 
 // packWaiting packs a waiting reader's partial request and free room, each
