@@ -448,6 +448,15 @@ func TestClientList_InputFields(t *testing.T) {
 	if free, _ := strconv.Atoi(strings.Fields(strings.TrimPrefix(fieldsOf("small"), "multi=-1 qbuf=2 qbuf-free="))[0]); free >= 32767 {
 		t.Errorf("a 32767-byte argument reserved %d bytes: Redis reserves from 32768", free)
 	}
+	// Nor is the room counted before the commands ahead of it have run:
+	// Redis parses its header only then.
+	ahead := dial(t, srv.Addr())
+	ahead.send(encode("CLIENT", "INFO") + "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$400000\r\nxx")
+	info := ahead.read()
+	_, after, _ := strings.Cut(info, " qbuf-free=")
+	if free, err := strconv.Atoi(strings.Fields(after + " ")[0]); err != nil || free >= 100_000 {
+		t.Errorf("CLIENT INFO ahead of a large argument counted its room: %q", info)
+	}
 	if got := fieldsOf("mx"); !strings.HasPrefix(got, "multi=1 qbuf=0 ") || !strings.HasSuffix(got, " argv-mem=0 multi-mem=29") {
 		t.Errorf("in MULTI: %q", got)
 	}

@@ -115,6 +115,31 @@ func TestClientEviction_LargeArgumentAnnounced(t *testing.T) {
 	})
 	w.send(strings.Repeat("x", 180_000) + "\r\n")
 	w.expect("+OK\r\n")
+
+	// Only once the commands before it have run, as Redis parses the
+	// header only then: a SET pipelined ahead of it runs and is answered
+	// before the client goes (at the argument's next bytes: an event loop
+	// parses what is left of its input at its next read),
+	const partial = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$400000\r\nxxxx"
+	p := named(t, srv, "p")
+	p.send(encode("SET", "a", "1") + partial)
+	p.expect("+OK\r\n")
+	p.send(strings.Repeat("x", 1000))
+	expectEvicted(t, ctl, p, "p")
+	ctl.expectDo("$1\r\n1\r\n", "GET", "a")
+	// and a client blocked ahead of it is kept while it waits (Redis does
+	// not parse past a blocked command), then goes once it is served.
+	b := named(t, srv, "b")
+	b.send(encode("BLPOP", "q", "0") + partial)
+	eventually(t, "b blocked", func() bool { return srv.Engine().BlockedClients() == 1 })
+	srv.evictionTick()
+	if !hasClient(t, ctl, "b") {
+		t.Fatal("a blocked client evicted for an argument after its BLPOP")
+	}
+	ctl.expectDo(":1\r\n", "RPUSH", "q", "e")
+	b.expect("*2\r\n$1\r\nq\r\n$1\r\ne\r\n")
+	b.send(strings.Repeat("x", 1000))
+	expectEvicted(t, ctl, b, "b")
 }
 
 // Queued commands, watched keys and subscriptions count too. (The tick

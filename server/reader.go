@@ -335,9 +335,11 @@ const protoMbulkBigArg = 32 * 1024
 // grows as the data comes, past readerJumpMax; counted as Redis's would
 // be, a client that announces an argument larger than maxmemory-clients
 // is evicted once its first bytes are read, as in Redis, not once it has
-// sent most of it.
+// sent most of it. Only once no request is left to run before it (no
+// command parsed ahead of it in this batch): Redis parses the header after
+// the commands before it have run, and not while one of them is blocked.
 func (r *cmdReader) redisFree(free int) int {
-	if r.pneed-r.pskip >= protoMbulkBigArg+2 {
+	if len(r.cmds) == 0 && r.pneed-r.pskip >= protoMbulkBigArg+2 {
 		free = max(free, r.pneed-(r.end-r.start))
 	}
 	return free
