@@ -776,6 +776,50 @@ func TestEventLoop_ConnectionsShareReadBuffers(t *testing.T) {
 	}
 }
 
+// The loop reads a ready socket into 16 KB, as Redis reads
+// PROTO_IOBUF_LEN, and into more for a client whose reads fill that: a
+// SET of a 4 KB value sent in one write takes one read (with 4 KB it took
+// two, and a second trip through the loop's poll), and 16 pipelined SETs
+// of 1 KB values a write take one read a batch after the first (16 KB
+// at most would take two; 4 KB took five). Counted by INFO's
+// total_reads_processed, as Redis counts its reads.
+func TestEventLoop_ReadBufferFitsTheInput(t *testing.T) {
+	srv := runOneLoop(t)
+	c := dial(t, srv.Addr())
+	inLoop(t, srv, c)
+	reads := func() int64 {
+		t.Helper()
+		n, err := strconv.ParseInt(infoField(t, c, "stats", "total_reads_processed"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const sets = 10
+	before := reads()
+	for i := 0; i < sets; i++ {
+		c.expectDo("+OK\r\n", "SET", "k", strings.Repeat("v", 4096))
+	}
+	if got := reads() - before - 1; got != sets { // (- the INFO's)
+		t.Errorf("%d SETs of a 4 KB value, each in one write, took %d reads", sets, got)
+	}
+	const batches = 10
+	batch := strings.Repeat(encode("SET", "k", strings.Repeat("v", 1024)), 16)
+	before = reads()
+	for i := 0; i < batches; i++ {
+		c.send(batch)
+		for j := 0; j < 16; j++ {
+			c.expect("+OK\r\n")
+		}
+	}
+	if got := reads() - before - 1; got > batches+1 {
+		t.Errorf("%d batches of 16 SETs of a 1 KB value, each in one write, took %d reads", batches, got)
+	}
+	if srv.loopStats.batches.Load() == 0 {
+		t.Fatal("no batch on the loop: the test tested nothing")
+	}
+}
+
 // runWorkers runs work on n connections at once, each its own goroutine,
 // and fails t with the first error.
 func runWorkers(t *testing.T, srv *Server, n int, work func(w int, c *rawClient) error) {

@@ -30,8 +30,9 @@ import (
 // client's query buffer between requests and frees an idle one's in its
 // cron.
 //
-// The pool also keeps readers' first buffers, of readerMinBuf bytes, which
-// a reader the event loop serves gives up after each batch that leaves
+// The pool also keeps readers' first buffers (cmdReader.firstBuf: 16 to
+// 64 KB for the event loop's reads, 4 KB for a goroutine's), which a reader
+// the event loop serves gives up after each batch that leaves
 // nothing unparsed (cmdReader.dropIdle): in a sync.Pool, since they are
 // taken again at once, mostly on the same P (the loop's next connection
 // reads into the buffer the last one gave up), and the GC may have those
@@ -62,7 +63,8 @@ var readBufSizes = func() []int {
 // readBufPool holds idle read buffers: bufs[i] the first bytes of buffers
 // of readBufSizes[i] bytes.
 type readBufPool struct {
-	small   sync.Pool // *byte: the first bytes of a readerMinBuf buffer
+	small   sync.Pool    // *byte: the first bytes of a readerMinBuf buffer
+	loop    [3]sync.Pool // *byte: the same of the loop's first buffers, 16, 32 and 64 KB (isLoopBuf)
 	bufs    []chan *byte
 	held    atomic.Int64  // bytes in bufs
 	lastUse atomic.Int64  // unix ns of the last get or put of a pool size
@@ -96,6 +98,22 @@ func readBufSize(n int) int {
 	return n
 }
 
+// firstBufs returns the sync.Pool of readers' first buffers of size
+// bytes (cmdReader.firstBuf), nil for another size.
+func (p *readBufPool) firstBufs(size int) *sync.Pool {
+	switch size {
+	case readerMinBuf:
+		return &p.small
+	case readerLoopBuf:
+		return &p.loop[0]
+	case 2 * readerLoopBuf:
+		return &p.loop[1]
+	case 4 * readerLoopBuf:
+		return &p.loop[2]
+	}
+	return nil
+}
+
 // class returns the channel for buffers of size bytes; ok is false for a
 // size the pool does not hold.
 func (p *readBufPool) class(size int) (ch chan *byte, ok bool) {
@@ -112,8 +130,8 @@ func (p *readBufPool) class(size int) (ch chan *byte, ok bool) {
 // get returns a read buffer of size bytes: one from the pool when size is
 // one of its sizes (readBufSize), its bytes not zeroed.
 func (p *readBufPool) get(size int) []byte {
-	if size == readerMinBuf {
-		if b, _ := p.small.Get().(*byte); b != nil {
+	if sp := p.firstBufs(size); sp != nil {
+		if b, _ := sp.Get().(*byte); b != nil {
 			return unsafe.Slice(b, size)
 		}
 		return make([]byte, size)
@@ -133,8 +151,10 @@ func (p *readBufPool) get(size int) []byte {
 // put gives b to the pool, if it holds buffers of its size and has room:
 // the caller must hold nothing that points into b.
 func (p *readBufPool) put(b []byte) {
-	if len(b) == readerMinBuf && cap(b) == len(b) {
-		p.small.Put(unsafe.SliceData(b))
+	if sp := p.firstBufs(len(b)); sp != nil {
+		if cap(b) == len(b) {
+			sp.Put(unsafe.SliceData(b))
+		}
 		return
 	}
 	ch, ok := p.class(len(b))

@@ -70,6 +70,9 @@ type cmdReader struct {
 	// the next call returns without reading (the event loop must make
 	// that call without waiting for input: eventloop_linux.go).
 	errNext bool
+	// loopBuf is the size of the first buffer of the event loop's reads
+	// (firstBuf); 0 until the first.
+	loopBuf int
 	// once makes a call read at most once, and report errWouldBlock
 	// when that read does not complete a request (the event loop: a
 	// large request must not hold it for the whole of its transfer).
@@ -90,6 +93,7 @@ var (
 
 const (
 	readerMinBuf    = 4 * 1024  // the buffer's size while requests are small
+	readerLoopBuf   = 16 * 1024 // the same for a read the event loop makes (firstBuf)
 	readerMaxIdle   = 64 * 1024 // a larger buffer is dropped once empty (to its pool: readbuf.go)
 	readerMinReadSz = 1024      // the least room left free for a read
 	readerJumpMax   = 256 << 10 // a partial argument's buffer up to this is sized at once
@@ -195,18 +199,61 @@ func (r *cmdReader) ReadCommands() ([]redcon.Command, error) {
 	}
 }
 
+// firstBuf is the size of the buffer a read into an empty reader starts
+// with. The event loop reads a ready socket once (r.once) and gives the
+// buffer back after the batch (dropIdle), so its reads take loopBuf: 16
+// KB, as Redis reads PROTO_IOBUF_LEN, doubled up to readerMaxIdle for a
+// connection whose reads fill it (loopRead), as Redis reads all the room
+// of a query buffer that has grown past 16 KB. With 4 KB, a SET of a 4 KB
+// value took two reads and a second trip through the loop's poll, and 16
+// pipelined SETs of 1 KB values five of each; Redis makes one. A
+// connection served by a goroutine keeps its buffer while it waits for
+// input, so it starts with 4 KB.
+func (r *cmdReader) firstBuf() int {
+	if !r.once {
+		return readerMinBuf
+	}
+	if r.loopBuf == 0 {
+		r.loopBuf = readerLoopBuf
+	}
+	return r.loopBuf
+}
+
+// loopRead sizes the loop's next first buffer after a read of n bytes
+// into room bytes of a first buffer: twice as large when the read filled
+// it, half when it took a quarter of it or less.
+func (r *cmdReader) loopRead(n, room int) {
+	switch {
+	case n == room && r.loopBuf < readerMaxIdle:
+		r.loopBuf *= 2
+	case n <= r.loopBuf/4 && r.loopBuf > readerLoopBuf:
+		r.loopBuf /= 2
+	}
+}
+
+// isLoopBuf reports whether a buffer of n bytes has a size firstBuf gives
+// the loop's reads.
+func isLoopBuf(n int) bool {
+	return n >= readerLoopBuf && n <= readerMaxIdle && n&(n-1) == 0
+}
+
 // fill reads more input, making room for it first: the unparsed bytes move
 // to the front, and the buffer grows when they fill it.
 func (r *cmdReader) fill() error {
 	if r.start == r.end {
 		r.start, r.end = 0, 0
-		if len(r.buf) > readerMaxIdle {
+		// An empty buffer larger than readerMaxIdle goes; so does one
+		// the loop reads into that is not its first buffer's size (a
+		// goroutine's, back in the loop), and one of the loop's sizes
+		// in a goroutine.
+		if n := len(r.buf); n > readerMaxIdle || n > 0 && (n != r.firstBuf() && (r.once || isLoopBuf(n))) {
 			r.release()
 			r.buf = nil
 		}
 	}
-	if r.buf == nil {
-		r.buf = r.pool.get(readerMinBuf)
+	first := r.buf == nil
+	if first {
+		r.buf = r.pool.get(r.firstBuf())
 	}
 	if len(r.buf)-r.end < readerMinReadSz {
 		n := r.end - r.start
@@ -252,7 +299,11 @@ func (r *cmdReader) fill() error {
 		}
 		r.start, r.end = 0, n
 	}
+	room := len(r.buf) - r.end
 	n, err := r.rd.Read(r.buf[r.end:])
+	if first && r.once && n > 0 {
+		r.loopRead(n, room)
+	}
 	if n > 0 {
 		r.end += n
 		return nil

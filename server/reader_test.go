@@ -687,3 +687,80 @@ func TestCmdReader_DropIdle(t *testing.T) {
 	batch(1)
 	idle()
 }
+
+// The event loop's reads (once) start with a buffer of 16 KB, Redis's
+// PROTO_IOBUF_LEN, doubled up to readerMaxIdle while reads into it fill
+// it and halved when one takes a quarter of it or less; a goroutine's
+// reads start with 4 KB; and each drops an empty buffer of the other's
+// size at its next read.
+func TestCmdReader_LoopFirstBuffer(t *testing.T) {
+	src := &piecesReader{}
+	r := newCmdReader(src)
+	r.pool = newReadBufPool(readBufsIdle)
+	set := encode("SET", "k", strings.Repeat("v", 1024)) // 1047 bytes
+	// call reads once, as the loop does for each readiness, and returns
+	// the commands and the buffer's size; the input must come whole
+	call := func(want int) int {
+		t.Helper()
+		cmds, err := r.ReadCommands()
+		if err != nil || len(cmds) != want {
+			t.Fatalf("%d commands, %v; want %d", len(cmds), err, want)
+		}
+		size := len(r.buf)
+		r.trim()
+		if r.once {
+			r.dropIdle()
+		}
+		return size
+	}
+	r.once = true
+	src.pieces = []string{strings.Repeat(set, 16)} // 16.75 KB
+	if size := call(15); size != readerLoopBuf {
+		t.Fatalf("the loop's first read went into %d bytes; want %d", size, readerLoopBuf)
+	}
+	call(1)
+	// that read filled its buffer: the next has 32 KB, and the whole batch
+	src.pieces = []string{strings.Repeat(set, 16)}
+	if size := call(16); size != 2*readerLoopBuf {
+		t.Fatalf("after a read that filled its buffer, the next went into %d bytes; want %d", size, 2*readerLoopBuf)
+	}
+	// 64 KB at most, however much comes at once
+	most := 0
+	for i := 0; i < 3; i++ {
+		src.pieces = []string{strings.Repeat(set, 100)}
+		for len(src.pieces) > 0 || r.partial() > 0 {
+			if _, err := r.ReadCommands(); err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, len(r.buf))
+			r.trim()
+			r.dropIdle()
+		}
+	}
+	if most != readerMaxIdle || r.loopBuf != readerMaxIdle {
+		t.Fatalf("the loop's buffer grew to %d, the next to be %d; want %d", most, r.loopBuf, readerMaxIdle)
+	}
+	// small requests bring it back down to 16 KB, one halving a read
+	for _, want := range []int{readerMaxIdle, 2 * readerLoopBuf, readerLoopBuf, readerLoopBuf} {
+		src.pieces = []string{encode("PING")}
+		if size := call(1); size != want {
+			t.Fatalf("a PING went into %d bytes; want %d", size, want)
+		}
+	}
+
+	// A goroutine's read (the loop's buffer kept, empty) starts over
+	// with 4 KB, and back on the loop with its size again.
+	src.pieces = []string{encode("PING")}
+	r.ReadCommands()
+	r.trim()
+	r.once = false
+	src.pieces = []string{encode("PING")}
+	if size := call(1); size != readerMinBuf {
+		t.Fatalf("a goroutine's read went into %d bytes; want %d", size, readerMinBuf)
+	}
+	r.once = true
+	src.pieces = []string{encode("PING")}
+	if size := call(1); size != readerLoopBuf {
+		t.Fatalf("back on the loop, a read went into %d bytes; want %d", size, readerLoopBuf)
+	}
+}
