@@ -82,6 +82,11 @@ type ioLoop struct {
 	conns []*client // by slot, the epoll event's Fd
 	free  []int32
 	out   []*client // connections with replies to write after the pass
+
+	// argument and command arrays of a large batch, lent from one
+	// connection's reader to the next's (cmdReader.lendArrays)
+	spareArgs [][]byte
+	spareCmds []redcon.Command
 }
 
 // loopConn is a connection's event-loop state (client.lp).
@@ -374,13 +379,19 @@ func (l *ioLoop) leave(c *client, ex loopExit) {
 // serveInput reads a ready connection and runs the commands read.
 func (l *ioLoop) serveInput(c *client) {
 	rd := c.lp.rd
+	if (l.spareArgs != nil || l.spareCmds != nil) && rd.borrowArrays(l.spareArgs, l.spareCmds) {
+		l.spareArgs, l.spareCmds = nil, nil
+	}
 	cmds, err := rd.ReadCommands()
 	if err == errWouldBlock {
 		if rd.partial() > loopMaxPartial || c.fc.hasPending() {
 			// A large request, or an error or input the framer holds
 			// that no readiness will bring the loop back for.
 			l.leave(c, loopExit{kind: exitRead})
+			return
 		}
+		rd.dropIdle() // a read of blank lines only: nothing left to hold
+		l.takeArrays(rd)
 		return
 	}
 	if err != nil { // the end of input, an error, or a reply to write
@@ -388,6 +399,9 @@ func (l *ioLoop) serveInput(c *client) {
 		return
 	}
 	if ex, stay := l.s.loopBatch(c, cmds); !stay {
+		if ex.kind == exitBatch {
+			rd.shrink() // its goroutine may wait with it (reader.go)
+		}
 		l.leave(c, ex)
 		return
 	}
@@ -399,12 +413,26 @@ func (l *ioLoop) serveInput(c *client) {
 		return
 	}
 	rd.dropIdle() // it waits for input here: its buffer serves the loop's next (reader.go)
+	l.takeArrays(rd)
 	switch {
 	case len(c.w.b) > 0 && !c.lp.queued:
 		c.lp.queued = true
 		l.out = append(l.out, c)
 	case len(c.w.b) == 0 && !c.lp.queued:
 		l.s.written(c) // nothing to write (CLIENT REPLY OFF): the batch is done (evict.go)
+	}
+}
+
+// takeArrays keeps the arrays of rd's batch for the loop's next, when
+// they are large (cmdReader.lendArrays): the larger of them and those it
+// has.
+func (l *ioLoop) takeArrays(rd *cmdReader) {
+	args, cmds := rd.lendArrays()
+	if cap(args) > cap(l.spareArgs) {
+		l.spareArgs = args
+	}
+	if cap(cmds) > cap(l.spareCmds) {
+		l.spareCmds = cmds
 	}
 }
 

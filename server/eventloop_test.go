@@ -787,14 +787,7 @@ func TestEventLoop_ReadBufferFitsTheInput(t *testing.T) {
 	srv := runOneLoop(t)
 	c := dial(t, srv.Addr())
 	inLoop(t, srv, c)
-	reads := func() int64 {
-		t.Helper()
-		n, err := strconv.ParseInt(infoField(t, c, "stats", "total_reads_processed"), 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	reads := func() int64 { t.Helper(); return readsProcessed(t, c) }
 	const sets = 10
 	before := reads()
 	for i := 0; i < sets; i++ {
@@ -818,6 +811,78 @@ func TestEventLoop_ReadBufferFitsTheInput(t *testing.T) {
 	if srv.loopStats.batches.Load() == 0 {
 		t.Fatal("no batch on the loop: the test tested nothing")
 	}
+}
+
+// What a loop connection holds once its batch is over or handed to its
+// goroutine: a read of blank lines only leaves no buffer (it kept the
+// loop's, 16 KB, while idle), and a client blocked in BLPOP holds 4 KB at
+// most, the rest of its batch moved there (it held the loop's buffer
+// for as long as it waited).
+func TestEventLoop_ConnectionsHandedBackHoldLittle(t *testing.T) {
+	srv := runOneLoop(t)
+	admin := dial(t, srv.Addr())
+	line := func(name string) string {
+		t.Helper()
+		for _, l := range strings.Split(admin.do("CLIENT", "LIST"), "\n") {
+			if strings.Contains(l, " name="+name+" ") {
+				return l
+			}
+		}
+		t.Fatalf("no client %s in CLIENT LIST", name)
+		return ""
+	}
+	reads := func() int64 { t.Helper(); return readsProcessed(t, admin) }
+
+	blank := dial(t, srv.Addr())
+	blank.expectDo("+OK\r\n", "CLIENT", "SETNAME", "blank")
+	inLoop(t, srv, blank)
+	r0 := reads()
+	blank.send("\r\n\r\n")
+	for n := int64(1); reads()-r0-n < 1; n++ { // (each INFO is a read of its own)
+		if n > 1000 {
+			t.Fatal("the blank lines were never read")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if l := line("blank"); !strings.Contains(l, " qbuf=0 qbuf-free=0 ") {
+		t.Errorf("after a read of blank lines: %q", l)
+	}
+	blank.expectDo("+PONG\r\n", "PING")
+
+	waiter := dial(t, srv.Addr())
+	waiter.expectDo("+OK\r\n", "CLIENT", "SETNAME", "waiter")
+	inLoop(t, srv, waiter)
+	waiter.send(encode("BLPOP", "q", "0") + encode("ECHO", "after"))
+	l := ""
+	for i := 0; !strings.Contains(l, " cmd=blpop "); i++ {
+		if i > 1000 {
+			t.Fatalf("the client never blocked: %q", l)
+		}
+		time.Sleep(5 * time.Millisecond)
+		l = line("waiter")
+	}
+	free := -1
+	for _, f := range strings.Fields(l) {
+		if v, ok := strings.CutPrefix(f, "qbuf-free="); ok {
+			free, _ = strconv.Atoi(v)
+		}
+	}
+	if free < 0 || free > readerMinBuf {
+		t.Errorf("a client blocked in BLPOP holds a buffer of %d bytes' room; want at most %d: %q", free, readerMinBuf, l)
+	}
+	admin.expectDo(":1\r\n", "LPUSH", "q", "v")
+	waiter.expect("*2\r\n$1\r\nq\r\n$1\r\nv\r\n")
+	waiter.expect("$5\r\nafter\r\n")
+}
+
+// readsProcessed returns INFO's total_reads_processed, asked on c.
+func readsProcessed(t *testing.T, c *rawClient) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(infoField(t, c, "stats", "total_reads_processed"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // runWorkers runs work on n connections at once, each its own goroutine,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidwall/redcon"
 
@@ -71,8 +72,9 @@ type cmdReader struct {
 	// that call without waiting for input: eventloop_linux.go).
 	errNext bool
 	// loopBuf is the size of the first buffer of the event loop's reads
-	// (firstBuf); 0 until the first.
-	loopBuf int
+	// (firstBuf); 0 until the first. loopSmall counts the reads in a row
+	// that took a quarter of it or less (loopRead).
+	loopBuf, loopSmall int
 	// once makes a call read at most once, and report errWouldBlock
 	// when that read does not complete a request (the event loop: a
 	// large request must not hold it for the whole of its transfer).
@@ -160,6 +162,83 @@ func (r *cmdReader) dropIdle() {
 	r.publishWaiting()
 }
 
+// A batch of the loop's reads, up to 64 KB, may have thousands of
+// commands (a pipeline of PINGs: 4600); their arrays, 72 bytes a
+// command, would stay with a connection that then went quiet, and
+// nothing counts them (1000 clients that had each sent 2400 PINGs at once
+// held 160 MB). Let go after each batch, they were made again for the
+// next (-P 1000 PINGs: 50% more CPU a request). So the loop lends arrays
+// past loopIdleArgs from one connection's batch to the next one's
+// (ioLoop.spare), as it does its read buffers; a connection on its
+// goroutine keeps its own (trim: up to readerMaxArgs).
+
+// lendArrays gives up the argument and command arrays, cleared, when
+// either is larger than loopIdleArgs: the loop calls it once a batch has
+// run (nothing refers to them any more; a partial request keeps no
+// arguments). It returns nil, nil otherwise.
+func (r *cmdReader) lendArrays() (args [][]byte, cmds []redcon.Command) {
+	if cap(r.args) <= loopIdleArgs && cap(r.cmds) <= loopIdleArgs {
+		return nil, nil
+	}
+	r.mark()
+	clear(r.args[:r.argsDirty])
+	clear(r.cmds[:r.cmdsDirty])
+	args, cmds = r.args[:0], r.cmds[:0]
+	r.args, r.cmds, r.argsDirty, r.cmdsDirty = nil, nil, 0, 0
+	return args, cmds
+}
+
+// borrowArrays takes arrays lendArrays gave up, for a reader that holds
+// none; it reports whether it did.
+func (r *cmdReader) borrowArrays(args [][]byte, cmds []redcon.Command) bool {
+	if r.args != nil || r.cmds != nil {
+		return false
+	}
+	r.args, r.cmds = args, cmds
+	return true
+}
+
+// shrink moves what the reader holds into a buffer of readerMinBuf bytes,
+// when it fits and the buffer is larger: the event loop calls it as it
+// hands a batch to the connection's goroutine (a command that blocks,
+// BLPOP, or runs long), which may then wait with it for a long time
+// (1000 clients blocked after a 16 KB read would hold 16 MB; they held 4
+// MB with 4 KB reads). The arguments of the batch's commands are rebased
+// onto the new buffer. The old one is left to the GC, not given
+// to the pool: it is never written again, so anything that still holds
+// a slice of it reads what it always read.
+func (r *cmdReader) shrink() {
+	if len(r.buf) <= readerMinBuf || r.end > readerMinBuf {
+		return
+	}
+	old, nb := r.buf, r.pool.get(readerMinBuf)
+	copy(nb, old[:r.end])
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(old)))
+	rebase := func(b []byte) []byte {
+		if cap(b) == 0 {
+			return b
+		}
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		if p < base || p-base+uintptr(len(b)) > uintptr(r.end) {
+			return b // not in the buffer (an inline request's words)
+		}
+		off := int(p - base)
+		return nb[off : off+len(b) : off+len(b)]
+	}
+	r.mark()
+	for i, a := range r.args[:r.argsDirty] {
+		r.args[:r.argsDirty][i] = rebase(a)
+	}
+	for i := range r.cmds[:r.cmdsDirty] {
+		c := &r.cmds[:r.cmdsDirty][i] // (its Raw is never set: addCmd)
+		for j, a := range c.Args {    // (in an array args outgrew, or args itself: once is enough)
+			c.Args[j] = rebase(a)
+		}
+	}
+	r.buf = nb
+	r.publishWaiting()
+}
+
 func newCmdReader(rd io.Reader) *cmdReader { return &cmdReader{rd: rd, pool: sharedReadBufs} }
 
 // ReadCommands returns the complete requests read so far, reading from the
@@ -221,15 +300,33 @@ func (r *cmdReader) firstBuf() int {
 
 // loopRead sizes the loop's next first buffer after a read of n bytes
 // into room bytes of a first buffer: twice as large when the read filled
-// it, half when it took a quarter of it or less.
+// it (within loopFullSlack: the framer holds back the start of a header
+// line a read ends in), half after loopShrinkAfter reads in a row that
+// took a quarter of it or less. (Halved at the first such read, a client
+// that sent a 20 KB value and a GET by turns had its buffer go from 32 KB
+// to 16 KB and back, and every value took two reads.)
 func (r *cmdReader) loopRead(n, room int) {
 	switch {
-	case n == room && r.loopBuf < readerMaxIdle:
-		r.loopBuf *= 2
-	case n <= r.loopBuf/4 && r.loopBuf > readerLoopBuf:
-		r.loopBuf /= 2
+	case n >= room-loopFullSlack:
+		r.loopSmall = 0
+		if r.loopBuf < readerMaxIdle {
+			r.loopBuf *= 2
+		}
+	case n > r.loopBuf/4 || r.loopBuf == readerLoopBuf:
+		r.loopSmall = 0
+	default:
+		if r.loopSmall++; r.loopSmall == loopShrinkAfter {
+			r.loopSmall = 0
+			r.loopBuf /= 2
+		}
 	}
 }
+
+const (
+	loopFullSlack   = 64 // bytes short of its room a read still counts as filling it
+	loopShrinkAfter = 16 // small reads in a row that halve the loop's first buffer
+	loopIdleArgs    = 512
+)
 
 // isLoopBuf reports whether a buffer of n bytes has a size firstBuf gives
 // the loop's reads.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/redcon"
 
@@ -740,13 +741,46 @@ func TestCmdReader_LoopFirstBuffer(t *testing.T) {
 	if most != readerMaxIdle || r.loopBuf != readerMaxIdle {
 		t.Fatalf("the loop's buffer grew to %d, the next to be %d; want %d", most, r.loopBuf, readerMaxIdle)
 	}
-	// small requests bring it back down to 16 KB, one halving a read
-	for _, want := range []int{readerMaxIdle, 2 * readerLoopBuf, readerLoopBuf, readerLoopBuf} {
+	// Small requests bring it back down to 16 KB, halving it after
+	// loopShrinkAfter of them in a row; one that fills more than a
+	// quarter starts the count over.
+	ping := func(want int) {
+		t.Helper()
 		src.pieces = []string{encode("PING")}
 		if size := call(1); size != want {
 			t.Fatalf("a PING went into %d bytes; want %d", size, want)
 		}
 	}
+	for i := 0; i < loopShrinkAfter-1; i++ {
+		ping(readerMaxIdle)
+	}
+	src.pieces = []string{strings.Repeat(set, 20)} // 20 KB: more than a quarter
+	call(20)
+	for i := 0; i < loopShrinkAfter; i++ {
+		ping(readerMaxIdle)
+	}
+	for i := 0; i < loopShrinkAfter; i++ {
+		ping(2 * readerLoopBuf)
+	}
+	ping(readerLoopBuf)
+	// A 20 KB value and a GET by turns: the 32 KB buffer stays, and
+	// each value is one read.
+	src.pieces = []string{strings.Repeat(set, 16)}
+	call(15)
+	call(1)
+	big := encode("SET", "k", strings.Repeat("v", 20<<10))
+	for i := 0; i < 2*loopShrinkAfter; i++ {
+		src.pieces = []string{big}
+		if size := call(1); size != 2*readerLoopBuf {
+			t.Fatalf("round %d: a 20 KB SET went into %d bytes; want %d", i, size, 2*readerLoopBuf)
+		}
+		src.pieces = []string{encode("GET", "k")}
+		call(1)
+	}
+	for i := 0; i < loopShrinkAfter-1; i++ { // (the last GET was one)
+		ping(2 * readerLoopBuf)
+	}
+	ping(readerLoopBuf)
 
 	// A goroutine's read (the loop's buffer kept, empty) starts over
 	// with 4 KB, and back on the loop with its size again.
@@ -762,5 +796,103 @@ func TestCmdReader_LoopFirstBuffer(t *testing.T) {
 	src.pieces = []string{encode("PING")}
 	if size := call(1); size != readerLoopBuf {
 		t.Fatalf("back on the loop, a read went into %d bytes; want %d", size, readerLoopBuf)
+	}
+
+	// A read the framer cut short of the start of a header line (a
+	// socket read that filled the buffer) counts as filling it.
+	r.loopRead(readerLoopBuf-loopFullSlack, readerLoopBuf)
+	if r.loopBuf != 2*readerLoopBuf {
+		t.Fatalf("after a read %d bytes short of its room: next buffer %d; want %d", loopFullSlack, r.loopBuf, 2*readerLoopBuf)
+	}
+}
+
+// After a loop batch of thousands of commands the loop takes their
+// arrays (lendArrays), cleared, for the next connection's batch (trim
+// keeps up to readerMaxArgs); and shrink moves a batch
+// the loop hands to the goroutine into a 4 KB buffer, its arguments
+// rebased there, the partial request after them intact.
+func TestCmdReader_LoopBatchLeavesLittle(t *testing.T) {
+	src := &piecesReader{pieces: []string{strings.Repeat(encode("PING"), 3000)}} // 42 KB
+	r := newCmdReader(src)
+	r.pool = newReadBufPool(readBufsIdle)
+	r.once = true
+	other := newCmdReader(&piecesReader{pieces: []string{encode("PING")}})
+	other.once = true
+	lent := 0
+	for len(src.pieces) > 0 || r.partial() > 0 {
+		if _, err := r.ReadCommands(); err != nil {
+			t.Fatal(err)
+		}
+		r.trim()
+		r.dropIdle()
+		args, cmds := r.lendArrays() // as the loop does after each batch
+		if cap(r.args) > loopIdleArgs || cap(r.cmds) > loopIdleArgs {
+			t.Fatalf("after a loop batch: arrays of %d arguments and %d commands kept", cap(r.args), cap(r.cmds))
+		}
+		if args == nil {
+			continue
+		}
+		lent++
+		for i, a := range args[:cap(args)] {
+			if a != nil {
+				t.Fatalf("lent arguments: slot %d still points into the buffer", i)
+			}
+		}
+		for i, c := range cmds[:cap(cmds)] {
+			if c.Args != nil {
+				t.Fatalf("lent commands: slot %d still points into the buffer", i)
+			}
+		}
+		// the next connection's batch takes them, and does not allocate its own
+		if !other.borrowArrays(args, cmds) {
+			t.Fatal("a reader without arrays did not borrow them")
+		}
+		if _, err := other.ReadCommands(); err != nil {
+			t.Fatal(err)
+		}
+		if &other.args[:1][0] != &args[:1][0] || &other.cmds[:1][0] != &cmds[:1][0] {
+			t.Fatal("the borrower's batch did not use the lent arrays")
+		}
+		other.trim()
+		other.dropIdle()
+		if a, _ := other.lendArrays(); a == nil {
+			t.Fatal("the borrower did not lend the large arrays on")
+		}
+		other.rd = &piecesReader{pieces: []string{encode("PING")}}
+	}
+	if lent == 0 {
+		t.Fatal("no batch had arrays to lend: the test tested nothing")
+	}
+	if own := (&cmdReader{args: make([][]byte, 0, 8)}); own.borrowArrays(make([][]byte, 0, 1024), nil) {
+		t.Fatal("a reader with arrays of its own borrowed others")
+	}
+
+	src.pieces = []string{encode("BLPOP", "q", "0") + "PING inline\r\n" + encode("SET", "k", "v") + "*2\r\n$3\r\nGET\r\n$1\r\n"}
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) != 3 {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	old := r.buf
+	r.shrink()
+	if len(r.buf) != readerMinBuf {
+		t.Fatalf("shrink left a buffer of %d bytes; want %d", len(r.buf), readerMinBuf)
+	}
+	clear(old) // as if another connection read into it
+	in := func(b []byte) bool {
+		p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(r.buf)))
+		return p >= lo && p < lo+uintptr(len(r.buf))
+	}
+	for i, want := range [][]string{{"BLPOP", "q", "0"}, {"PING", "inline"}, {"SET", "k", "v"}} {
+		for j, a := range cmds[i].Args {
+			if string(a) != want[j] || (i != 1 && !in(a)) { // (an inline request's words are copied)
+				t.Errorf("command %d argument %d: %q (in the new buffer: %v); want %q", i, j, a, in(a), want[j])
+			}
+		}
+	}
+	r.trim()
+	src.pieces = []string{"k\r\n"}
+	cmds, err = r.ReadCommands()
+	if err != nil || len(cmds) != 1 || string(cmds[0].Args[0]) != "GET" || string(cmds[0].Args[1]) != "k" {
+		t.Fatalf("the partial request after shrink: %q, %v", cmds, err)
 	}
 }
