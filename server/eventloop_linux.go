@@ -384,6 +384,7 @@ func (l *ioLoop) serveInput(c *client) {
 	}
 	cmds, err := rd.ReadCommands()
 	if err == errWouldBlock {
+		l.takeArrays(rd) // (no command read: nothing refers to them)
 		if rd.partial() > loopMaxPartial || c.fc.hasPending() {
 			// A large request, or an error or input the framer holds
 			// that no readiness will bring the loop back for.
@@ -391,16 +392,18 @@ func (l *ioLoop) serveInput(c *client) {
 			return
 		}
 		rd.dropIdle() // a read of blank lines only: nothing left to hold
-		l.takeArrays(rd)
 		return
 	}
 	if err != nil { // the end of input, an error, or a reply to write
+		l.takeArrays(rd)
 		l.leave(c, loopExit{kind: exitRead})
 		return
 	}
 	if ex, stay := l.s.loopBatch(c, cmds); !stay {
 		if ex.kind == exitBatch {
 			rd.shrink() // its goroutine may wait with it (reader.go)
+		} else {
+			l.takeArrays(rd) // the batch has run, or never will (exitClose)
 		}
 		l.leave(c, ex)
 		return
@@ -409,6 +412,7 @@ func (l *ioLoop) serveInput(c *client) {
 	if c.fc.hasPending() || rd.errNext || rd.partial() > loopMaxPartial {
 		// More to read without waiting for input, which the loop is
 		// woken by: the goroutine's way (exitSend writes the replies).
+		l.takeArrays(rd)
 		l.leave(c, loopExit{kind: exitSend})
 		return
 	}

@@ -75,6 +75,9 @@ type cmdReader struct {
 	// (firstBuf); 0 until the first. loopSmall counts the reads in a row
 	// that took a quarter of it or less (loopRead).
 	loopBuf, loopSmall int
+	// lent: the loop took this reader's arrays after its last batch
+	// (lendArrays), so its next may borrow the loop's (borrowArrays)
+	lent bool
 	// once makes a call read at most once, and report errWouldBlock
 	// when that read does not complete a request (the event loop: a
 	// large request must not hold it for the whole of its transfer).
@@ -177,7 +180,8 @@ func (r *cmdReader) dropIdle() {
 // run (nothing refers to them any more; a partial request keeps no
 // arguments). It returns nil, nil otherwise.
 func (r *cmdReader) lendArrays() (args [][]byte, cmds []redcon.Command) {
-	if cap(r.args) <= loopIdleArgs && cap(r.cmds) <= loopIdleArgs {
+	r.trim() // past readerMaxArgs, not lent (a goroutine's batch, back on the loop)
+	if r.lent = cap(r.args) > loopIdleArgs || cap(r.cmds) > loopIdleArgs; !r.lent {
 		return nil, nil
 	}
 	r.mark()
@@ -188,10 +192,12 @@ func (r *cmdReader) lendArrays() (args [][]byte, cmds []redcon.Command) {
 	return args, cmds
 }
 
-// borrowArrays takes arrays lendArrays gave up, for a reader that holds
-// none; it reports whether it did.
+// borrowArrays takes arrays lendArrays gave up, for a reader that lent
+// its own after its last batch (whose batches are large) and holds none;
+// it reports whether it did. Another (a new connection, one that sends
+// a BLPOP) would take them off the loop with it.
 func (r *cmdReader) borrowArrays(args [][]byte, cmds []redcon.Command) bool {
-	if r.args != nil || r.cmds != nil {
+	if !r.lent || r.args != nil || r.cmds != nil {
 		return false
 	}
 	r.args, r.cmds = args, cmds
@@ -216,6 +222,9 @@ func (r *cmdReader) shrink() {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(old)))
 	rebase := func(b []byte) []byte {
 		if cap(b) == 0 {
+			if b != nil { // an empty argument: it may point into old too
+				return nb[:0:0]
+			}
 			return b
 		}
 		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
@@ -225,13 +234,17 @@ func (r *cmdReader) shrink() {
 		off := int(p - base)
 		return nb[off : off+len(b) : off+len(b)]
 	}
+	// what is past the batch's arguments and commands (an earlier
+	// batch's) may point anywhere into old: cleared
 	r.mark()
-	for i, a := range r.args[:r.argsDirty] {
-		r.args[:r.argsDirty][i] = rebase(a)
+	clear(r.args[len(r.args):r.argsDirty])
+	clear(r.cmds[len(r.cmds):r.cmdsDirty])
+	r.argsDirty, r.cmdsDirty = len(r.args), len(r.cmds)
+	for i, a := range r.args {
+		r.args[i] = rebase(a)
 	}
-	for i := range r.cmds[:r.cmdsDirty] {
-		c := &r.cmds[:r.cmdsDirty][i] // (its Raw is never set: addCmd)
-		for j, a := range c.Args {    // (in an array args outgrew, or args itself: once is enough)
+	for _, c := range r.cmds { // (its Raw is never set: addCmd)
+		for j, a := range c.Args { // (in an array args outgrew, or args itself: once is enough)
 			c.Args[j] = rebase(a)
 		}
 	}

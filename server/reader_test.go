@@ -818,6 +818,10 @@ func TestCmdReader_LoopBatchLeavesLittle(t *testing.T) {
 	r.once = true
 	other := newCmdReader(&piecesReader{pieces: []string{encode("PING")}})
 	other.once = true
+	other.lent = true // (its last batch was large too)
+	if fresh := newCmdReader(nil); fresh.borrowArrays(make([][]byte, 0, 1024), nil) {
+		t.Fatal("a reader that lent nothing (a new connection) borrowed arrays")
+	}
 	lent := 0
 	for len(src.pieces) > 0 || r.partial() > 0 {
 		if _, err := r.ReadCommands(); err != nil {
@@ -894,5 +898,62 @@ func TestCmdReader_LoopBatchLeavesLittle(t *testing.T) {
 	cmds, err = r.ReadCommands()
 	if err != nil || len(cmds) != 1 || string(cmds[0].Args[0]) != "GET" || string(cmds[0].Args[1]) != "k" {
 		t.Fatalf("the partial request after shrink: %q, %v", cmds, err)
+	}
+}
+
+// shrink leaves nothing pointing into the buffer it replaced: not the
+// empty arguments (a slice of no bytes keeps its place in the buffer), nor
+// what an earlier batch left in the arrays past this one's; and the
+// loop does not lend arrays past readerMaxArgs (a goroutine's batch, back
+// on the loop), which would then go from connection to connection.
+func TestCmdReader_ShrinkLeavesNoPointerIntoTheOldBuffer(t *testing.T) {
+	first := strings.Repeat(encode("SET", "k", strings.Repeat("v", 200)), 70) // 15.7 KB
+	rest := encode("SET", "k", strings.Repeat("v", 1000))
+	src := &piecesReader{pieces: []string{first + rest[:300]}} // (one read)
+	r := newCmdReader(src)
+	r.pool = newReadBufPool(readBufsIdle)
+	r.once = true
+	if cmds, err := r.ReadCommands(); err != nil || len(cmds) != 70 || r.partial() == 0 {
+		t.Fatalf("%d commands, %v, partial %d: the first read must end in a request", len(cmds), err, r.partial())
+	}
+	r.trim()
+	r.dropIdle() // keeps the buffer: a partial request
+	src.pieces = []string{rest[300:] + encode("SET", "e", "") + encode("BLPOP", "q", "0")}
+	cmds, err := r.ReadCommands()
+	if err != nil || len(cmds) != 3 {
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	old := r.buf
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(old)))
+	inOld := func(b []byte) bool {
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		return b != nil && p >= lo && p <= lo+uintptr(len(old))
+	}
+	r.shrink()
+	if len(r.buf) != readerMinBuf {
+		t.Fatalf("shrink left a buffer of %d bytes", len(r.buf))
+	}
+	for i, a := range r.args[:cap(r.args)] {
+		if inOld(a) {
+			t.Errorf("argument slot %d (%q) still points into the old buffer", i, a)
+		}
+	}
+	for i, c := range cmds {
+		for j, a := range c.Args {
+			if inOld(a) {
+				t.Errorf("command %d argument %d (%q) still points into the old buffer", i, j, a)
+			}
+		}
+	}
+	if string(cmds[1].Args[2]) != "" || cmds[1].Args[2] == nil || string(cmds[2].Args[0]) != "BLPOP" {
+		t.Fatalf("after shrink: %q", cmds)
+	}
+
+	big := newCmdReader(&piecesReader{pieces: []string{encode(append([]string{"SADD", "s"}, strings.Split(strings.Repeat("m ", 5000), " ")[:5000]...)...)}})
+	if cmds, err := big.ReadCommands(); err != nil || len(cmds) != 1 { // a goroutine's batch
+		t.Fatalf("%d commands, %v", len(cmds), err)
+	}
+	if args, cmds := big.lendArrays(); args != nil || cmds != nil || cap(big.args) > readerMaxArgs {
+		t.Fatalf("arrays past readerMaxArgs lent (%d arguments) or kept (%d)", cap(args), cap(big.args))
 	}
 }
