@@ -164,7 +164,7 @@ func TestBitEdits_InPlace(t *testing.T) {
 		}
 	}
 	// a reader's string does not change under later edits
-	var held heldString
+	held := heldString{Writer: &enginetest.TextWriter{}}
 	te.Exec(&Ctx{Args: [][]byte{[]byte("GET"), []byte("bm")}, W: &held})
 	before := strings.Clone(held.s)
 	te.expect(":0", "SETBIT", "bm", "0", "1")
@@ -178,10 +178,10 @@ func TestBitEdits_InPlace(t *testing.T) {
 }
 
 // heldString keeps a bulk reply as the writer was given it (a script's
-// writer does, without a copy).
+// writer does, without a copy): no CopyingWriter.
 type heldString struct {
-	enginetest.TextWriter
-	s string
+	Writer // a TextWriter, seen only through Writer's methods
+	s      string
 }
 
 func (w *heldString) WriteBulkString(s string) { w.s = s }

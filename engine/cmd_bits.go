@@ -13,9 +13,10 @@ import (
 // GETBIT, SETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO, LCS.
 //
 // Writes. Redis changes a string's sds in place (dbUnshareStringValue
-// first makes it a private "raw" object). An entry's bytes never change
-// here (engine.go: str hands them out as strings, and a script's Lua
-// string keeps them), so a write builds the new value in a new entry, in
+// first makes it a private "raw" object). Here a value's bytes change
+// only where no reader can hold them (str hands them out as strings, and
+// a script's Lua string keeps them; grownString), so a write builds the
+// new value in a new entry, in
 // one allocation and one copy of the old bytes (newRawEntry), and puts it
 // in the old one's place with its TTL. Like Redis's unshare, the new entry
 // is a "raw" string, even when nothing changed (SETBIT of a bit to its

@@ -25,9 +25,10 @@ type rawString struct{}
 // bytes, of which vlen hold the value. APPEND writes only past vlen,
 // bytes no reader can hold. SETBIT, SETRANGE and BITFIELD write inside
 // the value too, but only while exposed is false: every read that hands
-// the value's bytes out beyond its command (a reply, which a script or a
-// fixture keeps as a string that aliases them; SORT's lookups, which
-// STORE keeps) goes through entry.shared, which sets it, and an edit of
+// the value's bytes out beyond its command (a reply to a writer that
+// keeps it, as a script or a fixture does, as a string that aliases them:
+// Ctx.replyValue; SORT's lookups, which STORE keeps) goes through
+// entry.shared, which sets it, and an edit of
 // an exposed value makes a new entry (copy on write) that no one holds.
 // So a value once handed out never changes. The room belongs to owner
 // alone: COPY and RENAME give the new entry a rawString (addCopy).
@@ -38,15 +39,35 @@ type grownString struct {
 }
 
 // shared returns the string value of ent for a reader that may keep it
-// past the command (see grownString): a reply, a SORT lookup. A value
-// edited in place is marked exposed, so that its bytes never change again.
+// past the command (see grownString): a reply to a writer that keeps it
+// (Ctx.replyValue), a SORT lookup. The value is marked so that its bytes
+// never change again: a grownString as exposed, a plain string as
+// entryShared (entry.overwrite).
 func (ent *entry) shared() string {
 	if ent.klen&entryHasObj != 0 {
 		if g, ok := ent.obj().v.(*grownString); ok {
 			g.exposed = true
 		}
+	} else {
+		ent.klen |= entryShared
 	}
 	return ent.str()
+}
+
+// replyValue returns ent's string value for c's reply. A writer that
+// copies what it is given (CopyingWriter: a connection's) holds nothing
+// of it after the call, so the value stays free to change in place; for
+// any other (a script's keeps the reply as a Lua string that aliases the
+// bytes) it is shared.
+func (c *Ctx) replyValue(ent *entry) string {
+	w := c.W
+	if t, ok := w.(*errTap); ok {
+		w = t.Writer
+	}
+	if _, ok := w.(CopyingWriter); ok {
+		return ent.str()
+	}
+	return ent.shared()
 }
 
 // editable returns ent's value bytes, grown to n (n >= vlen; the new

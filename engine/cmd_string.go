@@ -174,7 +174,7 @@ func replyGet(c *Ctx, key []byte) bool {
 	if ent == nil {
 		c.W.WriteNull()
 	} else {
-		c.W.WriteBulkString(ent.shared())
+		c.W.WriteBulkString(c.replyValue(ent))
 	}
 	return true
 }
@@ -272,7 +272,7 @@ func cmdGetDel(c *Ctx) {
 		c.W.WriteNull()
 		return
 	}
-	c.W.WriteBulkString(ent.shared())
+	c.W.WriteBulkString(c.replyValue(ent))
 	c.Eng.del(c.Args[1], c.Now)
 	c.Eng.dirty++
 }
@@ -300,7 +300,7 @@ func cmdGetEx(c *Ctx) {
 			return
 		}
 	}
-	c.W.WriteBulkString(ent.shared())
+	c.W.WriteBulkString(c.replyValue(ent))
 	switch {
 	case expire != nil && deadline <= c.Now:
 		c.Eng.del(key, c.Now)
@@ -326,7 +326,7 @@ func cmdMGet(c *Ctx) {
 		if ent == nil || ent.kind() != KindString {
 			c.W.WriteNull()
 		} else {
-			c.W.WriteBulkString(ent.shared())
+			c.W.WriteBulkString(c.replyValue(ent))
 		}
 	}
 }
@@ -381,7 +381,7 @@ func cmdGetRange(c *Ctx) {
 		c.W.WriteBulkString("")
 		return
 	}
-	s := ent.shared() // (a substring of it is the reply)
+	s := c.replyValue(ent) // (a substring of it is the reply)
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
 		c.W.WriteBulkString("")

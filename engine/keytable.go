@@ -167,6 +167,16 @@ func (t *keyTable) getAt(key []byte, lru *lruClock) *entry {
 	}
 }
 
+// stampNow sets the access time of ent's slot to now, as put does.
+func (t *keyTable) stampNow(ent *entry) {
+	key := ent.key()
+	h := t.hash(key)
+	tb := t.table(h)
+	if i := tb.find(h, key); i >= 0 {
+		tb.slots[i].h = h | t.lru.stamp()
+	}
+}
+
 // idle returns the access time of key's slot (ok false if it has none).
 func (t *keyTable) idle(key []byte) (lru uint64, ok bool) {
 	h := t.hashBytes(key)

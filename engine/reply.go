@@ -33,6 +33,17 @@ type Writer interface {
 	WriteBigNumber(s string)
 }
 
+// CopyingWriter is a Writer that copies every string and byte slice it
+// is given before the call returns, as a connection's does into its
+// output buffer: it keeps nothing a command hands it. A key's value
+// replied to one stays free to change in place after the command
+// (Ctx.replyValue); any other Writer may keep what it is given, as a
+// script's does.
+type CopyingWriter interface {
+	Writer
+	CopiesReplies()
+}
+
 // Shared replies.
 const (
 	statusOK = "OK"

@@ -833,3 +833,25 @@ func TestReply_NestsAsDeepAsRedisStack(t *testing.T) {
 		t.Errorf("2665 map levels: %d, %q", n, got[max(0, len(got)-60):])
 	}
 }
+
+// A script keeps a reply as a Lua string that aliases the value's bytes:
+// a later SET of a value of the same size, which a connection's would
+// write in place (engine's entry.overwrite), must leave what the script
+// holds as it was.
+func TestEval_ValueReadStaysWhenTheKeyIsSet(t *testing.T) {
+	f := newFixture(t)
+	f.expect("+OK", "SET", "k", "old1")
+	f.expect("*4 $old1 $old1 $ld $new1", "EVAL", `
+local a = redis.call("get", KEYS[1])
+local m = redis.call("mget", KEYS[1])
+local r = redis.call("getrange", KEYS[1], 1, 2)
+redis.call("set", KEYS[1], ARGV[1])
+return {a, m[1], r, redis.call("get", KEYS[1])}`, "1", "k", "new1")
+	f.expect("+OK", "SET", "k", "old2")
+	f.expect("$old2", "EVAL", `
+local v = redis.call("get", KEYS[1])
+redis.call("set", KEYS[1], "new2")
+redis.call("set", KEYS[1], "new3")
+return v`, "1", "k")
+	f.expect("$new3", "GET", "k")
+}

@@ -450,7 +450,10 @@ type capture struct {
 	n    int64
 }
 
+var _ engine.CopyingWriter = (*capture)(nil)
+
 func (w *capture) reset()                    { w.kind, w.b, w.n = 0, w.b[:0], 0 }
+func (w *capture) CopiesReplies()            {} // (engine.CopyingWriter: it copies a bulk)
 func (w *capture) Proto() int                { return 2 }
 func (w *capture) WriteStatus(string)        { w.kind = 's' }
 func (w *capture) WriteError(string)         { w.kind = 'e' }

@@ -30,9 +30,10 @@ func (m *replyMode) next() {
 // discardWriter is the writer of a command whose reply is suppressed.
 type discardWriter struct{ proto int }
 
-var _ engine.Writer = discardWriter{}
+var _ engine.CopyingWriter = discardWriter{}
 
 func (w discardWriter) Proto() int                 { return w.proto }
+func (discardWriter) CopiesReplies()               {}
 func (discardWriter) WriteStatus(string)           {}
 func (discardWriter) raw([]byte)                   {}
 func (discardWriter) header(byte, int)             {}

@@ -25,7 +25,7 @@ type respWriter struct {
 	mu     *sync.Mutex
 }
 
-var _ engine.Writer = (*respWriter)(nil)
+var _ engine.CopyingWriter = (*respWriter)(nil)
 
 func (w *respWriter) lock() {
 	if w.shared {
@@ -40,6 +40,10 @@ func (w *respWriter) unlock() {
 }
 
 func (w *respWriter) Proto() int { return w.proto }
+
+// CopiesReplies: every write is appended to the output buffer
+// (engine.CopyingWriter).
+func (w *respWriter) CopiesReplies() {}
 
 func (w *respWriter) WriteStatus(s string) {
 	w.lock()

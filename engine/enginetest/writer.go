@@ -28,6 +28,10 @@ func (w *TextWriter) String() string { return w.b.String() }
 // Reset forgets everything written.
 func (w *TextWriter) Reset() { w.b.Reset() }
 
+// CopiesReplies: it renders each reply into its own buffer and keeps no
+// string it is given (engine.CopyingWriter), as a connection's writer.
+func (w *TextWriter) CopiesReplies() {}
+
 func (w *TextWriter) Proto() int {
 	if w.P == 0 {
 		return 2
