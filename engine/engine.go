@@ -850,6 +850,42 @@ func plainSize(klen, vlen int) int {
 	return (int(entryHeader) + klen + vlen + 7) &^ 7
 }
 
+// maxKeyLen is the longest key an entry holds: its length must stay
+// below entryShared. (A var for the tests, which cannot make a key of
+// 1 GiB.)
+var maxKeyLen = entryShared - 1
+
+// longKeys reports whether c may have a key longer than an entry holds,
+// for tooLongKey to look at: only a script's call can, or a client's when
+// proto-max-bulk-len lets an argument be that long (it cannot by default:
+// the rest cost one load and compare).
+func (e *Engine) longKeys(c *Ctx) bool {
+	if c.Script == nil && !e.stringFits(maxKeyLen, 1) {
+		return false
+	}
+	for _, a := range c.Args {
+		if len(a) > maxKeyLen {
+			return true
+		}
+	}
+	return false
+}
+
+// tooLongKey reports whether one of cmd's keys in args is longer than an
+// entry holds (maxKeyLen). Making its entry would fail, and some commands
+// get there after a change they would leave half done (LMOVE pops its
+// element before it creates the destination), so such a command is
+// refused before it runs. A key that long needs proto-max-bulk-len raised
+// past it, or a script whose memory limit allows it (longKeys).
+func tooLongKey(cmd *Command, args [][]byte) bool {
+	for _, k := range aclKeys(cmd, args, nil) {
+		if k.pos < len(args) && len(args[k.pos]) > maxKeyLen {
+			return true
+		}
+	}
+	return false
+}
+
 // overwrite makes val ent's value in place, and reports whether it could:
 // when ent is a plain string whose value no reader keeps (entryShared)
 // and val fits in its allocation. Then the new value costs no allocation,
@@ -886,7 +922,7 @@ func newObjEntry(key, val []byte, obj *object) *entry {
 func checkEntrySize(key, val []byte) { checkEntryLens(len(key), len(val)) }
 
 func checkEntryLens(klen, vlen int) {
-	if uint64(klen) >= entryShared || uint64(vlen) > math.MaxUint32 {
+	if klen > maxKeyLen || uint64(vlen) > math.MaxUint32 {
 		panic("string exceeds maximum allowed size") // the server replies it as an error
 	}
 }

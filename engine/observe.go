@@ -261,7 +261,11 @@ func (e *Engine) callAt(c *Ctx, cmd *Command, start int64) {
 	c.tap.Writer, c.tap.e, c.tap.failed = w, e, false
 	c.W = &c.tap
 	c.clk = start
-	cmd.Fn(c)
+	if e.longKeys(c) && tooLongKey(cmd, c.Args) {
+		c.W.WriteError(ErrStringTooLong)
+	} else {
+		cmd.Fn(c)
+	}
 	end := c.clk
 	if !c.clkEnd {
 		end = e.nowNs()

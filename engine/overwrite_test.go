@@ -198,11 +198,61 @@ func TestSet_OverwriteIsANewAccessEvenWithoutTouch(t *testing.T) {
 // A key is at most 1 GiB: the bit above its length in the entry marks a
 // value a reader keeps (entryShared).
 func TestEntry_KeyLengthLimit(t *testing.T) {
-	checkEntryLens(entryShared-1, 0)
+	if maxKeyLen != entryShared-1 {
+		t.Fatal(maxKeyLen)
+	}
+	checkEntryLens(maxKeyLen, 0)
 	defer func() {
 		if recover() == nil {
 			t.Fatal("a key of 1 GiB was accepted")
 		}
 	}()
-	checkEntryLens(entryShared, 0)
+	checkEntryLens(maxKeyLen+1, 0)
+}
+
+// A command with a key longer than an entry holds is refused before it
+// runs: LMOVE would pop its element and then fail to create the
+// destination, and the element would be lost. (The limit is lowered to
+// test it: a key of 1 GiB is too much to make here.)
+func TestLongKey_RefusedBeforeTheCommandRuns(t *testing.T) {
+	e := newTestEngine(t)
+	defer func(n int) { maxKeyLen = n }(maxKeyLen)
+	e.expect(":2", "RPUSH", "src", "a", "b")
+	maxKeyLen = 8         // (below proto-max-bulk-len's 512 MB, as a raised one is above 1 GiB)
+	long := "destination" // 11 bytes
+	e.expect("-"+ErrStringTooLong, "LMOVE", "src", long, "LEFT", "LEFT")
+	e.expect("-"+ErrStringTooLong, "SET", long, "v")
+	e.expect("-"+ErrStringTooLong, "SORT", "src", "ALPHA", "STORE", long)
+	e.expect("-"+ErrStringTooLong, "MSET", "k", "v", long, "v")
+	e.expect("*2 $a $b", "LRANGE", "src", "0", "-1")
+	e.expect(":0", "EXISTS", "k")
+	// a long value is no key
+	e.expect("+OK", "SET", "k", "value-longer-than-8")
+	e.expect("$value-longer-than-8", "GET", "k")
+	e.expect("$a", "LMOVE", "src", "dst", "LEFT", "LEFT")
+}
+
+// A script can make a key of any length (a Lua string is not bound by
+// proto-max-bulk-len): its calls are checked whatever that says.
+func TestLongKey_RefusedInAScript(t *testing.T) {
+	e := newTestEngine(t)
+	defer func(n int) { maxKeyLen = n }(maxKeyLen)
+	e.SetScripter(&stubScripter{})
+	e.expect(":2", "RPUSH", "src", "a", "b")
+	maxKeyLen = 8
+	e.SetProtoMaxBulkLen(8) // no client argument can be longer than a key
+	sc := &Ctx{Eng: e.Engine, Script: &ScriptRun{}, Now: e.Now()}
+	w := &enginetest.TextWriter{}
+	func() {
+		e.scriptBegin(nil, nil)
+		defer e.scriptEnd()
+		e.Lock()
+		defer e.Unlock()
+		sc.Call([][]byte{[]byte("LMOVE"), []byte("src"), []byte("destination"), []byte("LEFT"), []byte("LEFT")}, w)
+	}()
+	if w.String() != "-"+ErrStringTooLong {
+		t.Fatalf("got %q", w.String())
+	}
+	e.SetProtoMaxBulkLen(0)
+	e.expect("*2 $a $b", "LRANGE", "src", "0", "-1")
 }
