@@ -337,12 +337,31 @@ func cmdMSet(c *Ctx) {
 		c.W.WriteError(ErrWrongArgs("mset"))
 		return
 	}
+	if !msetFits(c) {
+		return
+	}
 	for i := 1; i < len(c.Args); i += 2 {
 		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)
 		c.Eng.notifyBytes(NotifyString, "set", c.Args[i])
 	}
 	c.Eng.dirty += int64(len(c.Args) / 2)
 	c.W.WriteStatus(statusOK)
+}
+
+// msetFits checks, before MSET or MSETNX sets anything, that each of its
+// values fits in an entry (maxValueLen), and replies the error if one
+// does not: setting it would fail after the pairs before it were set,
+// leaving the command half done. (A value that long needs
+// proto-max-bulk-len raised past 4 GiB, or a script. Keys are checked
+// before any command runs: tooLongKey.)
+func msetFits(c *Ctx) bool {
+	for i := 2; i < len(c.Args); i += 2 {
+		if len(c.Args[i]) > maxValueLen {
+			c.W.WriteError(ErrStringTooLong)
+			return false
+		}
+	}
+	return true
 }
 
 // MSETNX key value [key value ...]
@@ -356,6 +375,9 @@ func cmdMSetNX(c *Ctx) {
 			c.W.WriteInt(0)
 			return
 		}
+	}
+	if !msetFits(c) {
+		return
 	}
 	for i := 1; i < len(c.Args); i += 2 {
 		c.Eng.setString(c.Args[i], c.Args[i+1], 0, false, c.Now)

@@ -855,6 +855,10 @@ func plainSize(klen, vlen int) int {
 // 1 GiB.)
 var maxKeyLen = entryShared - 1
 
+// maxValueLen is the longest value an entry holds (vlen is 32 bits). (A
+// var for the tests, which cannot make a value of 4 GiB.)
+var maxValueLen = min(maxEntryValue, math.MaxInt)
+
 // longKeys reports whether c may have a key longer than an entry holds,
 // for tooLongKey to look at: only a script's call can, or a client's when
 // proto-max-bulk-len lets an argument be that long (it cannot by default:
@@ -922,7 +926,7 @@ func newObjEntry(key, val []byte, obj *object) *entry {
 func checkEntrySize(key, val []byte) { checkEntryLens(len(key), len(val)) }
 
 func checkEntryLens(klen, vlen int) {
-	if klen > maxKeyLen || uint64(vlen) > math.MaxUint32 {
+	if klen > maxKeyLen || vlen > maxValueLen {
 		panic("string exceeds maximum allowed size") // the server replies it as an error
 	}
 }

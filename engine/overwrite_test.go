@@ -256,3 +256,20 @@ func TestLongKey_RefusedInAScript(t *testing.T) {
 	e.SetProtoMaxBulkLen(0)
 	e.expect("*2 $a $b", "LRANGE", "src", "0", "-1")
 }
+
+// A value longer than an entry holds (4 GiB) fails where its entry is
+// made: MSET and MSETNX check them all before they set the first.
+func TestLongValue_MSetRefusedBeforeItSets(t *testing.T) {
+	e := newTestEngine(t)
+	defer func(n int) { maxValueLen = n }(maxValueLen)
+	maxValueLen = 8
+	long := "value-longer-than-8"
+	e.expect("-"+ErrStringTooLong, "MSET", "k", "v", "k2", long)
+	e.expect("-"+ErrStringTooLong, "MSETNX", "k", "v", "k2", long)
+	e.expect(":0", "EXISTS", "k", "k2")
+	e.expect("+OK", "MSET", "k", "v", "k2", "12345678")
+	e.expect("*2 $v $12345678", "MGET", "k", "k2")
+	// MSETNX answers 0 for a key that is there before it looks at values, as Redis
+	e.expect(":0", "MSETNX", "k", "v", "k3", long)
+	e.expect(":0", "EXISTS", "k3")
+}
