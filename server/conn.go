@@ -244,7 +244,11 @@ func (s *Server) register(c *client) bool {
 		_ = c.nc.Close()
 		return false
 	}
-	s.clients.Store(c, struct{}{})
+	if !s.registered(c) { // fixture: dropped before it got here (fixture.go)
+		s.nconns.Add(-1)
+		_ = c.nc.Close()
+		return false
+	}
 	if s.closing.Load() { // Close ran between the check and the Store
 		s.unregister(c)
 		return false

@@ -470,9 +470,12 @@ func (s *Server) DropClient(id int64) bool {
 // has closed yet, and returns how many. It walks the accept loop's record
 // (fixtureAccepted) as well as the registered clients: a connection
 // accepted a moment ago may not be a client yet, and closing its socket
-// is what keeps it from ever running a command. Killing the clients
+// (which registered then refuses) is what keeps it from ever running a
+// command. Killing the clients
 // releases commands held by a pause.
 func (s *Server) closeConnections() int {
+	s.fx.regMu.Lock() // no client registers meanwhile (registered)
+	defer s.fx.regMu.Unlock()
 	n := 0
 	clients := make(map[net.Conn]bool)
 	// Clients first: kill only shuts down the socket of one an event

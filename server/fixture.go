@@ -49,6 +49,11 @@ type fixture struct {
 	counted    sync.Map                                // net.Conn -> *acceptedConn: the ones conns counts
 	acceptDone chan struct{}                           // closed when the current accept loop returns; guarded by Server.mu
 	listen     func(addr string) (net.Listener, error) // Restart's listen; nil is net.Listen (tests replace it)
+	// regMu orders register (held for reading) against closeConnections
+	// (for writing): a client registered while the connections are
+	// closed is either seen by its walk of the clients, or sees that
+	// its connection was closed and leaves (registered).
+	regMu sync.RWMutex
 
 	self      engine.Client // the client of the fixture's own calls (Get, Set, Restart)
 	hooksOnce sync.Once
@@ -130,6 +135,21 @@ func (s *Server) fixtureAccepted(nc net.Conn) {
 // acceptedConn is the fixture's record of an accepted connection.
 type acceptedConn struct {
 	closed atomic.Bool // closed by kill or closeConnections: counted once
+}
+
+// registered stores c in the client list, and reports false, leaving it
+// out, if closeConnections closed its connection before that (Restart,
+// DropConnections). Its goroutine may still read a command the client
+// sent before the close, which must not run: the client saw its
+// connection dropped.
+func (s *Server) registered(c *client) bool {
+	s.fx.regMu.RLock()
+	defer s.fx.regMu.RUnlock()
+	if a, ok := s.fx.counted.Load(c.nc); ok && a.(*acceptedConn).closed.Load() {
+		return false
+	}
+	s.clients.Store(c, struct{}{})
+	return true
 }
 
 // fixtureConnStart sets up a new connection's fixture state.

@@ -17,6 +17,105 @@ import (
 // DropConnections, Close after a Restart, "forever" pauses, the command
 // log behind a held command, and the helpers' argument checks.
 
+// dialWhileDropped runs dialers that connect and send cmd (with %d their
+// number) without waiting, calls drop while they do, then stops them. It
+// returns the connections, in number order.
+func dialWhileDropped(t *testing.T, addr, cmd string, drop func()) []net.Conn {
+	t.Helper()
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				nc, err := net.Dial("tcp", addr)
+				if err != nil {
+					continue
+				}
+				mu.Lock()
+				id := len(conns)
+				conns = append(conns, nc)
+				mu.Unlock()
+				fmt.Fprintf(nc, cmd, id)
+			}
+		}()
+	}
+	time.Sleep(3 * time.Millisecond)
+	drop()
+	close(stop)
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, nc := range conns {
+			nc.Close()
+		}
+	})
+	return conns
+}
+
+// A connection accepted while DropConnections closes the connections (a
+// client that registers during its walk) is closed too, and a command it
+// sent never runs: a pause held it, and its client saw the connection
+// dropped. It used to register after the walk of the clients had passed,
+// unkilled: its command ran once the pause ended.
+func TestDropConnections_ConnectionsArrivingMeanwhile(t *testing.T) {
+	for iter := range 20 {
+		srv := RunT(t, WithManualClock())
+		srv.Pause(time.Hour)
+		conns := dialWhileDropped(t, srv.Addr(), "SET k%d x\r\n", func() { srv.DropConnections() })
+		srv.Unpause()
+		var dropped []int
+		for i, nc := range conns {
+			_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			buf := make([]byte, 8)
+			n, err := nc.Read(buf)
+			switch {
+			case err != nil:
+				dropped = append(dropped, i)
+			case string(buf[:n]) != "+OK\r\n":
+				t.Fatalf("connection %d: %q", i, buf[:n])
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // for what a dropped one would still run
+		for _, i := range dropped {
+			if _, ok := srv.Get(fmt.Sprint("k", i)); ok {
+				t.Fatalf("iteration %d: connection %d of %d was dropped, yet its command ran", iter, i, len(conns))
+			}
+		}
+		srv.Close()
+	}
+}
+
+// Restart while connections arrive during a pause returns: it used to
+// wait for the goroutine of one that registered during its walk of the
+// clients, unkilled, whose command the pause held.
+func TestRestart_ConnectionsArrivingMeanwhile(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	srv.Pause(time.Hour)
+	for iter := range 40 {
+		dialWhileDropped(t, srv.Addr(), "SET lock %d NX PX 30000\r\n", func() {
+			done := make(chan error, 1)
+			go func() { done <- srv.Restart(false) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("iteration %d: Restart hangs (Held %d)", iter, srv.Held())
+			}
+		})
+		srv.Pause(time.Hour)
+	}
+}
+
 // DropConnections takes the held commands of the connections it closes
 // out of Held at once, and counts each connection once.
 func TestDropConnections_HeldDropsAtOnceCountedOnce(t *testing.T) {
