@@ -585,6 +585,13 @@ func (s *Server) cmdClientKill(c *engine.Ctx) {
 	} else {
 		c.W.WriteStatus("OK")
 	}
+	if me.closeNow && c.InExec() {
+		// Killed itself in a transaction: as in Redis, whose client then
+		// takes no more output (CLIENT_CLOSE_AFTER_REPLY), the rest of
+		// EXEC's replies are dropped, after the array header EXEC wrote
+		// for them (a malformed reply, as Redis's).
+		c.RestOfExec = discardWriter{proto: me.w.proto}
+	}
 }
 
 // clientTypeByName maps a CLIENT KILL/LIST TYPE argument to a type.

@@ -57,6 +57,9 @@ func (s *Server) cmdClientReply(c *engine.Ctx) {
 	switch {
 	case engine.EqFold(c.Args[2], "on"):
 		me.reply = replyMode{}
+		if me.closeNow {
+			break // killed itself earlier in this transaction: no more output
+		}
 		me.w.WriteStatus("OK") // to the connection: c.W still discards when OFF was on
 		if c.InExec() {
 			c.RestOfExec = &me.w // the transaction's later replies go out again
