@@ -158,14 +158,14 @@ func newFramedConn(c net.Conn, needsAuth func() bool) *framedConn {
 
 // hdrNum parses a header line incrementally, with the rules of Redis's
 // string2ll: optional '-', no '+', no leading zeros, no "-0", and the value
-// must fit an int64. The line must end in "\r\n".
+// must fit an int64. The line ends at its first '\r', and one byte after.
 type hdrNum struct {
 	mag  uint64 // the digits' value (up to 19 digits)
 	n    int    // bytes of the line so far, its first byte included
 	ndig int
 	neg  bool
 	zero bool // first digit was '0'
-	cr   bool // last byte was '\r'
+	cr   bool // the line's '\r' was read: the next byte ends it
 	bad  bool // cannot be a valid number any more
 }
 
@@ -429,7 +429,7 @@ func (c *framedConn) scan(b []byte) (out, tail int, hold bool, msg string) {
 			if i == n {
 				break // the line goes on in the next read
 			}
-			// b[i] is the line's '\n'.
+			// b[i] is the line's last byte (made a '\n').
 			neg, v, ok := c.num.value()
 			if st == fsCount {
 				if !ok || (!neg && v > maxMultibulk) {
@@ -552,22 +552,24 @@ func framerSmallNum(b []byte, i int) (v, next int) {
 }
 
 // feed consumes the bytes of a header line from b[i:] and returns the
-// index of its '\n', or len(b) if the line goes on. It stops early, with
-// h.n > framerMaxLine, at the byte that makes the line too long.
+// index of its last byte, or len(b) if the line goes on. It stops early,
+// with h.n > framerMaxLine, at the byte that makes the line too long.
+//
+// As in Redis (processMultibulkBuffer), the line ends at its first '\r',
+// and the byte after that is passed over unread, whatever it is: feed
+// makes it the '\n' the parsers after this one expect. A '\n' before the
+// '\r' is only a byte the number cannot have: the line goes on.
 func (h *hdrNum) feed(b []byte, i int) int {
 	for ; i < len(b); i++ {
-		ch := b[i]
-		if ch == '\n' {
+		if h.cr {
+			b[i] = '\n'
 			return i
 		}
+		ch := b[i]
 		h.n++
 		if h.n > framerMaxLine {
 			return i
 		}
-		if h.cr {
-			h.bad = true // "\r" not followed by "\n"
-		}
-		h.cr = false
 		switch {
 		case ch >= '0' && ch <= '9':
 			if h.ndig == 0 {

@@ -197,8 +197,16 @@ func TestFramer_HostileInputs(t *testing.T) {
 		{"bulk length with leading zero", "*1\r\n$04\r\nPING\r\n", fxAuthed, "*1\r\n$04\r", eBulk},
 		{"bulk length with plus", "*1\r\n$+4\r\nPING\r\n", fxAuthed, "*1\r\n$+4\r", eBulk},
 		{"empty bulk length", "*1\r\n$\r\n", fxAuthed, "*1\r\n$\r", eBulk},
-		{"bulk length without CR", "*1\r\n$4\nPING\r\n", fxAuthed, "*1\r\n$4", eBulk},
-		{"bulk length CR then junk", "*1\r\n$4\rx\nPING\r\n", fxAuthed, "*1\r\n$4\rx", eBulk},
+		// A header line ends at its first CR and the byte after it, any
+		// byte (Redis's processMultibulkBuffer); a LF before the CR is part
+		// of the line.
+		{"bulk length without CR", "*1\r\n$4\nPING\r\n", fxAuthed, "*1\r\n$4\nPING\r", eBulk},
+		{"bulk length CR then junk", "*1\r\n$4\rx\nPING\r\n", fxAuthed, "*1\r\n$4\r\n\nPIN\r\n\n", ""},
+		{"lines end with CR and any byte", "*2\rX$4\r\x00ECHO\r\n$2\r\rhi\r\n*-1\r*PING\r\n", fxAuthed,
+			"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nPING\r\n", ""},
+		{"count line CR CR LF", "*1\r\r\n$4\r\nPING\r\n", fxAuthed, "*1\r\n", "-ERR Protocol error: expected '$', got ' '\r\n"},
+		{"count line LF only waits for a CR", "*1\n", fxAuthed, "", ""},
+		{"bulk length LF only waits for a CR", "*1\r\n$4\nPING\n", fxAuthed, "*1\r\n$4\nPING\n", ""},
 		{"non-$ argument", "*3\r\n$3\r\nSET\r\n$1\r\nx\r\nfooz\r\n", fxAuthed,
 			"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n", "-ERR Protocol error: expected '$', got 'f'\r\n"},
 		{"CR for $", "*1\r\n\r\n", fxAuthed, "*1\r\n", "-ERR Protocol error: expected '$', got ' '\r\n"},
@@ -559,6 +567,7 @@ func FuzzFramer(f *testing.F) {
 		fxPing, fxSet, "*0\r\n" + fxPing, "*-1\r\nPING\r\n", "*1\r\n$9223372036854775800\r\nxx\r\n",
 		"*4611686018427387904\r\n", "*2\r\n$4\r\nECHO\r\n$16385\r\n", "*11\r\n", "AUTH pw\r\n*11\r\n",
 		"*3\r\n$3\r\nSET\r\n$1\r\nx\r\nfooz\r\n", "*-9223372036854775808\r\n", "*1\r\n$-1\r\n", "\r\n\n",
+		"*1\r\n$4\nPING\r\n", "*1\rX$4\r\nPING\r\n", "*2\r\n$4\r\rECHO\r\n$1\rx\n\r\n",
 	} {
 		f.Add([]byte(s), uint8(3), false)
 		f.Add([]byte(s), uint8(1), true)
@@ -596,7 +605,14 @@ func FuzzFramer(f *testing.F) {
 			next = newCmdReader(bytes.NewReader(whole.out)).ReadCommands
 		}
 		want, werr := readAllCmds(t, next)
-		if (werr == io.EOF) != (gerr == io.EOF) || werr.Error() != gerr.Error() {
+		// (redcon ends a header line at a LF, cmdReader at a CR and the
+		// byte after it, as Redis: on a line with a LF before its CR,
+		// handed on as far as it came, redcon fails where cmdReader waits
+		// for the line's end, and then for more input or the framer's
+		// error.)
+		lfLine := gerr == io.EOF && len(got2) >= len(want) &&
+			(werr.Error() == errReaderBulk.Error() || werr.Error() == errReaderMbulk.Error())
+		if ((werr == io.EOF) != (gerr == io.EOF) || werr.Error() != gerr.Error()) && !lfLine {
 			t.Fatalf("redcon ends with %v, cmdReader with %v", werr, gerr)
 		}
 		if len(got2) < len(want) || (werr == io.EOF && len(got2) != len(want)) {

@@ -663,8 +663,10 @@ func (r *cmdReader) parseInline(b []byte) (int, error) {
 }
 
 // lineNum parses the number of the header line whose digits start at
-// b[i], and returns it with the index just past the line's '\n'. The index
-// is 0 when the line is not complete yet, -1 when it is not a number.
+// b[i], and returns it with the index just past the line's end. The index
+// is 0 when the line is not complete yet, -1 when it is not a number. As
+// in Redis, a line ends at its first '\r' and the byte after it (which
+// the framer makes a '\n'): a '\n' before the '\r' is part of the line.
 func lineNum(b []byte, i int) (int, int) {
 	// Fast path: plain digits, then "\r\n".
 	n, j := 0, i
@@ -678,15 +680,15 @@ func lineNum(b []byte, i int) (int, int) {
 	if j > i && j+1 < len(b) && b[j] == '\r' && b[j+1] == '\n' {
 		return n, j + 2
 	}
-	k := bytes.IndexByte(b[i:], '\n')
-	if k < 0 {
+	k := bytes.IndexByte(b[i:], '\r')
+	if k < 0 || i+k+1 >= len(b) {
 		return 0, 0
 	}
-	n, ok := atoiLine(b[i : i+k])
+	n, ok := atoiLine(b[i : i+k+1])
 	if !ok {
 		return 0, -1
 	}
-	return n, i + k + 1
+	return n, i + k + 2
 }
 
 // atoiLine parses a header line's number, "123\r" (the '\n' is not

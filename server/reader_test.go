@@ -136,6 +136,24 @@ func TestCmdReader_ErrorsAfterTheGoodRequests(t *testing.T) {
 	}
 }
 
+// A header line ends at its first CR and the byte after it, whatever it
+// is, as in Redis: a LF before the CR is part of the line, so the line is
+// not complete (and not an error) until a CR and one more byte come.
+func TestCmdReader_HeaderLineEndsAtItsCR(t *testing.T) {
+	cmds, err := newCmdReader(bytes.NewReader([]byte("*2\r\n$4\rXECHO\r\n$2\r\x00hi\r\n"))).ReadCommands()
+	if err != nil || len(cmds) != 1 || string(bytes.Join(cmds[0].Args, []byte(" "))) != "ECHO hi" {
+		t.Fatalf("got %q, %v; want ECHO hi", cmds, err)
+	}
+	_, err = newCmdReader(bytes.NewReader([]byte("*1\r\n$4\nPI"))).ReadCommands()
+	if err != io.EOF {
+		t.Fatalf("a line without its CR yet: %v, want io.EOF (more input needed)", err)
+	}
+	_, err = newCmdReader(bytes.NewReader([]byte("*1\r\n$4\nPING\r\n"))).ReadCommands()
+	if err == nil || err.Error() != "Protocol error: invalid bulk length" {
+		t.Fatalf("the line complete: %v, want invalid bulk length", err)
+	}
+}
+
 // Blank inline lines are no command, as in Redis and redcon.
 func TestCmdReader_BlankLines(t *testing.T) {
 	r := newCmdReader(bytes.NewReader([]byte("\r\n   \r\n\nPING\r\n")))

@@ -276,6 +276,17 @@ func TestWire_Protocol(t *testing.T) {
 		{"bulk trailer not CRLF", []wireStep{s("*1\r\n$4\r\nPINGxx*2\r\n$4\r\nECHO\r\n$2\r\nhi\n\nPING\r\n")}, "+PONG\r\n$2\r\nhi\r\n+PONG"},
 		{"big bulk trailer not CRLF", []wireStep{s("*2\r\n$4\r\nECHO\r\n$70000\r\n" + strings.Repeat("c", 70000) + "ab*1\r\n$4\r\nPING\r\n")}, "+PONG"},
 		{"bulk trailer in its own write", []wireStep{s("*2\r\n$4\r\nECHO\r\n$2\r\nhi"), s("::"), s("*1\r\n$4\r\nPING\r\n")}, "+PONG"},
+		// A header line ends at its first CR and the byte after it, any byte.
+		{"header line CR then any byte", []wireStep{s("*2\r\n$4\rXECHO\r\n$2\rXhi\r\n*1\rX$4\r\nPING\r\n*-1\rXPING\r\n")}, "$2\r\nhi\r\n+PONG\r\n+PONG"},
+		{"header line CR then CR", []wireStep{s("*1\r\r\n$4\r\nPING\r\n")}, "expected '$', got ' '"},
+		{"bulk length CR then junk", []wireStep{s("*1\r\n$4\rx\nPING\r\n"), s("PING\r\n")}, "+PONG"},
+		{"header line CR at the end of a write", []wireStep{s("*2\r\n$4\r"), s("XECHO\r\n$2\r"), s("Xhi\r\n")}, "$2\r\nhi"},
+		{"header line LF only waits for a CR", []wireStep{s("*1\n"), s("$4\r\nPING\r\n")}, "invalid multibulk length"},
+		{"bulk length LF only waits for a CR", []wireStep{s("*1\r\n$4\n"), s("PING\r\n")}, "invalid bulk length"},
+		// CLIENT REPLY inside MULTI acts as EXEC runs it: OFF cuts EXEC's
+		// array short (malformed, as Redis's), ON sends replies again.
+		{"client reply off inside multi", []wireStep{s("MULTI\r\nPING\r\nCLIENT REPLY OFF\r\nPING\r\nEXEC\r\nPING\r\n")}, "*3\r\n+PONG\r\n"},
+		{"client reply on inside multi", []wireStep{s("CLIENT REPLY OFF\r\nMULTI\r\nPING\r\nCLIENT REPLY ON\r\nECHO y\r\nEXEC\r\nPING\r\n")}, "+OK\r\n$1\r\ny\r\n+PONG"},
 		// CLIENT KILL of itself inside MULTI: the rest of EXEC's replies
 		// are dropped (a malformed reply, as Redis's); its writes are made.
 		{"client kill of itself inside multi", []wireStep{
