@@ -642,6 +642,10 @@ func (s *Server) Restart(keepData bool) error { return s.RestartAfter(0, keepDat
 // the moment its connections drop until it listens again, connecting is
 // refused, as while a crashed node is being brought back. It returns
 // once the server listens again (ErrClosed if it was closed meanwhile).
+// A client that redials on its own may outlast a short d and see no
+// error at all: go-redis retries a dial DialerRetries times (5 by
+// default, with backoff), then talks to the restarted, empty node. Set
+// DialerRetries: 1, or make d longer than the retries, to see the outage.
 func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 	self := goroutineID()
 	defer s.fx.conns.calling(self)() // (before the lock: a predicate's Restart waits for another's)
@@ -841,7 +845,11 @@ func (s *Server) FailNextCmd(name string, n int, msg string) {
 // that, and should be quick (it holds its client's connection). It may
 // call any of the Server's methods (Get, FailNext, stop, DropClient...),
 // Restart and Close included, to crash the node as a command arrives:
-// that command then does not run, its connection gone. It must not wait
+// that command then does not run, its connection gone. (Its client sees
+// the connection drop before such a Restart has finished, so the data
+// may still be there when the client's error comes back: a test that
+// looks at the server then should wait for a signal fn sends once
+// Restart has returned.) It must not wait
 // for another command of its own connection. A panic in fn answers the
 // command with "ERR internal error". Commands run inside scripts are not
 // shown to it. A call begun when stop is called may still end, and fail
