@@ -364,7 +364,7 @@ func lexLua(b []byte) (toks []luaTok, ok bool) {
 			if i+2 < len(s) && s[i+2] == '[' {
 				return nil, false
 			}
-			for i < len(s) && s[i] != '\n' {
+			for i < len(s) && s[i] != '\n' && s[i] != '\r' { // Lua ends it at either
 				i++
 			}
 		case ch == '"' || ch == '\'':
@@ -409,8 +409,8 @@ func lexLua(b []byte) (toks []luaTok, ok bool) {
 		case (ch == '=' || ch == '~' || ch == '<' || ch == '>') && i+1 < len(s) && s[i+1] == '=':
 			toks = append(toks, luaTok{tokPunct, s[i : i+2]})
 			i += 2
-		case ch == '.' && i+1 < len(s) && s[i+1] == '.':
-			return nil, false
+		case ch == '.' && i+1 < len(s) && (s[i+1] == '.' || s[i+1] >= '0' && s[i+1] <= '9'):
+			return nil, false // ".." or a number (".5")
 		case ch == '[' && i+1 < len(s) && (s[i+1] == '[' || s[i+1] == '='):
 			return nil, false
 		case ch < 0x20 || ch >= 0x7f:

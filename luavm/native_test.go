@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/tumblerdb/tumbler/engine"
 	"github.com/tumblerdb/tumbler/engine/enginetest"
 	"github.com/tumblerdb/tumbler/expiry"
+	"github.com/tumblerdb/tumbler/luavm/internal/luaparse"
 )
 
 // Lock scripts as their clients send them, byte for byte (paths are in
@@ -40,6 +43,10 @@ var clientScripts = []struct {
 	{"string literal return", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return "0" end`, ""},
 	{"two locals one name", "local a = redis.call('get', KEYS[1]) if not a or b ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1", ""},
 	{"local shadows redis", "local redis = redis.call('get', KEYS[1]) if not redis or redis ~= ARGV[1] then return 0 end redis.call('del', KEYS[1]) return 1", ""},
+	// a comment ends at a CR as at a LF: what follows it is code
+	{"code after a comment's CR", "-- x\rredis.call('set','pwn','1')\nif redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end", ""},
+	{"return after a comment's CR", "-- x\rif true then return 42 end\nif redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end", ""},
+	{"CRLF line ends and a comment", "-- release\r\nif redis.call(\"get\",KEYS[1]) == ARGV[1] then\r\n  return redis.call(\"del\",KEYS[1])\r\nelse\r\n  return 0\r\nend\r\n", "compare-and-delete"},
 	{"escape in command name", `if redis.call("g\et",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, ""},
 }
 
@@ -303,4 +310,65 @@ func TestMatchNative_LargeScriptCheap(t *testing.T) {
 	if n := m1.TotalAlloc - m0.TotalAlloc; n > 4<<20 {
 		t.Fatalf("matching a %d-byte script allocated %d bytes", len(body), n)
 	}
+}
+
+// lexLuaAsParser gives lexLua's tokens as luaparse.Tokens gives them,
+// with the semicolons lexLua skips left out of theirs.
+func lexLuaAsParser(toks []luaTok) []string {
+	var out []string
+	for _, t := range toks {
+		switch t.kind {
+		case tokName:
+			// a reserved word or a name: as Lua's lexer reads the word alone
+			w, _ := luaparse.Tokens([]byte(t.text))
+			out = append(out, w...)
+		case tokString:
+			out = append(out, "string:"+t.text)
+		case tokNumber:
+			text := t.text
+			if text[0] == '-' { // "return -1", one token to lexLua
+				out = append(out, "-")
+				text = text[1:]
+			}
+			f, _ := strconv.ParseFloat(text, 64)
+			out = append(out, "number:"+strconv.FormatFloat(f, 'g', -1, 64))
+		default:
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// FuzzLexLua: whatever lexLua (the lock-script matcher's lexer) accepts,
+// Lua's own lexer (luaparse, as Redis's Lua 5.1) reads as the same
+// tokens. Otherwise a script could match a template while Lua runs other
+// code: a comment that lexLua ended only at a LF hid the code after a CR.
+func FuzzLexLua(f *testing.F) {
+	for _, cs := range clientScripts {
+		f.Add([]byte(cs.body))
+	}
+	for _, s := range []string{"-- a\rreturn 1\n", "--\r\nreturn 0", "return -1 ; return - 1", "x = 'a\rb'",
+		"--[=[ c ]=] return 1", "--[ c\rreturn 2\n", "return 0x10", "a.b:c(1)[2]", "return 1e3", "x=\"\\r\"",
+		"if a ~= b then return 0 end", "\v\freturn\t3"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		toks, ok := lexLua(body)
+		if !ok {
+			return
+		}
+		want, err := luaparse.Tokens(body)
+		if err != nil {
+			return // not Lua: the script fails to compile, and nothing is matched
+		}
+		var wantNoSemi []string
+		for _, w := range want {
+			if w != ";" {
+				wantNoSemi = append(wantNoSemi, w)
+			}
+		}
+		if got := lexLuaAsParser(toks); !slices.Equal(got, wantNoSemi) {
+			t.Fatalf("%q:\nlexLua %q\nLua    %q", body, got, wantNoSemi)
+		}
+	})
 }
