@@ -36,8 +36,8 @@ type loadRun struct {
 // (whose metatable is gmt):
 //   - fnGlobals, the globals functions run with: the scripts' libraries,
 //     but a redis table without the EVAL-only calls, a cjson of its own
-//     (SCRIPT FLUSH does not reset its settings), and no KEYS or ARGV (a
-//     function is given them as arguments);
+//     (SCRIPT FLUSH does not reset its settings), no KEYS or ARGV (a
+//     function is given them as arguments), and no __redis__err__handler;
 //   - fnLoadAPI, what a library's code sees while it loads: redis with
 //     only register_function, log and its levels and the version; any
 //     other name is an error, as in Redis;
@@ -49,7 +49,8 @@ func (vm *VM) initFunctions(G, gmt *lua.LTable) {
 	fG := L.NewTable()
 	G.ForEach(func(k, v lua.LValue) {
 		switch k {
-		case lua.LString("KEYS"), lua.LString("ARGV"), lua.LString("_G"), lua.LString("redis"), lua.LString("cjson"):
+		case lua.LString("KEYS"), lua.LString("ARGV"), lua.LString("_G"), lua.LString("redis"), lua.LString("cjson"),
+			lua.LString("__redis__err__handler"): // EVAL's state only, in Redis
 			return
 		}
 		fG.RawSet(k, v)

@@ -290,6 +290,7 @@ func (vm *VM) initState() {
 		mathLib.RawSetString("randomseed", L.NewFunction(vm.mathRandomseed))
 	}
 	G.RawSetString("redis", vm.readonly(vm.redisLib(true)))
+	G.RawSetString("__redis__err__handler", L.NewFunction(vm.errHandler))
 	vm.openExtraLibs(G)
 	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit", "struct", "cmsgpack"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
@@ -671,5 +672,44 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 		return vm.callError(L, raise, t)
 	}
 	L.Push(result)
+	return 1
+}
+
+// errHandler is Redis 7.0's __redis__err__handler, a global of EVAL's
+// scripts (not of functions): the message handler Redis runs a script
+// under, which a script can call too. It turns an error that is not a
+// table into {err = "ERR " .. tostring(err)}, and sets the table's
+// source and line to its caller's (the caller's caller when that is a
+// C, here Go, function: pcall), as Redis's debug.getinfo does. (tumbler
+// runs scripts under its own handler; only what a script sees of this
+// one is Redis's.)
+func (vm *VM) errHandler(L *lua.LState) int {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+L.ToStringMeta(L.Get(1)).String()))
+	}
+	for level := 1; level <= 2; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			break
+		}
+		if dbg.What == "G" && level == 1 {
+			continue
+		}
+		src := dbg.Source
+		if s, ok := vm.chunkSources[src]; ok {
+			src = s
+		} else if src == chunkScript {
+			src = "@" + chunkScript
+		}
+		L.SetField(t, "source", lua.LString(src))
+		L.SetField(t, "line", lua.LNumber(dbg.CurrentLine))
+		break
+	}
+	L.Push(t)
 	return 1
 }

@@ -121,3 +121,34 @@ var luaLibValues = []string{
 	"s:abc", "s:", "s:10", "s:  12  ", "s:0x10", "s:x%d", "s:%s", "s:%", "s:[a", "s:(.)", "s:%a+",
 	"s:[1,2]", "t", "T", "b", "B",
 }
+
+// TestLuaErrHandlerDiff: Redis 7.0 defines __redis__err__handler, its
+// message handler for EVAL's scripts, as a global that scripts see and
+// may call (functions do not have it). What it returns is compared.
+func TestLuaErrHandlerDiff(t *testing.T) {
+	rc, tc := dialPair(t)
+	for _, args := range [][]string{
+		{"EVAL", "return type(__redis__err__handler)", "0"},
+		{"EVAL", "return __redis__err__handler('x')", "0"},
+		{"EVAL", "local t = __redis__err__handler(ARGV[1])\nreturn {t.err, t.source, t.line}", "0", "msg"},
+		{"EVAL", "\n\nlocal t = __redis__err__handler({a=1})\nreturn {tostring(t.err), t.source, t.line, t.a}", "0"},
+		{"EVAL", "local ok, t = pcall(__redis__err__handler, 5)\nreturn {tostring(ok), t.err, t.source, t.line}", "0"},
+		{"EVAL", "local t = __redis__err__handler(true) return {t.err, __redis__err__handler(nil).err}", "0"},
+		{"EVAL", "local t = __redis__err__handler(setmetatable({}, {__tostring = function() return 'm' end})) return tostring(t.err)", "0"},
+		{"EVAL", "__redis__err__handler = nil", "0"},
+		{"FUNCTION", "LOAD", "REPLACE", "#!lua name=eh\nredis.register_function('eh', function() return type(__redis__err__handler) end)"},
+		{"FCALL", "eh", "0"},
+	} {
+		want, err := rc.do(args...)
+		if err != nil {
+			t.Fatalf("redis: %v", err)
+		}
+		got, err := tc.do(args...)
+		if err != nil {
+			t.Fatalf("tumbler: %v", err)
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("%q\nredis:   %q\ntumbler: %q", args, want, got)
+		}
+	}
+}
