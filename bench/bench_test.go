@@ -107,6 +107,59 @@ func TestRun_WorkloadsAgainstTumbler(t *testing.T) {
 	}
 }
 
+// extend's workers share their connections as the other workloads' do,
+// one request and reply at a time: with one connection, every worker
+// extends its own key (one held the connection for the whole run, and
+// the others did nothing).
+func TestRun_ExtendWorkersShareAConnection(t *testing.T) {
+	srv := server.RunT(t)
+	res, err := Run(context.Background(), Options{Workload: "extend", Addrs: []string{srv.Addr()}, Workers: 4, Conns: 1, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
+	extended := map[string]bool{}
+	for _, c := range srv.Commands() {
+		if strings.EqualFold(c.Args[0], "evalsha") && len(c.Args) == 6 { // the extend script: key, token, TTL
+			extended[c.Args[3]] = true
+		}
+	}
+	if len(extended) != 4 {
+		t.Errorf("%d keys extended (%v), want the 4 workers' own", len(extended), extended)
+	}
+}
+
+// An error reply to extend's acquire or extension is counted, and the
+// worker goes on, as in the other workloads: it used to stop for the
+// rest of the run, its lock held until the TTL.
+func TestRun_ExtendGoesOnAfterAnErrorReply(t *testing.T) {
+	srv := server.RunT(t)
+	srv.FailNextCmd("set", 2, "ERR boom")
+	srv.FailNextCmd("evalsha", 2, "ERR boom")
+	res, err := Run(context.Background(), Options{Workload: "extend", Addrs: []string{srv.Addr()}, Workers: 2, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 4 || res.Violations != 0 || res.Ops == 0 || srv.PendingFailures() != 0 {
+		t.Errorf("errors %d (%s), violations %d, ops %d, failures not sent %d; want 4 errors, ops, no violation",
+			res.Errors, res.FirstError, res.Violations, res.Ops, srv.PendingFailures())
+	}
+	// both workers went on to the end: each extended after its errors,
+	// and released its lock
+	extended := map[string]int{}
+	for _, c := range srv.Commands() {
+		if strings.EqualFold(c.Args[0], "evalsha") && len(c.Args) == 6 {
+			extended[c.Args[3]]++
+		}
+	}
+	if len(extended) != 2 {
+		t.Errorf("keys extended: %v, want both workers'", extended)
+	}
+	if n := dbsize(t, srv.Addr()); n != 0 {
+		t.Errorf("%d keys left after the run, want 0", n)
+	}
+}
+
 func TestRun_Redlock(t *testing.T) {
 	var addrs []string
 	for i := 0; i < 3; i++ {

@@ -357,54 +357,65 @@ func (w *worker) contended() error {
 
 // extend is the watchdog pattern: acquire one key, then keep extending its
 // lease with the compare-and-PEXPIRE script; each extension is one op.
-// The lock is released when the run ends.
+// The lock is released when the run ends. As in the other workloads, the
+// connection is held for one request and its reply at a time (workers
+// may share it: Conns < Workers), and an error reply is counted and the
+// work goes on: a refused or failed acquire is tried again after a
+// jitter, a failed extension at once (the lease stands until the next
+// one finds it gone).
 func (w *worker) extend() error {
 	sc := w.conns[0]
 	k := w.lo
-	key, tok := w.key(0, k), w.token(0)
+	key := w.key(0, k)
 	ttl := []byte(strconv.FormatInt(w.r.o.TTL.Milliseconds(), 10))
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	c := sc.conn()
+	var tok []byte
 	held := false
 	var leaseFrom int64 // when the request that began the current lease was sent
 	for !w.r.stop.Load() {
 		t0 := w.r.now()
 		if !held {
 			tok = w.token(0)
+			sc.mu.Lock()
+			c := sc.conn()
 			w.writeSetNX(c, key, tok)
-			if err := c.Flush(); err != nil {
-				return err
+			err := c.Flush()
+			ok, refused := false, false
+			if err == nil {
+				var rep Reply
+				if rep, err = c.ReadReply(); err == nil {
+					ok, refused = w.acquireReply(rep) // (before the unlock: rep is in c's buffer)
+				}
 			}
-			rep, err := c.ReadReply()
+			sc.mu.Unlock()
 			if err != nil {
 				return err
 			}
-			ok, refused := w.acquireReply(rep)
 			if !ok {
-				if !refused {
-					return nil
+				if refused {
+					w.st.busy.Add(1)
 				}
-				w.st.busy.Add(1)
-				sc.mu.Unlock()
 				w.sleepJitter()
-				sc.mu.Lock()
 				continue
 			}
 			w.granted(k, t0)
 			held, leaseFrom = true, t0
 			continue
 		}
+		sc.mu.Lock()
+		c := sc.conn()
 		w.writeScript(c, false, w.r.extendSHA, ExtendScript, key, tok, ttl)
-		if err := c.Flush(); err != nil {
-			return err
+		err := c.Flush()
+		var n int64
+		ok := false
+		if err == nil {
+			n, ok, err = w.readScript(c, "extend", w.r.extendSHA, ExtendScript, key, tok, ttl)
 		}
-		n, ok, err := w.readScript(c, "extend", w.r.extendSHA, ExtendScript, key, tok, ttl)
+		sc.mu.Unlock()
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return nil
+			continue // an error reply, counted
 		}
 		if n != 1 {
 			// The lease ran out under us (or, before it could have, was
@@ -422,6 +433,9 @@ func (w *worker) extend() error {
 		return nil
 	}
 	w.r.reg.releasing(k, w.id)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	c := sc.conn()
 	w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, key, tok)
 	if err := c.Flush(); err != nil {
 		return err
