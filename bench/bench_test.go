@@ -180,11 +180,7 @@ func TestRun_Redlock(t *testing.T) {
 	if err := res.WriteTable(&buf); err != nil || !regexp.MustCompile(`\nnode timeout +1\.5s\n`).MatchString(buf.String()) {
 		t.Errorf("table without the node timeout: %v\n%s", err, buf.String())
 	}
-	for _, a := range addrs {
-		if n := dbsize(t, a); n != 0 {
-			t.Errorf("%s: %d keys left", a, n)
-		}
-	}
+	redlockKeysLeft(t, addrs, res)
 }
 
 // Redlock runs on with a minority of its nodes down, at the start or from
@@ -285,11 +281,7 @@ func TestRun_RedlockGoesOnWithoutAStalledNode(t *testing.T) {
 	if res.ElapsedSec > run.Seconds()+1 {
 		t.Errorf("one node stalled mid-run: the run took %.2fs for %v", res.ElapsedSec, run)
 	}
-	for _, a := range addrs[1:] {
-		if n := dbsize(t, a); n != 0 {
-			t.Errorf("%s: %d keys left", a, n)
-		}
-	}
+	redlockKeysLeft(t, addrs[1:], res)
 }
 
 // progressWatch is a Progress writer that lets a test wait for what the
@@ -407,6 +399,22 @@ func redlockRunning(t *testing.T, srvs []*server.Server, opts ...func(*Options))
 	return addrs, progress, stop, fail
 }
 
+// redlockKeysLeft checks that a redlock run released its locks on addrs:
+// no key is left, but for one a connection given up after the node
+// timeout may have left (its late SET, which expires with its TTL). Each
+// such connection was an error, and a loaded machine can make a healthy
+// node miss a short node timeout too: with 150 ms, this test's nodes
+// kept 2 keys a couple of runs in six under -race. So a node may keep as
+// many keys as the run had errors, and none when it had none.
+func redlockKeysLeft(t *testing.T, addrs []string, res Result) {
+	t.Helper()
+	for _, a := range addrs {
+		if n := dbsize(t, a); n > res.Errors {
+			t.Errorf("%s: %d keys left after a run of %d errors (%s)", a, n, res.Errors, res.FirstError)
+		}
+	}
+}
+
 // stopOnceReleased waits, 10 s at most, for srv to log a release from a
 // client newer than client ID since (a connection the run opened after
 // a failure: the node is used again), then stops the run and returns its
@@ -461,11 +469,7 @@ func TestRun_RedlockUsesAStalledNodeAgainOnceItAnswers(t *testing.T) {
 	if err := res.WriteJSON(&buf); err != nil || json.Unmarshal(buf.Bytes(), &m) != nil || m["reconnects"] != float64(res.Reconnects) {
 		t.Errorf("JSON reconnects %v, want %d: %v\n%s", m["reconnects"], res.Reconnects, err, buf.String())
 	}
-	for _, a := range addrs[1:] {
-		if n := dbsize(t, a); n != 0 {
-			t.Errorf("%s: %d keys left", a, n)
-		}
-	}
+	redlockKeysLeft(t, addrs[1:], res)
 }
 
 // When a majority of the nodes stalls, the SETs their given up
@@ -528,11 +532,7 @@ func TestRun_RedlockReconnectsARestartedNode(t *testing.T) {
 		t.Errorf("ops %d, errors %d (%s), reconnects %d, NOSCRIPT fallbacks %d, violations %d; want ops, errors naming %s, reconnects, a fallback, no violation",
 			res.Ops, res.Errors, res.FirstError, res.Reconnects, res.NoScriptFallbacks, res.Violations, addrs[0])
 	}
-	for _, a := range addrs {
-		if n := dbsize(t, a); n != 0 {
-			t.Errorf("%s: %d keys left", a, n)
-		}
-	}
+	redlockKeysLeft(t, addrs, res)
 }
 
 // With a short TTL the default node timeout stays at a second: one late

@@ -140,8 +140,11 @@ func TestRun_ViolationsExitTwo(t *testing.T) {
 	}()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"--addr", ln.Addr().String(), "--workload", "contended", "--workers", "4", "--keys", "1", "--hold", "2ms", "--duration", "150ms", "--json"}, &out, &errb)
-	if code != 2 || !strings.Contains(errb.String(), "violations") {
-		t.Errorf("exit %d, stderr %q; want 2 and violations reported", code, errb.String())
+	// (stderr says "N violations, M errors" whatever N is: the count is
+	// read from the JSON)
+	var res bench.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != 2 || res.Violations == 0 || res.Errors != 0 {
+		t.Errorf("exit %d, %d violations, %d errors, stderr %q (%v); want 2, violations, no error", code, res.Violations, res.Errors, errb.String(), err)
 	}
 }
 
