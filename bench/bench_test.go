@@ -158,6 +158,26 @@ func TestRun_ExtendGoesOnAfterAnErrorReply(t *testing.T) {
 	if n := dbsize(t, srv.Addr()); n != 0 {
 		t.Errorf("%d keys left after the run, want 0", n)
 	}
+	if want := srv.Addr() + ": SET NX: (error) ERR boom"; res.FirstError != want {
+		t.Errorf("first error %q, want %q (the server named)", res.FirstError, want)
+	}
+}
+
+// An error reply names the address it came from, in redlock too.
+func TestRun_RedlockErrorReplyNamesItsNode(t *testing.T) {
+	srvs := server.RunN(t, 3)
+	srvs[1].FailNextCmd("set", 1, "ERR boom")
+	var addrs []string
+	for _, s := range srvs {
+		addrs = append(addrs, s.Addr())
+	}
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 1, Duration: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := addrs[1] + ": SET NX: (error) ERR boom"; res.Errors != 1 || res.FirstError != want {
+		t.Errorf("errors %d, first %q; want 1, %q", res.Errors, res.FirstError, want)
+	}
 }
 
 func TestRun_Redlock(t *testing.T) {

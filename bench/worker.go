@@ -33,6 +33,7 @@ type worker struct {
 	held  []int    // slots acquired in the current pipelined batch
 	retry []int    // slots whose release met NOSCRIPT
 
+	at        int           // the address whose reply is read (redlock's change; badReply)
 	grantedOn []bool        // redlock: which addresses granted the current attempt
 	redial    []bool        // redlock: which addresses the current attempt reconnects
 	claims    []redialClaim // and its claims on them (runner.claimRedial)
@@ -103,10 +104,10 @@ func (w *worker) hold() {
 	}
 }
 
-// badReply counts an error or unexpected reply.
+// badReply counts an error or unexpected reply, from address w.at.
 func (w *worker) badReply(what string, rep Reply) {
 	w.st.errors.Add(1)
-	w.r.noteErr(what + ": " + rep.String())
+	w.r.noteErr(w.r.o.Addrs[w.at] + ": " + what + ": " + rep.String())
 }
 
 func (w *worker) run() error {
@@ -621,7 +622,9 @@ func (w *worker) redlock() error {
 			if w.redial[i] {
 				w.r.nodeAnswered(i)
 			}
+			w.at = i
 			ok, refused := w.acquireReply(rep)
+			w.at = 0
 			w.grantedOn[i] = ok
 			if ok {
 				got++
@@ -655,7 +658,9 @@ func (w *worker) redlock() error {
 				continue
 			}
 			w.awaitBy(c, end)
+			w.at = i
 			n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
+			w.at = 0
 			if err != nil {
 				w.nodeFailed(i, err)
 				continue

@@ -141,11 +141,11 @@ func checkFlags(fs *flag.FlagSet) string {
 		switch v := f.Value.(flag.Getter).Get().(type) {
 		case time.Duration:
 			switch f.Name {
-			case "duration", "ttl", "window", "poll", "node-timeout":
+			case "duration", "ttl", "window", "poll", "node-timeout", "retry": // (retry 0 would be 1ms)
 				if v <= 0 {
 					msg = fmt.Sprintf("--%s %v: must be positive", f.Name, v)
 				}
-			case "hold", "lead", "retry":
+			case "hold", "lead":
 				if v < 0 {
 					msg = fmt.Sprintf("--%s %v: must not be negative", f.Name, v)
 				}

@@ -67,6 +67,8 @@ func TestRun_BadUsage(t *testing.T) {
 		{"--keys", "-1"},
 		{"--conns", "-1"},
 		{"--hold", "-1s"},
+		{"--retry", "0"},
+		{"--retry", "-1ms"},
 		{"--node-timeout", "0"},
 		{"--node-timeout", "-1ms"},
 		{"--pipeline", "-2"},
