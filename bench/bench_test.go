@@ -163,6 +163,43 @@ func TestRun_ExtendGoesOnAfterAnErrorReply(t *testing.T) {
 	}
 }
 
+// An operation that a stalled server cuts short (its connection dropped
+// after the stall) is in the latency histogram, up to the failure, though
+// not an op: the stall shows in the tail, not only in the error count.
+func TestRun_StalledOperationInTheLatency(t *testing.T) {
+	srv := server.RunT(t)
+	t.Cleanup(srv.Unpause)
+	progress := newProgressWatch()
+	type outcome struct {
+		res Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := Run(context.Background(), Options{Workload: "cycle", Addrs: []string{srv.Addr()}, Workers: 1,
+			Duration: time.Second, Progress: progress, ProgressEvery: 5 * time.Millisecond})
+		done <- outcome{res, err}
+	}()
+	if !progress.wait(func(ops, _ int64) bool { return ops > 0 }, 10*time.Second) {
+		t.Fatal("no operation in 10s")
+	}
+	srv.Pause(time.Minute)
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	const stall = 200 * time.Millisecond
+	time.Sleep(stall)
+	srv.DropConnections()
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if l := o.res.Latency; o.res.Errors != 1 || l.Samples != o.res.Ops+1 || l.Max < float64(stall.Microseconds()) {
+		t.Errorf("errors %d (%s), ops %d, samples %d, max %.0fus; want 1 error, a sample more than ops, max over %v",
+			o.res.Errors, o.res.FirstError, o.res.Ops, l.Samples, l.Max, stall)
+	}
+}
+
 // An error reply names the address it came from, in redlock too.
 func TestRun_RedlockErrorReplyNamesItsNode(t *testing.T) {
 	srvs := server.RunN(t, 3)

@@ -88,7 +88,11 @@
 // waits for a shared connection (Conns < Workers), to the reply of its
 // last request; a worker holding a lock (Hold) leaves the connection to
 // others meanwhile. It is recorded in an HDR histogram (1 ns to a minute,
-// 3 significant digits); nothing is excluded as warm-up.
+// 3 significant digits); nothing is excluded as warm-up. An operation
+// that an I/O error cuts short (a broken connection, or a server that
+// stalled until the run's cutoff; it ends its worker) is recorded too, up
+// to the failure, though it is not counted as an op: the histogram may
+// then hold more samples than ops.
 //
 // # Concurrency
 //

@@ -130,11 +130,21 @@ func (w *worker) run() error {
 
 func (w *worker) loop(op func() error) error {
 	for !w.r.stop.Load() {
+		t0 := w.r.now()
 		if err := op(); err != nil {
+			w.failed(t0)
 			return err
 		}
 	}
 	return nil
+}
+
+// failed records in the latency histogram, but not as an op, the
+// operation begun at t0 that an I/O error cut short (a broken
+// connection, or a server that stalled until the run's cutoff): a
+// stalled server's waits show in the tail, not only in the errors.
+func (w *worker) failed(t0 int64) {
+	recordLatency(w.hist, w.r.now()-t0, 1)
 }
 
 // writeSetNX buffers SET key tok NX PX ttl.
@@ -389,6 +399,7 @@ func (w *worker) extend() error {
 			}
 			sc.mu.Unlock()
 			if err != nil {
+				w.failed(t0)
 				return err
 			}
 			if !ok {
@@ -413,6 +424,7 @@ func (w *worker) extend() error {
 		}
 		sc.mu.Unlock()
 		if err != nil {
+			w.failed(t0)
 			return err
 		}
 		if !ok {
