@@ -200,6 +200,38 @@ func TestRun_StalledOperationInTheLatency(t *testing.T) {
 	}
 }
 
+// A redlock worker that holds a lock (Hold) leaves the connections to the
+// other workers meanwhile, as cycle does: with one connection an address
+// and two workers, their locks overlap. (The worker kept every
+// connection through its Hold, and the other's attempts waited for its
+// releases.)
+func TestRun_RedlockHoldLeavesTheConnections(t *testing.T) {
+	srvs := server.RunN(t, 3)
+	var addrs []string
+	for _, s := range srvs {
+		addrs = append(addrs, s.Addr())
+	}
+	res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 2, Conns: 1,
+		Hold: 50 * time.Millisecond, Duration: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
+	held, most := map[string]bool{}, 0
+	for _, c := range srvs[0].Commands() {
+		switch {
+		case strings.EqualFold(c.Args[0], "set"):
+			held[c.Args[1]] = true
+		case strings.EqualFold(c.Args[0], "evalsha") || strings.EqualFold(c.Args[0], "eval"):
+			delete(held, c.Args[3])
+		}
+		most = max(most, len(held))
+	}
+	if most < 2 {
+		t.Errorf("at most %d locks held at once on a node, want the two workers' overlapping", most)
+	}
+}
+
 // An error reply names the address it came from, in redlock too.
 func TestRun_RedlockErrorReplyNamesItsNode(t *testing.T) {
 	srvs := server.RunN(t, 3)

@@ -554,9 +554,10 @@ func (w *worker) pipelined() error {
 // still needed. Once its reconnect is due (runner.redialDue) an attempt
 // dials it a new connection (reconnect), as a pooled client replaces a
 // connection that failed; while fewer than a majority have a connection
-// or are due one, the worker waits for the next reconnect to be due. No
-// connection is replaced within an attempt: its releases go on the
-// connections its acquires went on.
+// or are due one, the worker waits for the next reconnect to be due. The
+// worker holds the connections for the attempt but for its Hold, when
+// the other workers may use them: its releases go on the connections its
+// acquires went on, or on the ones that replaced them meanwhile.
 //
 // The mutual exclusion check counts only the nodes that granted this
 // attempt, each on the connection its release then goes to: a given up
@@ -649,7 +650,18 @@ func (w *worker) redlock() error {
 		valid := w.r.now()-sent < int64(w.r.o.TTL)
 		if got >= quorum && valid {
 			w.granted(k, sent)
-			w.hold()
+			if w.r.o.Hold > 0 {
+				// the connections are the others' meanwhile, as in cycle
+				// (taken back in the same order: no worker waits for one
+				// another holds while holding one it waits for)
+				for _, sc := range w.conns {
+					sc.mu.Unlock()
+				}
+				w.hold()
+				for _, sc := range w.conns {
+					sc.mu.Lock()
+				}
+			}
 			w.r.reg.releasing(k, w.id)
 		}
 		end = time.Now().Add(w.r.o.NodeTimeout)
