@@ -566,6 +566,10 @@ func (h *hdrNum) feed(b []byte, i int) int {
 			return i
 		}
 		ch := b[i]
+		if ch == '\r' {
+			h.cr = true // (not counted: Redis checks the limit only on a line without its '\r')
+			continue
+		}
 		h.n++
 		if h.n > framerMaxLine {
 			return i
@@ -586,8 +590,6 @@ func (h *hdrNum) feed(b []byte, i int) int {
 			} else {
 				h.mag = h.mag*10 + uint64(ch-'0')
 			}
-		case ch == '\r':
-			h.cr = true
 		case ch == '-' && h.n == 2:
 			h.neg = true
 		default:

@@ -189,6 +189,8 @@ func TestFramer_HostileInputs(t *testing.T) {
 		{"inline 64KiB with CRLF", long('a', 64*1024-1) + "\r\nPING\n", fxAuthed, long('a', 64*1024-1) + "\r\nPING\n", ""},
 		{"count line 64KiB+1", "*" + long('1', 64*1024), fxAuthed, "", eMbulkBig},
 		{"count line 64KiB", "*" + long('1', 64*1024-1), fxAuthed, "", ""},
+		{"count line 64KiB then its CR", "*" + long('1', 64*1024-1) + "\r\n", fxAuthed, "", eMbulk},
+		{"bulk length line 64KiB then its CR", "*1\r\n$" + long('1', 64*1024-1) + "\r\n", fxAuthed, "*1\r\n$" + long('1', 64*1024-1) + "\r", eBulk},
 		{"bulk length line 64KiB+1", "*1\r\n$" + long('1', 64*1024), fxAuthed, "*1\r\n$" + long('1', 64*1024-1), eBulkBig},
 		{"bulk length 512MiB+1", "*1\r\n$536870913\r\n", fxAuthed, "*1\r\n$536870913\r", eBulk},
 		{"bulk length 512MiB", "*1\r\n$536870912\r\n", fxAuthed, "*1\r\n$536870912\r\n", ""},

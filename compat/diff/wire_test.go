@@ -281,6 +281,7 @@ func TestWire_Protocol(t *testing.T) {
 		{"header line CR then CR", []wireStep{s("*1\r\r\n$4\r\nPING\r\n")}, "expected '$', got ' '"},
 		{"bulk length CR then junk", []wireStep{s("*1\r\n$4\rx\nPING\r\n"), s("PING\r\n")}, "+PONG"},
 		{"header line CR at the end of a write", []wireStep{s("*2\r\n$4\r"), s("XECHO\r\n$2\r"), s("Xhi\r\n")}, "$2\r\nhi"},
+		{"count line of 64 KB then its CR", []wireStep{s("*" + strings.Repeat("1", 64<<10-1) + "\r\n")}, "invalid multibulk length"},
 		{"header line LF only waits for a CR", []wireStep{s("*1\n"), s("$4\r\nPING\r\n")}, "invalid multibulk length"},
 		{"bulk length LF only waits for a CR", []wireStep{s("*1\r\n$4\n"), s("PING\r\n")}, "invalid bulk length"},
 		// CLIENT REPLY inside MULTI acts as EXEC runs it: OFF cuts EXEC's
