@@ -572,6 +572,9 @@ func (s *Server) cmdClientKill(c *engine.Ctx) {
 		}
 		if o == me {
 			me.closeNow = true // after this reply
+			me.omu.Lock()
+			me.ps.closing = true // and no push from now on (deliver)
+			me.omu.Unlock()
 		} else if !s.kill(o) {
 			return true // gone already: closed by itself or evicted meanwhile
 		}

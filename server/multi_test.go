@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -318,5 +319,27 @@ func TestExec_RunsQueuedAllowBusyCommands(t *testing.T) {
 		if got := c.read(); got != want {
 			t.Fatalf("reply %d = %q, want %q", i, got, want)
 		}
+	}
+}
+
+// A client that kills itself inside a transaction gets no more output,
+// pushes included, as Redis's (prepareClientToWrite refuses all output
+// once it is to close after its reply): its own PUBLISH in the same EXEC
+// sends it no message before the close.
+func TestMulti_KilledItselfGetsNoPush(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	c.hello3()
+	id := c.id()
+	c.expectDo(">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n", "SUBSCRIBE", "ch")
+	c.send(encode("MULTI") + encode("CLIENT", "KILL", "ID", id, "SKIPME", "no") + encode("PUBLISH", "ch", "x") + encode("EXEC"))
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n"} {
+		c.expect(want)
+	}
+	// EXEC's array, the kill's reply, and nothing after it
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rest, _ := io.ReadAll(c.rd)
+	if string(rest) != "*2\r\n:1\r\n" {
+		t.Fatalf("after the kill: %q, want %q and the close", rest, "*2\r\n:1\r\n")
 	}
 }

@@ -87,6 +87,10 @@ type psConn struct {
 	softSince int64 // when the pending output reached the soft limit (mono ms); 0 = below
 	killed    bool  // disconnected for passing the output limit
 	pubsub    bool  // subscribed: Redis's pub/sub client class (output limit, RESP2 redirects)
+	// closing: the client killed itself (CLIENT KILL): no push goes out
+	// any more, as Redis's client takes no output once it is to close
+	// after its reply (the rest of an EXEC's replies are dropped too)
+	closing bool
 
 	trk      trackState   // guarded by the tracking table's mu (caching: own goroutine)
 	tracking atomic.Bool  // trk.on, read unlocked (the idle timeout's exemption)
@@ -313,7 +317,7 @@ func (s *Server) Publish(pub *engine.Client, channel, message []byte, shard bool
 // push-capable connections get frames from other goroutines.
 func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	c.omu.Lock()
-	if c.ps.killed || (!own && !c.w.shared) {
+	if c.ps.killed || c.ps.closing || (!own && !c.w.shared) {
 		c.omu.Unlock()
 		return
 	}
