@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,14 +48,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Workers, "workers", 50, "concurrent workers")
 	fs.IntVar(&o.Keys, "keys", 0, "distinct lock keys (default: workers/4 for contended, 1000000 for massexpiry, workers*pipeline*4 otherwise; exact count for fill and massexpiry)")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to run (fill runs until done; massexpiry: longest wait after the last deadline)")
-	fs.DurationVar(&o.TTL, "ttl", 30*time.Second, "lock lease (PX)")
+	fs.DurationVar(&o.TTL, "ttl", 30*time.Second, "lock lease (PX; massexpiry sets its own deadlines)")
 	fs.IntVar(&o.Pipeline, "pipeline", 0, "pipeline depth for pipelined (default 16), fill and massexpiry loading (default 64)")
 	fs.DurationVar(&o.Window, "window", 100*time.Millisecond, "massexpiry: span the deadlines fall in")
 	fs.DurationVar(&o.Lead, "lead", 0, "massexpiry: start of loading to the first deadline (default 3s + 10us a key)")
 	fs.DurationVar(&o.Interval, "interval", time.Millisecond, "massexpiry: pause between one worker's GETs (negative: none)")
 	fs.DurationVar(&o.PollEvery, "poll", time.Millisecond, "massexpiry: DBSIZE poll interval")
 	fs.DurationVar(&o.Hold, "hold", 0, "time a lock is held before release (cycle, contended, redlock)")
-	fs.DurationVar(&o.Retry, "retry", time.Millisecond, "mean retry delay after a refused acquire (jittered ±50%)")
+	fs.DurationVar(&o.Retry, "retry", time.Millisecond, "mean retry delay after a refused acquire (jittered ±50%; contended, extend, redlock)")
 	fs.DurationVar(&o.NodeTimeout, "node-timeout", 0, "redlock: wait for an address's replies to an attempt at most this long, then fail the attempt on it and leave it out until a new connection to it works, tried this long after (at least 100ms) and as often again (default ttl/20, at least 1s)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed for key choice and jitter (0: random)")
 	fs.StringVar(&o.KeyPrefix, "prefix", "", "key prefix (default tb:<seed>: or lk: for fill)")
@@ -83,6 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tumbler-bench:", msg)
 		return 1
 	}
+	o.Addrs = strings.Split(*addr, ",")
+	if msg := checkApplies(fs, o.Workload, len(o.Addrs)); msg != "" {
+		fmt.Fprintln(stderr, "tumbler-bench:", msg)
+		return 1
+	}
 	if o.User != "" && o.Password == "" {
 		fmt.Fprintln(stderr, "tumbler-bench: --user needs --password")
 		return 1
@@ -98,7 +104,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tumbler-bench: --cacert, --cert, --key, --insecure and --sni need --tls")
 		return 1
 	}
-	o.Addrs = strings.Split(*addr, ",")
 	if !*asJSON && !*quiet {
 		o.Progress = stderr
 	}
@@ -106,6 +111,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := bench.Run(ctx, o)
 	if err != nil && res.Workload == "" {
 		fmt.Fprintln(stderr, "tumbler-bench:", err)
+		if o.Password == "" && strings.Contains(err.Error(), "NOAUTH") {
+			fmt.Fprintln(stderr, "tumbler-bench: the server requires a password: give it with --password (and --user for an ACL user)")
+		}
 		return 1
 	}
 	if *asJSON {
@@ -113,10 +121,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		_ = res.WriteTable(stdout)
 	}
-	if err != nil { // interrupted: what ran so far is reported
-		fmt.Fprintln(stderr, "tumbler-bench:", err)
+	if err != nil { // interrupted (ctx ended): what ran so far is reported
+		fmt.Fprintf(stderr, "tumbler-bench: interrupted after %.1fs, the figures are for that part of the run: %d violations, %d errors\n",
+			res.ElapsedSec, res.Violations, res.Errors)
 		if res.Violations > 0 {
-			fmt.Fprintf(stderr, "tumbler-bench: %d violations\n", res.Violations)
 			return 2
 		}
 		return 1
@@ -161,6 +169,41 @@ func checkFlags(fs *flag.FlagSet) string {
 					msg = fmt.Sprintf("--%s %d: must not be negative", f.Name, v)
 				}
 			}
+		}
+	})
+	return msg
+}
+
+// onlyFor lists the flags that some workloads ignore, with the workloads
+// that use them (bench.Options says how).
+var onlyFor = map[string][]string{
+	"hold":         {"cycle", "contended", "redlock"},
+	"retry":        {"contended", "extend", "redlock"},
+	"node-timeout": {"redlock"},
+	"duration":     {"cycle", "contended", "extend", "pipelined", "redlock", "massexpiry"}, // fill runs until done
+	"ttl":          {"cycle", "contended", "extend", "pipelined", "redlock", "fill"},       // massexpiry sets its own deadlines
+	"window":       {"massexpiry"},
+	"lead":         {"massexpiry"},
+	"interval":     {"massexpiry"},
+	"poll":         {"massexpiry"},
+}
+
+// checkApplies refuses a flag given on the command line that the
+// workload would ignore, as the library refuses a pipeline depth for a
+// workload that does not pipeline: a run with --hold 5ms that held
+// nothing would be taken for a measure of something else. An unknown
+// workload is left to the library to name.
+func checkApplies(fs *flag.FlagSet, workload string, addrs int) string {
+	if !slices.Contains(bench.Workloads, workload) {
+		return ""
+	}
+	if addrs > 1 && workload != "redlock" {
+		return fmt.Sprintf("%s uses one address; a list of %d is for redlock", workload, addrs)
+	}
+	var msg string
+	fs.Visit(func(f *flag.Flag) {
+		if ws, ok := onlyFor[f.Name]; ok && msg == "" && !slices.Contains(ws, workload) {
+			msg = fmt.Sprintf("--%s does not apply to %s (it applies to %s)", f.Name, workload, strings.Join(ws, ", "))
 		}
 	})
 	return msg

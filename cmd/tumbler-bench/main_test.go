@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tumblerdb/tumbler/bench"
 	"github.com/tumblerdb/tumbler/internal/testpki"
@@ -226,5 +227,88 @@ func TestRun_TLSAndACLUser(t *testing.T) {
 		if code := run(context.Background(), bad, &out, &errb); code != 1 {
 			t.Errorf("%q: exit %d, want 1 (stderr %s)", bad, code, errb.String())
 		}
+	}
+}
+
+// TestRun_FlagsThatDoNotApply: a flag given for a workload that would
+// ignore it is refused, named with the workloads it applies to; the same
+// flag for one that uses it is accepted.
+func TestRun_FlagsThatDoNotApply(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--workload", "pipelined", "--hold", "5ms"},
+		{"--workload", "extend", "--hold", "5ms"},
+		{"--workload", "cycle", "--retry", "2ms"},
+		{"--workload", "contended", "--node-timeout", "2s"},
+		{"--workload", "fill", "--keys", "10", "--duration", "5s"},
+		{"--workload", "massexpiry", "--ttl", "5s"},
+		{"--workload", "cycle", "--window", "50ms"},
+		{"--workload", "redlock", "--lead", "1s"},
+		{"--workload", "cycle", "--interval", "1ms"},
+		{"--workload", "cycle", "--poll", "1ms"},
+		{"--workload", "cycle", "--addr", "127.0.0.1:1,127.0.0.1:2"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append([]string{"--addr", "127.0.0.1:1"}, args...), &out, &errb); code != 1 || out.Len() != 0 {
+			t.Errorf("%q: exit %d, output %q, want 1 and none", args, code, out.String())
+		}
+		if !strings.Contains(errb.String(), "apply to") && !strings.Contains(errb.String(), "is for redlock") ||
+			strings.Contains(errb.String(), "connection refused") {
+			t.Errorf("%q: stderr %q, want the flag refused before any dial", args, errb.String())
+		}
+	}
+	srv := server.RunT(t)
+	for _, args := range [][]string{
+		{"--workload", "contended", "--hold", "1ms", "--retry", "1ms", "--keys", "2"},
+		{"--workload", "extend", "--retry", "2ms"},
+		{"--workload", "redlock", "--node-timeout", "2s", "--hold", "1ms"},
+		{"--workload", "cycle", "--hold", "1ms", "--ttl", "5s"},
+	} {
+		var out, errb bytes.Buffer
+		args = append([]string{"--addr", srv.Addr(), "--workers", "2", "--duration", "100ms", "--json"}, args...)
+		if code := run(context.Background(), args, &out, &errb); code != 0 {
+			t.Errorf("%q: exit %d, stderr %s", args, code, errb.String())
+		}
+	}
+}
+
+// TestRun_NoAuthHint: against a server that needs a password, a run
+// without --password says which flag is missing.
+func TestRun_NoAuthHint(t *testing.T) {
+	t.Parallel()
+	srv := server.RunT(t, server.WithConfig(func(c *server.Config) { c.RequirePass = "pw" }))
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--addr", srv.Addr(), "--duration", "100ms"}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1 (stderr %s)", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "NOAUTH") || !strings.Contains(errb.String(), "--password") {
+		t.Errorf("stderr %q, want the NOAUTH error and the flag to give", errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"--addr", srv.Addr(), "--duration", "100ms", "--password", "bad"}, &out, &errb); code != 1 {
+		t.Fatalf("wrong password: exit %d, want 1", code)
+	}
+	if strings.Contains(errb.String(), "requires a password") {
+		t.Errorf("wrong password: stderr %q asks for a password that was given", errb.String())
+	}
+}
+
+// TestRun_InterruptedSaysSo: a run cut short by its context (Ctrl-C)
+// prints the table of what ran, and says it was interrupted, with the
+// counts, rather than the context's error.
+func TestRun_InterruptedSaysSo(t *testing.T) {
+	t.Parallel()
+	srv := server.RunT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"--addr", srv.Addr(), "--workers", "2", "--duration", "1m", "--quiet"}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1 (stderr %s)", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "latency p99.9") {
+		t.Errorf("no table on stdout: %q", out.String())
+	}
+	if e := errb.String(); !strings.Contains(e, "interrupted after") || !strings.Contains(e, "0 violations, 0 errors") || strings.Contains(e, "context canceled") {
+		t.Errorf("stderr %q", e)
 	}
 }
