@@ -498,7 +498,7 @@ func (c *client) flushShared(own bool) error {
 		c.spare = out
 		return nil
 	}
-	c.prod.srv.holdOutput(c) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
+	c.prod.srv.holdOutput(c, own) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
 	var err error
 	if own {
 		_, err = c.write(out)

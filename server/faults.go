@@ -129,8 +129,35 @@ func (f *fixture) stalledLocked(now int64) (until int64, stalled bool) {
 // waitStalled waits while the server is stalled: a stalled process sends
 // nothing, so output (replies and pushes alike) waits here. It reports
 // false when the connection was killed or closed, or the server closed.
-func (s *Server) waitStalled(c *client) bool {
-	return s.waitWhile(s.fx.stalledLocked, c.fx.killed, c.gone)
+//
+// With reply (the connection's own goroutine writes replies), the
+// connection counts as held meanwhile (Held, WaitHeld), as one whose
+// command waits to run does: a command that ran just before a Pause began
+// has its reply held, and its client waits as surely. The count is the
+// held command's: a connection whose command waitTurn holds (and which
+// sends the replies before it, sendBeforeWait) counts once, and a kill
+// takes it out of the count at once.
+func (s *Server) waitStalled(c *client, reply bool) bool {
+	if !reply {
+		return s.waitWhile(s.fx.stalledLocked, c.fx.killed, c.gone)
+	}
+	counted := false
+	held := func(now int64) (int64, bool) {
+		until, stalled := s.fx.stalledLocked(now)
+		if stalled && !c.fx.held && !c.fx.dead.Load() {
+			s.fx.setWaitingLocked(s.fx.waiting + 1)
+			c.fx.held, counted = true, true
+		}
+		return until, stalled
+	}
+	defer func() {
+		if counted {
+			s.fx.pmu.Lock()
+			s.fx.releaseHeldLocked(c) // (unless a kill took it out already)
+			s.fx.pmu.Unlock()
+		}
+	}()
+	return s.waitWhile(held, c.fx.killed, c.gone)
 }
 
 // waitTurn holds a connection's command while the server is paused for
@@ -272,7 +299,10 @@ func (s *Server) waitingCommands() int {
 
 // Held returns how many commands are held right now by a Pause, a CLIENT
 // PAUSE or a DEBUG SLEEP: received, and waiting to run (or, the pause
-// over, not yet run). A connection has
+// over, not yet run). Under a Pause or DEBUG SLEEP, which send nothing,
+// a command that ran just before the pause began and whose reply waits
+// counts too, until the pause ends: its client is held as surely, so
+// that a test can Pause a busy client and WaitHeld(1). A connection has
 // at most one held command, the first the pause stopped: the commands it
 // pipelined behind that one wait behind it and are not counted. Clients
 // that send every caller's commands down one connection (a go-redis

@@ -1553,3 +1553,60 @@ func TestClientPause_TimeoutPastLongLongRefused(t *testing.T) {
 	srv.Advance(100 * time.Second) // the pause's end, kept
 	other.expect("+OK\r\n")
 }
+
+// A command that ran just before a Pause began has its reply held by the
+// stall, and its client waits for it as surely as for a held command: it
+// counts as held (Held, WaitHeld) until the pause ends, once, and a kill
+// takes it out of the count at once. (WaitHeld waited forever for a
+// client that was busy when the Pause began, if its last command had
+// just run: tumbler-bench's stalled-operation test hung on it.) A
+// push-capable connection (RESP3 with tracking) writes its replies
+// through flushShared: the same.
+func TestHeld_CountsAReplyThePauseHolds(t *testing.T) {
+	for _, push := range []bool{false, true} {
+		t.Run(fmt.Sprintf("push=%v", push), func(t *testing.T) {
+			srv := RunT(t, WithManualClock())
+			srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+				if cmd.Name() == "set" {
+					srv.Pause(time.Minute) // after waitTurn: the SET runs, its reply waits
+				}
+				return "", false
+			})
+			conn := func() *rawClient {
+				c := dial(t, srv.Addr())
+				if push {
+					c.send(encode("HELLO", "3"))
+					c.read()
+					c.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON")
+				}
+				return c
+			}
+			a := conn()
+			a.send(encode("SET", "lock", "a", "NX", "PX", "60000"))
+			if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := srv.Get("lock"); !ok {
+				t.Fatal("counted as held before the SET ran")
+			}
+			a.expectSilent(50 * time.Millisecond)
+			if n := srv.Held(); n != 1 {
+				t.Fatalf("Held = %d, want 1", n)
+			}
+			srv.Advance(time.Minute)
+			a.expect("+OK\r\n")
+			eventually(t, "Held back to 0 after the pause", func() bool { return srv.Held() == 0 })
+
+			b := conn()
+			b.send(encode("SET", "lock2", "b", "NX", "PX", "60000"))
+			if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			srv.DropConnections()
+			if n := srv.Held(); n != 0 {
+				t.Fatalf("Held = %d right after DropConnections, want 0", n)
+			}
+			srv.Unpause()
+		})
+	}
+}

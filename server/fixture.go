@@ -306,14 +306,16 @@ func (s *Server) replyLatency(c *client) {
 	if c.w.shared || len(c.w.b) == 0 {
 		return
 	}
-	s.holdOutput(c)
+	s.holdOutput(c, true)
 }
 
 // holdOutput holds a connection's output back while the server is
 // stalled (Pause, DEBUG SLEEP: a stopped process sends nothing, pushes
-// included), then by SetLatency's delay.
-func (s *Server) holdOutput(c *client) {
-	if s.fx.anyPause.Load() && !s.waitStalled(c) {
+// included), then by SetLatency's delay. reply says the connection's own
+// goroutine writes it, replies to its commands among it: the stall then
+// counts the connection as held (waitStalled).
+func (s *Server) holdOutput(c *client, reply bool) {
+	if s.fx.anyPause.Load() && !s.waitStalled(c, reply) {
 		return
 	}
 	d := time.Duration(s.fx.latency.Load())
