@@ -169,8 +169,14 @@ type Result struct {
 	// in place of ones that failed or timed out (or that could not be
 	// made at the start): each of those failures is among Errors, and so
 	// is each reconnect that failed. Other workloads: 0, left out.
-	Reconnects int64  `json:"reconnects,omitempty"`
-	FirstError string `json:"first_error,omitempty"`
+	Reconnects int64 `json:"reconnects,omitempty"`
+	// WorkersStopped counts the workers an I/O error ended before the
+	// run did (a broken connection, or a server that did not answer by
+	// the cutoff). Outside redlock nothing replaces them: the run goes on
+	// with the others, and ends early when none is left. Each is among
+	// Errors.
+	WorkersStopped int    `json:"workers_stopped,omitempty"`
+	FirstError     string `json:"first_error,omitempty"`
 	// MassExpiry is set by the massexpiry workload only. There an
 	// operation is one GET of a key that stays, and Latency covers the
 	// GETs sent in the reclaim window (MassExpiry.ReclaimWindowMs).
@@ -735,11 +741,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}()
 
 	var wg sync.WaitGroup
+	var stopped atomic.Int64
 	for _, w := range ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := w.run(); err != nil {
+				stopped.Add(1)
 				w.st.errors.Add(1)
 				msg := err.Error()
 				if o.Workload != "redlock" && !strings.HasPrefix(msg, addrs[0]) {
@@ -758,7 +766,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Workload: o.Workload, Addrs: addrs, Workers: o.Workers, Conns: o.Conns,
 		Keys: o.Keys, Pipeline: o.Pipeline, TTLMs: o.TTL.Milliseconds(),
 		HoldUs: o.Hold.Microseconds(), Seed: o.Seed, ElapsedSec: elapsed.Seconds(),
-		FirstError: r.firstErr,
+		WorkersStopped: int(stopped.Load()), FirstError: r.firstErr,
 	}
 	if o.Workload == "redlock" {
 		res.NodeTimeoutUs = o.NodeTimeout.Microseconds()

@@ -1179,6 +1179,14 @@ func TestRun_ServerGoneMidRun(t *testing.T) {
 	if res.Errors == 0 || res.FirstError == "" {
 		t.Errorf("errors = %d, want the closed connections counted", res.Errors)
 	}
+	// Both workers lost their connection and stopped: the run says so.
+	if res.WorkersStopped != 2 || res.ElapsedSec >= 5 {
+		t.Errorf("workers stopped %d, elapsed %.1fs; want 2, and the run ended early", res.WorkersStopped, res.ElapsedSec)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "2 of 2 (not replaced") {
+		t.Errorf("table: %v %s", err, buf.String())
+	}
 }
 
 // evalshaCalls is addr's count of EVALSHA calls (INFO commandstats).

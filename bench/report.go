@@ -49,6 +49,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("NOSCRIPT, sent again as EVAL", r.NoScriptFallbacks)
 	}
 	row("errors", r.Errors)
+	if r.WorkersStopped > 0 {
+		row("  workers an error stopped", fmt.Sprintf("%d of %d (not replaced; the rest ran on)", r.WorkersStopped, r.Workers))
+	}
 	if r.NodeTimeoutUs > 0 { // redlock
 		row("reconnects", r.Reconnects)
 	}
