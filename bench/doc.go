@@ -94,6 +94,15 @@
 // to the failure, though it is not counted as an op: the histogram may
 // then hold more samples than ops.
 //
+// # A server that stops answering
+//
+// Every connection has a deadline 10s (plus Hold) past the planned end of
+// the run: a worker still waiting for a reply then gives up, its wait
+// counted as an error and recorded in the latency (it ends that worker,
+// WorkersStopped), so a stalled server makes a run last Duration + 10s +
+// Hold at most. Ctrl-C (ctx) cuts that to a second plus Hold. Redlock's
+// attempts give up on an address after NodeTimeout instead.
+//
 // # Concurrency
 //
 // Run starts Workers goroutines and returns when they have stopped. Each
