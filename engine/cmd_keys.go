@@ -298,17 +298,31 @@ func cmdScan(c *Ctx) {
 	} else if !end {
 		next = (batch[len(batch)-1].h >> 1) + 1
 	}
+	// As Redis's scanGenericCommand: MATCH * is no pattern (the glob does
+	// not match * against the empty key), and a key is looked up, which
+	// expires it if due, only once it matched the pattern.
+	if len(pat) == 1 && pat[0] == '*' {
+		pat = nil
+	}
 	var out []string
 	for _, b := range batch {
-		k := b.ent.key()
-		ent := c.Eng.lookup([]byte(k), c.Now) // expires it lazily if due
-		if ent == nil {
-			continue
-		}
+		k := b.ent.key() // (a view of the entry, which a delete leaves as it is)
 		if pat != nil && !Match(pat, []byte(k), false) {
 			continue
 		}
-		if typ != nil && !eqFold(typ, ent.kind().String()) {
+		ent := c.Eng.lookup([]byte(k), c.Now) // expires it lazily if due
+		if typ != nil {
+			kind := "none"
+			if ent != nil {
+				kind = ent.kind().String()
+			}
+			// TYPE none keeps a key the lookup just expired: Redis's
+			// expireIfNeeded after its type check finds nothing left
+			// to expire. One CLIENT PAUSE left in place it filters.
+			if !eqFold(typ, kind) || ent == nil && c.Eng.keys.get([]byte(k)) != nil {
+				continue
+			}
+		} else if ent == nil {
 			continue
 		}
 		out = append(out, k)
