@@ -2,7 +2,6 @@ package server
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
@@ -221,7 +220,7 @@ func (s *Server) cmdClientSetInfo(c *engine.Ctx) {
 		return
 	}
 	if !validName(c.Args[3]) {
-		c.W.WriteError("ERR " + strings.ToUpper(string(attr)) + " cannot contain spaces, newlines or special characters.")
+		c.W.WriteError("ERR " + string(attr) + " cannot contain spaces, newlines or special characters.") // (as sent, as 7.2)
 		return
 	}
 	me.mu.Lock()

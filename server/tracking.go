@@ -567,10 +567,23 @@ func (s *Server) afterCommand(c *client) {
 		return
 	}
 	st := &c.ps.trk
-	if st.caching && len(c.ctx.Args) > 0 && !engine.EqFold(c.ctx.Args[0], "client") && !c.inTransaction() {
+	if st.caching && !c.inTransaction() && !s.keepsCaching(c.ctx.Args) {
 		st.caching = false
 	}
 	s.sendOwnInvalidations(c)
+}
+
+// keepsCaching reports whether a command leaves a CLIENT CACHING window
+// open for the next: as Redis's resetClient, one that resolved to a
+// CLIENT subcommand served by clientCommand, run or refused (every one
+// but SETINFO, which has its own in 7.2). A bare CLIENT or an unknown
+// subcommand resolves to no such command, and ends the window.
+func (s *Server) keepsCaching(args [][]byte) bool {
+	if len(args) < 2 || !engine.EqFold(args[0], "client") || engine.EqFold(args[1], "setinfo") {
+		return false
+	}
+	_, ok := s.eng.Lookup(args[0]).Subs[strings.ToLower(string(args[1]))]
+	return ok
 }
 
 // afterBlocked is afterCommand for a blocking command (BLPOP, BLMOVE...),

@@ -421,3 +421,21 @@ func TestTracking_TableMaxKeys(t *testing.T) {
 		t.Fatalf("%d keys invalidated by the lower limit, want 26", len(evicted))
 	}
 }
+
+// CLIENT SETINFO has its own handler in Redis 7.2 (clientSetinfoCommand),
+// so it ends a CLIENT CACHING window as a command other than CLIENT does
+// (resetClient keeps the window after clientCommand only); its error
+// names the attribute as sent.
+func TestTracking_SetInfoEndsACachingWindow(t *testing.T) {
+	srv := RunT(t)
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON", "OPTIN")
+	a.send(encode("CLIENT", "CACHING", "YES") + encode("CLIENT", "SETINFO", "lib-name", "x") + encode("GET", "k"))
+	a.expect("+OK\r\n")
+	a.expect("+OK\r\n")
+	a.expect("_\r\n")
+	b.expectDo("+OK\r\n", "SET", "k", "1")
+	a.expectDo("+PONG\r\n", "PING") // no invalidation before it: k was not tracked
+	a.expectDo("-ERR Lib-Name cannot contain spaces, newlines or special characters.\r\n", "CLIENT", "SETINFO", "Lib-Name", "a b")
+}
