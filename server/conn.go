@@ -481,6 +481,12 @@ func (c *client) flushShared(own bool) error {
 			c.readAheadWhileWriting()
 			c.fmu.Lock()
 			c.fc.stopReadAhead()
+		} else if c.prod.srv.fx.anyPause.Load() {
+			// The flusher may be holding a push in a stall: this reply
+			// waits as long, and counts as held meanwhile (Held).
+			uncount := c.prod.srv.countReplyWhileStalled(c)
+			c.fmu.Lock()
+			uncount()
 		} else {
 			c.fmu.Lock()
 		}

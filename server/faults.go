@@ -133,10 +133,7 @@ func (f *fixture) stalledLocked(now int64) (until int64, stalled bool) {
 // With reply (the connection's own goroutine writes replies), the
 // connection counts as held meanwhile (Held, WaitHeld), as one whose
 // command waits to run does: a command that ran just before a Pause began
-// has its reply held, and its client waits as surely. The count is the
-// held command's: a connection whose command waitTurn holds (and which
-// sends the replies before it, sendBeforeWait) counts once, and a kill
-// takes it out of the count at once.
+// has its reply held, and its client waits as surely (countReplyLocked).
 func (s *Server) waitStalled(c *client, reply bool) bool {
 	if !reply {
 		return s.waitWhile(s.fx.stalledLocked, c.fx.killed, c.gone)
@@ -144,20 +141,62 @@ func (s *Server) waitStalled(c *client, reply bool) bool {
 	counted := false
 	held := func(now int64) (int64, bool) {
 		until, stalled := s.fx.stalledLocked(now)
-		if stalled && !c.fx.held && !c.fx.dead.Load() {
-			s.fx.setWaitingLocked(s.fx.waiting + 1)
-			c.fx.held, counted = true, true
+		if stalled && !counted {
+			counted = s.fx.countReplyLocked(c)
 		}
 		return until, stalled
 	}
 	defer func() {
 		if counted {
 			s.fx.pmu.Lock()
-			s.fx.releaseHeldLocked(c) // (unless a kill took it out already)
+			s.fx.releaseReplyLocked(c) // (unless a kill took it out already)
 			s.fx.pmu.Unlock()
 		}
 	}()
 	return s.waitWhile(held, c.fx.killed, c.gone)
+}
+
+// countReplyWhileStalled counts c as held, as waitStalled does, when the
+// server is stalled now: its own goroutine is about to wait for a write
+// that the stall holds (the flusher's, which holds its write lock while a
+// push waits in the stall). The func it returns takes the count back.
+func (s *Server) countReplyWhileStalled(c *client) (uncount func()) {
+	s.fx.pmu.Lock()
+	defer s.fx.pmu.Unlock()
+	if _, stalled := s.fx.stalledLocked(s.eng.Now()); !stalled || !s.fx.countReplyLocked(c) {
+		return func() {}
+	}
+	return func() {
+		s.fx.pmu.Lock()
+		s.fx.releaseReplyLocked(c)
+		s.fx.pmu.Unlock()
+	}
+}
+
+// countReplyLocked counts c as held for a reply a stall holds, once: not
+// when a command of it counts already (waitTurn, which sends the replies
+// before it through here, sendBeforeWait) or it was killed (kill takes
+// it out of the count at once). It is a count of its own: the 'b' flag
+// and INFO's blocked_clients are for commands that wait to run. It
+// reports whether it counted c. Requires pmu.
+func (f *fixture) countReplyLocked(c *client) bool {
+	if c.fx.held || c.fx.replyHeld || c.fx.dead.Load() {
+		return false
+	}
+	c.fx.replyHeld = true
+	f.replies++
+	f.setWaitingLocked(f.waiting + 1)
+	return true
+}
+
+// releaseReplyLocked takes c's held reply, if it counts, out of the
+// count. Requires pmu.
+func (f *fixture) releaseReplyLocked(c *client) {
+	if c.fx.replyHeld {
+		c.fx.replyHeld = false
+		f.replies--
+		f.setWaitingLocked(f.waiting - 1)
+	}
 }
 
 // waitTurn holds a connection's command while the server is paused for
@@ -290,11 +329,21 @@ func (f *fixture) setWaitingLocked(n int) {
 	f.waitingCh = make(chan struct{})
 }
 
-// waitingCommands returns how many commands are held by a pause.
+// waitingCommands returns how many commands are held by a pause (Held):
+// waiting to run, or their replies held by a stall.
 func (s *Server) waitingCommands() int {
 	s.fx.pmu.Lock()
 	defer s.fx.pmu.Unlock()
 	return s.fx.waiting
+}
+
+// pausedCommands returns how many commands wait to run because of a pause
+// (INFO's blocked_clients counts them): waitingCommands without the
+// replies held.
+func (s *Server) pausedCommands() int {
+	s.fx.pmu.Lock()
+	defer s.fx.pmu.Unlock()
+	return s.fx.waiting - s.fx.replies
 }
 
 // Held returns how many commands are held right now by a Pause, a CLIENT

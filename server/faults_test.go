@@ -1610,3 +1610,69 @@ func TestHeld_CountsAReplyThePauseHolds(t *testing.T) {
 		})
 	}
 }
+
+// A push-capable connection's reply can wait behind its flusher, which
+// holds its write lock while a push (here the invalidation a fixture Set
+// caused) waits out the stall: the connection counts as held all the
+// same, and after the pause the push comes first, then the reply.
+func TestHeld_CountsAReplyBehindAHeldPush(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a := dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON")
+	a.expectDo("_\r\n", "GET", "k") // tracked
+	srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		if cmd.Name() == "set" {
+			srv.Pause(time.Minute)
+			srv.Set("k", "v", 0)              // an invalidation for a: its flusher holds it in the stall
+			time.Sleep(20 * time.Millisecond) // and takes the write lock before the SET's reply
+		}
+		return "", false
+	})
+	a.send(encode("SET", "lock", "a", "NX", "PX", "60000"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a.expectSilent(50 * time.Millisecond)
+	srv.Advance(time.Minute)
+	a.expect(inval3("k"))
+	a.expect("+OK\r\n")
+	eventually(t, "Held back to 0", func() bool { return srv.Held() == 0 })
+}
+
+// A reply held by a stall counts as held (Held) but is not a blocked
+// command: a client whose PING reply the stall held while its BLPOP,
+// pipelined behind it, blocks is still flagged 'b' (CLIENT LIST) and
+// counted in blocked_clients once the pause is over.
+func TestHeld_ReplyCountLeavesTheBlockedFlag(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a := dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON") // flushShared: the BLPOP's wait flushes through it
+	a.expectDo("+OK\r\n", "CLIENT", "SETNAME", "blocker")
+	srv.FailWhen(func(cmd CommandRecord) (string, bool) {
+		if cmd.Name() == "blpop" {
+			srv.Pause(time.Minute)
+		}
+		return "", false
+	})
+	a.send(encode("PING") + encode("BLPOP", "q", "0"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Advance(time.Minute)
+	a.expect("+PONG\r\n")
+	eventually(t, "Held back to 0", func() bool { return srv.Held() == 0 })
+	b := dial(t, srv.Addr())
+	list := b.do("CLIENT", "LIST")
+	for _, l := range strings.Split(list, "\n") {
+		if strings.Contains(l, "name=blocker") && !strings.Contains(l, "flags=bt ") {
+			t.Errorf("the client blocked in BLPOP: %s, want flags=bt", l)
+		}
+	}
+	if info := b.do("INFO", "clients"); !strings.Contains(info, "blocked_clients:1\r\n") {
+		t.Errorf("INFO clients: %q, want blocked_clients:1", info)
+	}
+	b.expectDo(":1\r\n", "RPUSH", "q", "x")
+	a.expect("*2\r\n$1\r\nq\r\n$1\r\nx\r\n")
+}

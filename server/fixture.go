@@ -30,7 +30,8 @@ type fixture struct {
 	sleeps       int           // DEBUG SLEEPs in progress
 	cpUntil      int64         // CLIENT PAUSE end (mono ms); 0 = none
 	cpAll        bool          // CLIENT PAUSE ALL (else WRITE)
-	waiting      int           // commands held by a pause right now
+	waiting      int           // commands held by a pause right now (Held)
+	replies      int           // of which replies a stall holds (countReplyLocked)
 	waitingCh    chan struct{} // closed (and replaced) when waiting changes
 	expiryParked bool          // the active expiry loop is held
 
@@ -75,8 +76,11 @@ type connFixture struct {
 	monitor  atomic.Bool
 	blocked  atomic.Bool // waiting in a blocking command or held by a pause: CLIENT LIST's 'b'
 	held     bool        // a command of it counts as held by a pause (Held); guarded by Server.fx.pmu
-	untilRun bool        // held by a pause that has ended: still counted until it has run (heldRan); its goroutine's own
-	feed     bool        // show the running command to MONITOR once it has run
+	// replyHeld: its reply, held by a stall, counts as a held command
+	// (waitStalled) instead; guarded by Server.fx.pmu
+	replyHeld bool
+	untilRun  bool // held by a pause that has ended: still counted until it has run (heldRan); its goroutine's own
+	feed      bool // show the running command to MONITOR once it has run
 }
 
 // initFixture is called by New.
@@ -193,6 +197,7 @@ func (s *Server) kill(c *client) bool {
 	// waitTurn, under pmu, does not count a dead connection's command.)
 	s.fx.pmu.Lock()
 	s.fx.releaseHeldLocked(c)
+	s.fx.releaseReplyLocked(c)
 	s.fx.pmu.Unlock()
 	if a, ok := s.fx.counted.Load(c.nc); ok {
 		a.(*acceptedConn).closed.Store(true)

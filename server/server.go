@@ -672,7 +672,7 @@ func (s *Server) ServerInfo() engine.ServerInfo {
 		ConfigFile:       s.cfg.ConfigFile,
 		// held by CLIENT PAUSE (faults.go): INFO cannot run while a
 		// fixture Pause or DEBUG SLEEP holds commands
-		PausedClients: s.waitingCommands(),
+		PausedClients: s.pausedCommands(),
 	}
 	// hz: Redis's serverCron doubles it while there are more than 200
 	// clients a tick (dynamic-hz), up to 500
