@@ -171,10 +171,10 @@ type Result struct {
 	// is each reconnect that failed. Other workloads: 0, left out.
 	Reconnects int64 `json:"reconnects,omitempty"`
 	// WorkersStopped counts the workers an I/O error ended before the
-	// run did (a broken connection, or a server that did not answer by
-	// the cutoff). Outside redlock nothing replaces them: the run goes on
-	// with the others, and ends early when none is left. Each is among
-	// Errors.
+	// run did: a broken connection, or a server that did not answer by
+	// the cutoff (Ctrl-C's too, after its second of grace). Nothing
+	// replaces them: the run goes on with the others, and ends early when
+	// none is left. Each is among Errors.
 	WorkersStopped int    `json:"workers_stopped,omitempty"`
 	FirstError     string `json:"first_error,omitempty"`
 	// MassExpiry is set by the massexpiry workload only. There an

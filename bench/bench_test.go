@@ -1184,7 +1184,7 @@ func TestRun_ServerGoneMidRun(t *testing.T) {
 		t.Errorf("workers stopped %d, elapsed %.1fs; want 2, and the run ended early", res.WorkersStopped, res.ElapsedSec)
 	}
 	var buf bytes.Buffer
-	if err := res.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "2 of 2 (not replaced") {
+	if err := res.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "workers an error stopped") || !strings.Contains(buf.String(), " 2 of 2 (not replaced)") {
 		t.Errorf("table: %v %s", err, buf.String())
 	}
 }

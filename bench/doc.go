@@ -100,7 +100,9 @@
 // the run: a worker still waiting for a reply then gives up, its wait
 // counted as an error and recorded in the latency (it ends that worker,
 // WorkersStopped), so a stalled server makes a run last Duration + 10s +
-// Hold at most. Ctrl-C (ctx) cuts that to a second plus Hold. Redlock's
+// Hold at most. fill, which runs until every key is set, plans a day;
+// massexpiry waits until 10s past its cap (Duration after the last
+// deadline). Ctrl-C (ctx) cuts a wait to a second plus Hold. Redlock's
 // attempts give up on an address after NodeTimeout instead.
 //
 // # Concurrency

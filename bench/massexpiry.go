@@ -98,6 +98,7 @@ type mxWorker struct {
 	nBefore  int64
 	nDuring  int64
 	firstErr string
+	stopped  bool // an I/O error ended it (Result.WorkersStopped)
 }
 
 func (w *mxWorker) fail(msg string) {
@@ -364,6 +365,7 @@ func runMassExpiry(ctx context.Context, o Options) (Result, error) {
 				err = w.gets(&stop, firstAt, o.Interval)
 			}
 			if err != nil {
+				w.stopped = true
 				w.fail(err.Error())
 			}
 		}()
@@ -506,6 +508,9 @@ wait:
 		res.Ops += w.st.ops.Load()
 		res.Requests += w.st.reqs.Load()
 		res.Errors += w.st.errors.Load()
+		if w.stopped {
+			res.WorkersStopped++
+		}
 		if w.firstErr != "" && res.FirstError == "" {
 			res.FirstError = w.firstErr
 		}

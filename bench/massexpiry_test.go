@@ -277,3 +277,35 @@ func TestMassExpiry_Interrupted(t *testing.T) {
 type progressFunc func(string)
 
 func (f progressFunc) Write(p []byte) (int, error) { f(string(p)); return len(p), nil }
+
+// TestMassExpiry_WorkersStoppedByAnError: GET workers whose connections
+// drop after loading stop, and the result counts them.
+func TestMassExpiry_WorkersStoppedByAnError(t *testing.T) {
+	srv := server.RunT(t)
+	o := mxOptions(srv.Addr())
+	dropped := make(chan struct{})
+	go func() {
+		defer close(dropped)
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			if len(srv.Keys()) >= o.Keys { // loaded: the workers GET now
+				srv.DropConnections()
+				return
+			}
+		}
+	}()
+	res, err := Run(context.Background(), o)
+	<-dropped
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (A worker between two GETs when the DBSIZE poll's failure ends the
+	// run stops without an error: at least one of them sees the drop.)
+	if res.WorkersStopped < 1 || res.WorkersStopped > o.Workers || res.OK() {
+		t.Errorf("workers stopped %d of %d, errors %d (%s); want some stopped, counted as errors", res.WorkersStopped, o.Workers, res.Errors, res.FirstError)
+	}
+	var b strings.Builder
+	_ = res.WriteTable(&b)
+	if !strings.Contains(b.String(), "workers an error stopped") || !strings.Contains(b.String(), " of 4 (not replaced)") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

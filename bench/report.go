@@ -49,9 +49,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("NOSCRIPT, sent again as EVAL", r.NoScriptFallbacks)
 	}
 	row("errors", r.Errors)
-	if r.WorkersStopped > 0 {
-		row("  workers an error stopped", fmt.Sprintf("%d of %d (not replaced; the rest ran on)", r.WorkersStopped, r.Workers))
-	}
+	r.stoppedRow(row)
 	if r.NodeTimeoutUs > 0 { // redlock
 		row("reconnects", r.Reconnects)
 	}
@@ -102,11 +100,20 @@ func (r *Result) massExpiryTable(row func(k string, v any)) {
 	row("GETs before / in the window", fmt.Sprintf("%d / %d", m.GetsBefore, m.GetsDuring))
 	row("elapsed", fmt.Sprintf("%.2fs", r.ElapsedSec))
 	row("errors", r.Errors)
+	r.stoppedRow(row)
 	if m.EarlyGone > 0 {
 		row("keys gone before their deadline", m.EarlyGone)
 	}
 	if r.FirstError != "" {
 		row("first error", r.FirstError)
+	}
+}
+
+// stoppedRow shows, when there were any, the workers an error ended
+// before the run did (Result.WorkersStopped).
+func (r *Result) stoppedRow(row func(k string, v any)) {
+	if r.WorkersStopped > 0 {
+		row("  workers an error stopped", fmt.Sprintf("%d of %d (not replaced)", r.WorkersStopped, r.Workers))
 	}
 }
 

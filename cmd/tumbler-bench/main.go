@@ -110,6 +110,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	res, err := bench.Run(ctx, o)
 	if err != nil && res.Workload == "" {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "tumbler-bench: interrupted before the run began:", err)
+			return 1
+		}
 		fmt.Fprintln(stderr, "tumbler-bench:", err)
 		if o.Password == "" && strings.Contains(err.Error(), "NOAUTH") {
 			fmt.Fprintln(stderr, "tumbler-bench: the server requires a password: give it with --password (and --user for an ACL user)")

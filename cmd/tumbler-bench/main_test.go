@@ -312,3 +312,41 @@ func TestRun_InterruptedSaysSo(t *testing.T) {
 		t.Errorf("stderr %q", e)
 	}
 }
+
+// TestRun_InterruptedDuringSetup: Ctrl-C while the setup waits for a
+// server that accepts and never answers says the run was interrupted.
+func TestRun_InterruptedDuringSetup(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"--addr", ln.Addr().String(), "--quiet"}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1 (stderr %s)", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "interrupted before the run began") {
+		t.Errorf("stderr %q", errb.String())
+	}
+}
