@@ -310,7 +310,13 @@ func cmdScan(c *Ctx) {
 		if pat != nil && !Match(pat, []byte(k), false) {
 			continue
 		}
-		ent := c.Eng.lookup([]byte(k), c.Now) // expires it lazily if due
+		var ent *entry
+		if typ != nil {
+			// lookupKeyReadWithFlags: a keyspace hit or miss, and keymiss
+			ent = c.Eng.lookupRead([]byte(k), c.Now)
+		} else {
+			ent = c.Eng.lookup([]byte(k), c.Now) // expireIfNeeded
+		}
 		if typ != nil {
 			kind := "none"
 			if ent != nil {

@@ -34,6 +34,10 @@ var notifyCases = [][]string{
 		"SADD t a", "SMEMBERS t", "SCARD t", "SISMEMBER t a", "SMISMEMBER nosuch a", "SRANDMEMBER t", "SINTER t nosuch", "SUNION t t", "SDIFF nosuch t", "SINTERCARD 2 t t", "SSCAN t 0",
 		"ZADD z 1 a", "ZSCORE z a", "ZMSCORE z a b", "ZCARD z", "ZCOUNT z 0 1", "ZLEXCOUNT z - +", "ZRANK z a", "ZRANGE z 0 -1", "ZRANGEBYSCORE nosuch 0 1", "ZREVRANGE z 0 -1", "ZSCAN z 0",
 		"TYPE z", "TTL z", "KEYS s*", "DBSIZE", "SCAN 0 MATCH s", "TOUCH z nosuch"},
+	// SCAN: a key past its deadline is expired once it matched the
+	// pattern; TYPE looks it up as a read (a hit or a miss, and keymiss)
+	{"DEBUG SET-ACTIVE-EXPIRE 0", "SET a 1", "HSET h f v", "SET e v PXAT 1", "SCAN 0 MATCH zz* COUNT 100", "SCAN 0 TYPE string COUNT 100",
+		"SCAN 0 TYPE hash COUNT 100", "SET e v PXAT 1", "SCAN 0 TYPE none COUNT 100", "SET e v PXAT 1", "SCAN 0 MATCH e COUNT 100", "DEBUG SET-ACTIVE-EXPIRE 1"},
 	// keys
 	{"OBJECT ENCODING nosuch", "SET k v", "OBJECT ENCODING k", "OBJECT REFCOUNT k", "OBJECT REFCOUNT nosuch", "OBJECT FREQ k", "OBJECT FREQ nosuch"},
 	{"SET k v", "EXPIRE k 100", "PEXPIRE k 100000", "EXPIREAT k 1", "SET k v", "PERSIST k", "EXPIRE k 100", "PERSIST k", "PERSIST k", "DEL k", "DEL k", "UNLINK nosuch"},
@@ -90,7 +94,7 @@ var notifyCases = [][]string{
 // be Redis's, and so must the keyspace hits and misses INFO counts after
 // each command (outside MULTI).
 func TestNotifyDiff(t *testing.T) {
-	redisAddr := startRedis(t)
+	redisAddr := startRedis73(t, "", "enable-debug-command", "yes") // DEBUG SET-ACTIVE-EXPIRE
 	tumblerAddr := server.RunT(t).Addr()
 	for _, flags := range []string{"KEA", "Kgx", "Eh$", "KElmn", "Kz", "Ks"} {
 		for i, cmds := range notifyCases {
