@@ -385,6 +385,10 @@ func (vm *VM) lua51Error(L *lua.LState, msg string, level int) (string, bool) {
 			return pos + "attempt to compare two " + a + " values", true
 		}
 		return msg, false
+	case text == "too many recursions in gettable": // luaV_gettable past MAXTAGLOOP
+		return pos + "loop in gettable", true
+	case text == "too many recursions in settable":
+		return pos + "loop in settable", true
 	case text == "for statement init must be a number":
 		return pos + "'for' initial value must be a number", true
 	case text == "for statement limit must be a number":

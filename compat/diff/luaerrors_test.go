@@ -26,6 +26,11 @@ var luaRuntimeCases = []string{
 	"local a = {b = {}} return a.b.c.d",
 	"local x = 1 return x[1]",
 	"return (nil).x",
+	// a loop of __index / __newindex tables (luaV_gettable, luaV_settable)
+	"local t = setmetatable({}, {}) getmetatable(t).__index = t return t.x",
+	"local t = setmetatable({}, {}) getmetatable(t).__newindex = t t.x = 1",
+	"local a, b = {}, {} setmetatable(a, {__index = b}) setmetatable(b, {__index = a}) return a.x",
+	"local t = setmetatable({}, {}) getmetatable(t).__index = t local ok, e = pcall(function() return t.x end) return e",
 	// call
 	"local t = {} return t.f()",
 	"local t = {} return t:m()",
