@@ -156,6 +156,7 @@ func (s *Server) beginBatch(c *client, cmds []redcon.Command) {
 	// CLIENT LIST idle: the last read (once a batch, not a command: a clock
 	// read costs); the same read starts the first command's timing.
 	c.fx.last.Store(s.eng.StartBatch(&c.ctx))
+	c.w.limit = s.replyLimit(c)   // client-output-buffer-limit, within a reply (limits.go)
 	s.fx.log.addBatch(s, c, cmds) // fixture: Commands (server/fixture.go)
 	s.busy(c)                     // maxmemory-clients: measured by itself until its replies are out (evict.go)
 	if len(cmds) > 1 {

@@ -123,6 +123,13 @@ func (s *Server) outputOverLimit(c *client) bool {
 		// for a client it closes ASAP
 		killed := c.ps.killed
 		kill := !killed && s.pushOverLimit(c) // its class's limit, as a push's (pubsub.go)
+		if !killed && !kill && c.w.over {
+			// a reply cut at the limit (replyLimit), whose output the
+			// flusher may have taken meanwhile: closed as pushOverLimit
+			// closes
+			c.ps.killed, kill = true, true
+			c.w.b, c.deferred = nil, nil
+		}
 		c.omu.Unlock()
 		if kill {
 			s.closeOverLimit(c)
@@ -130,14 +137,35 @@ func (s *Server) outputOverLimit(c *client) bool {
 		return kill || killed
 	}
 	l := s.live().OutputBufferLimits.Normal
-	if l.Hard == 0 && l.Soft == 0 {
-		return false
-	}
-	if !c.prod.obuf.over(l, len(c.w.b), time.Now()) {
-		return false
+	if !c.w.over { // (a reply cut at the limit: closed whatever the limit now)
+		if l.Hard == 0 && l.Soft == 0 {
+			return false
+		}
+		if !c.prod.obuf.over(l, len(c.w.b), time.Now()) {
+			return false
+		}
 	}
 	s.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", len(c.w.b))
 	return true
+}
+
+// replyLimit is the hard output buffer limit of c's class (normal, or
+// pubsub while it is subscribed), for its writer to stop at
+// (respWriter.limit): 0 for none.
+func (s *Server) replyLimit(c *client) int {
+	lim := s.live().OutputBufferLimits
+	l := lim.Normal
+	if c.w.shared {
+		c.omu.Lock()
+		if c.ps.pubsub {
+			l = lim.PubSub
+		}
+		c.omu.Unlock()
+	}
+	if l.Hard == 0 || l.Hard > math.MaxInt {
+		return 0
+	}
+	return int(l.Hard)
 }
 
 // errOutputLimit ends a connection that broke its output buffer limit.

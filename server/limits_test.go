@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -427,4 +428,70 @@ func TestPushConns_CountedUntilGone(t *testing.T) {
 	}
 	srv.DropConnections()
 	eventually(t, "no push-capable connection counted", func() bool { return srv.pushConns.Load() == 0 })
+}
+
+// One command whose reply asks for far more than the hard output limit
+// (MGET of a 1 MB value a hundred times: 100 MB; a script's reply) stops
+// adding to it at the limit and is closed, as Redis stops adding output
+// for a client it is to close: the server builds no more of the reply
+// than the limit. It used to build all of it, and then close: a small
+// request could ask for more memory than the machine had (an MGET of a
+// million keys), whatever the limit. For a push-capable connection
+// (RESP3 tracking, its writer shared with pushes) the same, and for a
+// subscribed one its class is pubsub's.
+func TestOutputBufferLimit_OneReplyStopsAtTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup []string
+		class string
+	}{
+		{"plain", nil, "normal"},
+		{"tracking", []string{"CLIENT TRACKING on"}, "normal"},
+		{"subscribed", []string{"SUBSCRIBE ch"}, "pubsub"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := RunT(t, WithConfig(func(c *Config) {
+				c.OutputBufferLimits = DefaultOutputBufferLimits()
+				c.OutputBufferLimits.PubSub = OutputBufferLimit{}
+				if tc.class == "pubsub" {
+					c.OutputBufferLimits.PubSub = OutputBufferLimit{Hard: 1 << 20}
+				} else {
+					c.OutputBufferLimits.Normal = OutputBufferLimit{Hard: 1 << 20}
+				}
+			}))
+			srv.Set("big", strings.Repeat("v", 1<<20), 0)
+			mget := []string{"MGET"}
+			for range 100 {
+				mget = append(mget, "big")
+			}
+			for _, req := range []string{
+				encode(mget...),
+				// 2^17 leaves of 1 KB: 128 MB of reply from 17 small tables
+				encode("EVAL", "local t = string.rep('x', 1024) for i = 1, 17 do t = {t, t} end return t", "0"),
+			} {
+				c := dial(t, srv.Addr())
+				if tc.setup != nil {
+					c.hello3()
+					for _, cmd := range tc.setup {
+						c.send(encode(strings.Fields(cmd)...))
+						c.read()
+					}
+				}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				c.send(req)
+				if got := waitClosed(t, c); len(got) > 2<<20 {
+					t.Fatalf("got %d bytes before the close", len(got))
+				}
+				runtime.ReadMemStats(&after)
+				if grew := after.TotalAlloc - before.TotalAlloc; grew > 40<<20 {
+					t.Errorf("%.40q: allocated %d MB for a reply over a 1 MB limit", req, grew>>20)
+				}
+				if got := dial(t, srv.Addr()).do("PING"); got != "+PONG\r\n" {
+					t.Fatalf("PING after: %q", got)
+				}
+			}
+		})
+	}
 }

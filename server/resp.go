@@ -23,14 +23,32 @@ type respWriter struct {
 	proto  int
 	shared bool
 	mu     *sync.Mutex
+	// limit, when not 0, is the most output the buffer takes (the hard
+	// output buffer limit of the connection's class, set for each batch
+	// by its goroutine, replyLimit): a write that finds it reached is
+	// dropped and over set, as Redis's prepareClientToWrite refuses
+	// output to a client it is to close, and the connection is closed
+	// after the command (outputOverLimit). One command's reply so stays
+	// within the limit, give or take its last element, however much it
+	// asks for (MGET of a big value a million times, a script's reply).
+	limit int
+	over  bool
 }
 
 var _ engine.CopyingWriter = (*respWriter)(nil)
 
-func (w *respWriter) lock() {
+// lock takes the buffer for a write, and reports whether the write may
+// go in: false, the buffer not held, when it is at its limit.
+func (w *respWriter) lock() bool {
 	if w.shared {
 		w.mu.Lock()
 	}
+	if w.limit != 0 && len(w.b) >= w.limit {
+		w.over = true
+		w.unlock()
+		return false
+	}
+	return true
 }
 
 func (w *respWriter) unlock() {
@@ -46,49 +64,65 @@ func (w *respWriter) Proto() int { return w.proto }
 func (w *respWriter) CopiesReplies() {}
 
 func (w *respWriter) WriteStatus(s string) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = redcon.AppendString(w.b, s)
 	w.unlock()
 }
 
 func (w *respWriter) WriteError(msg string) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = redcon.AppendError(w.b, msg)
 	w.unlock()
 }
 
 func (w *respWriter) WriteInt(n int64) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = redcon.AppendInt(w.b, n)
 	w.unlock()
 }
 
 func (w *respWriter) WriteBulk(b []byte) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = redcon.AppendBulk(w.b, b)
 	w.unlock()
 }
 
 func (w *respWriter) WriteBulkString(s string) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = redcon.AppendBulkString(w.b, s)
 	w.unlock()
 }
 
 func (w *respWriter) WriteArray(n int) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = redcon.AppendArray(w.b, n)
 	w.unlock()
 }
 
 func (w *respWriter) raw(p []byte) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = append(w.b, p...)
 	w.unlock()
 }
 
 func (w *respWriter) header(prefix byte, n int) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	w.b = append(w.b, prefix)
 	w.b = strconv.AppendInt(w.b, int64(n), 10)
 	w.b = append(w.b, '\r', '\n')
@@ -178,7 +212,9 @@ func formatDouble(b []byte, f float64) []byte {
 func (w *respWriter) WriteDouble(f float64) {
 	var tmp [40]byte
 	num := formatDouble(tmp[:0], f)
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	if w.proto == 3 {
 		w.b = append(w.b, ',')
 		w.b = append(w.b, num...)
@@ -190,7 +226,9 @@ func (w *respWriter) WriteDouble(f float64) {
 }
 
 func (w *respWriter) WriteBigNumber(s string) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	if w.proto == 3 {
 		w.b = append(w.b, '(')
 		w.b = append(w.b, s...)
@@ -202,7 +240,9 @@ func (w *respWriter) WriteBigNumber(s string) {
 }
 
 func (w *respWriter) WriteVerbatim(format, s string) {
-	w.lock()
+	if !w.lock() {
+		return
+	}
 	if w.proto == 3 {
 		w.b = append(w.b, '=')
 		w.b = strconv.AppendInt(w.b, int64(len(s)+4), 10)
