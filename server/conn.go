@@ -96,6 +96,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	fc.lim, fc.idleExempt = &s.prod.limits, c.idleExempt // (limits.go)
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu}
+	c.w.relimit = func() int { return s.replyLimitLocked(c) } // (under omu once shared: respWriter.lock)
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client, Pending: &c.pending}
 	c.ctx.CanBlock = true // blocking.go: this goroutine waits for blocked commands
 	fc.needsAuth = func() bool { return c.NeedsAuth }
@@ -191,11 +192,11 @@ func (s *Server) runBatch(c *client, cmds []redcon.Command, i int) bool {
 			s.afterBlocked(c) // tracking: invalidations of its own writes, after its reply (tracking.go)
 			c.ctx.Unchain()
 		}
+		if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go): nothing more is sent
+			return false
+		}
 		if c.closeNow {
 			break
-		}
-		if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go)
-			return false
 		}
 	}
 	s.endBatch(c)

@@ -560,11 +560,11 @@ func (s *Server) loopBatch(c *client, cmds []redcon.Command) (loopExit, bool) {
 		if c.ctx.Blocked != nil {
 			return loopExit{kind: exitBatch, cmds: cmds, at: i}, false
 		}
+		if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go): nothing more is sent
+			return loopExit{kind: exitClose}, false
+		}
 		if c.closeNow {
 			break
-		}
-		if s.outputOverLimit(c) { // client-output-buffer-limit (limits.go)
-			return loopExit{kind: exitClose}, false
 		}
 	}
 	s.endBatch(c)

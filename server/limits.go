@@ -153,14 +153,22 @@ func (s *Server) outputOverLimit(c *client) bool {
 // pubsub while it is subscribed), for its writer to stop at
 // (respWriter.limit): 0 for none.
 func (s *Server) replyLimit(c *client) int {
+	if !c.w.shared {
+		return s.replyLimitLocked(c)
+	}
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	return s.replyLimitLocked(c)
+}
+
+// replyLimitLocked is replyLimit for a caller that holds c's omu, or is
+// its own goroutine while it cannot receive pushes (nobody else writes
+// its pub/sub state then).
+func (s *Server) replyLimitLocked(c *client) int {
 	lim := s.live().OutputBufferLimits
 	l := lim.Normal
-	if c.w.shared {
-		c.omu.Lock()
-		if c.ps.pubsub {
-			l = lim.PubSub
-		}
-		c.omu.Unlock()
+	if c.ps.pubsub {
+		l = lim.PubSub
 	}
 	if l.Hard == 0 || l.Hard > math.MaxInt {
 		return 0

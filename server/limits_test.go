@@ -495,3 +495,134 @@ func TestOutputBufferLimit_OneReplyStopsAtTheLimit(t *testing.T) {
 		})
 	}
 }
+
+// limitsSrv runs a server with the default output buffer limits, then
+// set's changes.
+func limitsSrv(t *testing.T, set func(*OutputBufferLimits)) *Server {
+	t.Helper()
+	return RunT(t, WithConfig(func(c *Config) {
+		c.OutputBufferLimits = DefaultOutputBufferLimits()
+		set(&c.OutputBufferLimits)
+	}))
+}
+
+// readN reads n replies, failing with what it got if the server closes
+// the connection.
+func readN(t *testing.T, c *rawClient, n int) []string {
+	t.Helper()
+	var out []string
+	for i := 0; i < n; i++ {
+		c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var b strings.Builder
+		if err := readReply(c.rd, &b); err != nil {
+			t.Fatalf("reply %d: %v (replies so far: %d, partial %d bytes)", i, err, len(out), b.Len())
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// The limit a reply is cut at is the one in force when it gets there
+// (respWriter.relimit), not the batch's first: CONFIG SET lifting the
+// normal limit, then a big reply, in one batch: the reply is sent, as
+// Redis, which reads the limit at each reply it adds.
+func TestOutputBufferLimit_RaisedMidBatch(t *testing.T) {
+	for _, newLimit := range []string{"normal 0 0 0", "normal 64mb 0 0"} {
+		t.Run(newLimit, func(t *testing.T) {
+			srv := limitsSrv(t, func(l *OutputBufferLimits) { l.Normal = OutputBufferLimit{Hard: 1 << 20} })
+			srv.Set("big", strings.Repeat("v", 2<<20), 0)
+			c := dial(t, srv.Addr())
+			c.send(encode("CONFIG", "SET", "client-output-buffer-limit", newLimit) + encode("MGET", "big", "big"))
+			r := readN(t, c, 2)
+			if r[0] != "+OK\r\n" || len(r[1]) < 4<<20 {
+				t.Fatalf("%q %d", r[0], len(r[1]))
+			}
+		})
+	}
+}
+
+// A subscribed connection (pubsub class) that unsubscribes (or RESETs) and
+// asks for a big reply in the same batch: its class is normal (no limit)
+// by then, as Redis's getClientType says: the reply is sent.
+func TestOutputBufferLimit_UnsubscribedMidBatch(t *testing.T) {
+	for _, leave := range []string{"UNSUBSCRIBE", "RESET"} {
+		t.Run(leave, func(t *testing.T) {
+			srv := limitsSrv(t, func(l *OutputBufferLimits) {
+				l.Normal = OutputBufferLimit{}
+				l.PubSub = OutputBufferLimit{Hard: 1 << 20}
+			})
+			srv.Set("big", strings.Repeat("v", 2<<20), 0)
+			c := dial(t, srv.Addr())
+			c.do("SUBSCRIBE", "ch")
+			c.send(encode(leave) + encode("MGET", "big", "big"))
+			r := readN(t, c, 2)
+			if len(r[1]) < 4<<20 {
+				t.Fatalf("%q %d", r[0], len(r[1]))
+			}
+		})
+	}
+}
+
+// RESP3: SUBSCRIBE (pubsub class, no limit) then a big reply in one batch:
+// not cut at the normal class's limit.
+func TestOutputBufferLimit_SubscribedMidBatch(t *testing.T) {
+	srv := limitsSrv(t, func(l *OutputBufferLimits) {
+		l.Normal = OutputBufferLimit{Hard: 1 << 20}
+		l.PubSub = OutputBufferLimit{}
+	})
+	srv.Set("big", strings.Repeat("v", 2<<20), 0)
+	c := dial(t, srv.Addr())
+	c.hello3()
+	c.send(encode("SUBSCRIBE", "ch") + encode("MGET", "big", "big"))
+	r := readN(t, c, 2)
+	if len(r[1]) < 4<<20 {
+		t.Fatalf("%q %d", r[0], len(r[1]))
+	}
+}
+
+// A command that closes its own connection (CLIENT KILL of itself, in
+// EXEC) after a reply cut at the limit: nothing of the cut reply is sent
+// (runBatch ended the batch on closeNow before it checked the limit, and
+// sent the truncated reply). Redis sends nothing to a client it closes
+// for its output.
+func TestOutputBufferLimit_CutReplyOfAClosingClientNotSent(t *testing.T) {
+	srv := limitsSrv(t, func(l *OutputBufferLimits) { l.Normal = OutputBufferLimit{Hard: 1 << 20} })
+	srv.Set("big", strings.Repeat("v", 1<<20), 0)
+	c := dial(t, srv.Addr())
+	id := c.id()
+	c.send(encode("MULTI") + encode("MGET", "big", "big", "big") + encode("CLIENT", "KILL", "ID", id, "SKIPME", "no") + encode("EXEC"))
+	got := waitClosed(t, c)
+	if i := strings.Index(string(got), "*2\r\n"); i >= 0 {
+		t.Fatalf("got a truncated EXEC reply: %d bytes after the QUEUED replies (%q...)", len(got)-i, got[i:i+40])
+	}
+}
+
+// Under -race: a push-capable connection (RESP3 tracking, subscribed)
+// blocked in BLPOP, served by another client while pushes arrive, then a
+// reply cut at the limit, which closes it.
+func TestOutputBufferLimit_BlockedPushConnection(t *testing.T) {
+	srv := limitsSrv(t, func(l *OutputBufferLimits) {
+		l.Normal = OutputBufferLimit{Hard: 1 << 20}
+		l.PubSub = OutputBufferLimit{Hard: 1 << 20}
+	})
+	srv.Set("big", strings.Repeat("v", 1<<20), 0)
+	c := dial(t, srv.Addr())
+	c.hello3()
+	c.do("CLIENT", "TRACKING", "on")
+	c.do("SUBSCRIBE", "ch")
+	p := dial(t, srv.Addr())
+	for i := 0; i < 50; i++ {
+		c.send(encode("BLPOP", "l", "0"))
+		time.Sleep(2 * time.Millisecond)
+		p.do("PUBLISH", "ch", "m")
+		p.do("RPUSH", "l", "x")
+		for {
+			r := c.read()
+			if !strings.HasPrefix(r, ">") {
+				break
+			}
+		}
+	}
+	c.send(encode("MGET", "big", "big", "big"))
+	waitClosed(t, c)
+}

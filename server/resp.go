@@ -31,8 +31,14 @@ type respWriter struct {
 	// after the command (outputOverLimit). One command's reply so stays
 	// within the limit, give or take its last element, however much it
 	// asks for (MGET of a big value a million times, a script's reply).
-	limit int
-	over  bool
+	// relimit reads the limit again (replyLimitLocked) when the output
+	// reaches the one set: a command of the batch may have raised it
+	// (CONFIG SET) or changed the connection's class (SUBSCRIBE,
+	// UNSUBSCRIBE, RESET). Once over, every write is dropped until the
+	// close: no reply resumes after a hole.
+	limit   int
+	over    bool
+	relimit func() int
 }
 
 var _ engine.CopyingWriter = (*respWriter)(nil)
@@ -43,12 +49,22 @@ func (w *respWriter) lock() bool {
 	if w.shared {
 		w.mu.Lock()
 	}
-	if w.limit != 0 && len(w.b) >= w.limit {
+	if w.over || w.limit != 0 && len(w.b) >= w.limit && !w.underNewLimit() {
 		w.over = true
 		w.unlock()
 		return false
 	}
 	return true
+}
+
+// underNewLimit reads the limit again (relimit) and reports whether the
+// output is under it.
+func (w *respWriter) underNewLimit() bool {
+	if w.relimit == nil {
+		return false
+	}
+	w.limit = w.relimit()
+	return w.limit == 0 || len(w.b) < w.limit
 }
 
 func (w *respWriter) unlock() {
