@@ -598,8 +598,16 @@ func TestRun_RedlockGoesOnAfterAMajorityStalled(t *testing.T) {
 	}
 	res, _ := stop()
 	t.Logf("ops %d, busy %d, errors %d, reconnects %d", res.Ops, res.Busy, res.Errors, res.Reconnects)
-	if res.Violations != 0 || res.Busy == 0 {
-		t.Errorf("%d violations, %d busy; want none, and the stalled SETs' locks met", res.Violations, res.Busy)
+	if res.Violations != 0 {
+		t.Errorf("%d violations, want none", res.Violations)
+	}
+	if res.Busy == 0 {
+		// The held SETs are released together, those of the given-up
+		// connections and any the worker's reconnected try sent meanwhile:
+		// when the latter runs first, its try is granted and the stale ones
+		// are refused, and no lock is left to meet (a CI run, shuffle seed
+		// 1795973662629825739). The run going on is what is checked above.
+		t.Logf("no stalled SET's lock met this run: the try's own SET ran first")
 	}
 }
 
