@@ -95,7 +95,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	c.prod.srv = s
 	fc.lim, fc.idleExempt = &s.prod.limits, c.idleExempt // (limits.go)
 	c.Conn = c
-	c.w = respWriter{proto: 2, mu: &c.omu}
+	c.w = respWriter{proto: 2, mu: &c.omu, seal: true}
 	c.w.relimit = func() int { return s.replyLimitLocked(c) } // (under omu once shared: respWriter.lock)
 	c.ctx = engine.Ctx{Eng: s.eng, W: &c.w, Client: &c.Client, Pending: &c.pending}
 	c.ctx.CanBlock = true // blocking.go: this goroutine waits for blocked commands
@@ -215,7 +215,7 @@ func (s *Server) endBatch(c *client) {
 // connection ends.
 func (s *Server) sendBatch(c *client) bool {
 	s.replyLatency(c)                 // fixture: SetLatency (server/fixture.go)
-	if c.w.shared || len(c.w.b) > 0 { // (a shared buffer is not read unlocked)
+	if c.w.shared || c.w.size() > 0 { // (a shared buffer is not read unlocked)
 		// Let the other connections that have input run their batches
 		// before this one writes: the writes then go out back to back,
 		// as Redis sends its replies in beforeSleep after a whole
@@ -394,7 +394,7 @@ func (c *client) outMark() (int, uint64) {
 		c.omu.Lock()
 		defer c.omu.Unlock()
 	}
-	return len(c.w.b), c.outGen
+	return c.w.size(), c.outGen
 }
 
 // takeBack drops the output written since mark, if none of it has been
@@ -404,10 +404,10 @@ func (c *client) takeBack(mark int, gen uint64) bool {
 		c.omu.Lock()
 		defer c.omu.Unlock()
 	}
-	if c.outGen != gen || len(c.w.b) < mark {
+	if c.outGen != gen || c.w.size() < mark {
 		return false
 	}
-	c.w.b = c.w.b[:mark]
+	c.w.truncate(mark)
 	return true
 }
 
@@ -430,7 +430,7 @@ func (c *client) endCmd() {
 	c.omu.Lock()
 	c.inCmd = false
 	if len(c.deferred) > 0 {
-		c.w.b = append(c.w.b, c.deferred...)
+		c.w.appendRaw(c.deferred)
 		c.deferred = c.deferred[:0]
 	}
 	c.omu.Unlock()
@@ -446,7 +446,7 @@ func (c *client) flush() error {
 		}
 		return err
 	}
-	if len(c.w.b) == 0 {
+	if c.w.size() == 0 {
 		if srv != nil {
 			srv.written(c) // a batch with nothing to write (evict.go)
 		}
@@ -455,13 +455,9 @@ func (c *client) flush() error {
 	if srv != nil && srv.evict.limit.Load() != 0 {
 		c.writeStart() // seen by the others' measures once slow (evict.go)
 	}
-	err := c.writeOut(c.w.b) // output buffer limit for slow readers (limits.go)
+	err := c.writeOutAll(c.w.segs, c.w.b) // output buffer limit for slow readers (limits.go)
 	c.outGen++
-	if cap(c.w.b) > 1<<20 {
-		c.w.b = nil // do not pin a big reply's buffer
-	} else {
-		c.w.b = c.w.b[:0]
-	}
+	c.w.reset()
 	if srv != nil {
 		srv.written(c) // written: less memory (evict.go)
 	}
@@ -497,23 +493,32 @@ func (c *client) flushShared(own bool) error {
 	}
 	defer c.fmu.Unlock()
 	c.omu.Lock()
-	out := c.w.b
-	c.w.b = c.spare[:0]
+	segs, out := c.w.segs, c.w.b
+	size := c.w.size()
+	c.w.b, c.w.segs, c.w.segLen = c.spare[:0], nil, 0
 	c.outGen++
-	c.ps.inflight = len(out) // counted by the pub/sub output limit (pubsub.go)
+	c.ps.inflight = size // counted by the pub/sub output limit (pubsub.go)
 	c.omu.Unlock()
-	if len(out) == 0 {
+	if size == 0 {
 		c.spare = out
 		return nil
 	}
 	c.prod.srv.holdOutput(c, own) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
 	var err error
-	if own {
-		_, err = c.write(out)
-	} else {
-		var n int
-		n, err = c.nc.Write(out)
-		c.fc.net.Wrote(n)
+	for _, p := range append(segs, out) {
+		if len(p) == 0 {
+			continue
+		}
+		if own {
+			_, err = c.write(p)
+		} else {
+			var n int
+			n, err = c.nc.Write(p)
+			c.fc.net.Wrote(n)
+		}
+		if err != nil {
+			break
+		}
 	}
 	c.omu.Lock()
 	c.ps.inflight = 0

@@ -290,7 +290,7 @@ func (c *client) pendingOutput() int {
 	if !c.w.shared { // (set under omu)
 		return 0
 	}
-	return len(c.w.b) + len(c.deferred) + c.ps.inflight
+	return c.w.size() + len(c.deferred) + c.ps.inflight
 }
 
 func userOf(me *client) string {

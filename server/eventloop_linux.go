@@ -362,7 +362,7 @@ func (l *ioLoop) handBackAll() {
 // does not touch it.
 func (l *ioLoop) leave(c *client, ex loopExit) {
 	l.s.loopStats.leaves[ex.kind].Add(1)
-	if ex.kind == exitRead && len(c.w.b) > 0 {
+	if ex.kind == exitRead && c.w.size() > 0 {
 		ex.kind = exitSend // replies of this pass not written yet
 	}
 	if c.lp.slot >= 0 {
@@ -419,10 +419,10 @@ func (l *ioLoop) serveInput(c *client) {
 	rd.dropIdle() // it waits for input here: its buffer serves the loop's next (reader.go)
 	l.takeArrays(rd)
 	switch {
-	case len(c.w.b) > 0 && !c.lp.queued:
+	case c.w.size() > 0 && !c.lp.queued:
 		c.lp.queued = true
 		l.out = append(l.out, c)
-	case len(c.w.b) == 0 && !c.lp.queued:
+	case c.w.size() == 0 && !c.lp.queued:
 		l.s.written(c) // nothing to write (CLIENT REPLY OFF): the batch is done (evict.go)
 	}
 }
@@ -454,7 +454,9 @@ func (l *ioLoop) flushOut() {
 		if !c.lp.queued { // handed back meanwhile
 			continue
 		}
-		if hold {
+		if hold || len(c.w.segs) > 0 {
+			// a large reply (respWriter.segs) too: its goroutine writes
+			// it, most likely waiting for room
 			l.leave(c, loopExit{kind: exitSend})
 			continue
 		}

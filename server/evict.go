@@ -278,7 +278,7 @@ func (s *Server) unwritten(c *client) {
 // writeStart records the replies c's goroutine is about to write, for the
 // others' measures.
 func (c *client) writeStart() {
-	c.mem.writing.Store(int64(len(c.w.b)))
+	c.mem.writing.Store(int64(c.w.size()))
 	if c.mem.busySince.Load() == 0 {
 		c.mem.busySince.Store(time.Now().UnixNano())
 	}
@@ -378,7 +378,7 @@ func (c *client) memUsage(self bool) int64 {
 	if self {
 		argv = 0
 		if !c.w.shared && c.mem.writing.Load() == 0 {
-			out += len(c.w.b) // the replies so far of a batch that runs
+			out += c.w.size() // the replies so far of a batch that runs
 		}
 	}
 	return int64(qbuf+free+argv+out) + c.MultiMem() + c.overhead()

@@ -289,7 +289,7 @@ func (s *Server) fixtureBefore(c *client) bool {
 // pipelined GET answered before the SET after it waits). It reports false
 // when the connection ends.
 func (s *Server) sendBeforeWait(c *client) bool {
-	if !c.w.shared && len(c.w.b) == 0 { // (a shared buffer is not read unlocked)
+	if !c.w.shared && c.w.size() == 0 { // (a shared buffer is not read unlocked)
 		return true
 	}
 	s.afterBatch(c)   // tracking: BCAST invalidations first, as in beforeSleep (tracking.go)
@@ -308,7 +308,7 @@ func (s *Server) fixtureAfter(c *client) {
 // flushes them (see holdOutput). A push-capable connection's flushes
 // hold their output back themselves (flushShared).
 func (s *Server) replyLatency(c *client) {
-	if c.w.shared || len(c.w.b) == 0 {
+	if c.w.shared || c.w.size() == 0 {
 		return
 	}
 	s.holdOutput(c, true)

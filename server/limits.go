@@ -128,7 +128,8 @@ func (s *Server) outputOverLimit(c *client) bool {
 			// flusher may have taken meanwhile: closed as pushOverLimit
 			// closes
 			c.ps.killed, kill = true, true
-			c.w.b, c.deferred = nil, nil
+			c.w.drop()
+			c.deferred = nil
 		}
 		c.omu.Unlock()
 		if kill {
@@ -141,11 +142,11 @@ func (s *Server) outputOverLimit(c *client) bool {
 		if l.Hard == 0 && l.Soft == 0 {
 			return false
 		}
-		if !c.prod.obuf.over(l, len(c.w.b), time.Now()) {
+		if !c.prod.obuf.over(l, c.w.size(), time.Now()) {
 			return false
 		}
 	}
-	s.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", len(c.w.b))
+	s.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", c.w.size())
 	return true
 }
 
@@ -179,17 +180,30 @@ func (s *Server) replyLimitLocked(c *client) int {
 // errOutputLimit ends a connection that broke its output buffer limit.
 var errOutputLimit = errors.New("tumbler: output buffer limit reached")
 
-// writeOut writes a batch of replies to a connection that cannot receive
-// pushes. Under a normal-class soft limit, a client that leaves Soft bytes
-// or more unread for longer than SoftSeconds is disconnected. (A TLS
-// connection whose write times out cannot be written again, so it is
-// closed even when less than Soft remains.)
-func (c *client) writeOut(b []byte) error {
+// writeOutAll writes a batch of replies, segs then b (respWriter.segs),
+// to a connection that cannot receive pushes. Under a normal-class soft
+// limit, a client that leaves Soft bytes or more unread for longer than
+// SoftSeconds is disconnected. (A TLS connection whose write times out
+// cannot be written again, so it is closed even when less than Soft
+// remains.)
+func (c *client) writeOutAll(segs [][]byte, b []byte) error {
 	var l OutputBufferLimit
 	if c.prod.srv != nil {
 		l = c.prod.srv.live().OutputBufferLimits.Normal
 	}
-	if l.Soft == 0 || uint64(len(b)) < l.Soft {
+	left := len(b)
+	for _, p := range segs {
+		left += len(p)
+	}
+	if l.Soft == 0 || uint64(left) < l.Soft {
+		for _, p := range segs {
+			if _, err := c.write(p); err != nil {
+				return err
+			}
+		}
+		if len(b) == 0 {
+			return nil
+		}
 		_, err := c.write(b)
 		return err
 	}
@@ -200,30 +214,36 @@ func (c *client) writeOut(b []byte) error {
 			_ = c.nc.SetWriteDeadline(time.Time{})
 		}
 	}()
-	for len(b) > 0 {
-		over := uint64(len(b)) >= l.Soft
-		if over != armed {
-			if over {
-				_ = c.nc.SetWriteDeadline(deadline)
-			} else {
-				_ = c.nc.SetWriteDeadline(time.Time{})
+	for i := 0; i <= len(segs); i++ {
+		p := b
+		if i < len(segs) {
+			p = segs[i]
+		}
+		for len(p) > 0 {
+			over := uint64(left) >= l.Soft
+			if over != armed {
+				if over {
+					_ = c.nc.SetWriteDeadline(deadline)
+				} else {
+					_ = c.nc.SetWriteDeadline(time.Time{})
+				}
+				armed = over
 			}
-			armed = over
-		}
-		n, err := c.write(b)
-		b = b[n:]
-		if err == nil {
-			continue
-		}
-		var ne net.Error
-		if armed && errors.As(err, &ne) && ne.Timeout() {
-			if uint64(len(b)) >= l.Soft {
-				c.prod.srv.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", len(b))
-				return errOutputLimit
+			n, err := c.write(p)
+			p, left = p[n:], left-n
+			if err == nil {
+				continue
 			}
-			continue
+			var ne net.Error
+			if armed && errors.As(err, &ne) && ne.Timeout() {
+				if uint64(left) >= l.Soft {
+					c.prod.srv.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", left)
+					return errOutputLimit
+				}
+				continue
+			}
+			return err
 		}
-		return err
 	}
 	return nil
 }

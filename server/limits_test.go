@@ -274,29 +274,35 @@ func TestOutputBufferLimit_NormalHardLimitClosesClient(t *testing.T) {
 }
 
 // A client that stops reading a reply bigger than the soft limit is
-// closed after soft_seconds.
+// closed after soft_seconds. The reply is written in segments of about
+// a value each (respWriter.segs): a soft limit above one segment counts
+// all that is left, not the segment being written.
 func TestOutputBufferLimit_SlowReaderOverSoftLimit(t *testing.T) {
-	srv := RunT(t)
-	c := dial(t, srv.Addr())
-	if got := c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 256kb 0"); got != "+OK\r\n" {
-		t.Fatal(got)
-	}
-	val := strings.Repeat("v", 1<<20)
-	c.do("SET", "k", val)
-	args := []string{"MGET"}
-	for i := 0; i < 48; i++ { // 48 MB: more than loopback socket buffers hold
-		args = append(args, "k")
-	}
-	c.send(encode(args...))
-	// Do not read for a while, then read everything there is.
-	time.Sleep(300 * time.Millisecond)
-	got := waitClosed(t, c)
-	if len(got) >= 48<<20 {
-		t.Fatalf("slow reader received the whole %d-byte reply", len(got))
-	}
-	// The connection was closed, not the server.
-	if got := dial(t, srv.Addr()).do("PING"); got != "+PONG\r\n" {
-		t.Fatal(got)
+	for _, soft := range []string{"256kb", "4mb"} {
+		t.Run(soft, func(t *testing.T) {
+			srv := RunT(t)
+			c := dial(t, srv.Addr())
+			if got := c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 "+soft+" 0"); got != "+OK\r\n" {
+				t.Fatal(got)
+			}
+			val := strings.Repeat("v", 1<<20)
+			c.do("SET", "k", val)
+			args := []string{"MGET"}
+			for i := 0; i < 48; i++ { // 48 MB: more than loopback socket buffers hold
+				args = append(args, "k")
+			}
+			c.send(encode(args...))
+			// Do not read for a while, then read everything there is.
+			time.Sleep(300 * time.Millisecond)
+			got := waitClosed(t, c)
+			if len(got) >= 48<<20 {
+				t.Fatalf("slow reader received the whole %d-byte reply", len(got))
+			}
+			// The connection was closed, not the server.
+			if got := dial(t, srv.Addr()).do("PING"); got != "+PONG\r\n" {
+				t.Fatal(got)
+			}
+		})
 	}
 }
 
@@ -469,14 +475,7 @@ func TestOutputBufferLimit_OneReplyStopsAtTheLimit(t *testing.T) {
 				// 2^17 leaves of 1 KB: 128 MB of reply from 17 small tables
 				encode("EVAL", "local t = string.rep('x', 1024) for i = 1, 17 do t = {t, t} end return t", "0"),
 			} {
-				c := dial(t, srv.Addr())
-				if tc.setup != nil {
-					c.hello3()
-					for _, cmd := range tc.setup {
-						c.send(encode(strings.Fields(cmd)...))
-						c.read()
-					}
-				}
+				c := dialSetUp(t, srv.Addr(), tc.setup)
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)

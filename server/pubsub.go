@@ -382,7 +382,8 @@ func (s *Server) pushOverLimit(c *client) bool {
 		return false
 	}
 	c.ps.killed = true
-	c.w.b, c.deferred = nil, nil
+	c.w.drop()
+	c.deferred = nil
 	return true
 }
 
@@ -401,7 +402,7 @@ func (s *Server) closeOverLimit(c *client) {
 // overLimit reports whether c's pending output breaks l, as Redis's
 // checkClientOutputBufferLimits. Requires c's omu.
 func (s *Server) overLimit(c *client, l OutputBufferLimit) bool {
-	used := uint64(len(c.w.b) + len(c.deferred) + c.ps.inflight)
+	used := uint64(c.w.size() + len(c.deferred) + c.ps.inflight)
 	if l.Hard > 0 && used >= l.Hard {
 		return true
 	}

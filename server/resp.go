@@ -39,21 +39,87 @@ type respWriter struct {
 	limit   int
 	over    bool
 	relimit func() int
+	// segs is output written before b, in order, and segLen its length:
+	// with seal set (a connection's own writer), a buffer of segMin/2 or
+	// more that a write would grow is sealed into segs and a new one of
+	// segMin (or the write's size) begun. A large reply (MGET of big values, a long HGETALL) so costs
+	// its own size, written once, where one growing buffer copies it
+	// about four times over and holds three to four times its size
+	// (each growth's old buffer waits for the GC). size is the whole.
+	segs   [][]byte
+	segLen int
+	seal   bool
+}
+
+// segMin is the size of a new buffer begun after a sealed one; one is
+// sealed once it holds half that (respWriter.segs).
+const segMin = 256 << 10
+
+// size is the output buffered: the sealed segments and b.
+func (w *respWriter) size() int { return w.segLen + len(w.b) }
+
+// room makes room for n more bytes: a buffer of segMin/2 or more that
+// would grow is sealed and a new one begun (segs). Requires the buffer
+// held (lock).
+func (w *respWriter) room(n int) {
+	if cap(w.b)-len(w.b) >= n || len(w.b) < segMin/2 || !w.seal {
+		return
+	}
+	w.segs = append(w.segs, w.b)
+	w.segLen += len(w.b)
+	w.b = make([]byte, 0, max(n, segMin))
+}
+
+// appendRaw appends p to the output. Requires the buffer held.
+func (w *respWriter) appendRaw(p []byte) {
+	w.room(len(p))
+	w.b = append(w.b, p...)
+}
+
+// truncate drops the output past n bytes (n <= size).
+func (w *respWriter) truncate(n int) {
+	for n < w.segLen {
+		last := w.segs[len(w.segs)-1]
+		w.segs[len(w.segs)-1] = nil
+		w.segs = w.segs[:len(w.segs)-1]
+		w.segLen -= len(last)
+		w.b = last
+	}
+	w.b = w.b[:n-w.segLen]
+}
+
+// reset empties the output once written or dropped; a big buffer is let
+// go rather than kept with the connection.
+func (w *respWriter) reset() {
+	clear(w.segs)
+	w.segs, w.segLen = w.segs[:0], 0
+	if cap(w.b) > 1<<20 {
+		w.b = nil // do not pin a big reply's buffer
+	} else {
+		w.b = w.b[:0]
+	}
+}
+
+// drop lets the output go, unwritten.
+func (w *respWriter) drop() {
+	w.b, w.segs, w.segLen = nil, nil, 0
 }
 
 var _ engine.CopyingWriter = (*respWriter)(nil)
 
-// lock takes the buffer for a write, and reports whether the write may
-// go in: false, the buffer not held, when it is at its limit.
-func (w *respWriter) lock() bool {
+// lock takes the buffer for a write of about n bytes (room), and reports
+// whether the write may go in: false, the buffer not held, when it is at
+// its limit.
+func (w *respWriter) lock(n int) bool {
 	if w.shared {
 		w.mu.Lock()
 	}
-	if w.over || w.limit != 0 && len(w.b) >= w.limit && !w.underNewLimit() {
+	if w.over || w.limit != 0 && w.size() >= w.limit && !w.underNewLimit() {
 		w.over = true
 		w.unlock()
 		return false
 	}
+	w.room(n)
 	return true
 }
 
@@ -64,7 +130,7 @@ func (w *respWriter) underNewLimit() bool {
 		return false
 	}
 	w.limit = w.relimit()
-	return w.limit == 0 || len(w.b) < w.limit
+	return w.limit == 0 || w.size() < w.limit
 }
 
 func (w *respWriter) unlock() {
@@ -80,7 +146,7 @@ func (w *respWriter) Proto() int { return w.proto }
 func (w *respWriter) CopiesReplies() {}
 
 func (w *respWriter) WriteStatus(s string) {
-	if !w.lock() {
+	if !w.lock(len(s) + 3) {
 		return
 	}
 	w.b = redcon.AppendString(w.b, s)
@@ -88,7 +154,7 @@ func (w *respWriter) WriteStatus(s string) {
 }
 
 func (w *respWriter) WriteError(msg string) {
-	if !w.lock() {
+	if !w.lock(len(msg) + 3) {
 		return
 	}
 	w.b = redcon.AppendError(w.b, msg)
@@ -96,7 +162,7 @@ func (w *respWriter) WriteError(msg string) {
 }
 
 func (w *respWriter) WriteInt(n int64) {
-	if !w.lock() {
+	if !w.lock(24) {
 		return
 	}
 	w.b = redcon.AppendInt(w.b, n)
@@ -104,7 +170,7 @@ func (w *respWriter) WriteInt(n int64) {
 }
 
 func (w *respWriter) WriteBulk(b []byte) {
-	if !w.lock() {
+	if !w.lock(len(b) + 32) {
 		return
 	}
 	w.b = redcon.AppendBulk(w.b, b)
@@ -112,7 +178,7 @@ func (w *respWriter) WriteBulk(b []byte) {
 }
 
 func (w *respWriter) WriteBulkString(s string) {
-	if !w.lock() {
+	if !w.lock(len(s) + 32) {
 		return
 	}
 	w.b = redcon.AppendBulkString(w.b, s)
@@ -120,7 +186,7 @@ func (w *respWriter) WriteBulkString(s string) {
 }
 
 func (w *respWriter) WriteArray(n int) {
-	if !w.lock() {
+	if !w.lock(24) {
 		return
 	}
 	w.b = redcon.AppendArray(w.b, n)
@@ -128,7 +194,7 @@ func (w *respWriter) WriteArray(n int) {
 }
 
 func (w *respWriter) raw(p []byte) {
-	if !w.lock() {
+	if !w.lock(len(p)) {
 		return
 	}
 	w.b = append(w.b, p...)
@@ -136,7 +202,7 @@ func (w *respWriter) raw(p []byte) {
 }
 
 func (w *respWriter) header(prefix byte, n int) {
-	if !w.lock() {
+	if !w.lock(24) {
 		return
 	}
 	w.b = append(w.b, prefix)
@@ -228,7 +294,7 @@ func formatDouble(b []byte, f float64) []byte {
 func (w *respWriter) WriteDouble(f float64) {
 	var tmp [40]byte
 	num := formatDouble(tmp[:0], f)
-	if !w.lock() {
+	if !w.lock(len(num) + 24) {
 		return
 	}
 	if w.proto == 3 {
@@ -242,7 +308,7 @@ func (w *respWriter) WriteDouble(f float64) {
 }
 
 func (w *respWriter) WriteBigNumber(s string) {
-	if !w.lock() {
+	if !w.lock(len(s) + 32) {
 		return
 	}
 	if w.proto == 3 {
@@ -256,7 +322,7 @@ func (w *respWriter) WriteBigNumber(s string) {
 }
 
 func (w *respWriter) WriteVerbatim(format, s string) {
-	if !w.lock() {
+	if !w.lock(len(s) + 32) {
 		return
 	}
 	if w.proto == 3 {
