@@ -652,8 +652,7 @@ func init() {
 			if len(args) == 0 || (len(args) == 1 && args[0] == "") {
 				args = []string{"*", "-::*"} // Redis's default bind
 			}
-			h, _ := bindHost(args[0])
-			c.Addr = net.JoinHostPort(h, portOf(c.Addr))
+			c.Addr = net.JoinHostPort(args[0], portOf(c.Addr)) // as written: "*", "-addr" (bindHost)
 			c.ExtraAddrs = append([]string(nil), args[1:]...)
 			return ""
 		},

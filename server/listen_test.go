@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,5 +47,54 @@ func TestListen_BindFamilies(t *testing.T) {
 	}
 	if got := dial(t, net.JoinHostPort("::1", portOf(both))).do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING over IPv6: %q", got)
+	}
+}
+
+// TestListen_OptionalAddresses: a bind address is skipped as Redis's
+// listenToPort skips it, the first as well as the others: an optional
+// one ("-") the host does not have (10.255.255.1 is no address here);
+// a required one the host does not have stops the start, as does an
+// optional one whose port is taken; with every address skipped the
+// server listens nowhere and does not start. CONFIG GET bind gives the
+// addresses as written.
+func TestListen_OptionalAddresses(t *testing.T) {
+	const absent = "10.255.255.1"
+	if ln, err := net.Listen("tcp4", absent+":0"); err == nil {
+		ln.Close()
+		t.Skipf("%s is an address of this host", absent)
+	}
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.Addr, c.ExtraAddrs = net.JoinHostPort("-"+absent, "0"), []string{"127.0.0.1"}
+	}))
+	c := dial(t, srv.Addr())
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	if got := c.do("CONFIG", "GET", "bind"); got != "*2\r\n$4\r\nbind\r\n$23\r\n-"+absent+" 127.0.0.1\r\n" {
+		t.Fatalf("CONFIG GET bind: %q", got)
+	}
+
+	start := func(addr string, extra ...string) error {
+		s := New(Config{Addr: addr, ExtraAddrs: extra})
+		err := s.Start()
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	if err := start(net.JoinHostPort(absent, "0"), "127.0.0.1"); err == nil || !strings.Contains(err.Error(), "cannot listen on "+absent) {
+		t.Errorf("a required address the host lacks: %v, want the start refused", err)
+	}
+	if err := start(net.JoinHostPort("-"+absent, "0")); err == nil || !strings.Contains(err.Error(), "configured to not listen anywhere") {
+		t.Errorf("only an optional address the host lacks: %v, want the start refused", err)
+	}
+	taken, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, port, _ := net.SplitHostPort(taken.Addr().String())
+	if err := start(net.JoinHostPort("-127.0.0.1", port)); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("an optional address whose port is taken: %v, want the start refused", err)
 	}
 }

@@ -25,6 +25,7 @@ var (
 type listenSpec struct {
 	addr     string // for unix, the socket's path
 	optional bool
+	relisten bool // an old address taken back: skipped on any failure
 	tls      bool
 	unix     bool
 }
@@ -42,8 +43,7 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 		if port == "0" && s.port != 0 {
 			port = strconv.Itoa(s.port)
 		}
-		specs = append(specs, listenSpec{addr: net.JoinHostPort(host, port)})
-		for _, b := range cfg.ExtraAddrs {
+		for _, b := range append([]string{host}, cfg.ExtraAddrs...) {
 			h, opt := bindHost(b)
 			specs = append(specs, listenSpec{addr: net.JoinHostPort(h, port), optional: opt})
 		}
@@ -68,9 +68,9 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 	if th == "" { // a TLS port alone listens on every bind address
 		hosts = append([]string{host}, cfg.ExtraAddrs...)
 	}
-	for i, h := range hosts {
+	for _, h := range hosts {
 		h, opt := bindHost(h)
-		specs = append(specs, listenSpec{addr: net.JoinHostPort(h, tp), optional: opt && i > 0, tls: true})
+		specs = append(specs, listenSpec{addr: net.JoinHostPort(h, tp), optional: opt, tls: true})
 	}
 	return unix(specs)
 }
@@ -120,14 +120,17 @@ func (s *Server) rebind(old, next *Config, param string) error {
 
 	// Stop every accept loop, then listen on the new addresses, or on the
 	// old ones again.
-	var back []listenSpec // (each optional: whatever comes back serves)
+	var back []listenSpec // (each relisten: whatever comes back serves)
 	for _, ln := range append([]net.Listener{s.ln}, s.prod.extra...) {
 		_, isTLS := ln.(*tlsListener)
-		back = append(back, listenSpec{addr: ln.Addr().String(), optional: true, tls: isTLS, unix: isUnixListener(ln)})
+		back = append(back, listenSpec{addr: ln.Addr().String(), relisten: true, tls: isTLS, unix: isUnixListener(ln)})
 		_ = ln.Close()
 	}
 	<-s.fx.acceptDone
 	opened, err := s.openListeners(to, tlsServe, listenClients)
+	if err == nil && len(opened) == 0 { // every address skipped (skipBind)
+		err = errors.New("no address could be listened on")
+	}
 	if err != nil {
 		s.log.Warn("CONFIG SET: cannot listen on the new addresses; listening on the old ones again", "err", err)
 		if s.prod.tlsServe == nil {
@@ -164,7 +167,8 @@ func (s *Server) rebind(old, next *Config, param string) error {
 }
 
 // openListeners listens as specs say, a TLS one serving tc, skipping an
-// optional one that is not available (as Start does); it fails, closing
+// address as Start does (skipBind), and an old one taken back that
+// fails (relisten); it fails, closing
 // what it opened, when a required one is not. listen is how an address is
 // listened on (relisten, to take old addresses back).
 func (s *Server) openListeners(specs []listenSpec, tc *tls.Config, listen func(string) (net.Listener, error)) ([]net.Listener, error) {
@@ -181,8 +185,8 @@ func (s *Server) openListeners(specs []listenSpec, tc *tls.Config, listen func(s
 			ln, err = listen(sp.addr)
 		}
 		if err != nil {
-			if sp.optional {
-				s.log.Warn("could not listen on an optional bind address", "addr", sp.addr, "err", err)
+			if skipBind(err, sp.optional) || sp.relisten {
+				s.log.Warn("Could not create server TCP listening socket", "addr", sp.addr, "err", err)
 				continue
 			}
 			for _, o := range opened {

@@ -43,7 +43,10 @@ import (
 // Config configures a Server.
 type Config struct {
 	// Addr is the TCP address to listen on; default "127.0.0.1:6379".
-	// Port 0 picks a free port (see Server.Addr).
+	// Port 0 picks a free port (see Server.Addr). Its host may be written
+	// as bind's first address is: "*" (every IPv4 address), "::*" (every
+	// IPv6 one), and a leading "-" makes it optional (skipped when the
+	// host has no such address, as Redis skips it).
 	Addr string
 	// RequirePass, if set, makes clients authenticate (AUTH / HELLO AUTH)
 	// as the default user with this password.

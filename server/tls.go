@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -46,8 +47,8 @@ func (s *Server) listen() (net.Listener, error) {
 	open := func(addr string, optional bool) (net.Listener, error) {
 		ln, err := listenClients(addr)
 		if err != nil {
-			if optional {
-				s.log.Warn("could not listen on an optional bind address", "addr", addr, "err", err)
+			if skipBind(err, optional) {
+				s.log.Warn("Could not create server TCP listening socket", "addr", addr, "err", err)
 				return nil, nil
 			}
 			return nil, fmt.Errorf("tumbler: cannot listen on %s: %w", addr, err)
@@ -61,14 +62,15 @@ func (s *Server) listen() (net.Listener, error) {
 	}
 	var primary net.Listener
 	if !cfg.TLSOnly {
-		if primary, err = open(cfg.Addr, false); err != nil {
-			return fail(err)
-		}
-		port = strconv.Itoa(primary.Addr().(*net.TCPAddr).Port)
-		for _, b := range cfg.ExtraAddrs {
+		for _, b := range append([]string{host}, cfg.ExtraAddrs...) {
 			h, optional := bindHost(b)
-			if _, err := open(net.JoinHostPort(h, port), optional); err != nil {
+			ln, err := open(net.JoinHostPort(h, port), optional)
+			if err != nil {
 				return fail(err)
+			}
+			if ln != nil && primary == nil {
+				primary = ln
+				port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 			}
 		}
 	}
@@ -85,16 +87,18 @@ func (s *Server) listen() (net.Listener, error) {
 				hosts = append(hosts, b)
 			}
 		}
-		for i, h := range hosts {
+		first := true
+		for _, h := range hosts {
 			h, optional := bindHost(h)
-			ln, err := open(net.JoinHostPort(h, tp), optional && i > 0)
+			ln, err := open(net.JoinHostPort(h, tp), optional)
 			if err != nil {
 				return fail(err)
 			}
 			if ln == nil {
 				continue
 			}
-			if i == 0 {
+			if first {
+				first = false
 				tp = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 				s.prod.tlsAddr = ln.Addr().String()
 			}
@@ -113,6 +117,9 @@ func (s *Server) listen() (net.Listener, error) {
 		if primary == nil {
 			primary = ln
 		}
+	}
+	if primary == nil { // every bind address skipped (skipBind)
+		return nil, errors.New("tumbler: configured to not listen anywhere, exiting")
 	}
 	for _, ln := range opened {
 		if ln != primary {
@@ -156,6 +163,23 @@ func isUnixListener(ln net.Listener) bool { return ln.Addr().Network() == "unix"
 type tlsListener struct {
 	net.Listener
 	cfg *tls.Config
+}
+
+// skipBind reports whether a bind address that could not be listened on
+// is skipped, as Redis's listenToPort skips it: an optional one ("-")
+// that is not the host's (EADDRNOTAVAIL), and any whose address family
+// or protocol the system lacks (an IPv6 address without IPv6). Any other
+// failure (the port taken) stops the server.
+func skipBind(err error, optional bool) bool {
+	if optional && errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return true
+	}
+	for _, e := range []error{syscall.ENOPROTOOPT, syscall.EPROTONOSUPPORT, syscall.ESOCKTNOSUPPORT, syscall.EPFNOSUPPORT, syscall.EAFNOSUPPORT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // bindHost turns a bind address into a host to listen on: a leading '-'

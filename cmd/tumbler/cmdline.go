@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
 
@@ -90,7 +91,7 @@ func parseCmdline(args []string) (cmdline, error) {
 // optionUsage describes the common options; the others point to the docs.
 var optionUsage = map[string]string{
 	"port":                       "TCP port; 0 with --tls-port serves TLS only (default 6379)",
-	"bind":                       "addresses to listen on; a leading - makes one optional (default 127.0.0.1)",
+	"bind":                       "addresses to listen on; a leading - makes one optional (default * -::*, as Redis: every address, loopback clients only while there is no password)",
 	"requirepass":                "password of the default user: AUTH pass, AUTH default pass, HELLO 3 AUTH default pass",
 	"user":                       "a named user, name:password or a user line (alice on >pw ~* +@all); repeatable",
 	"protected-mode":             "yes|no: without a password, serve only loopback clients (default yes)",
@@ -147,6 +148,12 @@ type loaded struct {
 func loadConfig(path string, stdin []byte, directives [][]string) (loaded, error) {
 	var l loaded
 	cfg := &l.cfg
+	// As redis-server with no bind directive: every IPv4 address, and
+	// every IPv6 one where the system has IPv6 ("* -::*"). Protected mode
+	// (on by default) serves only loopback clients while the default user
+	// has no password. (server.New's own default, for a server embedded
+	// in a program or a test, is 127.0.0.1.)
+	cfg.Addr, cfg.ExtraAddrs = net.JoinHostPort("*", "6379"), []string{"-::*"}
 	if path != "" {
 		w, err := server.LoadConfigFile(path, cfg)
 		if err != nil {

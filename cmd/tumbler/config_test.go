@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,7 +71,7 @@ func TestLoadConfig_FlagsOverrideFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.cfg.Addr != "127.0.0.1:7003" || l.cfg.RequirePass != "stdinpw" || l.cfg.MaxClients != 77 || l.cfg.Timeout != 8*time.Second ||
+	if l.cfg.Addr != "*:7003" || !reflect.DeepEqual(l.cfg.ExtraAddrs, []string{"-::*"}) || l.cfg.RequirePass != "stdinpw" || l.cfg.MaxClients != 77 || l.cfg.Timeout != 8*time.Second ||
 		l.cfg.RestartDelay != 30*time.Second || l.cpuProfile != "/tmp/x.prof" {
 		t.Fatalf("file, stdin, include and options: %+v, cpuprofile %q", l.cfg, l.cpuProfile)
 	}
@@ -317,6 +318,30 @@ func TestParseCmdline(t *testing.T) {
 
 // enable-debug-command is a directive, in the file and as a flag, as the
 // DEBUG refusal tells the operator.
+// TestLoadConfig_DefaultBindIsRedis: with no bind, the binary listens as
+// redis-server does ("* -::*": every address, loopback clients only
+// while there is no password); port keeps it, and bind replaces it.
+func TestLoadConfig_DefaultBindIsRedis(t *testing.T) {
+	for _, tc := range []struct {
+		flags [][]string
+		addr  string
+		extra []string
+	}{
+		{nil, "*:6379", []string{"-::*"}},
+		{[][]string{{"port", "7000"}}, "*:7000", []string{"-::*"}},
+		{[][]string{{"bind", "127.0.0.1"}, {"port", "7000"}}, "127.0.0.1:7000", nil},
+		{[][]string{{"bind", "-::1", "127.0.0.1"}}, "[-::1]:6379", []string{"127.0.0.1"}},
+	} {
+		l, err := loadConfig("", nil, tc.flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.cfg.Addr != tc.addr || len(l.cfg.ExtraAddrs)+len(tc.extra) > 0 && !reflect.DeepEqual(l.cfg.ExtraAddrs, tc.extra) {
+			t.Errorf("%v: Addr %q, ExtraAddrs %q; want %q, %q", tc.flags, l.cfg.Addr, l.cfg.ExtraAddrs, tc.addr, tc.extra)
+		}
+	}
+}
+
 func TestLoadConfig_EnableDebugCommand(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tumbler.conf")
 	os.WriteFile(path, []byte("enable-debug-command local\n"), 0o600)

@@ -87,7 +87,7 @@ func TestBinary_PortTakenExitsNonZeroWithMessage(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("tumbler did not exit when its port was taken")
 	}
-	if msg := stderr.String(); !strings.Contains(msg, "cannot listen on 127.0.0.1:"+port) || !strings.Contains(msg, "address already in use") {
+	if msg := stderr.String(); !strings.Contains(msg, "cannot listen on 0.0.0.0:"+port) || !strings.Contains(msg, "address already in use") {
 		t.Fatalf("unclear message: %q", msg)
 	}
 	// With a log file, the failure is logged there too, as Redis logs
@@ -98,7 +98,7 @@ func TestBinary_PortTakenExitsNonZeroWithMessage(t *testing.T) {
 		t.Fatalf("with --logfile: exit %d", code)
 	}
 	logged, _ := os.ReadFile(logfile)
-	if !strings.Contains(string(logged), " # tumbler: cannot listen on 127.0.0.1:"+port) || !strings.Contains(out2.errs(), port) {
+	if !strings.Contains(string(logged), " # tumbler: cannot listen on 0.0.0.0:"+port) || !strings.Contains(out2.errs(), port) {
 		t.Fatalf("log file %q, %s: want the failure in both", logged, out2)
 	}
 }
@@ -171,13 +171,15 @@ func TestBinary_StartupLogSaysWhatItServes(t *testing.T) {
 	port := strconv.Itoa(freePort(t))
 	cmd, out, done := runBin(t, bin, "--port", port, "--restart-delay", "1h")
 	c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
-	roundTrip(t, c, bufio.NewReader(c), "SET k v NX PX 1000\r\n", "$-1\r\n")
+	rd := bufio.NewReader(c)
+	roundTrip(t, c, rd, "SET k v NX PX 1000\r\n", "$-1\r\n")
+	roundTrip(t, c, rd, "CONFIG GET bind\r\n", "*2\r\n$4\r\nbind\r\n$6\r\n* -::*\r\n") // Redis's default
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, done); code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	log := out.log()
-	if !strings.Contains(log, " * Ready to accept connections addr=127.0.0.1:"+port) || strings.Contains(log, "tls_addr") {
+	if !strings.Contains(log, " * Ready to accept connections addr=0.0.0.0:"+port) || strings.Contains(log, "tls_addr") {
 		t.Errorf("ready line: want the address and no tls_addr:\n%s", log)
 	}
 	if !strings.Contains(log, "restart delay") || !strings.Contains(log, "restart_delay=1h0m0s") {
