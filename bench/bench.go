@@ -146,12 +146,17 @@ type Result struct {
 	// Violations counts grants of a lock that another worker still held
 	// within its lease, and releases and extensions that found their lock
 	// gone or another's before their lease could have ended
-	// (LostBeforeLease): mutual exclusion broken.
+	// (LostBeforeLease): mutual exclusion broken. Each double grant counts
+	// once: a release or extension that finds its lock lost because of a
+	// grant already counted (one of its lease over another worker's,
+	// or another's over it; the first such loss of the two leases) is not
+	// counted again.
 	Violations int64 `json:"violations"`
 	// LostBeforeLease counts the releases and extensions among Violations:
 	// the server ran them before the lock could have expired (their reply
 	// came back less than the TTL after the request that began the lease
-	// was sent) and found the lock no longer held with the worker's token.
+	// was sent) and found the lock no longer held with the worker's token,
+	// and no grant counted among Violations accounts for it.
 	LostBeforeLease int64 `json:"lost_before_lease"`
 	// Busy counts acquire attempts refused because the key was held.
 	Busy int64 `json:"busy"`

@@ -1515,3 +1515,55 @@ func TestWorker_ReconnectClaimsGivenBackWithoutAMajority(t *testing.T) {
 		}
 	}
 }
+
+// gateFirstSets wraps handle so that the first n SETs wait for one
+// another (5 s at most) before any is answered: the locks they ask for
+// are granted, or refused, together, whatever the scheduling.
+func gateFirstSets(n int, handle func(args []string) string) func(args []string) string {
+	var mu sync.Mutex
+	sets := 0
+	all := make(chan struct{})
+	return func(args []string) string {
+		if strings.EqualFold(args[0], "SET") {
+			mu.Lock()
+			sets++
+			s := sets
+			mu.Unlock()
+			if s == n {
+				close(all)
+			}
+			if s <= n {
+				select {
+				case <-all:
+				case <-time.After(5 * time.Second):
+				}
+			}
+		}
+		return handle(args)
+	}
+}
+
+// One double grant is one violation. Two contended workers ask a server
+// that grants a held key anyway for the same key at once, both are
+// granted (the second's token replacing the first's), and both hold it
+// for longer than the run: the registry sees the second grant while the
+// first holder is recorded, and the first holder's release then finds
+// the other's token within its lease. Both see the same double grant,
+// which was counted twice.
+func TestRun_DoubleGrantCountedOnce(t *testing.T) {
+	f := startFake(t, gateFirstSets(2, wrongLeases(1, 0)))
+	res, err := Run(context.Background(), Options{
+		Addrs: []string{f.ln.Addr().String()}, Workload: "contended",
+		Workers: 2, Keys: 1, Hold: 500 * time.Millisecond, Duration: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 2 || f.count("SET") != 2 {
+		t.Fatalf("ops = %d, SETs = %d: want one lock cycle a worker, so one double grant", res.Ops, f.count("SET"))
+	}
+	if res.Violations != 1 || res.LostBeforeLease > res.Violations || res.Errors != 0 {
+		t.Errorf("one double grant: violations = %d (lost within the lease %d), errors = %d (%s); want 1 violation",
+			res.Violations, res.LostBeforeLease, res.Errors, res.FirstError)
+	}
+}

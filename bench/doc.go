@@ -61,9 +61,9 @@
 // it sends the release. A grant to a second worker while the first is
 // recorded and its lease cannot have expired yet (the lease is known to
 // last until the first worker sent its SET plus the TTL) is a violation;
-// one after that point is counted as an expired takeover. The check is one
-// compare-and-swap per grant on a per-key slot, so it costs little next to
-// a network round trip.
+// one after that point is counted as an expired takeover. The check takes
+// a per-key mutex, uncontended but when a key changes hands, so it costs
+// little next to a network round trip.
 //
 // That window, from the grant's reply to the release's sending, is only
 // as long as Hold. So a release or extension that finds its lock gone, or
@@ -81,6 +81,14 @@
 // refuses its key meanwhile (Busy). A server that stores nothing and
 // answers every request as a success passes it: only contended's
 // overlap check can see that one, the surer the longer Hold.
+//
+// Each double grant counts once. Both checks can see the same one: a
+// grant the registry saw over a recorded holder leaves the first
+// holder's release to find the second's token (or the second's to find
+// the lock gone) within its lease. Such a loss, of either lease of a
+// grant the registry counted, is that violation seen again: the first
+// is not counted (neither in Violations nor in LostBeforeLease), a
+// second one, another double grant, is.
 //
 // # Latency
 //

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"sync"
 	"sync/atomic"
 )
 
@@ -16,19 +17,60 @@ import (
 // after that point is counted as a takeover of an expired lease, not a
 // violation.
 //
-// Each check is one compare-and-swap on a slot that, for the uncontended
-// workloads, only its own worker touches; slots are laid out so each
-// worker's keys are contiguous.
+// The two leases of a grant counted as a violation share an overlap: the
+// release of either that then finds its lock gone or another's within its
+// lease (worker.lostAt) is the same double grant seen again, and claims
+// the overlap instead of counting a second violation. The grant's worker
+// gets it from acquired; the holder it replaced gets it from releasing.
+//
+// Each check takes a per-key mutex that, for the uncontended workloads,
+// only its own worker takes (one compare-and-swap to lock, one atomic add
+// to unlock); slots are laid out so each worker's keys are contiguous.
 type registry struct {
 	slots []slot
+
+	// displaced holds, for each holder that a grant counted as a
+	// violation replaced and that has not yet called releasing, the
+	// overlap of the two. It is only touched when that happens (with
+	// the key's slot locked), never on a grant or release that finds
+	// the slot as it should be.
+	mu        sync.Mutex
+	displaced map[holding]*overlap
 }
 
 type slot struct {
-	holder   atomic.Int32 // worker id + 1; 0 when free
-	leaseEnd atomic.Int64 // ns on the run's monotonic clock
+	mu       sync.Mutex
+	holder   int32 // worker id + 1; 0 when free
+	leaseEnd int64 // ns on the run's monotonic clock
 }
 
-func newRegistry(keys int) *registry { return &registry{slots: make([]slot, keys)} }
+// holding is worker w's (believed) hold of key k.
+type holding struct{ k, w int }
+
+// overlap is one grant counted as a violation, shared by the two leases
+// it overlapped: the first release of either that finds its lock lost
+// within its lease claims it, and is not counted again.
+type overlap struct{ claimed atomic.Bool }
+
+// overlaps are the grants counted as violations that one lease was part
+// of: its own grant (acquired), and the grant that replaced it
+// (releasing). Either may be nil.
+type overlaps [2]*overlap
+
+// claim reports whether one of os was not claimed yet, claiming it: a
+// loss of the lease is then that counted double grant, seen again.
+func (os overlaps) claim() bool {
+	for _, o := range os {
+		if o != nil && o.claimed.CompareAndSwap(false, true) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRegistry(keys int) *registry {
+	return &registry{slots: make([]slot, keys), displaced: map[holding]*overlap{}}
+}
 
 // acquired records that worker w holds key k, with a lease known to last
 // until leaseEnd. It reports false, and records w in place of the other
@@ -38,36 +80,59 @@ func newRegistry(keys int) *registry { return &registry{slots: make([]slot, keys
 // blame a grant whose reply was handled late: a worker descheduled between
 // its grant and this call finds a later holder recorded, whose lease is
 // still running, though its own grant came first and legitimately ended.
+// For a violation it returns the overlap w's lease now shares with the
+// other holder's, which gets it from its releasing.
 //
 // now is read after the other holder's record: both grants are then known
 // to have happened before it. A time read earlier could precede the other
 // grant (the worker descheduled past its own lease's end in between, and
 // the other worker took the expired lock) and blame a correct server.
-func (r *registry) acquired(k, w int, leaseEnd int64, now func() int64) (ok, expired bool) {
+func (r *registry) acquired(k, w int, leaseEnd int64, now func() int64) (ok, expired bool, ov *overlap) {
 	s := &r.slots[k]
-	me := int32(w + 1)
-	if s.holder.CompareAndSwap(0, me) {
-		s.leaseEnd.Store(leaseEnd)
-		return true, false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, prevEnd := s.holder, s.leaseEnd
+	s.holder, s.leaseEnd = int32(w+1), leaseEnd
+	if prev == 0 {
+		return true, false, nil
 	}
-	prevEnd := s.leaseEnd.Load()
 	t := now()
-	s.holder.Store(me)
-	s.leaseEnd.Store(leaseEnd)
-	return false, t >= prevEnd || t >= leaseEnd
+	if t >= prevEnd || t >= leaseEnd {
+		return false, true, nil
+	}
+	ov = new(overlap)
+	r.mu.Lock()
+	r.displaced[holding{k, int(prev - 1)}] = ov
+	r.mu.Unlock()
+	return false, false, ov
 }
 
 // extended moves worker w's known lease end on key k forward.
 func (r *registry) extended(k, w int, leaseEnd int64) {
 	s := &r.slots[k]
-	if s.holder.Load() == int32(w+1) {
-		s.leaseEnd.Store(leaseEnd)
+	s.mu.Lock()
+	if s.holder == int32(w+1) {
+		s.leaseEnd = leaseEnd
 	}
+	s.mu.Unlock()
 }
 
 // releasing clears worker w's record of key k; it must be called before the
-// release is sent. It is a no-op when another worker has since been
-// recorded (after an expiry or a violation).
-func (r *registry) releasing(k, w int) {
-	r.slots[k].holder.CompareAndSwap(int32(w+1), 0)
+// release is sent. It changes nothing when another worker has since been
+// recorded (after an expiry or a violation); when that grant was counted
+// as a violation, it returns the overlap it shares with w's lease.
+func (r *registry) releasing(k, w int) *overlap {
+	s := &r.slots[k]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holder == int32(w+1) {
+		s.holder = 0
+		return nil
+	}
+	h := holding{k, w}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ov := r.displaced[h]
+	delete(r.displaced, h)
+	return ov
 }

@@ -27,11 +27,12 @@ type worker struct {
 	lo, hi int // key range [lo, hi)
 	next   int // next key in the range (round robin)
 
-	tokID uint64   // counter part of the next token
-	tok   [][]byte // one 32-byte token per pipeline slot
-	keys  [][]byte // one key buffer per pipeline slot (and per address)
-	held  []int    // slots acquired in the current pipelined batch
-	retry []int    // slots whose release met NOSCRIPT
+	tokID uint64     // counter part of the next token
+	tok   [][]byte   // one 32-byte token per pipeline slot
+	keys  [][]byte   // one key buffer per pipeline slot (and per address)
+	held  []int      // slots acquired in the current pipelined batch
+	ovs   []overlaps // their counted double grants (lostAt), by slot
+	retry []int      // slots whose release met NOSCRIPT
 
 	at        int           // the address whose reply is read (redlock's change; badReply)
 	grantedOn []bool        // redlock: which addresses granted the current attempt
@@ -45,6 +46,7 @@ func (w *worker) initToken() {
 	p := max(w.r.o.Pipeline, 1)
 	w.tok = make([][]byte, p)
 	w.keys = make([][]byte, p)
+	w.ovs = make([]overlaps, p)
 	// 4 hex digits of worker id, 12 random, then a 16-digit counter: every
 	// acquisition has a token no other acquisition shares, in this run or
 	// another. The random part is not drawn from the seed, or two runs
@@ -219,9 +221,10 @@ func (w *worker) acquireReply(rep Reply) (granted, refused bool) {
 
 // granted records in the registry that this worker holds key k, acquired
 // with a request sent at sent; it counts a violation when another worker
-// still held it.
-func (w *worker) granted(k int, sent int64) {
-	ok, expired := w.r.reg.acquired(k, w.id, sent+int64(w.r.o.TTL), w.r.now)
+// still held it, and returns that violation's overlap (registry), to be
+// passed, with the one releasing returns, to the lease's lostAt.
+func (w *worker) granted(k int, sent int64) *overlap {
+	ok, expired, ov := w.r.reg.acquired(k, w.id, sent+int64(w.r.o.TTL), w.r.now)
 	switch {
 	case ok:
 	case expired:
@@ -229,14 +232,15 @@ func (w *worker) granted(k int, sent int64) {
 	default:
 		w.st.violations.Add(1)
 	}
+	return ov
 }
 
 // released counts the reply of a release of a lock whose lease was known
-// to last until leaseEnd: 1 deleted our lock, 0 means it was no longer
-// ours (lostAt).
-func (w *worker) released(n, leaseEnd int64) {
+// to last until leaseEnd, and that was part of the counted double grants
+// ovs: 1 deleted our lock, 0 means it was no longer ours (lostAt).
+func (w *worker) released(n, leaseEnd int64, ovs overlaps) {
 	if n != 1 {
-		w.lostAt(leaseEnd)
+		w.lostAt(leaseEnd, ovs)
 	}
 }
 
@@ -251,8 +255,17 @@ func (w *worker) released(n, leaseEnd int64) {
 // same key (the cycle, pipelined and extend workloads' workers own their
 // keys, so this is their check). After leaseEnd the lease may have
 // expired: a plain loss.
-func (w *worker) lostAt(leaseEnd int64) {
+//
+// A loss within the lease of a lease the registry saw granted twice (ovs:
+// its grant over another holder's, or another's over it) is that double
+// grant, already counted: it claims it, and counts nothing more. Each
+// counted double grant is claimed once, so a loss the other lease of it
+// claimed first is counted.
+func (w *worker) lostAt(leaseEnd int64, ovs overlaps) {
 	if w.r.now() < leaseEnd {
+		if ovs.claim() {
+			return
+		}
 		w.st.violations.Add(1)
 		w.st.lostEarly.Add(1)
 		return
@@ -294,22 +307,22 @@ func (w *worker) cycle() error {
 		}
 		return nil
 	}
-	w.granted(k, sent)
+	ov := w.granted(k, sent)
 	if w.r.o.Hold > 0 {
 		sc.mu.Unlock()
 		w.hold()
 		sc.mu.Lock()
 	}
-	err = w.release(sc.conn(), k, key, tok, t0, sent)
+	err = w.release(sc.conn(), k, key, tok, t0, sent, ov)
 	sc.mu.Unlock()
 	return err
 }
 
 // release clears the registry entry, runs the release script on c and
 // records the finished cycle that started at t0; the lock's acquire was
-// sent at sent.
-func (w *worker) release(c *Conn, k int, key, tok []byte, t0, sent int64) error {
-	w.r.reg.releasing(k, w.id)
+// sent at sent, and its grant counted as the violation ov (if not nil).
+func (w *worker) release(c *Conn, k int, key, tok []byte, t0, sent int64, ov *overlap) error {
+	ovs := overlaps{ov, w.r.reg.releasing(k, w.id)}
 	w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, key, tok)
 	if err := c.Flush(); err != nil {
 		return err
@@ -318,7 +331,7 @@ func (w *worker) release(c *Conn, k int, key, tok []byte, t0, sent int64) error 
 	if err != nil || !ok {
 		return err
 	}
-	w.released(n, sent+int64(w.r.o.TTL))
+	w.released(n, sent+int64(w.r.o.TTL), ovs)
 	w.record(t0, 1)
 	return nil
 }
@@ -346,11 +359,11 @@ func (w *worker) contended() error {
 		}
 		ok, refused := w.acquireReply(rep)
 		if ok {
-			w.granted(k, sent)
+			ov := w.granted(k, sent)
 			sc.mu.Unlock()
 			w.hold()
 			sc.mu.Lock()
-			err := w.release(sc.conn(), k, key, tok, t0, sent)
+			err := w.release(sc.conn(), k, key, tok, t0, sent, ov)
 			sc.mu.Unlock()
 			return err
 		}
@@ -382,6 +395,7 @@ func (w *worker) extend() error {
 	var tok []byte
 	held := false
 	var leaseFrom int64 // when the request that began the current lease was sent
+	var ov *overlap     // its grant, when counted as a violation
 	for !w.r.stop.Load() {
 		t0 := w.r.now()
 		if !held {
@@ -409,7 +423,7 @@ func (w *worker) extend() error {
 				w.sleepJitter()
 				continue
 			}
-			w.granted(k, t0)
+			ov = w.granted(k, t0)
 			held, leaseFrom = true, t0
 			continue
 		}
@@ -433,8 +447,7 @@ func (w *worker) extend() error {
 		if n != 1 {
 			// The lease ran out under us (or, before it could have, was
 			// taken: lostAt): count it and take the lock again.
-			w.lostAt(leaseFrom + int64(w.r.o.TTL))
-			w.r.reg.releasing(k, w.id)
+			w.lostAt(leaseFrom+int64(w.r.o.TTL), overlaps{ov, w.r.reg.releasing(k, w.id)})
 			held = false
 			continue
 		}
@@ -445,7 +458,7 @@ func (w *worker) extend() error {
 	if !held {
 		return nil
 	}
-	w.r.reg.releasing(k, w.id)
+	ovs := overlaps{ov, w.r.reg.releasing(k, w.id)}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	c := sc.conn()
@@ -455,7 +468,7 @@ func (w *worker) extend() error {
 	}
 	n, ok, err := w.readScript(c, "release", w.r.releaseSHA, ReleaseScript, key, tok)
 	if err == nil && ok {
-		w.released(n, leaseFrom+int64(w.r.o.TTL))
+		w.released(n, leaseFrom+int64(w.r.o.TTL), ovs)
 	}
 	return err
 }
@@ -494,10 +507,10 @@ func (w *worker) pipelined() error {
 	span := w.hi - w.lo
 	keyOf := func(i int) int { return w.lo + (first-w.lo+i)%span }
 	for _, i := range w.held {
-		w.granted(keyOf(i), sent)
+		w.ovs[i][0] = w.granted(keyOf(i), sent)
 	}
 	for _, i := range w.held {
-		w.r.reg.releasing(keyOf(i), w.id)
+		w.ovs[i][1] = w.r.reg.releasing(keyOf(i), w.id)
 		w.writeScript(c, false, w.r.releaseSHA, ReleaseScript, w.keys[i], w.tok[i])
 	}
 	if err := c.Flush(); err != nil {
@@ -515,7 +528,7 @@ func (w *worker) pipelined() error {
 		}
 		switch {
 		case rep.Kind == KindInt:
-			w.released(rep.Int, leaseEnd)
+			w.released(rep.Int, leaseEnd, w.ovs[i])
 			done++
 		case rep.IsErr() && bytes.HasPrefix(rep.Str, []byte("NOSCRIPT")):
 			w.st.noscript.Add(1)
@@ -534,7 +547,7 @@ func (w *worker) pipelined() error {
 			return err
 		}
 		if ok {
-			w.released(n, leaseEnd)
+			w.released(n, leaseEnd, w.ovs[i])
 			done++
 		}
 	}
@@ -648,8 +661,9 @@ func (w *worker) redlock() error {
 		// Redlock's validity rule: the lock counts only if it was
 		// obtained within its TTL.
 		valid := w.r.now()-sent < int64(w.r.o.TTL)
+		var ovs overlaps // the lock's counted double grants (lostAt)
 		if got >= quorum && valid {
-			w.granted(k, sent)
+			ovs[0] = w.granted(k, sent)
 			if w.r.o.Hold > 0 {
 				// the connections are the others' meanwhile, as in cycle
 				// (taken back in the same order: no worker waits for one
@@ -662,7 +676,7 @@ func (w *worker) redlock() error {
 					sc.mu.Lock()
 				}
 			}
-			w.r.reg.releasing(k, w.id)
+			ovs[1] = w.r.reg.releasing(k, w.id)
 		}
 		end = time.Now().Add(w.r.o.NodeTimeout)
 		for i, sc := range w.conns {
@@ -691,7 +705,7 @@ func (w *worker) redlock() error {
 			}
 			if ok && w.grantedOn[i] {
 				// a node that granted the lock must still have it
-				w.released(n, sent+int64(w.r.o.TTL))
+				w.released(n, sent+int64(w.r.o.TTL), ovs)
 			}
 		}
 		if got >= quorum && valid {
