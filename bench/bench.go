@@ -120,9 +120,11 @@ type Latency struct {
 }
 
 // Result is the outcome of a run. An operation is one whole lock cycle
-// (acquire and release; for extend, one extension; for fill, one key set);
-// its latency runs from the first request to the last reply, retries
-// included. Requests counts every command sent.
+// (acquire and release, the release answered; for redlock, acquired on
+// a majority of the addresses and released on a majority; for extend, one
+// extension; for fill, one key set); its latency runs from the first
+// request to the last reply, retries included. Requests counts every
+// command sent.
 type Result struct {
 	Workload string   `json:"workload"`
 	Addrs    []string `json:"addrs"`

@@ -1567,3 +1567,50 @@ func TestRun_DoubleGrantCountedOnce(t *testing.T) {
 			res.Violations, res.LostBeforeLease, res.Errors, res.FirstError)
 	}
 }
+
+// A redlock lock is released when a majority of the addresses released
+// it (as redsync's Unlock needs): an attempt whose releases failed on
+// more than a minority (each failure an error) took a lock it did not
+// give back, and is not an op, as a cycle whose release failed is not.
+// Before, every attempt that got a majority was an op, even with all its
+// releases failed.
+func TestRun_RedlockFailedReleasesAreNoOp(t *testing.T) {
+	for failing := 0; failing <= 3; failing++ {
+		t.Run(fmt.Sprintf("%d of 3 releases failed", failing), func(t *testing.T) {
+			var fs []*fakeServer
+			var addrs []string
+			for i := 0; i < 3; i++ {
+				handle := answer
+				if i < failing {
+					handle = func(args []string) string {
+						if n := strings.ToUpper(args[0]); n == "EVALSHA" || n == "EVAL" {
+							return "-ERR release refused\r\n"
+						}
+						return answer(args)
+					}
+				}
+				f := startFake(t, handle)
+				fs, addrs = append(fs, f), append(addrs, f.ln.Addr().String())
+			}
+			res, err := Run(context.Background(), Options{Workload: "redlock", Addrs: addrs, Workers: 4, Duration: short})
+			if err != nil {
+				t.Fatal(err)
+			}
+			attempts := int64(fs[2].count("SET")) // every one granted everywhere
+			if attempts == 0 || int64(fs[2].count("EVALSHA")) != attempts {
+				t.Fatalf("%d attempts, %d releases", attempts, fs[2].count("EVALSHA"))
+			}
+			wantOps := attempts
+			if failing >= 2 {
+				wantOps = 0
+			}
+			if res.Ops != wantOps || res.Errors != int64(failing)*attempts || res.Latency.Samples != res.Ops || res.Violations != 0 {
+				t.Errorf("%d attempts: ops %d, errors %d (%s), latency samples %d, violations %d; want %d ops, %d errors, a sample an op, no violation",
+					attempts, res.Ops, res.Errors, res.FirstError, res.Latency.Samples, res.Violations, wantOps, int64(failing)*attempts)
+			}
+			if failing > 0 && !strings.Contains(res.FirstError, "release refused") {
+				t.Errorf("first error %q, want the release's", res.FirstError)
+			}
+		})
+	}
+}

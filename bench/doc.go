@@ -34,7 +34,11 @@
 //     connected or due a reconnect, workers wait for the next. An address
 //     that answers slowly within NodeTimeout sets the pace of every
 //     acquire, and a majority that took longer than the TTL to get is not
-//     counted as a lock.
+//     counted as a lock. A lock is an op once a majority of Addrs
+//     answered its release (as redsync's Unlock needs a majority): with
+//     fewer, it stays held on the others until its TTL, and the attempt
+//     is not an op (nor in the latency), as a cycle whose release failed
+//     is not; each release that failed counts as an error.
 //   - fill: set exactly Keys locks (12-byte keys with the default prefix,
 //     32-byte tokens, PX ttl) and leave them held, to measure memory. A
 //     key already held (SET NX refused) is counted as busy, and the run

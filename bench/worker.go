@@ -572,6 +572,11 @@ func (w *worker) pipelined() error {
 // the other workers may use them: its releases go on the connections its
 // acquires went on, or on the ones that replaced them meanwhile.
 //
+// An attempt that got the lock is an op only when a majority of the
+// addresses answered its release (each that did not is an error): with
+// fewer, the lock is left held until its TTL, as redsync's Unlock fails
+// then. Such an attempt is not in the latency histogram either.
+//
 // The mutual exclusion check counts only the nodes that granted this
 // attempt, each on the connection its release then goes to: a given up
 // connection is never read again, and a lock its late SET took on its
@@ -690,6 +695,7 @@ func (w *worker) redlock() error {
 				w.nodeFailed(i, err)
 			}
 		}
+		freed := 0 // granting nodes whose release was answered
 		for i, sc := range w.conns {
 			c := sc.conn()
 			if c == nil {
@@ -706,10 +712,18 @@ func (w *worker) redlock() error {
 			if ok && w.grantedOn[i] {
 				// a node that granted the lock must still have it
 				w.released(n, sent+int64(w.r.o.TTL), ovs)
+				freed++
 			}
 		}
 		if got >= quorum && valid {
-			w.record(t0, 1)
+			// An op is a lock taken and given back: released on a
+			// majority, as redsync's Unlock needs (a node's answer, 0
+			// included, as cycle's). Fewer, and the lock stays held
+			// until its TTL: not an op, as a cycle whose release failed
+			// is not; each release that failed is an error already.
+			if freed >= quorum {
+				w.record(t0, 1)
+			}
 			return nil
 		}
 		if w.r.stop.Load() {
