@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"regexp"
@@ -565,32 +566,93 @@ func TestRun_RedlockUsesAStalledNodeAgainOnceItAnswers(t *testing.T) {
 // connections still deliver once they resume take the key there, under
 // the token of the attempt that sent them. Its worker's next try, with
 // the same token (as redsync keeps one value for all the tries of a
-// Lock), releases them, and the run goes on. Before, each try had a token
-// of its own, and those locks refused the key to every try until their
-// TTL (30 s) ended.
+// Lock), meets those locks (busy), releases them, and the run goes on.
+// Before, each try had a token of its own, and those locks refused the
+// key to every try until their TTL (30 s) ended.
+//
+// The held SETs are let go in order: first the stale one on each node
+// (the first held there, on the connection the worker gave up), and,
+// once its lock is on the node, the ones the worker's reconnected tries
+// sent meanwhile. Let go together, a try's SET could run first, be
+// granted, and leave the stale SET refused and no lock to meet (a CI
+// run, shuffle seed 1795973662629825739).
 func TestRun_RedlockGoesOnAfterAMajorityStalled(t *testing.T) {
 	srvs := server.RunN(t, 3)
-	// Two nodes stall at a SET (a stall at a release would leave no lock)
-	var armed atomic.Bool
-	hold := make(chan struct{})
-	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(hold) }) })
-	for _, s := range srvs[:2] {
-		t.Cleanup(s.FailWhen(func(cmd server.CommandRecord) (string, bool) {
-			if armed.Load() && cmd.Name() == "set" {
-				<-hold
+	// Two nodes stall at a SET (a stall at a release would leave no lock):
+	// held[i] are the SETs node i holds, in the order they came.
+	var mu sync.Mutex
+	armed := false
+	var held [2][]chan struct{}
+	var freed [2]int // how many of held[i] were let go, the first ones
+	letGo := func(upTo int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range held {
+			for ; freed[i] < min(upTo, len(held[i])); freed[i]++ {
+				close(held[i][freed[i]])
 			}
+		}
+	}
+	heldOnBoth := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(held[0]) > 0 && len(held[1]) > 0
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		armed = false
+		mu.Unlock()
+		letGo(math.MaxInt)
+	})
+	for i, s := range srvs[:2] {
+		t.Cleanup(s.FailWhen(func(cmd server.CommandRecord) (string, bool) {
+			if cmd.Name() != "set" {
+				return "", false
+			}
+			mu.Lock()
+			if !armed {
+				mu.Unlock()
+				return "", false
+			}
+			ch := make(chan struct{})
+			held[i] = append(held[i], ch)
+			mu.Unlock()
+			<-ch
 			return "", false
 		}))
 	}
 	// one worker on one key: nothing else to lock while that key is refused
-	_, progress, stop, fail := redlockRunning(t, srvs, func(o *Options) { o.Workers, o.Keys = 1, 1 })
-	armed.Store(true)
+	const prefix = "tb:stall:"
+	key := prefix + "000000000"
+	_, progress, stop, fail := redlockRunning(t, srvs, func(o *Options) { o.Workers, o.Keys, o.KeyPrefix = 1, 1, prefix })
+	mu.Lock()
+	armed = true
+	mu.Unlock()
 	if !progress.wait(func(_, errs int64) bool { return errs >= 2 }, 10*time.Second) {
 		fail("the stalled nodes never timed out")
 	}
-	armed.Store(false)
-	release.Do(func() { close(hold) }) // the SETs held run now
+	for deadline := time.Now().Add(10 * time.Second); !heldOnBoth(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			fail("no SET held on both stalled nodes")
+		}
+	}
+	// the stale SETs run, and take the key, before anything the worker
+	// sent since (still held)
+	letGo(1)
+	for i, s := range srvs[:2] {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if _, ok := s.Get(key); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				fail("node %d: the stale SET let go took no lock in 10s", i)
+			}
+		}
+	}
+	mu.Lock()
+	armed = false
+	mu.Unlock()
+	letGo(math.MaxInt)
 	var resumed int64
 	progress.wait(func(ops, _ int64) bool { resumed = ops; return true }, 0)
 	if !progress.wait(func(ops, _ int64) bool { return ops > resumed+10 }, 10*time.Second) {
@@ -598,16 +660,11 @@ func TestRun_RedlockGoesOnAfterAMajorityStalled(t *testing.T) {
 	}
 	res, _ := stop()
 	t.Logf("ops %d, busy %d, errors %d, reconnects %d", res.Ops, res.Busy, res.Errors, res.Reconnects)
-	if res.Violations != 0 {
-		t.Errorf("%d violations, want none", res.Violations)
-	}
-	if res.Busy == 0 {
-		// The held SETs are released together, those of the given-up
-		// connections and any the worker's reconnected try sent meanwhile:
-		// when the latter runs first, its try is granted and the stale ones
-		// are refused, and no lock is left to meet (a CI run, shuffle seed
-		// 1795973662629825739). The run going on is what is checked above.
-		t.Logf("no stalled SET's lock met this run: the try's own SET ran first")
+	// The run could go on only once the worker released a stale lock on
+	// one of the stalled nodes, on a connection that had its try's SET
+	// answered there: refused, by that lock.
+	if res.Violations != 0 || res.Busy == 0 {
+		t.Errorf("%d violations, %d busy; want none, and the stalled SETs' locks met", res.Violations, res.Busy)
 	}
 }
 
