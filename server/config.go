@@ -920,22 +920,7 @@ func init() {
 	addDirective(enumDirective("enable-debug-command", false, []string{"no", "yes", "local"},
 		func(c *Config) string { return debugMode(c.EnableDebugCommand) },
 		func(c *Config, v string) string { c.EnableDebugCommand = v; return "" }))
-	addDirective(&directive{
-		name: "daemonize",
-		set: func(c *Config, args []string) string {
-			if _, ok := yesNo(args[0]); !ok {
-				return "argument must be 'yes' or 'no'"
-			}
-			return ""
-		},
-		warn: func(args []string) string {
-			if v, _ := yesNo(args[0]); v {
-				return "tumbler does not daemonize: it runs in the foreground (use a supervisor)"
-			}
-			return ""
-		},
-		get: func(c *Config) string { return "no" },
-	})
+	addDirective(boolDirective("daemonize", false, func(c *Config) bool { return c.Daemonize }, func(c *Config, v bool) { c.Daemonize = v }))
 	addDirective(&directive{
 		name: "cluster-enabled",
 		set: func(c *Config, args []string) string {

@@ -335,12 +335,14 @@ func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
 	want := []string{
 		path + ":1: tumbler keeps no data on disk: 'save 3600 1 300 100' is ignored",
 		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are",
-		path + ":6: tumbler does not daemonize: it runs in the foreground (use a supervisor)",
 		path + ":8: 'appendfsync' is accepted but has no effect in tumbler (CONFIG GET reports it)",
 		path + ":10: 'list-max-ziplist-entries' is not supported by tumbler and is ignored",
 	}
 	if !reflect.DeepEqual(warnings, want) {
 		t.Fatalf("warnings\n got %q\nwant %q", warnings, want)
+	}
+	if !cfg.Daemonize { // (the binary daemonizes: cmd/tumbler)
+		t.Fatal("daemonize yes not kept")
 	}
 }
 

@@ -144,6 +144,10 @@ type Config struct {
 	// runs (pidfile), as redis-server does; the server itself only
 	// reports it.
 	PidFile string
+	// Daemonize makes the tumbler binary run in the background
+	// (daemonize), as redis-server does; the server itself only reports
+	// it.
+	Daemonize bool
 	// Supervised is how the tumbler binary tells a supervisor it is ready
 	// (supervised: no, upstart, systemd, auto), as redis-server does; the
 	// server itself only reports it.

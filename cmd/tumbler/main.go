@@ -55,6 +55,13 @@ func main() {
 		os.Exit(1)
 	}
 	cfg, warnings := l.cfg, l.warnings
+	ready := func() {}
+	if cfg.Daemonize {
+		ready = daemonize(stdin) // returns in the daemon only (daemon_unix.go)
+		if cfg.PidFile == "" {
+			cfg.PidFile = defaultDaemonPidFile // as redis-server
+		}
+	}
 	// As redis-server's logfile "": standard output (what fails before
 	// the log is set up goes to standard error, as Redis's config errors).
 	var logOut io.Writer = os.Stdout
@@ -105,22 +112,23 @@ func main() {
 			defer os.Remove(cfg.Path(cfg.PidFile))
 		}
 	}
-	ready := []any{"addr", srv.Addr()}
+	where := []any{"addr", srv.Addr()}
 	if srv.TLSAddr() != "" {
-		ready = append(ready, "tls_addr", srv.TLSAddr())
+		where = append(where, "tls_addr", srv.TLSAddr())
 	}
 	if cfg.UnixSocket != "" {
-		ready = append(ready, "unixsocket", cfg.Path(cfg.UnixSocket))
+		where = append(where, "unixsocket", cfg.Path(cfg.UnixSocket))
 	}
 	// Redis's own words, which scripts and test harnesses wait for in its
 	// log (Redis 7.0 writes "Ready to accept connections").
-	log.Info("Ready to accept connections", ready...)
+	log.Info("Ready to accept connections", where...)
 	if cfg.RestartDelay > 0 {
 		// an operator should know why writes are refused for a while
 		log.Warn("restart delay: lock grants reply nil and other writes are refused until it passes (Redlock's delayed restart)",
 			"restart_delay", cfg.RestartDelay.String())
 	}
 	sup.ready(log)
+	ready() // daemonize: the command that started the daemon returns
 	select {
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"github.com/tumblerdb/tumbler/engine"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 func build(t *testing.T) string {
@@ -47,8 +49,7 @@ func freePort(t *testing.T) int {
 	if low > 11000 {
 		for range 100 {
 			port := 10000 + rand.IntN(low-10000)
-			if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-				ln.Close()
+			if portFree(port) {
 				return port
 			}
 		}
@@ -59,6 +60,24 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// portFree reports whether port can be listened on as the binary listens
+// by default: every IPv4 address, and every IPv6 one where there is IPv6
+// ("* -::*").
+func portFree(port int) bool {
+	p := strconv.Itoa(port)
+	ln, err := net.Listen("tcp4", "0.0.0.0:"+p)
+	if err != nil {
+		return false
+	}
+	defer ln.Close()
+	ln6, err := net.Listen("tcp6", "[::]:"+p)
+	if err == nil {
+		ln6.Close()
+		return true
+	}
+	return !errors.Is(err, syscall.EADDRINUSE)
 }
 
 func TestBinary_PortTakenExitsNonZeroWithMessage(t *testing.T) {
