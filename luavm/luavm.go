@@ -848,9 +848,11 @@ func errorText(err error, chunk string) (msg, line string) {
 		obj = ae.Object
 	}
 	if t, ok := obj.(*lua.LTable); ok {
+		// luaExtractErrorInformation reads err with lua_isstring and
+		// lua_tostring: a number is "%.14g" ({err=1.5} is "-1.5 ...")
 		m := "ERR unknown error"
-		if s, ok := t.RawGetString("err").(lua.LString); ok {
-			m = string(s)
+		if s, ok := luaString(t.RawGetString("err")); ok {
+			m = s
 		}
 		return m, "0" // (its line breaks become spaces in the reply, as in Redis)
 	}

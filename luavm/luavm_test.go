@@ -143,6 +143,8 @@ func TestEval_ErrorsCarryScriptAndLine(t *testing.T) {
 		{"return redis.call('get',{})", "-ERR Lua redis lib command arguments must be strings or integers script: %s, on @user_script:1."},
 		{"error('boom')", "-ERR user_script:1: boom script: %s, on @user_script:1."},
 		{"error({err='MYERR x'})", "-MYERR x script: %s, on @user_script:1."},
+		{"error({err=1})", "-1 script: %s, on @user_script:1."},
+		{"error({err=0.1+0.2})", "-0.3 script: %s, on @user_script:1."},
 		{"string.rep = nil", "-ERR user_script:1: Attempt to modify a readonly table script: %s, on @user_script:1."},
 		{"rawset(_G,'a',1)", "-ERR Attempt to modify a readonly table script: %s, on @user_script:1."},
 		{"redis.call('set','k','v') redis.call('incr','k')", "-ERR value is not an integer or out of range script: %s, on @user_script:1."},
