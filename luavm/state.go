@@ -495,7 +495,9 @@ func (vm *VM) redisLib(eval bool) *lua.LTable {
 			if L.GetTop() != 1 {
 				return vm.callError(L, true, errorTable(L, "wrong number of arguments"))
 			}
-			L.Push(lua.LString(SHA1Hex([]byte(L.ToString(1)))))
+			// lua_tolstring: a number as "%.14g", any other value ""
+			s, _ := luaString(L.Get(1))
+			L.Push(lua.LString(SHA1Hex([]byte(s))))
 			return 1
 		},
 		// Numbers in these three are C's (int)lua_tonumber: a numeric

@@ -38,6 +38,7 @@ func luaToNumber(L *lua.LState) int {
 		}
 		return 1
 	}
+	stringArg(L, 1) // luaL_checkstring: tonumber(1e15, 16) reads "1e+15"
 	s := L.CheckString(1)
 	if base < 2 || base > 36 {
 		L.ArgError(2, "base out of range")
@@ -142,17 +143,26 @@ func isAlnum(c byte) bool { return digitVal(c) < 36 }
 // string.sub(s, ARGV[1]) failed with "number expected, got string".
 // all: every argument (string.char). Functions ported from Lua 5.1
 // (pattern.go's, table.insert, lib51.go's) read their arguments themselves.
+//
+// str are the string arguments of gopher-lua's functions, which Lua 5.1
+// reads from numbers as lua_tolstring writes them ("%.14g"): gopher-lua
+// writes Go's digits, so that string.len(0.1+0.2) was 19 (of
+// "0.30000000000000004"), not 3, and string.sub(1/0, 1) "+Inf", not "inf".
 var intArgs = []struct {
 	lib, fn string
 	pos     []int
 	all     bool
+	str     []int
 }{
-	{lib: lua.StringLibName, fn: "sub", pos: []int{2, 3}},
+	{lib: lua.StringLibName, fn: "sub", pos: []int{2, 3}, str: []int{1}},
+	{lib: lua.StringLibName, fn: "len", str: []int{1}},
+	{lib: lua.StringLibName, fn: "reverse", str: []int{1}},
 }
 
 // coerceIntArgs wraps the functions of intArgs in G (after any other
 // wrapper, so that those see numbers too) to turn their integer arguments
-// that are numeric strings into numbers first.
+// that are numeric strings into numbers first, and their string arguments
+// that are numbers into strings.
 func coerceIntArgs(L *lua.LState, G *lua.LTable) {
 	for _, w := range intArgs {
 		t := G
@@ -170,6 +180,11 @@ func coerceIntArgs(L *lua.LState, G *lua.LTable) {
 		w := w
 		t.RawSetString(w.fn, L.NewFunction(func(L *lua.LState) int {
 			top := L.GetTop()
+			for _, i := range w.str {
+				if i <= top {
+					stringArg(L, i)
+				}
+			}
 			switch {
 			case w.all:
 				for i := 1; i <= top; i++ {
@@ -193,6 +208,14 @@ func numberArg(L *lua.LState, i int) {
 		if f, ok := str2d(string(s)); ok {
 			L.Replace(i, lua.LNumber(f))
 		}
+	}
+}
+
+// stringArg replaces argument i with its string if it is a number,
+// written as Lua 5.1 writes it ("%.14g", inf, -nan).
+func stringArg(L *lua.LState, i int) {
+	if n, ok := L.Get(i).(lua.LNumber); ok {
+		L.Replace(i, lua.LString(number14g(float64(n))))
 	}
 }
 

@@ -117,3 +117,28 @@ func TestEval_IntegerArgumentsFromNumericStrings(t *testing.T) {
 		f.expect(tc.want, "EVAL", tc.script, "0", "2")
 	}
 }
+
+// Lua 5.1 gives a string function a number as "%.14g" writes it
+// (redis-server 7.0.15's replies).
+func TestEval_StringArgumentsFromNumbers(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ script, want string }{
+		{"return string.len(0.1+0.2)", ":3"},
+		{"return string.len(100)", ":3"},
+		{"return string.sub(1e15, 1)", "$1e+15"},
+		{"return string.sub(1/3, 1)", "$0.33333333333333"},
+		{"return string.reverse(-0.0)", "$0-"},
+		{"return string.sub(0/0, 1)", "$-nan"},
+		{"return string.sub(-(0/0), 1)", "$nan"},
+		{"return string.sub(1/0, 1)", "$inf"},
+		{"return string.reverse(-1/0)", "$fni-"},
+		{"return redis.sha1hex(0.1+0.2) == redis.sha1hex('0.3')", ":1"},
+		{"return redis.sha1hex(1e15)", "$29649fb9b5a7f057fcfd4d03bc770039deb636be"},
+		{"return redis.sha1hex({}) == redis.sha1hex('')", ":1"},
+		{"return tonumber(1e15, 16)", "(nil)"},
+		{"return tonumber(0.5, 16)", "(nil)"},
+		{"return tonumber(255, 16)", ":597"},
+	} {
+		f.expect(tc.want, "EVAL", tc.script, "0")
+	}
+}
