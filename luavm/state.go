@@ -117,7 +117,7 @@ func (vm *VM) initState() {
 		if level > 0 {
 			// luaL_where and lua_concat: a number becomes a string, with
 			// or without a position to put before it
-			pos := L.Where(level)
+			pos := L.Where(stackLevel(L, level))
 			if pos != "" && !strings.HasPrefix(pos, "[G]") {
 				pos += " "
 			} else {
@@ -298,10 +298,15 @@ func (vm *VM) initState() {
 		}
 	}
 	// Strings' metatable ("abc":upper()) reads through the read-only string
-	// library, and getmetatable("") yields only a read-only view of it.
+	// library, and converts numeric strings in arithmetic (arith.go);
+	// getmetatable("") yields only a read-only view of a table with its
+	// __index, as Redis's string metatable holds.
 	smt := L.NewTable()
 	smt.RawSetString("__index", G.RawGetString(lua.StringLibName))
-	smt.RawSetString("__metatable", vm.readonly(smt))
+	shown := L.NewTable()
+	shown.RawSetString("__index", smt.RawGetString("__index"))
+	smt.RawSetString("__metatable", vm.readonly(shown))
+	setStringArith(smt)
 	L.SetMetatable(lua.LString(""), smt)
 	G.RawSetString("KEYS", L.NewTable())
 	G.RawSetString("ARGV", L.NewTable())

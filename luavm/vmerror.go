@@ -408,6 +408,11 @@ func (vm *VM) lua51Error(L *lua.LState, msg string, level int) (string, bool) {
 		return msg, false
 	}
 	f, ok := faultFrame(L, level)
+	if ok && isArith && isCoercion(f.fn) {
+		// the strings' arithmetic metamethods (arith.go) raise the
+		// error of the instruction that called them
+		f, ok = faultFrame(L, level+1)
+	}
 	if !ok || f.fn.IsG {
 		return msg, false
 	}

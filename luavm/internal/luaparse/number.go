@@ -1,6 +1,7 @@
 package luaparse
 
 import (
+	"math"
 	"strings"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -28,6 +29,16 @@ func Str2d(s string) (float64, bool) {
 	for j := i + n; j < len(s); j++ {
 		if !isSpace(int(s[j])) {
 			return 0, false
+		}
+	}
+	if f != f {
+		// glibc's NaN: the quiet NaN with no payload, negative after a
+		// '-' ("-nan" + 0 is -nan). engine.Strtod gives Go's math.NaN(),
+		// whose lowest bit is set (LuaBitOp's bit.tobit('nan') read it as
+		// 1, Redis's 0), and drops the sign.
+		f = math.Float64frombits(0x7ff8000000000000)
+		if s[i] == '-' {
+			f = -f
 		}
 	}
 	return f, true
