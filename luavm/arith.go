@@ -117,6 +117,39 @@ func stringUnm(L *lua.LState) int {
 	return 0
 }
 
+// notANumber stands, in a call to a math or bit function, for a string
+// argument that Lua 5.1 does not read as a number: gopher-lua's
+// CheckNumber refuses it ("number expected, got string") where it would
+// have read '0b1' or '1_000' as one.
+const notANumber = lua.LString("")
+
+// strictNumberArgs wraps the functions of lib (math, bit) to give them
+// their string arguments as luaL_checknumber reads them (str2d): a
+// numeric string as its number, any other as notANumber. The functions
+// still check their arguments in their own order.
+func strictNumberArgs(L *lua.LState, lib *lua.LTable) {
+	fns := map[lua.LValue]lua.LGFunction{}
+	lib.ForEach(func(k, v lua.LValue) {
+		if f, ok := v.(*lua.LFunction); ok && f.GFunction != nil {
+			fns[k] = f.GFunction
+		}
+	})
+	for k, fn := range fns {
+		lib.RawSet(k, L.NewFunction(func(L *lua.LState) int {
+			for i, top := 1, L.GetTop(); i <= top; i++ {
+				if s, ok := L.Get(i).(lua.LString); ok {
+					if f, ok := str2d(string(s)); ok {
+						L.Replace(i, lua.LNumber(f))
+					} else {
+						L.Replace(i, notANumber)
+					}
+				}
+			}
+			return fn(L)
+		}))
+	}
+}
+
 // stackLevel is the level of gopher-lua's stack (L.Where, L.GetStack) of
 // Lua 5.1's level (1: the caller of the running Go function): the frames
 // of the strings' metamethods, which Lua 5.1 has not, are not counted,

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Arithmetic reads numeric strings as Lua 5.1's luaO_str2d
+// Arithmetic, math and bit read numeric strings as Lua 5.1's luaO_str2d
 // (arith.go). The expected replies are redis-server 7.0.15's;
 // compat/diff's TestLuaNumberDiff diffs them against it.
 func TestEval_ArithmeticOnNumericStrings(t *testing.T) {
@@ -45,6 +45,13 @@ func TestEval_ArithmeticOnNumericStrings(t *testing.T) {
 		// which scripts do not see
 		{"return getmetatable('').__add", "(nil)"},
 		{"return getmetatable('').__index == string", ":1"},
+		// math and bit
+		{"return math.max('010', 1)", ":10"},
+		{"return math.floor(' 5\\r')", ":5"},
+		{"return bit.band('010', 255)", ":10"},
+		{"return bit.tobit('nan')", ":0"},
+		{"return math.floor('0b1')", "-ERR user_script:1: bad argument #1 to 'floor' (number expected, got string)" + at},
+		{"return bit.band('0o17', 1)", "-ERR user_script:1: bad argument #1 to 'band' (number expected, got string)" + at},
 	} {
 		want := tc.want
 		if strings.Contains(want, "%s") {

@@ -292,6 +292,11 @@ func (vm *VM) initState() {
 	G.RawSetString("redis", vm.readonly(vm.redisLib(true)))
 	G.RawSetString("__redis__err__handler", L.NewFunction(vm.errHandler))
 	vm.openExtraLibs(G)
+	for _, name := range []string{lua.MathLibName, "bit"} {
+		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
+			strictNumberArgs(L, t) // arith.go
+		}
+	}
 	for _, name := range []string{lua.TabLibName, lua.StringLibName, lua.MathLibName, "cjson", "bit", "struct", "cmsgpack"} {
 		if t, ok := G.RawGetString(name).(*lua.LTable); ok {
 			G.RawSetString(name, vm.readonly(t))
