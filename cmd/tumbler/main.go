@@ -74,13 +74,27 @@ func main() {
 		defer f.Close()
 		logOut = f
 	}
-	cfg.Logger = slog.New(newRedisLogHandler(logOut)) // logfmt.go
+	cfg.Logger = slog.New(newRedisLogHandler(logOut))        // logfmt.go
+	nofileNotices, nofileWarnings, err := fitOpenFiles(&cfg) // maxclients and ulimit -n (nofile_unix.go)
+	if err != nil {
+		cfg.Logger.Error(err.Error())
+		if logOut != os.Stderr {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(1)
+	}
 	// ---- end of configuration ----
 
 	srv := server.New(cfg)
 	log := srv.Logger()
 	for _, w := range warnings {
 		log.Warn("config: " + w)
+	}
+	for _, n := range nofileNotices {
+		log.Info(n)
+	}
+	for _, w := range nofileWarnings {
+		log.Warn(w)
 	}
 	// Caught from before the server listens: a SIGTERM sent as soon as it
 	// answers still stops it cleanly (profile written, pid file removed).

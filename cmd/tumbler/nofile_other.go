@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "github.com/tumblerdb/tumbler/server"
+
+// fitOpenFiles: there is no RLIMIT_NOFILE to fit here.
+func fitOpenFiles(*server.Config) (notices, warnings []string, err error) { return nil, nil, nil }
