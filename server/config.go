@@ -1039,45 +1039,68 @@ func LoadConfigFile(path string, cfg *Config) (warnings []string, err error) {
 	}
 	cfg.ConfigFile = abs
 	seen := map[string]bool{}
-	return loadFile(path, cfg, seen, 0)
+	return loadFile(path, path, cfg, seen, 0)
 }
 
 // LoadConfigData reads config lines as LoadConfigFile reads a file's;
 // name is where they came from, for errors and warnings ("stdin": the
 // tumbler binary reads its standard input when given "-", as
-// redis-server). An include in them reads a file relative to the
-// current directory.
+// redis-server). An include in them reads a file relative to dir, as
+// set by then (the current directory without one).
 func LoadConfigData(name string, data []byte, cfg *Config) (warnings []string, err error) {
 	return loadData(name, data, cfg, map[string]bool{}, 0)
 }
 
 // IncludeConfig reads the files a glob pattern names (a path without
 // glob characters names one, which must exist), as a config file's
-// "include pattern" line does: the tumbler binary's --include.
+// "include pattern" line does: the tumbler binary's --include. A
+// relative pattern is relative to cfg's dir, as Redis (which has changed
+// to it) reads it.
 func IncludeConfig(pattern string, cfg *Config) (warnings []string, err error) {
 	return includeFiles(pattern, cfg, map[string]bool{}, 0)
 }
 
-func loadFile(path string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
+// loadFile reads the config file at path; name is the path as Redis
+// would name it, in the error for a file that cannot be opened.
+func loadFile(path, name string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Reason: "Fatal error, can't open config file '" + path + "': " + errText(err)}
+		return nil, &ConfigError{File: path, Reason: "Fatal error, can't open config file '" + name + "': " + errText(err)}
 	}
 	return loadData(path, data, cfg, seenUsers, depth)
 }
 
-// includeFiles reads the files pattern names (include).
+// includeFiles reads the files pattern names (include). A relative
+// pattern is relative to dir as it is then (Config.Path): Redis has
+// changed to the directory of a dir line or flag read before the
+// include, and not to that of one read after it.
 func includeFiles(pattern string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
-	files := []string{pattern}
+	path := cfg.Path(pattern)
+	files := []string{path}
 	if strings.ContainsAny(pattern, "*?[") {
 		var err error
-		if files, err = filepath.Glob(pattern); err != nil {
+		if files, err = filepath.Glob(path); err != nil {
 			return nil, &ConfigError{Text: "include " + pattern, Reason: "bad include pattern: " + err.Error()}
 		}
 	}
+	// Redis names a file as its pattern gives it: relative to dir for a
+	// relative pattern.
+	name := func(f string) string {
+		if path == pattern {
+			return f
+		}
+		if rel, err := filepath.Rel(cfg.Dir, f); err == nil {
+			return rel
+		}
+		return f
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = name(f) // before a file's dir line changes dir
+	}
 	var warnings []string
-	for _, f := range files {
-		w, err := loadFile(f, cfg, seenUsers, depth+1)
+	for i, f := range files {
+		w, err := loadFile(f, names[i], cfg, seenUsers, depth+1)
 		warnings = append(warnings, w...)
 		if err != nil {
 			return warnings, err
