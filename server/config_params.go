@@ -1,11 +1,13 @@
 package server
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/tumblerdb/tumbler/engine"
 )
@@ -663,9 +665,10 @@ type fixedParam struct {
 	paramDef
 	value func() string
 	why   string
-	// keep, if set, records the value given in c; ignored then says
+	// keep, if set, checks the words given against c and records them
+	// in c, or returns the reason they are refused; ignored then says
 	// what the value still does (the warning).
-	keep    func(c *Config, v string)
+	keep    func(c *Config, args []string) string
 	ignored string
 }
 
@@ -689,7 +692,42 @@ var fixedParams = []fixedParam{
 		}
 		return w[0], ""
 	}}}, cwd, "tumbler writes no data files and never changes directory",
-		func(c *Config, v string) { c.Dir = v }, "only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are"},
+		keepDir, "only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are"},
+}
+
+// keepDir checks a dir as Redis's chdir to it does, relative to the dir
+// before it (Redis is there), and records it made absolute: a path that
+// is missing or not a directory is refused with C's strerror text, "No
+// such file or directory" (an empty one too), "Not a directory", so that
+// the config file, a flag and CONFIG SET fail as Redis's do.
+func keepDir(c *Config, args []string) string {
+	dir := c.Path(args[0])
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return strerror(err)
+	case !fi.IsDir():
+		return strerror(syscall.ENOTDIR)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	c.Dir = dir
+	return ""
+}
+
+// strerror is C's strerror text for the errno in err: Go's, which is
+// the same but for its first letter ("no such file or directory").
+func strerror(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return errText(err)
+	}
+	text := errno.Error()
+	if text != "" && text[0] >= 'a' && text[0] <= 'z' {
+		text = string(text[0]-'a'+'A') + text[1:]
+	}
+	return text
 }
 
 // fixedDirective makes a directive of a fixed parameter: its words are
@@ -703,9 +741,9 @@ func fixedDirective(f fixedParam) *directive {
 		name: f.name, multi: f.kind.multi, live: f.flags&pImmutable == 0,
 		protected: f.flags&pProtected != 0, fixed: true, inert: true,
 		set: func(c *Config, args []string) string {
-			v, reason := f.kind.parse(args)
+			_, reason := f.kind.parse(args)
 			if reason == "" && f.keep != nil {
-				f.keep(c, v)
+				reason = f.keep(c, args)
 			}
 			return reason
 		},

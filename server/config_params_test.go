@@ -140,7 +140,8 @@ func TestParams_ParseAsRedis(t *testing.T) {
 		{"latency-tracking", []string{"NO"}, "no"},
 		{"latency-tracking", []string{"maybe"}, "argument must be 'yes' or 'no'"},
 		{"latency-tracking-info-percentiles", []string{"0 50.5"}, "0 50.5"},
-		{"dir", []string{"/nonexistent"}, cwd()},
+		{"dir", []string{"/"}, cwd()},
+		{"dir", []string{"/nonexistent"}, "No such file or directory"},
 		{"enable-protected-configs", []string{"LOCAL"}, "local"},
 		{"list-max-ziplist-entries", []string{"1", "2"}, "Bad directive or wrong number of arguments"},
 	} {
@@ -404,10 +405,11 @@ func TestParams_Rewrite(t *testing.T) {
 // to dir) opens it; absolute paths, and any path without dir, as given.
 func TestConfig_PathRelativeToDir(t *testing.T) {
 	var c Config
-	if _, err := ApplyDirective(&c, "dir", "/var/lib/redis"); err != nil {
+	dir := t.TempDir() // dir must exist, as for Redis's chdir
+	if _, err := ApplyDirective(&c, "dir", dir); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]string{"users.acl": "/var/lib/redis/users.acl", "tls/a.crt": "/var/lib/redis/tls/a.crt", "/etc/x.acl": "/etc/x.acl", "": ""} {
+	for p, want := range map[string]string{"users.acl": dir + "/users.acl", "tls/a.crt": dir + "/tls/a.crt", "/etc/x.acl": "/etc/x.acl", "": ""} {
 		if got := c.Path(p); got != want {
 			t.Errorf("Path(%q) = %q, want %q", p, got, want)
 		}

@@ -326,7 +326,8 @@ func TestConfig_SlowlogSettings(t *testing.T) {
 // the default is a warning, and so is a value other than tumbler's for
 // those that say what tumbler does (save, dir).
 func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
-	path := writeConf(t, "p.conf", "save 3600 1 300 100\nappendonly no\nappendfsync everysec\ndbfilename dump.rdb\ndir /var/lib/redis\ndaemonize yes\ndatabases 16\nappendfsync always\nsave \"\"\nlist-max-ziplist-entries 5\n")
+	dir := t.TempDir() // an existing directory, as Redis's chdir needs
+	path := writeConf(t, "p.conf", "save 3600 1 300 100\nappendonly no\nappendfsync everysec\ndbfilename dump.rdb\ndir "+dir+"\ndaemonize yes\ndatabases 16\nappendfsync always\nsave \"\"\nlist-max-ziplist-entries 5\n")
 	var cfg Config
 	warnings, err := LoadConfigFile(path, &cfg)
 	if err != nil {
@@ -334,7 +335,7 @@ func TestLoadConfigFile_PersistenceDirectivesWarn(t *testing.T) {
 	}
 	want := []string{
 		path + ":1: tumbler keeps no data on disk: 'save 3600 1 300 100' is ignored",
-		path + ":5: tumbler writes no data files and never changes directory: 'dir /var/lib/redis' only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are",
+		path + ":5: tumbler writes no data files and never changes directory: 'dir " + dir + "' only says where relative paths (aclfile, logfile, pidfile, unixsocket, tls-*) are",
 		path + ":8: 'appendfsync' is accepted but has no effect in tumbler (CONFIG GET reports it)",
 		path + ":10: 'list-max-ziplist-entries' is not supported by tumbler and is ignored",
 	}
