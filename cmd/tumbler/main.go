@@ -119,11 +119,12 @@ func main() {
 		}
 		defer stop()
 	}
+	pidWritten := false
 	if cfg.PidFile != "" { // as redis-server: written once listening, removed at exit
 		if err := os.WriteFile(cfg.Path(cfg.PidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 			log.Warn("Failed to write PID file: " + err.Error())
 		} else {
-			defer os.Remove(cfg.Path(cfg.PidFile))
+			pidWritten = true
 		}
 	}
 	where := []any{"addr", srv.Addr()}
@@ -143,14 +144,28 @@ func main() {
 	}
 	sup.ready(log)
 	ready() // daemonize: the command that started the daemon returns
+	// The shutdown, in redis-server's words (harnesses and alerts watch
+	// its log for them).
 	select {
 	case s := <-sig:
-		log.Info("shutting down", "signal", s.String())
+		name := "SIGTERM"
+		if s == syscall.SIGINT {
+			name = "SIGINT"
+		}
+		log.Warn("Received " + name + " scheduling shutdown...")
 	case <-srv.Done(): // obs: a client sent SHUTDOWN
-		log.Info("shut down by SHUTDOWN")
 	}
+	log.Warn("User requested shutdown...")
 	sup.stopping(log)
+	if cfg.UnixSocket != "" {
+		log.Info("Removing the unix socket file.") // (closing its listener does)
+	}
 	srv.Close()
+	if pidWritten {
+		log.Info("Removing the pid file.")
+		_ = os.Remove(cfg.Path(cfg.PidFile))
+	}
+	log.Warn("tumbler is now ready to exit, bye bye...")
 }
 
 // startCPUProfile profiles the process into path until the returned

@@ -335,3 +335,46 @@ func TestBinary_RedisCommandLineForms(t *testing.T) {
 		<-done
 	}
 }
+
+// TestBinary_ShutdownLogsAsRedis: a shutdown logs redis-server's lines,
+// in its order (harnesses and log alerts watch for them): the signal
+// (none for SHUTDOWN), "User requested shutdown...", the unix socket and
+// pid file removed, and the last words.
+func TestBinary_ShutdownLogsAsRedis(t *testing.T) {
+	bin := build(t)
+	for _, how := range []string{"SIGTERM", "SIGINT", "SHUTDOWN"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			port := strconv.Itoa(freePort(t))
+			pidfile, sock := filepath.Join(dir, "t.pid"), filepath.Join(dir, "t.sock")
+			cmd, out, done := runBin(t, bin, "--port", port, "--bind", "127.0.0.1", "--pidfile", pidfile, "--unixsocket", sock)
+			c := dialRetry(t, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+port) })
+			switch how {
+			case "SIGTERM":
+				cmd.Process.Signal(syscall.SIGTERM)
+			case "SIGINT":
+				cmd.Process.Signal(syscall.SIGINT)
+			default:
+				c.Write([]byte("SHUTDOWN\r\n"))
+			}
+			if code := waitExit(t, done); code != 0 {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			want := []string{"# User requested shutdown...", "* Removing the unix socket file.", "* Removing the pid file.", "# tumbler is now ready to exit, bye bye..."}
+			if how != "SHUTDOWN" {
+				want = append([]string{"# Received " + how + " scheduling shutdown..."}, want...)
+			}
+			log, at := out.log(), 0
+			for _, w := range want {
+				i := strings.Index(log[at:], " "+w+"\n")
+				if i < 0 {
+					t.Fatalf("no %q (in order) in the log:\n%s", w, log)
+				}
+				at += i + len(w)
+			}
+			if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
+				t.Errorf("pid file left: %v", err)
+			}
+		})
+	}
+}
