@@ -183,7 +183,7 @@ func TestACL_FileRefusals(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "none.acl")
 	srv = New(Config{Addr: "127.0.0.1:0", ACLFile: missing})
-	if err := srv.Start(); err == nil || err.Error() != "Aborting Redis startup because of ACL errors: Error loading ACLs, opening file '"+missing+"': no such file or directory" {
+	if err := srv.Start(); err == nil || err.Error() != "Aborting Redis startup because of ACL errors: Error loading ACLs, opening file '"+missing+"': No such file or directory" {
 		srv.Close()
 		t.Fatalf("missing aclfile: %v", err)
 	}

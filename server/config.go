@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tumblerdb/tumbler/engine"
@@ -1173,11 +1174,26 @@ func loadData(path string, data []byte, cfg *Config, seenUsers map[string]bool, 
 	return warnings, nil
 }
 
+// ErrText is err as Redis reports a failed file operation: the system's
+// message, as C's strerror words it ("No such file or directory"), with
+// no Go path or operation before it.
+func ErrText(err error) string { return errText(err) }
+
 func errText(err error) string {
 	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
+		err = pe.Err
 	}
-	return err.Error()
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	// C's strerror, as Redis words it: "No such file or directory"
+	// (Go's text is in lower case)
+	text := errno.Error()
+	if text != "" && text[0] >= 'a' && text[0] <= 'z' {
+		text = string(text[0]-'a'+'A') + text[1:]
+	}
+	return text
 }
 
 // ApplyDirective applies one directive to cfg, as a config file line

@@ -86,7 +86,7 @@ func TestInclude_RelativeToDir(t *testing.T) {
 	_, err := IncludeConfig("none.conf", &cfg)
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.File != filepath.Join(dir, "none.conf") ||
-		ce.Reason != "Fatal error, can't open config file 'none.conf': no such file or directory" {
+		ce.Reason != "Fatal error, can't open config file 'none.conf': No such file or directory" {
 		t.Fatalf("missing include: %v", err)
 	}
 }

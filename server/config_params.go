@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -705,9 +704,9 @@ func keepDir(c *Config, args []string) string {
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return strerror(err)
+		return errText(err)
 	case !fi.IsDir():
-		return strerror(syscall.ENOTDIR)
+		return errText(syscall.ENOTDIR)
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -716,19 +715,6 @@ func keepDir(c *Config, args []string) string {
 	return ""
 }
 
-// strerror is C's strerror text for the errno in err: Go's, which is
-// the same but for its first letter ("no such file or directory").
-func strerror(err error) string {
-	var errno syscall.Errno
-	if !errors.As(err, &errno) {
-		return errText(err)
-	}
-	text := errno.Error()
-	if text != "" && text[0] >= 'a' && text[0] <= 'z' {
-		text = string(text[0]-'a'+'A') + text[1:]
-	}
-	return text
-}
 
 // fixedDirective makes a directive of a fixed parameter: its words are
 // checked as Redis checks them, then compared with tumbler's value.

@@ -242,7 +242,7 @@ func TestLoadConfigFile_DuplicateUserAndMissingFile(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "none.conf")
 	_, err = LoadConfigFile(missing, &cfg)
-	if !errors.As(err, &ce) || ce.Reason != "Fatal error, can't open config file '"+missing+"': no such file or directory" {
+	if !errors.As(err, &ce) || ce.Reason != "Fatal error, can't open config file '"+missing+"': No such file or directory" {
 		t.Fatalf("missing file: %v", err)
 	}
 }

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"github.com/tumblerdb/tumbler/engine"
 	"io"
@@ -68,7 +67,7 @@ func main() {
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.Path(cfg.LogFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) // relative to dir
 		if err != nil {
-			fmt.Fprintln(os.Stderr, &server.ConfigError{File: cfg.ConfigFile, Reason: "Can't open the log file: " + errors.Unwrap(err).Error()})
+			fmt.Fprintln(os.Stderr, &server.ConfigError{File: cfg.ConfigFile, Reason: "Can't open the log file: " + server.ErrText(err)})
 			os.Exit(1)
 		}
 		defer f.Close()
