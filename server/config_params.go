@@ -715,7 +715,6 @@ func keepDir(c *Config, args []string) string {
 	return ""
 }
 
-
 // fixedDirective makes a directive of a fixed parameter: its words are
 // checked as Redis checks them, then compared with tumbler's value.
 func fixedDirective(f fixedParam) *directive {
