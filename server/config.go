@@ -1588,6 +1588,10 @@ func rewriteConfig(path string, cfg *Config, all bool) ([]byte, error) {
 	}
 	var defaults Config
 	fillDefaults(&defaults)
+	// Redis's bind, as the binary's (an embedded server's default,
+	// 127.0.0.1, is not Redis's: a file that omits bind listens on every
+	// address, so a narrower bind must be written)
+	defaults.Addr, defaults.ExtraAddrs = net.JoinHostPort("*", "6379"), []string{"-::*"}
 	added := signed
 	appendLines := func(lines ...string) {
 		if !added {

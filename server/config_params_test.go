@@ -382,7 +382,7 @@ func TestParams_Rewrite(t *testing.T) {
 		t.Fatal(got)
 	}
 	data, _ := os.ReadFile(path)
-	want := "port 0\nhz 50\n\nsave 60 1\nreplica-priority 5\nappendonly yes\n\n" + rewriteSignature + "\n" + // masterauth's line blanked
+	want := "port 0\nhz 50\n\nsave 60 1\nreplica-priority 5\nappendonly yes\n\n" + rewriteSignature + "\nbind 127.0.0.1\n" + // masterauth's line blanked
 		"latency-tracking-info-percentiles \"\"\nmasteruser \"a\\\"b\"\nmaxmemory-clients 10%\n" +
 		"oom-score-adj yes\nrepl-backlog-size 2mb\nshutdown-on-sigterm now force\ntcp-keepalive 60\n" +
 		"user default on nopass ~* &* +@all\n" // the live users, as Redis always writes them

@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +15,9 @@ import (
 // is not its default. CONFIG GET keeps printing bytes and "slave". The
 // files below are byte for byte what redis-server wrote for the same
 // file and CONFIG SET, but for the lines it writes for the parameters
-// tumbler keeps (save, dir) and its latency-tracking-info-percentiles.
+// tumbler keeps (save, dir) and its latency-tracking-info-percentiles,
+// and for bind (the test's server listens on 127.0.0.1, where that
+// redis-server listened on its default).
 func TestConfigRewrite_ClientOutputBufferLimitAsRedis(t *testing.T) {
 	const users = "user default on nopass ~* &* +@all\n"
 	for _, c := range []struct {
@@ -22,21 +25,21 @@ func TestConfigRewrite_ClientOutputBufferLimitAsRedis(t *testing.T) {
 	}{
 		{"set, not in the file", "port 0\n", "pubsub 64mb 16mb 90",
 			"normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90",
-			"port 0\n\n" + rewriteSignature + "\nclient-output-buffer-limit pubsub 64mb 16mb 90\n" + users},
+			"port 0\n\n" + rewriteSignature + "\nbind 127.0.0.1\nclient-output-buffer-limit pubsub 64mb 16mb 90\n" + users},
 		{"a pubsub line in the file", "port 0\nclient-output-buffer-limit pubsub 64mb 16mb 90\ntimeout 0\n", "",
 			"normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90",
-			"port 0\nclient-output-buffer-limit normal 0 0 0\ntimeout 0\n\n" + rewriteSignature + "\nclient-output-buffer-limit pubsub 64mb 16mb 90\n" + users},
+			"port 0\nclient-output-buffer-limit normal 0 0 0\ntimeout 0\n\n" + rewriteSignature + "\nbind 127.0.0.1\nclient-output-buffer-limit pubsub 64mb 16mb 90\n" + users},
 		{"a default line in the file", "port 0\nclient-output-buffer-limit pubsub 32mb 8mb 60\ntimeout 0\n", "",
 			"normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-			"port 0\nclient-output-buffer-limit normal 0 0 0\ntimeout 0\n\n" + rewriteSignature + "\n" + users},
+			"port 0\nclient-output-buffer-limit normal 0 0 0\ntimeout 0\n\n" + rewriteSignature + "\nbind 127.0.0.1\n" + users},
 		{"more lines than classes", "port 0\nclient-output-buffer-limit replica 1000 1536 5\n# c\nclient-output-buffer-limit normal 0 0 0\n" +
 			"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit normal 0 0 0\n", "",
 			"normal 0 0 0 slave 1000 1536 5 pubsub 33554432 8388608 60",
 			"port 0\nclient-output-buffer-limit normal 0 0 0\n# c\nclient-output-buffer-limit replica 1000 1536 5\n" +
-				"client-output-buffer-limit pubsub 32mb 8mb 60\n\n" + rewriteSignature + "\n" + users},
+				"client-output-buffer-limit pubsub 32mb 8mb 60\n\n" + rewriteSignature + "\nbind 127.0.0.1\n" + users},
 		{"two classes set", "port 0\n", "normal 1gb 1025mb 0 slave 1000 1536 5",
 			"normal 1073741824 1074790400 0 slave 1000 1536 5 pubsub 33554432 8388608 60",
-			"port 0\n\n" + rewriteSignature + "\nclient-output-buffer-limit normal 1gb 1025mb 0\nclient-output-buffer-limit replica 1000 1536 5\n" + users},
+			"port 0\n\n" + rewriteSignature + "\nbind 127.0.0.1\nclient-output-buffer-limit normal 1gb 1025mb 0\nclient-output-buffer-limit replica 1000 1536 5\n" + users},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeConf(t, "cobl.conf", c.file)
@@ -69,5 +72,41 @@ func TestConfigRewrite_ClientOutputBufferLimitAsRedis(t *testing.T) {
 				t.Fatalf("reloaded %q, want %q", got, c.get)
 			}
 		})
+	}
+}
+
+// CONFIG REWRITE writes bind when it is not Redis's default ("* -::*",
+// the binary's): a file without it listens on every address, so a bind
+// narrowed by CONFIG SET (or a flag) must be kept, and the default is
+// not written, as redis-server does.
+func TestConfigRewrite_BindAgainstRedisDefault(t *testing.T) {
+	path := writeConf(t, "bind.conf", "port 0\n")
+	var cfg Config
+	if _, err := LoadConfigFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.ExtraAddrs, cfg.TLSOnly = "*:0", []string{"-::*"}, false // the binary's default; a free port
+	srv := RunT(t, WithConfig(func(cf *Config) { *cf = cfg }))
+	cl := dial(t, srv.Addr())
+	rewrite := func() string {
+		t.Helper()
+		if got := cl.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
+			t.Fatal(got)
+		}
+		data, _ := os.ReadFile(path)
+		return string(data)
+	}
+	if got := rewrite(); strings.Contains(got, "bind") {
+		t.Errorf("the default bind written:\n%s", got)
+	}
+	if got := cl.do("CONFIG", "SET", "bind", "127.0.0.1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := rewrite(); !strings.Contains(got, "\nbind 127.0.0.1\n") {
+		t.Errorf("bind 127.0.0.1 not written:\n%s", got)
+	}
+	var again Config
+	if _, err := LoadConfigFile(path, &again); err != nil || hostOf(again.Addr) != "127.0.0.1" {
+		t.Errorf("the rewritten file binds %q (%v), want 127.0.0.1", again.Addr, err)
 	}
 }

@@ -460,7 +460,7 @@ func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
 	// As Redis lays it out: the second timeout line blanked, and a blank
 	// line (the file's last newline) before what is appended.
 	want := "# my settings\nport 0\ntimeout 20\nsave 60 1\n\nmaxclients 100\n\n" + rewriteSignature +
-		"\nmaxmemory 64mb\nrequirepass \"p w\"\n" +
+		"\nbind 127.0.0.1\nmaxmemory 64mb\nrequirepass \"p w\"\n" +
 		"user default on #" + sha256Hex("p w") + " ~* &* +@all\n" // requirepass is the default user's password
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
@@ -519,7 +519,7 @@ func TestConfig_EncodingThresholds(t *testing.T) {
 	doSteps(t, c, steps)
 	data, _ := os.ReadFile(path)
 	want := "port 0\nhash-max-listpack-entries 100\nbusy-reply-threshold 100\nzset-max-listpack-value 20\n\nlist-max-ziplist-entries 5\n\n" +
-		rewriteSignature + "\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n" +
+		rewriteSignature + "\nbind 127.0.0.1\nhash-max-listpack-value 1kb\nlist-compress-depth 2\nlist-max-listpack-size 7\nset-max-intset-entries 5\n" +
 		"user default on nopass ~* &* +@all\n"
 	if string(data) != want {
 		t.Fatalf("rewritten file\n%s\nwant\n%s", data, want)
