@@ -55,7 +55,7 @@ func main() {
 	}
 	cfg, warnings := l.cfg, l.warnings
 	ready := func() {}
-	if cfg.Daemonize {
+	if cfg.Daemonize && !supervisedByEnv(cfg.Supervised) { // as redis-server: a supervised server stays in the foreground
 		ready = daemonize(stdin) // returns in the daemon only (daemon_unix.go)
 		if cfg.PidFile == "" {
 			cfg.PidFile = defaultDaemonPidFile // as redis-server

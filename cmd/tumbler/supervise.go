@@ -17,6 +17,22 @@ import (
 // supervisor is the supervision in force: "", "upstart" or "systemd".
 type supervisor string
 
+// supervisedByEnv reports whether the configured mode finds its
+// supervisor's variable in the environment: a server so supervised does
+// not daemonize (redis-server's background = daemonize && !supervised).
+func supervisedByEnv(mode string) bool {
+	upstart, systemd := os.Getenv("UPSTART_JOB") != "", os.Getenv("NOTIFY_SOCKET") != ""
+	switch mode {
+	case "auto":
+		return upstart || systemd
+	case "upstart":
+		return upstart
+	case "systemd":
+		return systemd
+	}
+	return false
+}
+
 // resolveSupervisor turns the configured mode into the one in force.
 func resolveSupervisor(mode string, log *slog.Logger) supervisor {
 	if mode == "auto" {

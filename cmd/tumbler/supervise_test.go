@@ -105,6 +105,27 @@ func TestBinary_SupervisedSystemd(t *testing.T) {
 			t.Fatalf("exit %d, want 0 and a warning: %s", code, out)
 		}
 	})
+	// Supervised, daemonize yes does not fork (redis-server's background
+	// is daemonize && !supervised): READY=1 comes from the process the
+	// service manager started, which stays.
+	t.Run("daemonize yes", func(t *testing.T) {
+		sock, msgs := notifySocket(t)
+		port := strconv.Itoa(freePort(t))
+		cmd, out, done := runBinEnv(t, bin, []string{"NOTIFY_SOCKET=" + sock}, "--port", port, "--supervised", "systemd", "--daemonize", "yes")
+		nextMsg(t, msgs, "STATUS=tumbler is starting...\n")
+		nextMsg(t, msgs, "STATUS=Ready to accept connections\n")
+		nextMsg(t, msgs, "READY=1\n")
+		select {
+		case err := <-done:
+			t.Fatalf("the process the supervisor started ended (%v): it forked: %s", err, out)
+		case <-time.After(300 * time.Millisecond):
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		nextMsg(t, msgs, "STOPPING=1\n")
+		if code := waitExit(t, done); code != 0 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+	})
 }
 
 // TestBinary_SupervisedUpstart: under upstart the binary stops itself
