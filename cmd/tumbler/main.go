@@ -152,18 +152,18 @@ func main() {
 			name = "SIGINT"
 		}
 		log.Warn("Received " + name + " scheduling shutdown...")
-	case <-srv.Done(): // obs: a client sent SHUTDOWN
+		log.Warn("User requested shutdown...")
+	case <-srv.Done(): // obs: a client sent SHUTDOWN (which logs "User requested shutdown...")
 	}
-	log.Warn("User requested shutdown...")
 	sup.stopping(log)
-	if cfg.UnixSocket != "" {
-		log.Info("Removing the unix socket file.") // (closing its listener does)
-	}
-	srv.Close()
 	if pidWritten {
 		log.Info("Removing the pid file.")
 		_ = os.Remove(cfg.Path(cfg.PidFile))
 	}
+	if cfg.UnixSocket != "" {
+		log.Info("Removing the unix socket file.") // (closing its listener does)
+	}
+	srv.Close()
 	log.Warn("tumbler is now ready to exit, bye bye...")
 }
 

@@ -337,9 +337,9 @@ func TestBinary_RedisCommandLineForms(t *testing.T) {
 }
 
 // TestBinary_ShutdownLogsAsRedis: a shutdown logs redis-server's lines,
-// in its order (harnesses and log alerts watch for them): the signal
-// (none for SHUTDOWN), "User requested shutdown...", the unix socket and
-// pid file removed, and the last words.
+// each once, in its order (harnesses and log alerts watch for them): the
+// signal (none for SHUTDOWN), "User requested shutdown...", the pid file
+// and the unix socket removed, and the last words.
 func TestBinary_ShutdownLogsAsRedis(t *testing.T) {
 	bin := build(t)
 	for _, how := range []string{"SIGTERM", "SIGINT", "SHUTDOWN"} {
@@ -360,15 +360,15 @@ func TestBinary_ShutdownLogsAsRedis(t *testing.T) {
 			if code := waitExit(t, done); code != 0 {
 				t.Fatalf("exit %d: %s", code, out)
 			}
-			want := []string{"# User requested shutdown...", "* Removing the unix socket file.", "* Removing the pid file.", "# tumbler is now ready to exit, bye bye..."}
+			want := []string{"# User requested shutdown...", "* Removing the pid file.", "* Removing the unix socket file.", "# tumbler is now ready to exit, bye bye..."}
 			if how != "SHUTDOWN" {
 				want = append([]string{"# Received " + how + " scheduling shutdown..."}, want...)
 			}
 			log, at := out.log(), 0
 			for _, w := range want {
-				i := strings.Index(log[at:], " "+w+"\n")
-				if i < 0 {
-					t.Fatalf("no %q (in order) in the log:\n%s", w, log)
+				i := strings.Index(log[at:], " "+w)
+				if i < 0 || strings.Count(log, " "+w) != 1 {
+					t.Fatalf("%q not once, in order, in the log:\n%s", w, log)
 				}
 				at += i + len(w)
 			}

@@ -80,6 +80,9 @@ func TestBinary_MaxClientsFitsTheOpenFilesLimit(t *testing.T) {
 	if !strings.Contains(out.log(), want) {
 		t.Errorf("log: want %q:\n%s", want, out.log())
 	}
+	if !raised && !strings.Contains(out.log(), "Server can't set maximum open files to 10032 because of OS error: Operation not permitted.") {
+		t.Errorf("log: want Redis's words for the failed raise (strerror's):\n%s", out.log())
+	}
 
 	if raised {
 		return // (the limit could be raised: so could 20's)

@@ -60,7 +60,7 @@ func fitOpenFiles(cfg *server.Config) (notices, warnings []string, err error) {
 	cfg.MaxClients = int(best - reservedFDs)
 	return nil, []string{
 		fmt.Sprintf("You requested maxclients of %d requiring at least %d max file descriptors.", maxClients, want),
-		fmt.Sprintf("Server can't set maximum open files to %d because of OS error: %v.", want, setErr),
+		fmt.Sprintf("Server can't set maximum open files to %d because of OS error: %s.", want, server.ErrText(setErr)),
 		fmt.Sprintf("Current maximum open files is %d. maxclients has been reduced to %d to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.", best, cfg.MaxClients),
 	}, nil
 }
