@@ -1,6 +1,8 @@
 package server
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -79,8 +81,12 @@ type pubsubState struct {
 
 // psConn is one connection's pub/sub, tracking and output-limit state.
 type psConn struct {
-	subs  [3]map[string]struct{} // guarded by the registry's mu
-	nsubs [3]int                 // guarded by the registry's mu; read by CLIENT LIST under it
+	// subs are the names subscribed to, each with its place in the order
+	// they were subscribed in (subSeq), by kind; guarded by the
+	// registry's mu, as is nsubs (read by CLIENT LIST under it)
+	subs   [3]map[string]uint64
+	subSeq uint64
+	nsubs  [3]int
 
 	// Guarded by the connection's omu.
 	inflight  int   // bytes being written by a flush
@@ -174,13 +180,14 @@ func (s *Server) subscribe(me *client, names [][]byte, kind psKind) {
 	defer r.mu.Unlock()
 	set := me.ps.subs[kind]
 	if set == nil {
-		set = map[string]struct{}{}
+		set = map[string]uint64{}
 		me.ps.subs[kind] = set
 	}
 	for _, name := range names {
 		if _, ok := set[string(name)]; !ok {
 			key := string(name)
-			set[key] = struct{}{}
+			me.ps.subSeq++
+			set[key] = me.ps.subSeq
 			me.ps.nsubs[kind]++
 			subs := r.tables[kind][key]
 			if subs == nil {
@@ -212,11 +219,14 @@ func (s *Server) unsubscribe(me *client, names [][]byte, kind psKind, notify boo
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(names) == 0 {
+		// In the order they were subscribed in, as Redis 7.0 keeps a
+		// client's patterns (a list; its channels are in a dict, in an
+		// order of its own)
 		all := make([]string, 0, len(me.ps.subs[kind]))
 		for name := range me.ps.subs[kind] {
 			all = append(all, name)
 		}
-		sort.Strings(all)
+		slices.SortFunc(all, func(a, b string) int { return cmp.Compare(me.ps.subs[kind][a], me.ps.subs[kind][b]) })
 		for _, name := range all {
 			r.remove(me, name, kind)
 			if notify {

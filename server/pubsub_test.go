@@ -752,3 +752,25 @@ func TestPubSub_PushesNeverTearBlockedReplies(t *testing.T) {
 	}
 	t.Logf("%d blocked replies interleaved with %d pushes", replies, pushes)
 }
+
+// PUNSUBSCRIBE with no pattern confirms the patterns in the order they
+// were subscribed in, as Redis 7.0 keeps a client's patterns (a list).
+func TestPunsubscribe_AllInSubscriptionOrder(t *testing.T) {
+	srv := RunT(t)
+	c := dial(t, srv.Addr())
+	pats := []string{"p3*", "a*", "z?", "m[ab]", "b*"}
+	c.send(encode(append([]string{"PSUBSCRIBE"}, pats...)...))
+	for range pats {
+		c.read()
+	}
+	c.send(encode("PUNSUBSCRIBE", "a*"))
+	c.read()
+	c.send(encode("PUNSUBSCRIBE"))
+	left := []string{"p3*", "z?", "m[ab]", "b*"}
+	for i, p := range left {
+		want := fmt.Sprintf("*3\r\n$12\r\npunsubscribe\r\n$%d\r\n%s\r\n:%d\r\n", len(p), p, len(left)-1-i)
+		if got := c.read(); got != want {
+			t.Fatalf("confirmation %d: %q, want %q", i, got, want)
+		}
+	}
+}
