@@ -365,6 +365,56 @@ func (f frameView) typeError(op string, reg int, k bool, typ string) string {
 	return "attempt to " + op + " a " + typ + " value"
 }
 
+// opEvents are the metamethods of the arithmetic opcodes, from OP_ADD
+// to OP_UNM.
+var opEvents = [...]string{"__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm"}
+
+// uncallableTM is the type of the metamethod Lua 5.1 would call for the
+// failed arithmetic op of operands b and c (c unused for OP_UNM), when
+// there is one that is no function (which gopher-lua leaves uncalled:
+// {__add = 5}); "" otherwise. A string's metatable counts for none: Lua
+// 5.1's has no arithmetic (tumbler's converts numeric strings, arith.go).
+func (f frameView) uncallableTM(L *lua.LState, op, b, c int) string {
+	operands := []int{b, c}
+	if op == opUnm {
+		operands = operands[:1]
+	}
+	for _, rk := range operands {
+		if isK(rk) { // a constant: a number, a string, a boolean or nil
+			continue
+		}
+		v, ok := f.lvalue(rk)
+		if !ok {
+			continue
+		}
+		if _, str := v.(lua.LString); str {
+			continue
+		}
+		if tm := L.GetMetaField(v, opEvents[op-opAdd]); tm != lua.LNil {
+			if _, fn := tm.(*lua.LFunction); fn {
+				return ""
+			}
+			return tm.Type().String()
+		}
+	}
+	return ""
+}
+
+// lvalue is register reg of the frame.
+func (f frameView) lvalue(reg int) (lua.LValue, bool) {
+	i := f.base + reg
+	if i < 0 || i >= f.regs.Len() {
+		return nil, false
+	}
+	v := f.regs.Index(i)
+	if v.Kind() != reflect.Interface || v.IsNil() || !v.CanAddr() {
+		return nil, false
+	}
+	// (an unexported field's: read through its address, read-only)
+	lv, ok := reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem().Interface().(lua.LValue)
+	return lv, ok
+}
+
 // rkValue is value for an RK operand.
 func (f frameView) rkValue(rk int) (typ string, numeric, stringy bool) {
 	if isK(rk) {
@@ -432,6 +482,10 @@ func (vm *VM) lua51Error(L *lua.LState, msg string, level int) (string, bool) {
 	case isCall && op == opTForLoop:
 		typ, _, _ := f.value(a)
 		out = "attempt to call a " + typ + " value"
+	case isArith && op >= opAdd && op <= opUnm && f.uncallableTM(L, op, b, c) != "":
+		// Lua 5.1's call_binTM calls the first operand's metamethod, or
+		// the second's, whatever it is; gopher-lua calls only a function
+		out = "attempt to call a " + f.uncallableTM(L, op, b, c) + " value"
 	case isArith && op >= opAdd && op <= opPow:
 		// luaG_aritherror: the first operand that is not a number
 		typ, numeric, _ := f.rkValue(b)

@@ -127,6 +127,19 @@ var luaNumberCases = []string{
 	"return bit.lshift('010', '1')",
 	"return bit.tohex('010')",
 	"return bit.band('0o17', 1)",
+	// a metamethod that is no function is called (call_binTM): "attempt
+	// to call a number value", not an arithmetic error
+	"local t = setmetatable({}, {__add=5}) return t + 1",
+	"local t = setmetatable({}, {__add=5}) return 1 + t",
+	"local t = setmetatable({}, {__add=5}) return t + 'x'",
+	"return 'x' + setmetatable({}, {__add=5})",
+	"local t = setmetatable({}, {__unm=true}) return -t",
+	"local t = setmetatable({}, {__mul={}}) return 2 * t",
+	"local u = setmetatable({}, {}) local t = setmetatable({}, {__div='x'}) return u / t",
+	"local t = setmetatable({}, {__sub=function(a,b) return 7 end}) return t - 1",
+	"return pcall(function() local t = setmetatable({}, {__pow=5}) return t ^ 2 end)",
+	"local t = setmetatable({}, {__mod=1}) local ok, e = pcall(function() return t % 2 end) return e",
+	"local t = {} return t % 2",
 }
 
 func TestLuaNumberDiff(t *testing.T) {
