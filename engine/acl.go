@@ -756,7 +756,7 @@ func (e *Engine) aclLookup(name string) *Command {
 	if hasSub && strings.Contains(sub, "|") {
 		return nil
 	}
-	cmd := e.cmds[strings.ToLower(base)]
+	cmd := e.origCmds[strings.ToLower(base)] // by its own name, whatever rename-command did (Rename)
 	if cmd == nil {
 		cmd = e.aclOnly[strings.ToLower(base)] // named by a rule, not served (makeUnserved)
 	}

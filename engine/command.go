@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -100,7 +101,8 @@ type Command struct {
 	aclKeys  uint8 // aclKeysSet, aclKeysBitfield: the key access varies with the arguments
 	chanKind uint8
 	parent   *Command
-	noTouch  bool // its lookups do not set a key's access time (noTouchCommands)
+	noTouch  bool   // its lookups do not set a key's access time (noTouchCommands)
+	nameB    []byte // Name, for NameBytes
 	// exclusive: the command may run a script (EVAL, FCALL and their
 	// kinds, EXEC), so it holds scriptRW for writing (execLocked): no
 	// keyless command runs in the middle of it (execShared).
@@ -115,6 +117,10 @@ type Command struct {
 
 	stats cmdStats // obs: INFO commandstats counters (engine/observe.go)
 }
+
+// NameBytes is the command's name (lower case; "container|sub"), which
+// rename-command does not change: the server routes by it.
+func (cmd *Command) NameBytes() []byte { return cmd.nameB }
 
 func (cmd *Command) arityOK(n int) bool {
 	if cmd.Arity >= 0 {
@@ -242,6 +248,7 @@ func (e *Engine) Register(cmds ...*Command) {
 			e.setACLData(sub)
 		}
 		cmd.noTouch = noTouchCommands[name]
+		cmd.nameB = []byte(name)
 		e.setACLData(cmd)
 		if old := e.cmds[name]; old != nil {
 			for i, c := range e.cmdList {
@@ -253,6 +260,7 @@ func (e *Engine) Register(cmds ...*Command) {
 		}
 		e.cmds[name] = cmd
 		e.cmds[strings.ToUpper(name)] = cmd
+		e.origCmds[name] = cmd
 		e.cmdList = append(e.cmdList, cmd)
 	}
 	sort.Slice(e.cmdList, func(i, j int) bool { return e.cmdList[i].Name < e.cmdList[j].Name })
@@ -274,6 +282,9 @@ func (e *Engine) Lookup(name []byte) *Command {
 	}
 	var buf [32]byte
 	if len(name) > len(buf) {
+		if e.longNames { // a name given by rename-command
+			return e.cmds[LowerASCII(string(name))]
+		}
 		return nil
 	}
 	for i, c := range name {
@@ -283,6 +294,125 @@ func (e *Engine) Lookup(name []byte) *Command {
 		buf[i] = c
 	}
 	return e.cmds[string(buf[:len(name)])]
+}
+
+// Rename gives the command named from the name to, or takes it out of the
+// table when to is "", as redis.conf's rename-command: the command is
+// then known by its new name only, to clients and scripts alike (names
+// are case-insensitive), and keeps its own name wherever Redis shows
+// that (COMMAND INFO, INFO commandstats, CLIENT LIST's cmd, arity
+// errors). ACL rules go on naming commands by their own names, as Redis's
+// go by its original command table. The errors are Redis's. It must run
+// once the table is complete (after FinishCommands), before commands run.
+func (e *Engine) Rename(from, to string) error {
+	e.initUnserved()
+	lfrom := LowerASCII(from)
+	cmd := e.cmds[lfrom]
+	switch {
+	case cmd != nil:
+		delete(e.cmds, lfrom)
+		delete(e.cmds, upperASCII(from))
+	case e.unserved[lfrom]: // a Redis command tumbler does not serve: only its name moves
+		delete(e.unserved, lfrom)
+	default:
+		return errors.New("No such command in rename-command")
+	}
+	e.callCache = [len(e.callCache)]callCacheEntry{}
+	e.cmdGen++ // voids every Ctx's last command (LookupFor)
+	e.renamed = true
+	if to == "" {
+		for i, c := range e.cmdList {
+			if c == cmd {
+				e.cmdList = append(e.cmdList[:i:i], e.cmdList[i+1:]...)
+				break
+			}
+		}
+		return nil
+	}
+	lto := LowerASCII(to)
+	if e.cmds[lto] != nil || e.unserved[lto] {
+		return errors.New("Target command name already exists")
+	}
+	if cmd == nil {
+		e.unserved[lto] = true
+		return nil
+	}
+	e.cmds[lto] = cmd
+	e.cmds[upperASCII(to)] = cmd
+	if len(to) > 32 {
+		e.longNames = true
+	}
+	return nil
+}
+
+// initUnserved fills unserved, once, with the names of Redis 7.0's
+// commands tumbler does not serve (makeUnserved), which rename-command
+// may name as Redis's own table has them.
+func (e *Engine) initUnserved() {
+	if e.unserved != nil {
+		return
+	}
+	e.makeUnserved()
+	e.unserved = map[string]bool{}
+	for name := range e.aclOnly {
+		e.unserved[name] = true
+	}
+}
+
+// CommandNames returns, in lower case, the names rename-command may
+// rename now: the served commands' and those of Redis's commands tumbler
+// does not serve.
+func (e *Engine) CommandNames() []string {
+	e.initUnserved()
+	var names []string
+	for name := range e.cmds {
+		if name == LowerASCII(name) {
+			names = append(names, name)
+		}
+	}
+	for name := range e.unserved {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Renamed reports whether rename-command has changed the table.
+func (e *Engine) Renamed() bool { return e.renamed }
+
+// CommandName is the own name of the command name names (NameBytes), or
+// nil when it names none; while no command is renamed, name itself, as
+// spelled. Code that treats a command by its name (MONITOR's redaction,
+// the slow log's, the server's routing) asks it, so that a renamed
+// command is treated as itself, as Redis treats c->cmd.
+func (e *Engine) CommandName(name []byte) []byte {
+	if !e.renamed {
+		return name
+	}
+	if cmd := e.Lookup(name); cmd != nil {
+		return cmd.nameB
+	}
+	return nil
+}
+
+// LowerASCII and upperASCII change the case of ASCII letters only, as
+// Redis's command table compares names (strcasecmp).
+func LowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lower(c)
+	}
+	return string(b)
+}
+
+func upperASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }
 
 // LookupFor is Lookup of the name of c's command (c.Args[0], which must
@@ -364,7 +494,7 @@ func (e *Engine) resolve(c *Ctx) (*Command, string) {
 	if cmd.Subs != nil && len(args) >= 2 {
 		sub := lookupSub(cmd, args[1])
 		if sub == nil {
-			return nil, ErrUnknownSubcommand(args[1], strings.ToUpper(cmd.Name))
+			return nil, ErrUnknownSubcommand(args[1], upperASCII(string(args[0]))) // as sent (a renamed container's new name)
 		}
 		cmd = sub
 	}
@@ -855,6 +985,9 @@ func (c *Ctx) CallRefused(args [][]byte) bool {
 // and CallRefused only when it says no.
 func (c *Ctx) CallsFree() bool {
 	e := c.Eng
+	if e.renamed { // a template's command may be unknown now
+		return false
+	}
 	if cl := c.Client; cl != nil && cl.ACL != nil && !cl.ACL.rules.Load().full {
 		return false
 	}

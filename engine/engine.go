@@ -191,6 +191,15 @@ type Engine struct {
 	dirty int64
 
 	cmds map[string]*Command
+	// origCmds: the top-level commands by their own names, which ACL
+	// rules name (Redis's orig_commands), whatever rename-command did to
+	// cmds; renamed: rename-command changed cmds; longNames: a name in
+	// cmds is longer than Lookup's buffer; unserved: the names of the
+	// commands Redis has and tumbler does not serve, for rename-command
+	// (Rename).
+	origCmds           map[string]*Command
+	unserved           map[string]bool
+	renamed, longNames bool
 	// aclIDs: each command name's bit in ACL selectors, kept across
 	// re-registration (acl.go, Register)
 	aclIDs map[string]int
@@ -323,10 +332,11 @@ func New(cfg Config) *Engine {
 		cfg.Databases = DefaultDatabases
 	}
 	e := &Engine{
-		dbs:   make([]database, cfg.Databases),
-		clock: cfg.Clock,
-		cmds:  make(map[string]*Command),
-		wake:  make(chan struct{}, 1),
+		dbs:      make([]database, cfg.Databases),
+		clock:    cfg.Clock,
+		cmds:     make(map[string]*Command),
+		origCmds: make(map[string]*Command),
+		wake:     make(chan struct{}, 1),
 
 		scriptStarted: make(chan struct{}, 1),
 		mem:           memLimit{freed: make(chan struct{}, 1)},

@@ -199,7 +199,7 @@ func (e *Engine) Reject(c *Ctx, cmd *Command, msg string) { e.reject(c, cmd, msg
 // rejected EXEC itself discards the transaction and replies EXECABORT with
 // the reason (execCommandAbort), with or without a MULTI.
 func (e *Engine) reject(c *Ctx, cmd *Command, msg string) {
-	if len(c.Args) > 0 && eqFold(c.Args[0], "exec") {
+	if cmd != nil && cmd.Name == "exec" || cmd == nil && len(c.Args) > 0 && eqFold(e.CommandName(c.Args[0]), "exec") {
 		if c.Client != nil && c.Client.tx != nil {
 			e.discardTransaction(c.Client)
 		}

@@ -331,7 +331,7 @@ func TestSlowlog_MaxLenTrimsOldest(t *testing.T) {
 func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	args := [][]byte{[]byte("SET"), []byte("k"), []byte(long)}
-	got := slowlogArgs(args)
+	got := slowlogArgs(args, args[0])
 	if want := strings.Repeat("x", 128) + "... (72 more bytes)"; got[2] != want {
 		t.Errorf("long arg = %q", got[2])
 	}
@@ -339,15 +339,15 @@ func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		many = append(many, []byte("k"))
 	}
-	got = slowlogArgs(many)
+	got = slowlogArgs(many, many[0])
 	if len(got) != 32 || got[31] != "... (10 more arguments)" || got[30] != "k" {
 		t.Errorf("41 args → %d: last %q", len(got), got[len(got)-1])
 	}
-	got = slowlogArgs([][]byte{[]byte("AUTH"), []byte("u"), []byte("p")})
+	got = slowlogArgs([][]byte{[]byte("AUTH"), []byte("u"), []byte("p")}, []byte("AUTH"))
 	if strings.Join(got, " ") != "AUTH (redacted) (redacted)" {
 		t.Errorf("AUTH = %q", got)
 	}
-	got = slowlogArgs([][]byte{[]byte("HELLO"), []byte("3"), []byte("SETNAME"), []byte("auth"), []byte("AUTH"), []byte("default"), []byte("pw")})
+	got = slowlogArgs([][]byte{[]byte("HELLO"), []byte("3"), []byte("SETNAME"), []byte("auth"), []byte("AUTH"), []byte("default"), []byte("pw")}, []byte("HELLO"))
 	if strings.Join(got, " ") != "HELLO 3 SETNAME auth AUTH (redacted) (redacted)" {
 		t.Errorf("HELLO = %q", got)
 	}
@@ -366,7 +366,7 @@ func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 		for _, w := range strings.Fields(in) {
 			args = append(args, []byte(w))
 		}
-		if got := strings.Join(slowlogArgs(args), " "); got != want {
+		if got := strings.Join(slowlogArgs(args, args[0]), " "); got != want {
 			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}

@@ -54,7 +54,7 @@ func (l *slowlog) wants(us int64) bool {
 }
 
 func (l *slowlog) add(c *Ctx, us int64) {
-	ent := SlowlogEntry{Time: time.Now().Add(-time.Duration(us) * time.Microsecond).Unix(), Duration: us, Args: slowlogArgs(c.Args)}
+	ent := SlowlogEntry{Time: time.Now().Add(-time.Duration(us) * time.Microsecond).Unix(), Duration: us, Args: slowlogArgs(c.Args, c.Eng.CommandName(c.Args[0]))}
 	if c.Script != nil {
 		// a command a script called: Redis logs its Lua client, which has
 		// no name and no address (getClientPeerId of no connection)
@@ -78,8 +78,9 @@ func (l *slowlog) add(c *Ctx, us int64) {
 
 // slowlogArgs copies args for the log, trimmed as Redis trims them: at
 // most 32 (the last saying how many more there were), each at most 128
-// bytes (then saying how many more bytes), and passwords redacted.
-func slowlogArgs(args [][]byte) []string {
+// bytes (then saying how many more bytes), and passwords redacted (name
+// is the command's own name: Engine.CommandName).
+func slowlogArgs(args [][]byte, name []byte) []string {
 	n := min(len(args), slowlogMaxArgc)
 	out := make([]string, n)
 	for i := 0; i < n; i++ {
@@ -94,7 +95,7 @@ func slowlogArgs(args [][]byte) []string {
 			out[i] = string(a)
 		}
 	}
-	redact(args, out)
+	redact(name, args, out)
 	return out
 }
 
@@ -104,19 +105,19 @@ const redacted = "(redacted)"
 // every argument of AUTH, the user name and password of HELLO ... AUTH,
 // the values of CONFIG SET's SENSITIVE_CONFIG parameters (in a CONFIG SET
 // with whole pairs: Redis checks the count first).
-func redact(args [][]byte, out []string) {
+func redact(name []byte, args [][]byte, out []string) {
 	switch {
-	case EqFold(args[0], "config") && len(args) >= 4 && len(args)%2 == 0 && EqFold(args[1], "set"):
+	case EqFold(name, "config") && len(args) >= 4 && len(args)%2 == 0 && EqFold(args[1], "set"):
 		for i := 2; i+1 < len(out); i += 2 {
 			if EqFold(args[i], "requirepass") || EqFold(args[i], "masterauth") || EqFold(args[i], "masteruser") {
 				out[i+1] = redacted
 			}
 		}
-	case EqFold(args[0], "auth"):
+	case EqFold(name, "auth"):
 		for i := 1; i < len(out); i++ {
 			out[i] = redacted
 		}
-	case EqFold(args[0], "hello"):
+	case EqFold(name, "hello"):
 		for j := 2; j < len(args); j++ {
 			if EqFold(args[j], "auth") && j+2 < len(args) {
 				for k := j + 1; k <= j+2 && k < len(out); k++ {

@@ -102,7 +102,7 @@ wait:
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 func (s *Server) cmdClientUnblock(c *engine.Ctx) {
 	if len(c.Args) > 4 {
-		c.W.WriteError("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
+		c.W.WriteError("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try " + upper(c.Args[0]) + " HELP.")
 		return
 	}
 	withError := false

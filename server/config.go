@@ -37,9 +37,9 @@ import (
 type prodState struct {
 	mu  sync.Mutex             // serialises CONFIG SET and CONFIG REWRITE
 	cfg atomic.Pointer[Config] // the live settings, replaced whole
-	// usersErr is why the configured users could not be loaded at
-	// start-up (Start refuses to serve, as Redis exits).
-	usersErr string
+	// startErr is why the configured renames or users could not be
+	// applied at start-up (Start refuses to serve, as Redis exits).
+	startErr string
 	limits   protoLimits
 	level    slog.LevelVar
 	isLocal  func(net.Addr) bool // protected mode's loopback test; tests replace it
@@ -98,7 +98,11 @@ func (s *Server) initConfig() {
 	s.eng.SetConfigHandler(configHandler{s})
 	s.registerAuthCommands() // acl.go
 	s.eng.FinishCommands()   // the command table is complete: ACL data for late subcommands
-	s.prod.usersErr = s.startUsers(&s.cfg)
+	// rename-command (rename.go), then the users, whose rules name
+	// commands by their own names
+	if s.prod.startErr = s.renameCommands(s.cfg.RenameCommands); s.prod.startErr == "" {
+		s.prod.startErr = s.startUsers(&s.cfg)
+	}
 }
 
 // startUsers loads the users of cfg, as Redis at start-up: users from
@@ -991,11 +995,10 @@ func outputLimitsOf(c *Config) OutputBufferLimits {
 // refusedDirectives are redis.conf directives tumbler cannot honour and
 // will not ignore: start-up fails with the reason.
 var refusedDirectives = map[string]string{
-	"replicaof":      "tumbler does not replicate",
-	"slaveof":        "tumbler does not replicate",
-	"rename-command": "tumbler cannot rename or disable commands",
-	"loadmodule":     "tumbler does not load modules",
-	"sentinel":       "sentinel directive while not in sentinel mode",
+	"replicaof":  "tumbler does not replicate",
+	"slaveof":    "tumbler does not replicate",
+	"loadmodule": "tumbler does not load modules",
+	"sentinel":   "sentinel directive while not in sentinel mode",
 }
 
 // ignoredDirectives are the directives Redis 7.0 still reads and

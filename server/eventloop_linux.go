@@ -584,7 +584,7 @@ func (s *Server) mayWait(c *client, args [][]byte) bool {
 	if s.fx.anyPause.Load() || s.eng.ScriptRunning() {
 		return true
 	}
-	name := args[0]
+	name := s.cmdName(args[0]) // (rename-command: the command's own name)
 	if c.InMulti() {
 		return len(name) == 4 && eqLower(name, "exec")
 	}

@@ -96,7 +96,7 @@ func (s *Server) feedMonitors(from *client, db int, args [][]byte) {
 		b = append(b, from.addr...)
 	}
 	b = append(b, ']')
-	redact := redacted(args)
+	redact := redacted(s.cmdName(args[0]), args)
 	for i, a := range args {
 		b = append(b, ' ')
 		if redact != nil && redact[i] {
@@ -111,10 +111,11 @@ func (s *Server) feedMonitors(from *client, db int, args [][]byte) {
 }
 
 // redacted marks the arguments Redis replaces with "(redacted)" for
-// MONITOR: AUTH's password (and user), HELLO's AUTH pair.
-func redacted(args [][]byte) []bool {
+// MONITOR: AUTH's password (and user), HELLO's AUTH pair. name is the
+// command's own name (Server.cmdName).
+func redacted(name []byte, args [][]byte) []bool {
 	switch {
-	case engine.EqFold(args[0], "auth"):
+	case engine.EqFold(name, "auth"):
 		if len(args) > 3 {
 			return nil // a syntax error, shown as sent
 		}
@@ -123,7 +124,7 @@ func redacted(args [][]byte) []bool {
 			r[i] = true
 		}
 		return r
-	case engine.EqFold(args[0], "hello"):
+	case engine.EqFold(name, "hello"):
 		if len(args) >= 2 {
 			if v, ok := engine.ParseInt(args[1]); !ok || v < 2 || v > 3 {
 				return nil

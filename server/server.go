@@ -81,6 +81,10 @@ type Config struct {
 	// Users are the users of the configuration, with their ACL rules
 	// (user); the default user is declared as "default".
 	Users []User
+	// RenameCommands rename commands, in order (rename-command from to):
+	// a command renamed is known to clients and scripts by its new name
+	// only, and one renamed to "" not at all (server/rename.go).
+	RenameCommands []CommandRename
 	// ACLFile is the ACL file users are loaded from at start-up and by
 	// ACL LOAD, and saved to by ACL SAVE (aclfile); it excludes Users.
 	ACLFile string
@@ -307,7 +311,7 @@ func (s *Server) Start() error {
 	if s.started {
 		return ErrStarted
 	}
-	if msg := s.prod.usersErr; msg != "" { // the configured users (config.go)
+	if msg := s.prod.startErr; msg != "" { // the configured renames and users (config.go)
 		return errors.New(msg)
 	}
 	if s.probe == nil {

@@ -579,7 +579,7 @@ func (s *Server) afterCommand(c *client) {
 // but SETINFO, which has its own in 7.2). A bare CLIENT or an unknown
 // subcommand resolves to no such command, and ends the window.
 func (s *Server) keepsCaching(args [][]byte) bool {
-	if len(args) < 2 || !engine.EqFold(args[0], "client") || engine.EqFold(args[1], "setinfo") {
+	if len(args) < 2 || !engine.EqFold(s.cmdName(args[0]), "client") || engine.EqFold(args[1], "setinfo") {
 		return false
 	}
 	_, ok := s.eng.Lookup(args[0]).Subs[strings.ToLower(string(args[1]))]
