@@ -1018,6 +1018,9 @@ type ConfigError struct {
 	Line   int    // 1-based; 0 when the error is not on a line
 	Text   string // the offending line or option
 	Reason string
+	// LogLine: Redis logs this one as a warning line (serverLog), not in
+	// the block, before it exits: a config file it cannot open.
+	LogLine bool
 }
 
 func (e *ConfigError) Error() string {
@@ -1083,7 +1086,7 @@ func IncludeConfig(pattern string, cfg *Config) (warnings []string, err error) {
 func loadFile(path, name string, cfg *Config, seenUsers map[string]bool, depth int) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Reason: "Fatal error, can't open config file '" + name + "': " + errText(err)}
+		return nil, &ConfigError{File: path, Reason: "Fatal error, can't open config file '" + name + "': " + errText(err), LogLine: true}
 	}
 	return loadData(path, data, cfg, seenUsers, depth)
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -215,6 +216,24 @@ func TestBinary_ConfigFileWithFlagOverrides(t *testing.T) {
 	if !strings.Contains(string(log), "Ready to accept connections") || !strings.Contains(string(log), "'appendfsync' is accepted but has no effect in tumbler") ||
 		!strings.Contains(string(log), "--hz: 'hz' is accepted but has no effect in tumbler") || strings.Contains(string(log), "appendonly") {
 		t.Fatalf("log file:\n%s\nstderr:\n%s", log, out)
+	}
+}
+
+// A config file that cannot be opened, named or included, is one warning
+// line on standard output, as redis-server logs it, not the block.
+func TestBinary_MissingConfigFileLogsALine(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.conf")
+	including := filepath.Join(dir, "inc.conf")
+	os.WriteFile(including, []byte("port 7000\ninclude "+missing+"\n"), 0o600)
+	line := regexp.MustCompile(`^\d+:C \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3} # Fatal error, can't open config file '` +
+		regexp.QuoteMeta(missing) + `': No such file or directory\n$`)
+	for _, conf := range []string{missing, including} {
+		_, out, done := runBin(t, bin, conf)
+		if code := waitExit(t, done); code != 1 || !line.MatchString(out.log()) || out.errs() != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", conf, code, out.log(), out.errs())
+		}
 	}
 }
 

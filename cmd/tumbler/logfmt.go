@@ -61,6 +61,18 @@ func (h *redisLogHandler) Handle(_ context.Context, r slog.Record) error {
 	return err
 }
 
+// earlyLogLine is a warning as redis-server logs one before it is the
+// server (its role 'C': server.pid not yet set), such as a config file
+// it cannot open.
+func earlyLogLine(msg string) []byte {
+	b := strconv.AppendInt(nil, int64(os.Getpid()), 10)
+	b = append(b, ":C "...)
+	b = time.Now().AppendFormat(b, "02 Jan 2006 15:04:05.000")
+	b = append(b, ' ', levelChar(slog.LevelWarn), ' ')
+	b = append(b, msg...)
+	return append(b, '\n')
+}
+
 func (h *redisLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	n := *h
 	b := []byte(h.attrs)

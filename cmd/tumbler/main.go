@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/tumblerdb/tumbler/engine"
 	"io"
@@ -50,7 +51,14 @@ func main() {
 	}
 	l, err := loadConfig(cl.confPath, stdin, cl.directives)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		var ce *server.ConfigError
+		if errors.As(err, &ce) && ce.LogLine {
+			// as redis-server's serverLog before its log is set up: on
+			// standard output, as a process that is not yet the server ('C')
+			os.Stdout.Write(earlyLogLine(ce.Reason))
+		} else {
+			fmt.Fprintln(os.Stderr, err)
+		}
 		os.Exit(1)
 	}
 	cfg, warnings := l.cfg, l.warnings
