@@ -49,6 +49,30 @@ func migrateKeys(args [][]byte) []int {
 	return []int{3}
 }
 
+// MigrateSecrets returns the positions of the arguments that Redis's
+// migrateCommand redacts (redactClientCommandArgument) for MONITOR and
+// SLOWLOG: AUTH's password, AUTH2's user name and password. Redis
+// redacts them as it parses the options, so an option it refuses (a
+// syntax error, an AUTH short of its arguments) or KEYS ends the search.
+func MigrateSecrets(args [][]byte) []int {
+	var pos []int
+	for j := 6; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case eqFold(args[j], "copy"), eqFold(args[j], "replace"):
+		case eqFold(args[j], "auth") && more >= 1:
+			pos = append(pos, j+1)
+			j++
+		case eqFold(args[j], "auth2") && more >= 2:
+			pos = append(pos, j+1, j+2)
+			j += 2
+		default:
+			return pos
+		}
+	}
+	return pos
+}
+
 // migrateSockets are Redis's migrate_cached_sockets: one connection per
 // target address, closed after migrateSocketIdle unused.
 type migrateSockets struct {

@@ -361,6 +361,14 @@ func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 		"config get requirepass pw":              "config get requirepass pw",
 		"config set nosuch 1 requirepass pw x":   "config set nosuch 1 requirepass pw x",
 		"config set nosuch 1 requirepass pw a b": "config set nosuch 1 requirepass (redacted) a b",
+		// MIGRATE's credentials, as migrateCommand redacts them while it
+		// parses: not past an option it refuses, nor after KEYS
+		"MIGRATE h 1 k 0 10 AUTH pw BOGUS":             "MIGRATE h 1 k 0 10 AUTH (redacted) BOGUS",
+		"migrate h 1 k 0 10 copy auth2 u pw keys x":    "migrate h 1 k 0 10 copy auth2 (redacted) (redacted) keys x",
+		"MIGRATE h 1 k 0 10 REPLACE AUTH pw AUTH2 u p": "MIGRATE h 1 k 0 10 REPLACE AUTH (redacted) AUTH2 (redacted) (redacted)",
+		"MIGRATE h 1 k 0 10 BOGUS AUTH pw":             "MIGRATE h 1 k 0 10 BOGUS AUTH pw",
+		"MIGRATE h 1 k 0 10 AUTH2 u":                   "MIGRATE h 1 k 0 10 AUTH2 u",
+		"MIGRATE h 1 k 0 10 KEYS AUTH pw":              "MIGRATE h 1 k 0 10 KEYS AUTH pw",
 	} {
 		var args [][]byte
 		for _, w := range strings.Fields(in) {

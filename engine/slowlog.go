@@ -104,7 +104,8 @@ const redacted = "(redacted)"
 // redact hides credentials as Redis's redactClientCommandArgument does:
 // every argument of AUTH, the user name and password of HELLO ... AUTH,
 // the values of CONFIG SET's SENSITIVE_CONFIG parameters (in a CONFIG SET
-// with whole pairs: Redis checks the count first).
+// with whole pairs: Redis checks the count first), MIGRATE's AUTH and
+// AUTH2 credentials (MigrateSecrets).
 func redact(name []byte, args [][]byte, out []string) {
 	switch {
 	case EqFold(name, "config") && len(args) >= 4 && len(args)%2 == 0 && EqFold(args[1], "set"):
@@ -116,6 +117,13 @@ func redact(name []byte, args [][]byte, out []string) {
 	case EqFold(name, "auth"):
 		for i := 1; i < len(out); i++ {
 			out[i] = redacted
+		}
+	case EqFold(name, "migrate"):
+		for _, i := range MigrateSecrets(args) {
+			// (not the last place when it says how many more arguments)
+			if i < len(out) && (i < slowlogMaxArgc-1 || len(args) <= slowlogMaxArgc) {
+				out[i] = redacted
+			}
 		}
 	case EqFold(name, "hello"):
 		for j := 2; j < len(args); j++ {

@@ -111,7 +111,8 @@ func (s *Server) feedMonitors(from *client, db int, args [][]byte) {
 }
 
 // redacted marks the arguments Redis replaces with "(redacted)" for
-// MONITOR: AUTH's password (and user), HELLO's AUTH pair. name is the
+// MONITOR: AUTH's password (and user), HELLO's AUTH pair, MIGRATE's AUTH
+// password and AUTH2 pair (engine.MigrateSecrets). name is the
 // command's own name (Server.cmdName).
 func redacted(name []byte, args [][]byte) []bool {
 	switch {
@@ -145,6 +146,16 @@ func redacted(name []byte, args [][]byte) []bool {
 			default:
 				return r
 			}
+		}
+		return r
+	case engine.EqFold(name, "migrate"):
+		pos := engine.MigrateSecrets(args)
+		if pos == nil {
+			return nil
+		}
+		r := make([]bool, len(args))
+		for _, i := range pos {
+			r[i] = true
 		}
 		return r
 	}

@@ -30,6 +30,13 @@ var monitorCommands = [][]string{
 	{"WATCH", "w"}, {"SET", "w", "1"}, {"MULTI"}, {"SET", "x", "2"}, {"EXEC"},
 	{"MULTI"}, {"SELECT", "0"}, {"EXEC"},
 	{"SET", "z", "0"},
+	// MIGRATE's credentials are redacted as migrateCommand parses them,
+	// up to an option it refuses; none of these reaches a target
+	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH", "pw", "BOGUS"},
+	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "COPY", "AUTH2", "u", "pw", "KEYS", "x"},
+	{"MIGRATE", "127.0.0.1", "1", "", "0", "10", "REPLACE", "AUTH", "pw", "KEYS", "nosuch"},
+	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "BOGUS", "AUTH", "pw"},
+	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH2", "u"},
 }
 
 func TestMonitorDiff(t *testing.T) {
