@@ -368,7 +368,17 @@ func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 		"MIGRATE h 1 k 0 10 REPLACE AUTH pw AUTH2 u p": "MIGRATE h 1 k 0 10 REPLACE AUTH (redacted) AUTH2 (redacted) (redacted)",
 		"MIGRATE h 1 k 0 10 BOGUS AUTH pw":             "MIGRATE h 1 k 0 10 BOGUS AUTH pw",
 		"MIGRATE h 1 k 0 10 AUTH2 u":                   "MIGRATE h 1 k 0 10 AUTH2 u",
-		"MIGRATE h 1 k 0 10 KEYS AUTH pw":              "MIGRATE h 1 k 0 10 KEYS AUTH pw",
+		// ACL SETUSER's user and rules; AUTH and HELLO only once Redis
+		// has accepted the form (an error before redacting shows all)
+		"ACL SETUSER u on >pw ~*":         "ACL SETUSER (redacted) (redacted) (redacted) (redacted)",
+		"acl setuser u":                   "acl setuser (redacted)",
+		"ACL GETUSER u":                   "ACL GETUSER u",
+		"AUTH u p x":                      "AUTH u p x",
+		"HELLO 4 AUTH u p":                "HELLO 4 AUTH u p",
+		"HELLO x AUTH u p":                "HELLO x AUTH u p",
+		"HELLO 3 BOGUS AUTH u p":          "HELLO 3 BOGUS AUTH u p",
+		"HELLO 2 SETNAME n AUTH u p":      "HELLO 2 SETNAME n AUTH (redacted) (redacted)",
+		"MIGRATE h 1 k 0 10 KEYS AUTH pw": "MIGRATE h 1 k 0 10 KEYS AUTH pw",
 	} {
 		var args [][]byte
 		for _, w := range strings.Fields(in) {

@@ -102,7 +102,8 @@ func slowlogArgs(args [][]byte, name []byte) []string {
 const redacted = "(redacted)"
 
 // redact hides credentials as Redis's redactClientCommandArgument does:
-// every argument of AUTH, the user name and password of HELLO ... AUTH,
+// every argument of AUTH, the user name and password of HELLO ... AUTH
+// (each unless the command is refused first), ACL SETUSER's arguments,
 // the values of CONFIG SET's SENSITIVE_CONFIG parameters (in a CONFIG SET
 // with whole pairs: Redis checks the count first), MIGRATE's AUTH and
 // AUTH2 credentials (MigrateSecrets).
@@ -115,8 +116,19 @@ func redact(name []byte, args [][]byte, out []string) {
 			}
 		}
 	case EqFold(name, "auth"):
+		if len(args) > 3 {
+			return // authCommand refuses it before it redacts
+		}
 		for i := 1; i < len(out); i++ {
 			out[i] = redacted
+		}
+	case EqFold(name, "acl") && len(args) >= 3 && EqFold(args[1], "setuser"):
+		// aclCommand redacts the user name and every rule, passwords among
+		// them, before it checks any
+		for i := 2; i < len(out); i++ {
+			if i < slowlogMaxArgc-1 || len(args) <= slowlogMaxArgc {
+				out[i] = redacted
+			}
 		}
 	case EqFold(name, "migrate"):
 		for _, i := range MigrateSecrets(args) {
@@ -126,14 +138,22 @@ func redact(name []byte, args [][]byte, out []string) {
 			}
 		}
 	case EqFold(name, "hello"):
+		if len(args) >= 2 {
+			// helloCommand refuses a bad protocol version before it redacts
+			if v, ok := ParseInt(args[1]); !ok || v < 2 || v > 3 {
+				return
+			}
+		}
 		for j := 2; j < len(args); j++ {
 			if EqFold(args[j], "auth") && j+2 < len(args) {
 				for k := j + 1; k <= j+2 && k < len(out); k++ {
 					out[k] = redacted
 				}
 				j += 2
-			} else if EqFold(args[j], "setname") {
+			} else if EqFold(args[j], "setname") && j+1 < len(args) {
 				j++
+			} else {
+				return // a syntax error: helloCommand reads no further option
 			}
 		}
 	}
