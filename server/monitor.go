@@ -207,7 +207,8 @@ var redisAdmin = map[string]bool{
 	"latency|doctor": true, "latency|graph": true, "latency|histogram": true, "latency|history": true,
 	"latency|latest": true, "latency|reset": true,
 	"module|list": true, "module|load": true, "module|loadex": true, "module|unload": true,
-	"quit": true, // Redis 7.0 answers QUIT before running any command
+	// (not QUIT: Redis 7.0 runs it as a command, quitCommand, through call(),
+	// which shows it; only Redis 6.2 and older answered it before)
 }
 
 // skipMonitor reports whether MONITOR never shows cmd.
