@@ -361,6 +361,9 @@ func TestSlowlog_TrimsArgsAndRedacts(t *testing.T) {
 		"config get requirepass pw":              "config get requirepass pw",
 		"config set nosuch 1 requirepass pw x":   "config set nosuch 1 requirepass pw x",
 		"config set nosuch 1 requirepass pw a b": "config set nosuch 1 requirepass (redacted) a b",
+		// helloCommand stops at a name it refuses, before a later AUTH
+		"HELLO 3 SETNAME a\x01b AUTH u p": "HELLO 3 SETNAME a\x01b AUTH u p",
+		"HELLO 3 SETNAME ab AUTH u p":     "HELLO 3 SETNAME ab AUTH (redacted) (redacted)",
 		// MIGRATE's credentials, as migrateCommand redacts them while it
 		// parses: not past an option it refuses, nor after KEYS
 		"MIGRATE h 1 k 0 10 AUTH pw BOGUS":             "MIGRATE h 1 k 0 10 AUTH (redacted) BOGUS",

@@ -101,6 +101,17 @@ func slowlogArgs(args [][]byte, name []byte) []string {
 
 const redacted = "(redacted)"
 
+// ValidClientName reports whether a client name (or attribute) has only
+// the characters Redis allows, '!' through '~' (validateClientName).
+func ValidClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // redact hides credentials as Redis's redactClientCommandArgument does:
 // every argument of AUTH, the user name and password of HELLO ... AUTH
 // (each unless the command is refused first), ACL SETUSER's arguments,
@@ -150,7 +161,7 @@ func redact(name []byte, args [][]byte, out []string) {
 					out[k] = redacted
 				}
 				j += 2
-			} else if EqFold(args[j], "setname") && j+1 < len(args) {
+			} else if EqFold(args[j], "setname") && j+1 < len(args) && ValidClientName(args[j+1]) {
 				j++
 			} else {
 				return // a syntax error: helloCommand reads no further option

@@ -174,14 +174,7 @@ func (s *Server) cmdReset(c *engine.Ctx) {
 
 // validName reports whether a client name or attribute has only the
 // characters Redis allows ('!' through '~').
-func validName(b []byte) bool {
-	for _, ch := range b {
-		if ch < '!' || ch > '~' {
-			return false
-		}
-	}
-	return true
-}
+func validName(b []byte) bool { return engine.ValidClientName(b) }
 
 // CLIENT SETNAME connection-name
 func (s *Server) cmdClientSetName(c *engine.Ctx) {
