@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1452,6 +1453,23 @@ func (h configHandler) ConfigSet(pairs []engine.ConfigPair) (int, string) {
 			}
 			oomSet = true
 			break
+		}
+	}
+	if next.MaxClients != old.MaxClients && s.cfg.FitOpenFiles != nil { // updateMaxclients
+		fit, notices, warnings := s.cfg.FitOpenFiles(next.MaxClients)
+		for _, n := range notices {
+			s.log.Info(n)
+		}
+		for _, w := range warnings {
+			s.log.Warn(w)
+		}
+		if fit != next.MaxClients {
+			s.log.Warn("Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings.")
+			if oomSet {
+				s.setOOMScoreAdj(old) // back, as Redis restores every value of a failed set
+			}
+			return slices.IndexFunc(pairs, func(p engine.ConfigPair) bool { return p.Name == "maxclients" }),
+				"The operating system is not able to handle the specified number of clients, try with " + strconv.Itoa(fit)
 		}
 	}
 	if next.MaxMemory != 0 && next.MaxMemory != old.MaxMemory {

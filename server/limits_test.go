@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -77,6 +80,68 @@ func TestMaxClients_SmallLimitAndConfigSet(t *testing.T) {
 	if got := a.do("INFO", "clients"); !strings.Contains(got, "maxclients:3\r\n") {
 		t.Fatalf("INFO: %q", got)
 	}
+}
+
+// CONFIG SET maxclients asks Config.FitOpenFiles (the tumbler binary's
+// RLIMIT_NOFILE fitting) as Redis's updateMaxclients asks
+// adjustOpenFilesLimit: a maxclients the open files limit cannot take
+// fails with Redis's error, naming what would fit, and every parameter
+// of the command keeps its value; one that fits is set. A value equal to
+// the current one is not fitted (Redis applies nothing). Without the
+// hook (embedded servers) every maxclients is taken, as before.
+func TestMaxClients_ConfigSetFitsTheOpenFilesLimit(t *testing.T) {
+	var buf syncBuffer
+	var asked []int
+	var mu sync.Mutex
+	srv := RunT(t, WithConfig(func(c *Config) {
+		c.MaxClients = 224
+		c.Logger = newTestLogger(&buf)
+		c.FitOpenFiles = func(n int) (int, []string, []string) {
+			mu.Lock()
+			asked = append(asked, n)
+			mu.Unlock()
+			if n <= 224 {
+				return n, nil, nil
+			}
+			if n <= 1000 {
+				return n, []string{"raised for " + strconv.Itoa(n)}, nil
+			}
+			return 1000, nil, []string{"cannot for " + strconv.Itoa(n)}
+		}
+	}))
+	c := dial(t, srv.Addr())
+	tooMany := "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with 1000\r\n"
+	doSteps(t, c, []wireStep{
+		{[]string{"CONFIG", "SET", "maxclients", "100000"}, tooMany},
+		{[]string{"CONFIG", "GET", "maxclients"}, "*2\r\n$10\r\nmaxclients\r\n$3\r\n224\r\n"},
+		{[]string{"CONFIG", "SET", "timeout", "40", "maxclients", "1001"}, tooMany},
+		{[]string{"CONFIG", "GET", "timeout"}, "*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n"},
+		{[]string{"CONFIG", "SET", "maxclients", "224"}, "+OK\r\n"}, // unchanged: not asked
+		{[]string{"CONFIG", "SET", "maxclients", "100"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "maxclients"}, "*2\r\n$10\r\nmaxclients\r\n$3\r\n100\r\n"},
+		{[]string{"CONFIG", "SET", "maxclients", "1000"}, "+OK\r\n"},
+	})
+	if got := c.do("INFO", "clients"); !strings.Contains(got, "maxclients:1000\r\n") {
+		t.Fatalf("INFO: %q", got)
+	}
+	mu.Lock()
+	if want := []int{100000, 1001, 100, 1000}; !slices.Equal(asked, want) {
+		t.Errorf("FitOpenFiles asked for %v, want %v", asked, want)
+	}
+	mu.Unlock()
+	log := buf.String()
+	for _, want := range []string{"cannot for 100000", "cannot for 1001", "raised for 1000",
+		"Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings."} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log: want %q:\n%s", want, log)
+		}
+	}
+
+	embedded := RunT(t)
+	doSteps(t, dial(t, embedded.Addr()), []wireStep{
+		{[]string{"CONFIG", "SET", "maxclients", "4000000000"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "maxclients"}, "*2\r\n$10\r\nmaxclients\r\n$10\r\n4000000000\r\n"},
+	})
 }
 
 // client-query-buffer-limit counts the incomplete request: complete

@@ -58,6 +58,18 @@ type Config struct {
 	Clock expiry.Clock
 	// MaxClients is reported by INFO and CONFIG GET; default 10000.
 	MaxClients int
+	// FitOpenFiles, if set, fits the process's open files limit to a
+	// maxclients that CONFIG SET changes, as Redis's updateMaxclients
+	// calls adjustOpenFilesLimit: it raises the limit where it can and
+	// returns the maxclients the limit allows (maxClients when it fits),
+	// with the lines to log (notices, warnings). When that is less, the
+	// CONFIG SET fails with Redis's "The operating system is not able to
+	// handle the specified number of clients, try with N" and maxclients
+	// keeps its value. The tumbler binary sets it (RLIMIT_NOFILE,
+	// cmd/tumbler/nofile_unix.go, which also fits the limit at start);
+	// unset, as in embedded servers and RunT, the process's limit is left
+	// alone and every maxclients is taken.
+	FitOpenFiles func(maxClients int) (fit int, notices, warnings []string)
 	// Logger receives the server's logs; default slog.Default().
 	Logger *slog.Logger
 
