@@ -90,9 +90,21 @@ func main() {
 		}
 		os.Exit(1)
 	}
+	// CONFIG SET maxclients fits the limit again, as Redis's
+	// updateMaxclients; a limit that leaves no client by then exits, as
+	// Redis does.
+	var srv *server.Server
+	cfg.FitOpenFiles = func(maxClients int) (int, []string, []string) {
+		fit, notices, warnings, err := adjustOpenFiles(maxClients) // nofile_unix.go
+		if err != nil {
+			srv.Logger().Error(err.Error()) // (the log only, as Redis's serverLog)
+			os.Exit(1)
+		}
+		return fit, notices, warnings
+	}
 	// ---- end of configuration ----
 
-	srv := server.New(cfg)
+	srv = server.New(cfg)
 	log := srv.Logger()
 	for _, w := range warnings {
 		log.Warn("config: " + w)
