@@ -249,9 +249,4 @@ var objectHelp = []string{
 }
 
 // OBJECT HELP
-func cmdObjectHelp(c *Ctx) {
-	c.W.WriteArray(len(objectHelp))
-	for _, l := range objectHelp {
-		c.W.WriteStatus(l)
-	}
-}
+func cmdObjectHelp(c *Ctx) { WriteHelp(c, objectHelp) }

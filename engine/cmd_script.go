@@ -232,9 +232,4 @@ func cmdScriptDebug(c *Ctx) {
 }
 
 // SCRIPT HELP
-func cmdScriptHelp(c *Ctx) {
-	c.W.WriteArray(len(scriptHelp))
-	for _, l := range scriptHelp {
-		c.W.WriteStatus(l)
-	}
-}
+func cmdScriptHelp(c *Ctx) { WriteHelp(c, scriptHelp) }

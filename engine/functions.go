@@ -468,7 +468,7 @@ func registerFunctions(e *Engine) {
 			"dump":   {Arity: 2, Flags: FlagNoScript, Summary: "Dump all functions into a serialized binary payload", Fn: cmdFunctionDump},
 			"flush":  {Arity: -2, Flags: FlagNoScript | FlagWrite, Summary: "Deleting all functions", Fn: cmdFunctionFlush},
 			"help": {Arity: 2, Flags: FlagNoKeys | FlagLoading | FlagStale, Summary: "Show helpful text about the different subcommands",
-				Fn: func(c *Ctx) { WriteHelp(c.W, functionHelp) }},
+				Fn: func(c *Ctx) { WriteHelp(c, functionHelp) }},
 			// KILL and STATS answer while a script is busy: without the
 			// keyspace lock, which the script holds.
 			"kill":    {Arity: 2, Flags: FlagNoScript | FlagAllowBusy | FlagNoKeys, Summary: "Kill the function currently in execution.", Fn: func(c *Ctx) { killGeneric(c, false) }},

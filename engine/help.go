@@ -1,19 +1,25 @@
 package engine
 
+import "strings"
+
 // WriteHelp writes a HELP subcommand's reply: one status line each, as
 // Redis's addReplyHelp does. The texts are Redis 7.0's, without the lines
-// of subcommands tumbler does not have.
-func WriteHelp(w Writer, lines []string) {
-	w.WriteArray(len(lines))
-	for _, l := range lines {
-		w.WriteStatus(l)
+// of subcommands tumbler does not have. The first line names the
+// container as c sent it, in upper case (addReplyHelp prints argv[0]):
+// a container renamed by rename-command by its new name.
+func WriteHelp(c *Ctx, lines []string) {
+	c.W.WriteArray(len(lines))
+	_, rest, _ := strings.Cut(lines[0], " ")
+	c.W.WriteStatus(upperASCII(string(c.Args[0])) + " " + rest)
+	for _, l := range lines[1:] {
+		c.W.WriteStatus(l)
 	}
 }
 
 // HelpCommand returns a HELP subcommand (for Command.Subs) that writes
 // lines.
 func HelpCommand(flags Flag, lines []string) *Command {
-	return &Command{Arity: 2, Flags: flags | FlagLoading | FlagStale, Fn: func(c *Ctx) { WriteHelp(c.W, lines) }}
+	return &Command{Arity: 2, Flags: flags | FlagLoading | FlagStale, Fn: func(c *Ctx) { WriteHelp(c, lines) }}
 }
 
 // ClientHelp is CLIENT HELP's text: Redis 7.0's, with NO-TOUCH and

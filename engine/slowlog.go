@@ -279,9 +279,4 @@ func cmdSlowlogGet(c *Ctx) {
 }
 
 // SLOWLOG HELP
-func cmdSlowlogHelp(c *Ctx) {
-	c.W.WriteArray(len(slowlogHelp))
-	for _, l := range slowlogHelp {
-		c.W.WriteStatus(l)
-	}
-}
+func cmdSlowlogHelp(c *Ctx) { WriteHelp(c, slowlogHelp) }

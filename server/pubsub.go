@@ -498,12 +498,7 @@ var pubsubHelp = []string{
 }
 
 // PUBSUB HELP
-func cmdPubSubHelp(c *engine.Ctx) {
-	c.W.WriteArray(len(pubsubHelp))
-	for _, line := range pubsubHelp {
-		c.W.WriteStatus(line)
-	}
-}
+func cmdPubSubHelp(c *engine.Ctx) { engine.WriteHelp(c, pubsubHelp) }
 
 // subcommandSyntaxError is Redis's addReplySubcommandSyntaxError.
 func subcommandSyntaxError(c *engine.Ctx) {

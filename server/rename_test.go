@@ -265,3 +265,18 @@ func TestRenameCommand_RewriteKeepsTheLines(t *testing.T) {
 		t.Errorf("read back: %q, %v", again.RenameCommands, err)
 	}
 }
+
+// A renamed container's HELP names it as it was sent, in upper case, as
+// Redis's addReplyHelp prints argv[0].
+func TestRenameCommand_HelpNamesTheNewName(t *testing.T) {
+	srv := renamed(t, nil, [2]string{"config", "myconfig"}, [2]string{"client", "myclient"},
+		[2]string{"slowlog", "myslowlog"}, [2]string{"pubsub", "mypubsub"}, [2]string{"function", "myfunction"})
+	c := dial(t, srv.Addr())
+	for _, name := range []string{"myconfig", "MyClient", "myslowlog", "mypubsub", "myfunction", "object", "script"} {
+		got := c.do(name, "help")
+		want := "+" + strings.ToUpper(name) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
+		if _, rest, _ := strings.Cut(got, "\r\n"); !strings.HasPrefix(rest, want) {
+			t.Errorf("%s HELP: %.100q, want it to begin %q", name, got, want)
+		}
+	}
+}

@@ -39,6 +39,7 @@ var renamedCommands = [][]string{
 	{"myclient", "getname"}, {"client", "getname"},
 	{"myauth", "x"}, {"auth", "x"}, {"myauth", "a", "b", "c"},
 	{"s1", "flush"}, {"script", "flush"}, {"myscript", "load", "return 1"}, {"myscript", "kill"},
+	{"xconfig", "help"}, {"MyScript", "help"}, // HELP names the container as sent
 	{"xadd", "s", "*", "f", "v"},
 	// transactions: an unknown command queued, EXEC by its old name, a
 	// renamed EXEC with the wrong arity
