@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"bytes"
-	"strings"
-)
+import "bytes"
 
 // Error texts, verbatim from Redis 7 (src/server.c shared objects,
 // src/t_string.c, src/expire.c, src/eval.c, src/script_lua.c).
@@ -70,9 +67,10 @@ func ErrUnknownSubcommand(sub []byte, container string) string {
 
 // ErrSubcommandSyntax is Redis's addReplySubcommandSyntaxError for args:
 // a subcommand given the wrong arguments, named as sent, and its
-// container in upper case.
+// container in upper case: ASCII letters only, as sdstoupper (a name
+// given by rename-command may hold any byte).
 func ErrSubcommandSyntax(args [][]byte) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + clip(args[1], 128) + "'. Try " + strings.ToUpper(string(args[0])) + " HELP."
+	return "ERR unknown subcommand or wrong number of arguments for '" + clip(args[1], 128) + "'. Try " + upperASCII(string(args[0])) + " HELP."
 }
 
 // ErrUnknownCommand returns Redis's text for an unknown command: the name

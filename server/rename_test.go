@@ -280,3 +280,15 @@ func TestRenameCommand_HelpNamesTheNewName(t *testing.T) {
 		}
 	}
 }
+
+// A renamed container's name is put in upper case as Redis's sdstoupper
+// does, ASCII letters only, in the wrong-arguments error: a byte that is
+// no UTF-8 stays as it was sent.
+func TestRenameCommand_OddBytesInErrors(t *testing.T) {
+	srv := renamed(t, nil, [2]string{"slowlog", "sl\xffow"})
+	c := dial(t, srv.Addr())
+	doSteps(t, c, []wireStep{
+		{[]string{"sl\xffow", "get", "x", "y"}, "-ERR unknown subcommand or wrong number of arguments for 'get'. Try SL\xffOW HELP.\r\n"},
+		{[]string{"sl\xffow", "nosuch"}, "-ERR unknown subcommand 'nosuch'. Try SL\xffOW HELP.\r\n"},
+	})
+}
