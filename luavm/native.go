@@ -118,6 +118,14 @@ func (n *native) callable(key []byte, withTTL bool, argv [][]byte) bool {
 	if n.c.CallsFree() { // (the template's commands are known, their arity right)
 		return true
 	}
+	// rename-command may have given a name the template spells to another
+	// command (get renamed, ttl renamed get): Lua calls that one, whose
+	// reply the program does not expect.
+	for _, name := range n.cmds {
+		if own := n.c.Eng.CommandName(name); !engine.EqFold(name, string(own)) {
+			return false
+		}
+	}
 	if n.c.CallRefused(append(n.args[:0], n.cmds[0], key)) {
 		return false
 	}

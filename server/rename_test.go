@@ -292,3 +292,26 @@ func TestRenameCommand_OddBytesInErrors(t *testing.T) {
 		{[]string{"sl\xffow", "nosuch"}, "-ERR unknown subcommand 'nosuch'. Try SL\xffOW HELP.\r\n"},
 	})
 }
+
+// A lock script whose command names rename-command gave to other
+// commands runs in Lua, which calls those commands, as Redis does: the
+// native program, which expects GET's and PEXPIRE's replies, declines
+// (it panicked on TTL's integer, and on SET's status after SET ran).
+func TestRenameCommand_LockScriptCallsTheRenamedCommands(t *testing.T) {
+	const release = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+	const extend = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+	c := dial(t, renamed(t, nil, [2]string{"get", "myget"}, [2]string{"ttl", "get"}).Addr())
+	doSteps(t, c, []wireStep{
+		{[]string{"set", "lock", "tok"}, "+OK\r\n"},
+		{[]string{"eval", release, "1", "lock", "tok"}, ":0\r\n"}, // GET is TTL: -1, not the token
+		{[]string{"evalsha", "e9f69f2beb755be68b5e456ee2ce9aadfbc4ebf4", "1", "lock", "tok"}, ":0\r\n"},
+		{[]string{"myget", "lock"}, "$3\r\ntok\r\n"},
+	})
+	c = dial(t, renamed(t, nil, [2]string{"pexpire", "mypexpire"}, [2]string{"set", "pexpire"}).Addr())
+	doSteps(t, c, []wireStep{
+		{[]string{"pexpire", "lock", "tok"}, "+OK\r\n"},
+		{[]string{"eval", extend, "1", "lock", "tok", "1000"}, "+OK\r\n"}, // PEXPIRE is SET
+		{[]string{"get", "lock"}, "$4\r\n1000\r\n"},
+		{[]string{"pttl", "lock"}, ":-1\r\n"},
+	})
+}
