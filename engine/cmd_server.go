@@ -419,9 +419,12 @@ func cmdCommandInfo(c *Ctx) {
 	}
 }
 
-// lookupFull finds "name" or "container|sub".
+// lookupFull finds "name" or "container|sub", ignoring the case of ASCII
+// letters only, as Redis's command dict compares names (strcasecmp): a
+// name rename-command gave may hold any byte, which strings.ToLower would
+// turn into U+FFFD or fold (the Kelvin sign to "k").
 func (e *Engine) lookupFull(name []byte) *Command {
-	s := strings.ToLower(string(name))
+	s := LowerASCII(string(name))
 	if i := strings.IndexByte(s, '|'); i >= 0 {
 		cmd := e.cmds[s[:i]]
 		if cmd == nil || cmd.Subs == nil {

@@ -315,3 +315,23 @@ func TestRenameCommand_LockScriptCallsTheRenamedCommands(t *testing.T) {
 		{[]string{"pttl", "lock"}, ":-1\r\n"},
 	})
 }
+
+// COMMAND INFO and COMMAND DOCS find a command by a new name that is no
+// ASCII (any byte, as Redis's dict compares names with strcasecmp), and
+// fold ASCII letters only: the Kelvin sign is no "k".
+func TestRenameCommand_InfoFindsOddNames(t *testing.T) {
+	c := dial(t, renamed(t, nil, [2]string{"object", "obj\xe9"}, [2]string{"get", "G\xc3\x89T"}).Addr())
+	for _, name := range []string{"obj\xe9", "OBJ\xe9", "obj\xe9|help", "G\xc3\x89T", "g\xc3\x89t"} {
+		if got := c.do("command", "info", name); !strings.HasPrefix(got, "*1\r\n*10\r\n") {
+			t.Errorf("COMMAND INFO %q: %.60q, want the command", name, got)
+		}
+		if got := c.do("command", "docs", name); !strings.HasPrefix(got, "*2\r\n") {
+			t.Errorf("COMMAND DOCS %q: %.60q, want the command", name, got)
+		}
+	}
+	doSteps(t, c, []wireStep{
+		{[]string{"command", "info", "g\xc3\xa9t"}, "*1\r\n$-1\r\n"},
+		{[]string{"command", "info", "\u212aeys"}, "*1\r\n$-1\r\n"},
+		{[]string{"command", "docs", "\u212aeys"}, "*0\r\n"},
+	})
+}
