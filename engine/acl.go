@@ -756,9 +756,12 @@ func (e *Engine) aclLookup(name string) *Command {
 	if hasSub && strings.Contains(sub, "|") {
 		return nil
 	}
-	cmd := e.origCmds[strings.ToLower(base)] // by its own name, whatever rename-command did (Rename)
+	// ASCII case only, as Redis's dict compares names (strcasecmp): a
+	// Kelvin sign is no K
+	base = LowerASCII(base)
+	cmd := e.origCmds[base] // by its own name, whatever rename-command did (Rename)
 	if cmd == nil {
-		cmd = e.aclOnly[strings.ToLower(base)] // named by a rule, not served (makeUnserved)
+		cmd = e.aclOnly[base] // named by a rule, not served (makeUnserved)
 	}
 	if cmd == nil || !hasSub {
 		return cmd
@@ -766,7 +769,7 @@ func (e *Engine) aclLookup(name string) *Command {
 	if cmd.Subs == nil {
 		return nil
 	}
-	return cmd.Subs[strings.ToLower(sub)]
+	return cmd.Subs[LowerASCII(sub)]
 }
 
 // ---- the checks ----

@@ -78,6 +78,10 @@ func TestACLRules_Errors(t *testing.T) {
 	}{
 		{[]string{"bogus"}, "ERR Error in ACL SETUSER modifier 'bogus': Syntax error"},
 		{[]string{"+nosuch"}, "ERR Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL"},
+		// names compare in ASCII case only, as Redis's strcasecmp: a Kelvin
+		// sign (U+212A) is no K
+		{[]string{"+\u212aeys"}, "ERR Error in ACL SETUSER modifier '+\u212aeys': Unknown command or category name in ACL"},
+		{[]string{"+command|get\u212aeys"}, "ERR Error in ACL SETUSER modifier '+command|get\u212aeys': Unknown command or category name in ACL"},
 		{[]string{"-@nosuch"}, "ERR Error in ACL SETUSER modifier '-@nosuch': Unknown command or category name in ACL"},
 		{[]string{"+config|get|x"}, "ERR Error in ACL SETUSER modifier '+config|get|x': Allowing first-arg of a subcommand is not supported"},
 		{[]string{"+get|"}, "ERR Error in ACL SETUSER modifier '+get|': Syntax error"},
