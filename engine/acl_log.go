@@ -3,7 +3,6 @@ package engine
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // The ACL log (ACL LOG): refused commands, keys, channels and failed
@@ -107,7 +106,7 @@ func (a *ACL) LogAuthFailure(cl *Client, object, username string) {
 		ctx = aclCtxMulti
 	}
 	a.log.add(&ACLLogEntry{Count: 1, Reason: aclReasons[aclDeniedAuth], Context: aclContexts[ctx],
-		Object: object, Username: username, Ctime: time.Now().UnixMilli(), Info: a.info(cl)})
+		Object: object, Username: username, Ctime: a.e.clock.Wall().UnixMilli(), Info: a.info(cl)})
 }
 
 // logDenial records a refused command, key or channel.
@@ -121,5 +120,5 @@ func (a *ACL) logDenial(cl *Client, res, ctx int, cmd *Command, args [][]byte, p
 		user = cl.ACL.Name
 	}
 	a.log.add(&ACLLogEntry{Count: 1, Reason: aclReasons[res], Context: aclContexts[ctx],
-		Object: obj, Username: user, Ctime: time.Now().UnixMilli(), Info: a.info(cl)})
+		Object: obj, Username: user, Ctime: a.e.clock.Wall().UnixMilli(), Info: a.info(cl)})
 }

@@ -131,8 +131,8 @@ func TestRunIDAndUptime_PerEngineAndReborn(t *testing.T) {
 	}
 
 	// As if started 100 s ago.
-	old := time.Now().Add(-100 * time.Second)
-	a.birth.Store(&birth{start: old, runID: ida})
+	old := a.clock.Wall().Add(-100 * time.Second)
+	a.birth.Store(&birth{start: old, mono: a.Now() - 100_000, runID: ida})
 	if got := infoField(a.do("INFO", "server"), "uptime_in_seconds"); got != "100" && got != "101" {
 		t.Fatalf("uptime_in_seconds = %q, want 100", got)
 	}

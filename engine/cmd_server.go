@@ -210,9 +210,10 @@ func (e *Engine) infoString(want map[string]bool) string {
 		b.WriteString("# " + title + "\r\n")
 		fields(func(k, v string) { b.WriteString(k + ":" + v + "\r\n") })
 	}
-	now := time.Now()
+	// the server's clock: a fixture's manual clock moves them (Advance)
+	now, mono := e.clock.Wall(), e.clock.Mono()
 	born := e.birth.Load()
-	uptime := int64(now.Sub(born.start) / time.Second)
+	uptime := (mono - born.mono) / 1000
 	exe, _ := os.Executable()
 	section("server", "Server", func(add func(k, v string)) {
 		add("redis_version", Version)
@@ -235,7 +236,7 @@ func (e *Engine) infoString(want map[string]bool) string {
 		add("hz", strconv.Itoa(cmp.Or(si.Hz, 10)))
 		add("configured_hz", strconv.Itoa(cmp.Or(si.ConfiguredHz, 10)))
 		// Redis's LRU clock: seconds, in 24 bits (LRU_CLOCK)
-		add("lru_clock", strconv.FormatInt(now.Unix()&(1<<24-1), 10))
+		add("lru_clock", strconv.FormatUint(lruNow(mono), 10)) // OBJECT IDLETIME's clock
 		add("executable", exe)
 		add("config_file", si.ConfigFile)
 		add("io_threads_active", "0")

@@ -351,7 +351,8 @@ func New(cfg Config) *Engine {
 	}
 	e.busyThreshold.Store(int64(cfg.BusyThreshold))
 	e.SetEncodingLimits(DefaultEncodingLimits())
-	e.SetLatencyTracking(true) // Redis's default: latency-tracking yes
+	e.SetLatencyTracking(true)        // Redis's default: latency-tracking yes
+	e.obs.latMon.now = cfg.Clock.Wall // LATENCY's times on the server's clock
 	e.SetLatencyPercentiles(defaultLatencyPercentiles)
 	registerStandard(e)
 	registerMulti(e) // MULTI/EXEC/WATCH commands and WATCH's onModified hook (multi.go)
@@ -993,7 +994,8 @@ func (e *Engine) Prefetch(db int, keys [][]byte, leaving uint32) {
 // birth is what a Redis process gets when it starts: its start time
 // (uptime, LASTSAVE, rdb_last_save_time) and its run_id.
 type birth struct {
-	start  time.Time
+	start  time.Time // on the engine's clock: its wall reading (LASTSAVE)
+	mono   int64     // and its monotonic one (INFO's uptime)
 	runID  string
 	replID string // master_replid: its own random id, as Redis's changeReplicationId
 }
@@ -1001,7 +1003,8 @@ type birth struct {
 // Reborn gives the engine a new start time and run_id, as a restarted
 // process has (a fixture's Restart).
 func (e *Engine) Reborn() {
-	e.birth.Store(&birth{start: time.Now(), runID: newRunID(), replID: newRunID()})
+	mono, wall := expiry.Read(e.clock)
+	e.birth.Store(&birth{start: time.UnixMilli(wall), mono: mono, runID: newRunID(), replID: newRunID()})
 }
 
 // newRunID is 40 random hex digits, as Redis's getRandomHexChars: each

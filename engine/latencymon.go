@@ -50,7 +50,7 @@ type latencyMonitor struct {
 	threshold atomic.Int64 // ms; 0 is off
 	mu        sync.Mutex
 	series    []*latencySeries // in the order the classes appeared
-	now       func() time.Time // time.Now; tests replace it
+	now       func() time.Time // the engine clock's Wall (New); tests replace it
 }
 
 // SetLatencyMonitorThreshold sets latency-monitor-threshold, in

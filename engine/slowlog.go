@@ -54,7 +54,7 @@ func (l *slowlog) wants(us int64) bool {
 }
 
 func (l *slowlog) add(c *Ctx, us int64) {
-	ent := SlowlogEntry{Time: time.Now().Add(-time.Duration(us) * time.Microsecond).Unix(), Duration: us, Args: slowlogArgs(c.Args, c.Eng.CommandName(c.Args[0]))}
+	ent := SlowlogEntry{Time: c.Eng.clock.Wall().Add(-time.Duration(us) * time.Microsecond).Unix(), Duration: us, Args: slowlogArgs(c.Args, c.Eng.CommandName(c.Args[0]))}
 	if c.Script != nil {
 		// a command a script called: Redis logs its Lua client, which has
 		// no name and no address (getClientPeerId of no connection)

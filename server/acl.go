@@ -424,7 +424,7 @@ func (s *Server) loadUsers(cfg *Config) string {
 }
 
 // nowUnixMilli is the wall clock in ms (ACL LOG's ages).
-func (s *Server) nowUnixMilli() int64 { return engine.WallMillis() }
+func (s *Server) nowUnixMilli() int64 { return s.eng.Clock().Wall().UnixMilli() }
 
 // aclConfigUsers returns the live users as Config users (CONFIG
 // REWRITE writes them as user lines).
