@@ -935,7 +935,10 @@ func (s *Server) FailNextCmd(name string, n int, msg string) {
 // for another command of its own connection. A panic in fn answers the
 // command with "ERR internal error". Commands run inside scripts are not
 // shown to it. A call begun when stop is called may still end, and fail
-// its command, after stop returns.
+// its command, after stop returns. A command that a pause (Pause, CLIENT
+// PAUSE, DEBUG SLEEP) holds meets the predicates installed by the time
+// the pause lets it run, as it meets the FailNext failures queued by then:
+// a test can Pause, WaitHeld, then decide how the held command fails.
 func (s *Server) FailWhen(fn func(cmd CommandRecord) (msg string, fail bool)) (stop func()) {
 	return s.fx.fails.addPred(fn)
 }

@@ -223,7 +223,8 @@ func (s *Server) fixtureBefore(c *client) bool {
 	}
 	// Read once: a pause that begins after this read does not hold the
 	// command (nor may it make an event loop wait), and FailWhen's
-	// predicates installed after it do not see it.
+	// predicates installed after it do not see it (unless a pause holds
+	// the command: see below).
 	paused := s.fx.anyPause.Load()
 	preds := s.fx.fails.preds.Load()
 	if (paused || preds) && c.loopLeaveFirst() {
@@ -252,6 +253,10 @@ func (s *Server) fixtureBefore(c *client) bool {
 			c.closeNow = true
 			return false
 		}
+		// The predicates installed while it was held see it, as the
+		// FailNext failures queued meanwhile do: it runs now, on its
+		// goroutine (loopLeaveFirst), where a predicate may run.
+		preds = s.fx.fails.preds.Load()
 	}
 	if valid && c.fx.monitor.Load() && touchesKeyspace(cmd) {
 		c.w.WriteError("ERR Replica can't interact with the keyspace")
