@@ -80,3 +80,22 @@ func TestManualClock_ReportedTimes(t *testing.T) {
 		t.Errorf("LASTSAVE after a Restart moved %d s, want the manual clock's 1007", got)
 	}
 }
+
+// TestManualClock_WaitTimeoutRange: WAIT and WAITAOF check that their
+// timeout fits after the server's wall clock, as BLPOP and CLIENT PAUSE
+// do (Redis's getTimeoutFromObjectOrReply), on a manual clock the
+// manual wall clock: after JumpWallClock a timeout that would overflow
+// it is out of range.
+func TestManualClock_WaitTimeoutRange(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	c := dial(t, srv.Addr())
+	srv.JumpWallClock(100 * 365 * 24 * time.Hour)
+	// fits after the real clock, not after the manual one, 100 years on
+	ms := strconv.FormatInt(1<<63-1-time.Now().UnixMilli()-1_000_000_000_000, 10)
+	want := "-ERR timeout is out of range\r\n"
+	for _, cmd := range [][]string{{"BLPOP", "q", ms[:len(ms)-3]}, {"CLIENT", "PAUSE", ms}, {"WAIT", "0", ms}, {"WAITAOF", "0", "0", ms}} {
+		if got := c.do(cmd...); got != want {
+			t.Errorf("%s after JumpWallClock(100 years) = %q, want %q", cmd[0], got, want)
+		}
+	}
+}

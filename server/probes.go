@@ -70,7 +70,7 @@ func parseTimeout(c *engine.Ctx, arg []byte) (time.Duration, bool) {
 		c.W.WriteError("ERR timeout is negative")
 		return 0, false
 	}
-	if ms > math.MaxInt64-time.Now().UnixMilli() {
+	if ms > math.MaxInt64-c.Eng.Clock().Wall().UnixMilli() { // the server's wall clock, as BLPOP's and CLIENT PAUSE's
 		c.W.WriteError("ERR timeout is out of range")
 		return 0, false
 	}
