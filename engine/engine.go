@@ -1001,10 +1001,18 @@ type birth struct {
 }
 
 // Reborn gives the engine a new start time and run_id, as a restarted
-// process has (a fixture's Restart).
+// process has (a fixture's Restart), and empties the logs a process keeps
+// in memory: the slow log (its entry ids from 0 again), LATENCY's events
+// and the ACL LOG.
 func (e *Engine) Reborn() {
 	mono, wall := expiry.Read(e.clock)
 	e.birth.Store(&birth{start: time.UnixMilli(wall), mono: mono, runID: newRunID(), replID: newRunID()})
+	l := &e.obs.slowlog
+	l.mu.Lock()
+	l.entries, l.nextID = nil, 0
+	l.mu.Unlock()
+	e.obs.latMon.reset(nil, true)
+	e.acl.ResetLog()
 }
 
 // newRunID is 40 random hex digits, as Redis's getRandomHexChars: each

@@ -714,9 +714,11 @@ func (s *Server) userExists(name string) bool { return s.eng.ACL().User(name) !=
 // scripts, so clients see NOSCRIPT and fall back to EVAL), the settings
 // the server started with (CONFIG SET changes are lost, as a restarted
 // Redis reads its config file again), INFO's counters, commandstats,
-// latency histograms and the slow log cleared, and a new run_id, with
-// uptime (and LASTSAVE) counted from the restart. The command log, latency, pending FailNext failures and the
-// clock survive: they belong to the test. Config.RestartDelay starts
+// latency histograms, the slow log, LATENCY's events and the ACL LOG
+// cleared, and a new run_id, with uptime (and LASTSAVE) counted from the
+// restart. The command log, latency (SetLatency), pending FailNext
+// failures, FailWhen predicates and the clock survive: they belong to
+// the test. Config.RestartDelay starts
 // again.
 func (s *Server) Restart(keepData bool) error { return s.RestartAfter(0, keepData) }
 
