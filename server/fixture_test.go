@@ -162,6 +162,22 @@ func TestAdvanceMonotonic_TTLsMoveWallStays(t *testing.T) {
 		}()
 		srv.AdvanceMonotonic(-time.Second)
 	}()
+	// abs's EXPIRETIME comes as much earlier as the clock moved (the
+	// comment says so): its deadline is nearer on an unmoved wall clock;
+	// Advance moves both and leaves it.
+	pet := func() int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(c.do("PEXPIRETIME", "abs"), ":")), 10, 64)
+		return n
+	}
+	before := pet()
+	srv.AdvanceMonotonic(time.Second)
+	if got := pet(); got != before-1000 {
+		t.Errorf("PEXPIRETIME after AdvanceMonotonic(1s) = %d, want %d", got, before-1000)
+	}
+	srv.Advance(time.Second)
+	if got := pet(); got != before-1000 {
+		t.Errorf("PEXPIRETIME after Advance(1s) = %d, want %d (unchanged)", got, before-1000)
+	}
 }
 
 func TestAdvanceAndJump_PanicOnSystemClock(t *testing.T) {

@@ -174,9 +174,13 @@ func (s *Server) Advance(d time.Duration) {
 // AdvanceMonotonic is Advance without the wall clock: TTLs, pauses and
 // blocking timeouts move by d, and expired keys are gone when it
 // returns, while TIME, EXPIRETIME and absolute deadlines (PXAT, EXAT,
-// PEXPIREAT) keep reading the wall clock where it was. It is Advance(d)
-// then JumpWallClock(-d) in one step, for clients that compute absolute
-// deadlines from their own clock (rueidislock). It panics as Advance does.
+// PEXPIREAT) keep reading the wall clock where it was. So a key's
+// EXPIRETIME comes d earlier: its deadline is d nearer, on a wall clock
+// that did not move (a lock set with PXAT T now expires at T-d by the
+// server's wall clock; Advance leaves EXPIRETIME as it was). It is
+// Advance(d) then JumpWallClock(-d) in one step, for clients that compute
+// absolute deadlines from their own clock (rueidislock). It panics as
+// Advance does.
 func (s *Server) AdvanceMonotonic(d time.Duration) {
 	s.manualFor("AdvanceMonotonic", d).AdvanceMono(d)
 	s.woken()
