@@ -898,15 +898,18 @@ func (s *Server) relisten(addr string) (net.Listener, error) {
 // reply has one.
 func (s *Server) FailNext(n int, msg string) { s.fx.fails.add("", "", n, msg) }
 
-// FailNextCmd is FailNext for commands named name only (case-insensitive:
-// "set", "evalsha"; "client" for every CLIENT subcommand, "client|id" for
-// one); other commands run normally. The name is the one sent: most lock
+// FailNextCmd is FailNext for commands named name only (case-insensitive
+// in ASCII, as Redis compares names: "set", "evalsha"; "client" for every
+// CLIENT subcommand, "client|id" for one); other commands run normally.
+// A command renamed (Config.RenameCommands) is named by its new name. The name is the one sent: most lock
 // clients release and extend with EVALSHA (redsync, redislock, Redisson),
 // falling back to EVAL after NOSCRIPT, so aim at "evalsha" (or at both,
 // or use FailWhen). It panics when name is not a command the server
 // serves, which would never match.
 func (s *Server) FailNextCmd(name string, n int, msg string) {
-	cmd, sub, _ := strings.Cut(strings.ToLower(name), "|")
+	// ASCII case only, as Redis compares command names (strcasecmp): a
+	// command renamed to a name that is no ASCII is found by that name
+	cmd, sub, _ := strings.Cut(engine.LowerASCII(name), "|")
 	c := s.eng.Lookup([]byte(cmd))
 	if c != nil && sub != "" {
 		c = c.Subs[sub]

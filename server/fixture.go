@@ -669,12 +669,14 @@ type CommandRecord struct {
 	Args []string
 }
 
-// Name returns the command name in lower case ("set", "evalsha").
+// Name returns the command name in lower case ("set", "evalsha"): ASCII
+// lower case, as Redis compares command names (a name renamed to letters
+// that are no ASCII keeps them as sent).
 func (r CommandRecord) Name() string {
 	if len(r.Args) == 0 {
 		return ""
 	}
-	return strings.ToLower(r.Args[0])
+	return engine.LowerASCII(r.Args[0])
 }
 
 // String returns the arguments separated by spaces.
