@@ -35,8 +35,11 @@ func WithManualClock() Option {
 	return func(c *Config) { c.Clock = expiry.NewManualClock(time.Now()) }
 }
 
-// WithRestartDelay makes the server refuse writes that could grant a lock
-// for d after it starts and after every Restart (Config.RestartDelay).
+// WithRestartDelay makes the server refuse writes to keys for d after it
+// starts and after every Restart (Config.RestartDelay): a lock grant (SET
+// NX, SETNX, MSETNX, in scripts too) gets the reply of a lock held by
+// someone else, any other write (a release's DEL, a PEXPIRE extending a
+// lock) "-ERR restart delay: ...". The fixture's Set is not refused.
 // EndRestartDelay ends it early.
 func WithRestartDelay(d time.Duration) Option {
 	return func(c *Config) { c.RestartDelay = d }

@@ -73,10 +73,12 @@ type Config struct {
 	// Logger receives the server's logs; default slog.Default().
 	Logger *slog.Logger
 
-	// RestartDelay, if set, makes the server refuse writes that could
-	// grant a lock for this long (on its clock) after it starts and after
-	// every Restart: the "delayed restart" that keeps a node which lost
-	// its locks in a crash from granting them again (see Restart).
+	// RestartDelay, if set, makes the server refuse writes to keys for
+	// this long (on its clock) after it starts and after every Restart:
+	// the "delayed restart" that keeps a node which lost its locks in a
+	// crash from granting them again (see Restart). Lock grants (SET NX,
+	// SETNX, MSETNX) are answered as if the lock were held by someone
+	// else, other writes with an error; FUNCTION's writes go through.
 	RestartDelay time.Duration
 	// CommandLog is how many received commands the server keeps for
 	// Commands; 0 (New's default) keeps none. RunT keeps 1024.
