@@ -517,7 +517,12 @@ func (s *Server) WaitBlocked(n int, timeout time.Duration) error {
 // would): each batch of replies a connection produces for one read of
 // pipelined commands is written d after it is ready, and so is each
 // batch of pushes (invalidations, pub/sub messages, MONITOR lines). 0
-// removes it. A new connection's handshake (HELLO, AUTH, SELECT) is
+// removes it. Unlike a network, a connection is not read while its
+// replies wait: a command that arrives meanwhile runs once they have
+// been written, then waits d of its own, so a client that sends several
+// callers' commands down one connection without waiting for replies (a
+// rueidis client, go-redis's pipelines one after the other) sees some
+// take up to 2d. A new connection's handshake (HELLO, AUTH, SELECT) is
 // delayed too: a client whose timeouts are shorter than d never gets
 // connected. To model a node whose lock replies are slow, let the client
 // connect (a PING) before setting the latency.
