@@ -424,9 +424,13 @@ func (s *Server) cmdClientPause(c *engine.Ctx) {
 		c.W.WriteError("ERR timeout is out of range")
 		return
 	}
+	// end is the first millisecond the pause is over: as Redis's ends
+	// once its end time is past (updateClientPauseTypeAndEndTime:
+	// p->end < server.mstime), it lives through its last millisecond, as
+	// a key does through its deadline's and BLPOP through its timeout's.
 	var end int64
 	if ms > 0 {
-		end = c.Now + ms
+		end = c.Now + ms + 1
 		if end < c.Now {
 			end = 1<<63 - 1
 		}

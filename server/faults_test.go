@@ -566,9 +566,9 @@ func TestClientPause_AllHoldsEvenUnpauseUntilItEnds(t *testing.T) {
 	a.send(encode("CLIENT", "UNPAUSE"))
 	b.send(encode("GET", "k"))
 	eventually(t, "both held", func() bool { return srv.waitingCommands() == 2 })
-	srv.Advance(999 * time.Millisecond)
+	srv.Advance(time.Second) // through its last millisecond, as in Redis
 	if n := srv.waitingCommands(); n != 2 {
-		t.Fatalf("%d held before the end", n)
+		t.Fatalf("%d held at the end's millisecond", n)
 	}
 	srv.Advance(time.Millisecond)
 	if got := a.read(); got != "+OK\r\n" {
@@ -602,7 +602,7 @@ func TestClientPause_HoldsActiveExpiry(t *testing.T) {
 	}
 	c.send(encode("SET", "k2", "v", "PX", "100")) // held: a write
 	eventually(t, "SET held", func() bool { return srv.waitingCommands() == 1 })
-	srv.Advance(9 * time.Second) // the pause ends
+	srv.Advance(9*time.Second + time.Millisecond) // the pause ends, past its last millisecond
 	if got := c.read(); got != "+OK\r\n" {
 		t.Fatalf("SET after the pause = %q", got)
 	}
@@ -1550,7 +1550,7 @@ func TestClientPause_TimeoutPastLongLongRefused(t *testing.T) {
 	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	srv.Advance(100 * time.Second) // the pause's end, kept
+	srv.Advance(100*time.Second + time.Millisecond) // past the pause's end, kept
 	other.expect("+OK\r\n")
 }
 
@@ -1675,4 +1675,32 @@ func TestHeld_ReplyCountLeavesTheBlockedFlag(t *testing.T) {
 	}
 	b.expectDo(":1\r\n", "RPUSH", "q", "x")
 	a.expect("*2\r\n$1\r\nq\r\n$1\r\nx\r\n")
+}
+
+// TestClientPause_LivesThroughItsLastMillisecond: as Redis 7.0 ends a
+// pause once its end time is past (updateClientPauseTypeAndEndTime:
+// p->end < server.mstime), CLIENT PAUSE 1000 still holds a write at
+// 1000 ms, lazy expiry included, and lets it go at 1001 ms, as a key
+// lives through its deadline's millisecond. (It ended at 1000 ms.)
+func TestClientPause_LivesThroughItsLastMillisecond(t *testing.T) {
+	srv := RunT(t, WithManualClock())
+	a, b := dial(t, srv.Addr()), dial(t, srv.Addr())
+	a.do("SET", "k", "v", "PX", "500")
+	a.do("CLIENT", "PAUSE", "1000", "WRITE")
+	b.send(encode("SET", "x", "1"))
+	if err := srv.WaitHeld(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	srv.Advance(time.Second)
+	if n := srv.Held(); n != 1 {
+		t.Fatalf("%d held at the pause's last millisecond, want 1", n)
+	}
+	if n, _ := srv.Engine().KeyCount(); n != 1 {
+		t.Fatalf("the expired key was reclaimed at the pause's last millisecond: %d keys", n)
+	}
+	srv.Advance(time.Millisecond)
+	if got := b.read(); got != "+OK\r\n" {
+		t.Fatalf("SET after the pause = %q", got)
+	}
+	eventually(t, "the expired key reclaimed once the pause is over", func() bool { n, _ := srv.Engine().KeyCount(); return n == 1 })
 }

@@ -28,7 +28,7 @@ type fixture struct {
 	anyPause     atomic.Bool   // fast path: false when nothing below is set
 	stallUntil   int64         // Pause: end on the server clock (mono ms); 0 = none
 	sleeps       int           // DEBUG SLEEPs in progress
-	cpUntil      int64         // CLIENT PAUSE end (mono ms); 0 = none
+	cpUntil      int64         // CLIENT PAUSE end: its first millisecond over (mono ms); 0 = none
 	cpAll        bool          // CLIENT PAUSE ALL (else WRITE)
 	waiting      int           // commands held by a pause right now (Held)
 	replies      int           // of which replies a stall holds (countReplyLocked)

@@ -89,7 +89,7 @@ func TestMonitor_TheMonitoringConnection(t *testing.T) {
 	m.read() // its line
 	c0.send(encode("CLIENT", "UNPAUSE"))
 	eventually(t, "UNPAUSE held", func() bool { return srv.waitingCommands() == 1 })
-	srv.Advance(100 * time.Second)
+	srv.Advance(100*time.Second + time.Millisecond)
 	if got := c0.read(); got != "+OK\r\n" {
 		t.Fatalf("UNPAUSE = %q", got)
 	}

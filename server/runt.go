@@ -155,7 +155,9 @@ func (s *Server) ManualClock() *expiry.ManualClock {
 // after SET k v PX 30000, Advance(30*time.Second) leaves it with PTTL 0,
 // and one more millisecond removes it; so does a blocking command through
 // its timeout's (BLPOP q 1 times out at Advance(time.Second +
-// time.Millisecond); WaitBlocked tells when it has arrived). Advance
+// time.Millisecond); WaitBlocked tells when it has arrived), and a CLIENT
+// PAUSE through its end's (CLIENT PAUSE 1000 ends at Advance(time.Second +
+// time.Millisecond)). A Pause(d) ends at Advance(d). Advance
 // does not wait for what it releases: a command a Pause held or a
 // blocking command it timed out replies a moment later, so wait for the
 // client's reply before looking at the keyspace. It panics when the server runs on
