@@ -663,16 +663,27 @@ func init() {
 				return "Too many bind addresses specified."
 			}
 			if len(args) == 0 || (len(args) == 1 && args[0] == "") {
-				args = []string{"*", "-::*"} // Redis's default bind
+				// Redis's setConfigBindOption: no addresses at all (not
+				// its default), so no TCP listener; Addr's host stays for
+				// a later bind to replace
+				c.NoBind, c.ExtraAddrs = true, nil
+				return ""
 			}
+			c.NoBind = false
 			c.Addr = net.JoinHostPort(args[0], portOf(c.Addr)) // as written: "*", "-addr" (bindHost)
 			c.ExtraAddrs = append([]string(nil), args[1:]...)
 			return ""
 		},
 		get: func(c *Config) string {
+			if c.NoBind {
+				return ""
+			}
 			return strings.Join(append([]string{hostOf(c.Addr)}, c.ExtraAddrs...), " ")
 		},
 		lines: func(c *Config) []string {
+			if c.NoBind {
+				return []string{`bind ""`} // rewriteConfigBindOption
+			}
 			words := append([]string{"bind", hostOf(c.Addr)}, c.ExtraAddrs...)
 			for i := range words {
 				words[i] = quoteArg(words[i])
@@ -1381,6 +1392,9 @@ func (s *Server) registerConfigParams() {
 			get = func() string {
 				if s.cfg.TLSOnly {
 					return "0"
+				}
+				if live := s.live(); live.NoBind {
+					return portOf(live.Addr) // kept, with nothing to listen on
 				}
 				s.mu.Lock()
 				defer s.mu.Unlock()

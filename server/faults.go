@@ -801,7 +801,7 @@ func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 	// It listens where it listened (below), a CONFIG SET port or bind
 	// included, and CONFIG GET says so.
 	now := s.live()
-	start.Addr, start.ExtraAddrs, start.TLSOnly, start.TLSAddr = now.Addr, now.ExtraAddrs, now.TLSOnly, now.TLSAddr
+	start.Addr, start.ExtraAddrs, start.TLSOnly, start.TLSAddr, start.NoBind = now.Addr, now.ExtraAddrs, now.TLSOnly, now.TLSAddr, now.NoBind
 	s.applyLive(&start)
 	if s.prod.tlsLive.Load() != nil { // the started-with certificates, as a new process loads them
 		if tc, err := buildTLSConfig(&start); err == nil {

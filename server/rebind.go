@@ -39,7 +39,7 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 		return nil
 	}
 	var specs []listenSpec
-	if !cfg.TLSOnly {
+	if !cfg.TLSOnly && !cfg.NoBind {
 		if port == "0" && s.port != 0 {
 			port = strconv.Itoa(s.port)
 		}
@@ -66,7 +66,10 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 	}
 	hosts := []string{th}
 	if th == "" { // a TLS port alone listens on every bind address
-		hosts = append([]string{host}, cfg.ExtraAddrs...)
+		hosts = nil
+		if !cfg.NoBind {
+			hosts = append([]string{host}, cfg.ExtraAddrs...)
+		}
 	}
 	for _, h := range hosts {
 		h, opt := bindHost(h)
@@ -84,10 +87,11 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	if param == "bind" {
 		fail = errRebindBind
 	}
-	if next.TLSOnly != old.TLSOnly {
-		// port 0 (no plain listener) or back: the primary listener
-		// would change kind. Not supported on a running server.
-		s.log.Warn("CONFIG SET: cannot switch plain TCP listening on or off while running (port 0)")
+	if next.TLSOnly != old.TLSOnly || next.NoBind != old.NoBind {
+		// port 0 or bind "" (no plain listener) or back: the primary
+		// listener would change kind. Not supported on a running server
+		// (refused, rather than listening where it was not asked to).
+		s.log.Warn("CONFIG SET: cannot switch TCP listening on or off while running (port 0, bind \"\")")
 		return fail
 	}
 	s.mu.Lock()

@@ -112,6 +112,10 @@ type Config struct {
 	TLSAddr string
 	// TLSOnly disables the plain TCP listener (port 0).
 	TLSOnly bool
+	// NoBind is an empty bind (bind ""), as Redis's empty list of bind
+	// addresses: no TCP listener, plain or TLS, listens on them, so only
+	// the unix socket (or a TLS address with a host of its own) serves.
+	NoBind bool
 	// UnixSocket, if set, is a Unix domain socket to listen on as well
 	// (unixsocket; relative to Dir): an existing file there is replaced,
 	// as Redis does, and removed when the server closes. Its mode is the

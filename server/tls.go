@@ -61,7 +61,7 @@ func (s *Server) listen() (net.Listener, error) {
 		return nil, fmt.Errorf("tumbler: bad address %q: %w", cfg.Addr, err)
 	}
 	var primary net.Listener
-	if !cfg.TLSOnly {
+	if !cfg.TLSOnly && !cfg.NoBind {
 		for _, b := range append([]string{host}, cfg.ExtraAddrs...) {
 			h, optional := bindHost(b)
 			ln, err := open(net.JoinHostPort(h, port), optional)
@@ -81,10 +81,11 @@ func (s *Server) listen() (net.Listener, error) {
 		}
 		hosts := []string{th}
 		if th == "" {
-			// A TLS port alone (tls-port) listens on every bind address.
-			hosts = []string{host}
-			for _, b := range cfg.ExtraAddrs {
-				hosts = append(hosts, b)
+			// A TLS port alone (tls-port) listens on every bind address
+			// (none for an empty bind).
+			hosts = nil
+			if !cfg.NoBind {
+				hosts = append([]string{host}, cfg.ExtraAddrs...)
 			}
 		}
 		first := true

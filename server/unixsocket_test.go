@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,59 @@ func TestUnixSocket_FromConfigFile(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "\nunixsocket \"t.sock\"\n") || !strings.Contains(string(b), "\nunixsocketperm 770\n") {
 		t.Fatalf("rewritten config lacks the unix socket lines:\n%s", b)
+	}
+}
+
+// TestUnixSocket_EmptyBind: bind "" is Redis's empty list of bind
+// addresses (setConfigBindOption), not its default: no TCP listener, the
+// unix socket alone, with the port kept (checked against Redis 7.0.15:
+// CONFIG GET bind "", port the configured one; CONFIG REWRITE writes
+// bind ""). Before, it listened on every address (* -::*). On a running
+// server, CONFIG SET bind "" is refused, as CONFIG SET port 0 is, rather
+// than moving the listeners to every address.
+func TestUnixSocket_EmptyBind(t *testing.T) {
+	path := unixSocketPath(t)
+	port := freeTCPPort(t)
+	dir := filepath.Dir(path)
+	conf := filepath.Join(dir, "redis.conf")
+	if err := os.WriteFile(conf, []byte("port "+strconv.Itoa(port)+"\nbind \"\"\ndir "+dir+"\nunixsocket t.sock\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	if _, err := LoadConfigFile(conf, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(cfg)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	u := dialUnix(t, path)
+	u.do("SET", "marker", "marker")
+	refusedAt(t, "127.0.0.1:"+strconv.Itoa(port), "marker")
+	if got, want := u.do("CONFIG", "GET", "bind"), "*2\r\n$4\r\nbind\r\n$0\r\n\r\n"; got != want {
+		t.Fatalf("CONFIG GET bind = %q, want %q", got, want)
+	}
+	p := strconv.Itoa(port)
+	if got, want := u.do("CONFIG", "GET", "port"), "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(p))+"\r\n"+p+"\r\n"; got != want {
+		t.Fatalf("CONFIG GET port = %q, want %q", got, want)
+	}
+	if got := u.do("CONFIG", "REWRITE"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG REWRITE = %q", got)
+	}
+	if b, err := os.ReadFile(conf); err != nil || !strings.Contains(string(b), "\nbind \"\"\n") {
+		t.Fatalf("rewritten config (%v):\n%s\nwant a line bind \"\"", err, b)
+	}
+
+	// a running server listening on TCP: refused, and still where it was
+	srv2 := RunT(t)
+	c := dial(t, srv2.Addr())
+	want := "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"
+	if got := c.do("CONFIG", "SET", "bind", ""); got != want {
+		t.Fatalf("CONFIG SET bind \"\" = %q, want %q", got, want)
+	}
+	pingAt(t, srv2.Addr())
+	if got, want := c.do("CONFIG", "GET", "bind"), "*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.1\r\n"; got != want {
+		t.Fatalf("CONFIG GET bind after the refused set = %q, want %q", got, want)
 	}
 }
