@@ -129,7 +129,25 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 	s.log.Warn("User requested shutdown...", "addr", cl(c).addr)
 	s.shutdown.Store(true)
 	cl(c).closeNow = true
+	// No connection is accepted from now on, before this one closes: a
+	// client that sees it close and dials again is refused, as by Redis,
+	// which has exited by then. (Close, which closes the listeners too,
+	// runs on its own and could come after.)
+	s.stopListening()
 	go s.Close() // Close waits for this connection's goroutine
+}
+
+// stopListening closes every listener. Close closes them again, which
+// does nothing more; the accept loops end as they do in Close.
+func (s *Server) stopListening() {
+	s.mu.Lock()
+	lns := append([]net.Listener{s.ln}, s.prod.extra...)
+	s.mu.Unlock()
+	for _, ln := range lns {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
 }
 
 // LevelVerbose is Redis's "verbose" log level.

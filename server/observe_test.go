@@ -2,9 +2,11 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"runtime"
@@ -43,6 +45,37 @@ func TestShutdown_ClosesServerWithoutReply(t *testing.T) {
 		t.Error("ShutdownRequested = false")
 	}
 	expectNotListening(t, srv, srv.Addr())
+}
+
+// TestShutdown_RefusesConnectionsOnceTheCallerIsClosed: a client that
+// sees SHUTDOWN close its connection and dials again at once is refused,
+// as by Redis, which has exited (the Tcl suite's "SHUTDOWN NOSAVE can kill
+// a timedout script anyway"). The listeners closed in Close, which runs
+// after the caller's connection closes, so such a dial was at times
+// accepted and then dropped. Several rounds: the window was short.
+func TestShutdown_RefusesConnectionsOnceTheCallerIsClosed(t *testing.T) {
+	for i := 0; i < 30; i++ {
+		srv := RunT(t)
+		c := dial(t, srv.Addr())
+		c.send(encode("SHUTDOWN", "NOSAVE"))
+		c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if b, err := c.rd.ReadByte(); err == nil {
+			t.Fatalf("SHUTDOWN replied %q", b)
+		}
+		if nc, err := dialErr(srv.Addr()); err == nil {
+			// ours drops it unanswered; a listener that took the freed
+			// port since (other packages' tests) would not
+			_ = nc.SetDeadline(time.Now().Add(time.Second))
+			_, _ = nc.Write([]byte(encode("PING")))
+			_, err := nc.Read(make([]byte, 16))
+			nc.Close()
+			var ne net.Error
+			if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+				t.Fatalf("round %d: a connection was accepted after SHUTDOWN closed its caller, then dropped (%v)", i, err)
+			}
+		}
+		<-srv.Done()
+	}
 }
 
 func TestShutdown_RefusalsAsRedis(t *testing.T) {
