@@ -87,11 +87,10 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	if param == "bind" {
 		fail = errRebindBind
 	}
-	if next.TLSOnly != old.TLSOnly || next.NoBind != old.NoBind {
-		// port 0 or bind "" (no plain listener) or back: the primary
-		// listener would change kind. Not supported on a running server
-		// (refused, rather than listening where it was not asked to).
-		s.log.Warn("CONFIG SET: cannot switch TCP listening on or off while running (port 0, bind \"\")")
+	if next.TLSOnly != old.TLSOnly {
+		// port 0 (no plain listener) or back: the primary listener
+		// would change kind. Not supported on a running server.
+		s.log.Warn("CONFIG SET: cannot switch plain TCP listening on or off while running (port 0)")
 		return fail
 	}
 	s.mu.Lock()

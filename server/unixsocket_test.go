@@ -209,9 +209,10 @@ func TestUnixSocket_FromConfigFile(t *testing.T) {
 // addresses (setConfigBindOption), not its default: no TCP listener, the
 // unix socket alone, with the port kept (checked against Redis 7.0.15:
 // CONFIG GET bind "", port the configured one; CONFIG REWRITE writes
-// bind ""). Before, it listened on every address (* -::*). On a running
-// server, CONFIG SET bind "" is refused, as CONFIG SET port 0 is, rather
-// than moving the listeners to every address.
+// bind ""). Before, it listened on every address (* -::*), and CONFIG SET
+// bind "" moved a running server's listeners there. CONFIG SET bind ""
+// now stops TCP, as Redis's changeBindAddr, unless nothing would be left
+// to listen on.
 func TestUnixSocket_EmptyBind(t *testing.T) {
 	path := unixSocketPath(t)
 	port := freeTCPPort(t)
@@ -246,14 +247,37 @@ func TestUnixSocket_EmptyBind(t *testing.T) {
 		t.Fatalf("rewritten config (%v):\n%s\nwant a line bind \"\"", err, b)
 	}
 
-	// a running server listening on TCP: refused, and still where it was
-	srv2 := RunT(t)
-	c := dial(t, srv2.Addr())
+	// on a running server, as Redis's changeBindAddr: TCP stops, the
+	// unix socket serves on, and a bind brings TCP back on the port
+	path2 := unixSocketPath(t)
+	srv2 := RunT(t, withUnixSocket(t, path2, ""))
+	addr := srv2.Addr()
+	u2 := dialUnix(t, path2)
+	u2.do("SET", "marker2", "marker2")
+	if got := u2.do("CONFIG", "SET", "bind", ""); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind \"\" = %q", got)
+	}
+	refusedAt(t, addr, "marker2")
+	if got := dialUnix(t, path2).do("GET", "marker2"); got != "$7\r\nmarker2\r\n" {
+		t.Fatalf("GET over the unix socket after bind \"\" = %q", got)
+	}
+	if got, want := u2.do("CONFIG", "GET", "bind"), "*2\r\n$4\r\nbind\r\n$0\r\n\r\n"; got != want {
+		t.Fatalf("CONFIG GET bind = %q, want %q", got, want)
+	}
+	if got := u2.do("CONFIG", "SET", "bind", "127.0.0.1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind 127.0.0.1 = %q", got)
+	}
+	pingAt(t, addr)
+
+	// with nothing else to listen on, refused (Redis would listen
+	// nowhere), and the server stays where it was
+	srv3 := RunT(t)
+	c := dial(t, srv3.Addr())
 	want := "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"
 	if got := c.do("CONFIG", "SET", "bind", ""); got != want {
-		t.Fatalf("CONFIG SET bind \"\" = %q, want %q", got, want)
+		t.Fatalf("CONFIG SET bind \"\" with no unix socket = %q, want %q", got, want)
 	}
-	pingAt(t, srv2.Addr())
+	pingAt(t, srv3.Addr())
 	if got, want := c.do("CONFIG", "GET", "bind"), "*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.1\r\n"; got != want {
 		t.Fatalf("CONFIG GET bind after the refused set = %q, want %q", got, want)
 	}
