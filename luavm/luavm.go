@@ -247,6 +247,7 @@ func (vm *VM) compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
 	wrapped := wrapCoercions(parsed) // fornum.go
 	guardLoopBreaks(parsed)          // a gopher-lua bug (loopjump.go)
+	padForExplists(parsed)           // another (forlist.go)
 	if msg := checkConstCost(parsed, chunk); msg != "" {
 		return nil, msg // (constcost.go)
 	}
