@@ -1,0 +1,146 @@
+package luavm
+
+import (
+	"strconv"
+
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// splitMultiAssigns works around a gopher-lua compiler bug (compile.go's
+// compileAssignStmtRight, v1.1.2; yuin/gopher-lua#440): in an assignment
+// to several variables, each value is compiled straight into the
+// register of a local it is assigned to, before the values after it are
+// evaluated, so "a, b = b, a" made both 2, where Lua 5.1 evaluates every
+// value first. Likewise an indexed target whose table or key is a local
+// assigned in the same statement ("t, t.x = 5, 1") indexed the new value
+// (Lua 5.1's check_conflict copies it first), and "a, a = 1, 2" left 2
+// (Lua assigns right to left: 1).
+//
+// Each assignment to more than one target becomes a block that evaluates
+// into locals no script can name, in Lua's order, first the tables and
+// keys of indexed targets that name a variable the statement assigns,
+// then the values (adjusted to the targets as Lua adjusts them), and
+// then assigns them one target at a time, the last target first:
+//
+//	a, t[a] = f()  →  do local (k) = a  local (v1), (v2) = f()  t[(k)] = (v2)  a = (v1) end
+//
+// One order differs from Lua 5.1's, and only where a value's evaluation
+// changes a target's table or key: the other tables and keys of indexed
+// targets are evaluated after the values, where Lua evaluates them
+// before.
+func splitMultiAssigns(ss []ast.Stmt) []ast.Stmt {
+	ss = splitAssignList(ss)
+	walkStmts(multiAssignSplitter{}, ss)
+	return ss
+}
+
+type multiAssignSplitter struct{}
+
+func (multiAssignSplitter) expr(e ast.Expr) bool {
+	if f, ok := e.(*ast.FunctionExpr); ok {
+		f.Stmts = splitAssignList(f.Stmts)
+	}
+	return true
+}
+
+func (multiAssignSplitter) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.DoBlockStmt:
+		s.Stmts = splitAssignList(s.Stmts)
+	case *ast.WhileStmt:
+		s.Stmts = splitAssignList(s.Stmts)
+	case *ast.RepeatStmt:
+		s.Stmts = splitAssignList(s.Stmts)
+	case *ast.IfStmt:
+		s.Then = splitAssignList(s.Then)
+		s.Else = splitAssignList(s.Else)
+	case *ast.NumberForStmt:
+		s.Stmts = splitAssignList(s.Stmts)
+	case *ast.GenericForStmt:
+		s.Stmts = splitAssignList(s.Stmts)
+	}
+}
+
+// splitAssignList returns ss with its assignments to several targets
+// rewritten (the statements themselves; blocks nested in them are
+// walked by walkStmts).
+func splitAssignList(ss []ast.Stmt) []ast.Stmt {
+	var out []ast.Stmt
+	for i, s := range ss {
+		a, ok := s.(*ast.AssignStmt)
+		if !ok || len(a.Lhs) < 2 {
+			if out != nil {
+				out = append(out, s)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]ast.Stmt, 0, len(ss)), ss[:i]...)
+		}
+		out = append(out, splitAssign(a))
+	}
+	if out == nil {
+		return ss
+	}
+	return out
+}
+
+// splitAssign is the block that stands for a; its locals' names, "(assign
+// 1)" and the like, are no Lua name.
+func splitAssign(a *ast.AssignStmt) ast.Stmt {
+	line, last := a.Line(), a.LastLine()
+	ident := func(name string) *ast.IdentExpr {
+		e := &ast.IdentExpr{Value: name}
+		e.SetLine(line)
+		e.SetLastLine(last)
+		return e
+	}
+	assigned := map[string]bool{}
+	for _, l := range a.Lhs {
+		if id, ok := l.(*ast.IdentExpr); ok {
+			assigned[id.Value] = true
+		}
+	}
+	var body []ast.Stmt
+	local := func(names []string, exprs []ast.Expr) {
+		st := &ast.LocalAssignStmt{Names: names, Exprs: exprs}
+		st.SetLine(line)
+		st.SetLastLine(last)
+		body = append(body, st)
+	}
+	// the tables and keys that name a variable assigned here, as they are
+	// before the assignment (each local its own name: a name stands for
+	// the last local declared with it)
+	lhs := make([]ast.Expr, len(a.Lhs))
+	for i, l := range a.Lhs {
+		lhs[i] = l
+		g, ok := l.(*ast.AttrGetExpr)
+		if !ok {
+			continue
+		}
+		ng := *g
+		for _, part := range []*ast.Expr{&ng.Object, &ng.Key} {
+			if id, ok := (*part).(*ast.IdentExpr); ok && assigned[id.Value] {
+				name := "(assign index " + strconv.Itoa(len(body)) + ")"
+				local([]string{name}, []ast.Expr{id})
+				*part = ident(name)
+			}
+		}
+		lhs[i] = &ng
+	}
+	names := make([]string, len(a.Lhs))
+	for i := range names {
+		names[i] = "(assign " + strconv.Itoa(i) + ")"
+	}
+	local(names, a.Rhs)
+	for i := len(lhs) - 1; i >= 0; i-- {
+		st := &ast.AssignStmt{Lhs: []ast.Expr{lhs[i]}, Rhs: []ast.Expr{ident(names[i])}}
+		st.SetLine(line)
+		st.SetLastLine(last)
+		body = append(body, st)
+	}
+	blk := &ast.DoBlockStmt{Stmts: body}
+	blk.SetLine(line)
+	blk.SetLastLine(last)
+	return blk
+}
