@@ -16,15 +16,21 @@ import (
 // (Lua 5.1's check_conflict copies it first), and "a, a = 1, 2" left 2
 // (Lua assigns right to left: 1).
 //
-// Each assignment to more than one target becomes a block that evaluates
-// into locals no script can name, in Lua's order, first the tables and
-// keys of indexed targets that name a variable the statement assigns,
-// then the values (adjusted to the targets as Lua adjusts them), and
-// then assigns them one target at a time, the last target first:
+// Each assignment to more than one target takes its values as the
+// results of one call, "a, b = (function(...) return ... end)(b, a)":
+// gopher-lua evaluates a call's results into registers of their own and
+// then moves them to the targets, the last first, as Lua does. (A block
+// of locals would do too, but gopher-lua's debug ranges of a block's
+// locals are wrong once it ends, and later errors would name them.) An
+// assignment where an indexed target's table or key is a variable the
+// statement assigns ("t, t.x = 5, 1") becomes a block that copies that
+// table or key first (Lua 5.1's check_conflict), evaluates the values
+// into locals no script can name, and assigns one target at a time, the
+// last first:
 //
 //	a, t[a] = f()  →  do local (k) = a  local (v1), (v2) = f()  t[(k)] = (v2)  a = (v1) end
 //
-// One order differs from Lua 5.1's, and only where a value's evaluation
+// There, one order differs from Lua 5.1's, where a value's evaluation
 // changes a target's table or key: the other tables and keys of indexed
 // targets are evaluated after the values, where Lua evaluates them
 // before.
@@ -100,6 +106,41 @@ func splitAssign(a *ast.AssignStmt) ast.Stmt {
 		if id, ok := l.(*ast.IdentExpr); ok {
 			assigned[id.Value] = true
 		}
+	}
+	conflict := false
+	for _, l := range a.Lhs {
+		if g, ok := l.(*ast.AttrGetExpr); ok {
+			for _, part := range []ast.Expr{g.Object, g.Key} {
+				if id, ok := part.(*ast.IdentExpr); ok && assigned[id.Value] {
+					conflict = true
+				}
+			}
+		}
+	}
+	if !conflict {
+		// The values as the results of one call, "(function(...) return
+		// ... end)(values)": gopher-lua evaluates a call's results into
+		// registers of their own, then moves them to the targets, the last
+		// first, the tables and keys of indexed targets evaluated before
+		// the values, all as Lua does; the values' operands keep their
+		// names in errors (block locals would not: gopher-lua's debug
+		// ranges of a block's locals are wrong after it).
+		va := &ast.Comma3Expr{}
+		va.SetLine(line)
+		va.SetLastLine(last)
+		ret := &ast.ReturnStmt{Exprs: []ast.Expr{va}}
+		ret.SetLine(line)
+		ret.SetLastLine(last)
+		fn := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: []ast.Stmt{ret}}
+		fn.SetLine(line)
+		fn.SetLastLine(last)
+		call := &ast.FuncCallExpr{Func: fn, Args: a.Rhs}
+		call.SetLine(line)
+		call.SetLastLine(last)
+		st := &ast.AssignStmt{Lhs: a.Lhs, Rhs: []ast.Expr{call}}
+		st.SetLine(line)
+		st.SetLastLine(last)
+		return st
 	}
 	var body []ast.Stmt
 	local := func(names []string, exprs []ast.Expr) {

@@ -26,6 +26,9 @@ func TestMultiAssign_ValuesFirstThenRightToLeft(t *testing.T) {
 		{"local o = {} local t = setmetatable({}, {__newindex = function(t, k, v) o[#o+1] = k end}) t.a, t.b, t.c = 1, 2, 3 return o", "*3 $c $b $a"},
 		{"local t = nil local y t.x, y = 1, 2", "-ERR user_script:1: attempt to index local 't' (a nil value) script: 4b3990dbef7ba9256c8cad8fb92f0e3f7d4d4b58, on @user_script:1."},
 		{"local a = {} local y a.b.c, y = 1, 2", "-ERR user_script:1: attempt to index field 'b' (a nil value) script: 8d446923d77a2378bb4524b8c41aff3d378fff5f, on @user_script:1."},
+		// no local of the rewrite is named in a later error
+		{"local a = 1 a, a = 3, 4 local c = true return 1 .. c", "-ERR user_script:1: attempt to concatenate local 'c' (a boolean value) script: ac180b373d0334fd7f1cc6e84b35bdfea947a211, on @user_script:1."},
+		{"local a, b, c = 1, 2, 3 a, b = 3, 4 local d = {} return d + 1", "-ERR user_script:1: attempt to perform arithmetic on local 'd' (a table value) script: 058994914eb58a8dbd3e29dd0226f85a26e9f0c6, on @user_script:1."},
 	} {
 		if got := f.do(2, "EVAL", c.script, "0"); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.script, got, c.want)
