@@ -74,7 +74,7 @@ func splitAssignList(ss []ast.Stmt) []ast.Stmt {
 	var out []ast.Stmt
 	for i, s := range ss {
 		a, ok := s.(*ast.AssignStmt)
-		if !ok || len(a.Lhs) < 2 {
+		if !ok || len(a.Lhs) < 2 || !needsSplit(a) {
 			if out != nil {
 				out = append(out, s)
 			}
@@ -90,6 +90,62 @@ func splitAssignList(ss []ast.Stmt) []ast.Stmt {
 	}
 	return out
 }
+
+// needsSplit reports whether gopher-lua could get a wrong: a value is
+// compiled into the register of a local target before the values after
+// it are evaluated, so only a statement with a target that is a name can
+// go wrong, and only where that name is a target twice, or is read by
+// another target's table or key or by a value, or where these run code
+// that might read it as an upvalue: a call, or an operation a metamethod
+// can serve (an index, arithmetic, a comparison, a concatenation). The
+// forms that do neither ("a, b = 1, 2", "a, b = c, nil") are left as
+// they are: the rewrite costs a call each time the statement runs.
+func needsSplit(a *ast.AssignStmt) bool {
+	names := map[string]bool{}
+	for _, l := range a.Lhs {
+		if id, ok := l.(*ast.IdentExpr); ok {
+			if names[id.Value] {
+				return true // "a, a = 1, 2"
+			}
+			names[id.Value] = true
+		}
+	}
+	if len(names) == 0 {
+		return false // indexed targets only: each value gets a register of its own
+	}
+	v := &readsTargets{names: names}
+	for _, l := range a.Lhs {
+		if g, ok := l.(*ast.AttrGetExpr); ok {
+			walkExpr(v, g.Object)
+			walkExpr(v, g.Key)
+		}
+	}
+	walkExprs(v, a.Rhs)
+	return v.hit
+}
+
+// readsTargets finds, in the expressions it walks, a name of names, a
+// call, or an operation a metamethod can serve. A function expression
+// reads nothing as it is created.
+type readsTargets struct {
+	names map[string]bool
+	hit   bool
+}
+
+func (v *readsTargets) expr(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		v.hit = v.hit || v.names[e.Value]
+	case *ast.FuncCallExpr, *ast.AttrGetExpr, *ast.ArithmeticOpExpr, *ast.StringConcatOpExpr,
+		*ast.RelationalOpExpr, *ast.UnaryMinusOpExpr, *ast.UnaryLenOpExpr:
+		v.hit = true
+	case *ast.FunctionExpr:
+		return false
+	}
+	return !v.hit
+}
+
+func (*readsTargets) stmt(ast.Stmt) {}
 
 // splitAssign is the block that stands for a; its locals' names, "(assign
 // 1)" and the like, are no Lua name.
