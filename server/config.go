@@ -1393,11 +1393,18 @@ func (s *Server) registerConfigParams() {
 				if s.cfg.TLSOnly {
 					return "0"
 				}
-				if live := s.live(); live.NoBind {
-					return portOf(live.Addr) // kept, with nothing to listen on
-				}
+				live := s.live()
 				s.mu.Lock()
 				defer s.mu.Unlock()
+				if live.NoBind {
+					// kept, with nothing to listen on: a port picked at
+					// start (0) is the one a later bind listens on again
+					// (listenSpecs), as INFO's tcp_port says
+					if p := portOf(live.Addr); p != "0" || s.port == 0 {
+						return p
+					}
+					return strconv.Itoa(s.port)
+				}
 				if s.ln != nil {
 					return strconv.Itoa(s.port)
 				}

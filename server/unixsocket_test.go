@@ -282,3 +282,36 @@ func TestUnixSocket_EmptyBind(t *testing.T) {
 		t.Fatalf("CONFIG GET bind after the refused set = %q, want %q", got, want)
 	}
 }
+
+// TestUnixSocket_EmptyBindKeepsAPickedPort: CONFIG SET bind "" on a
+// server that picked its port (Addr :0, as RunT) keeps that port, as
+// Redis keeps its port: CONFIG GET port and INFO's tcp_port still name it,
+// and a later bind listens on it again. CONFIG GET port said 0.
+func TestUnixSocket_EmptyBindKeepsAPickedPort(t *testing.T) {
+	path := unixSocketPath(t)
+	srv := RunT(t, withUnixSocket(t, path, ""))
+	addr := srv.Addr()
+	_, p, _ := net.SplitHostPort(addr)
+	want := "*2\r\n$4\r\nport\r\n$" + strconv.Itoa(len(p)) + "\r\n" + p + "\r\n"
+	u := dialUnix(t, path)
+	if got := u.do("CONFIG", "SET", "bind", ""); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind \"\" = %q", got)
+	}
+	if got := u.do("CONFIG", "GET", "port"); got != want {
+		t.Fatalf("CONFIG GET port after bind \"\" = %q, want %q", got, want)
+	}
+	if err := srv.Restart(true); err != nil {
+		t.Fatal(err)
+	}
+	u = dialUnix(t, path)
+	if got := u.do("CONFIG", "GET", "port"); got != want {
+		t.Fatalf("CONFIG GET port after bind \"\" and Restart = %q, want %q", got, want)
+	}
+	if got := u.do("CONFIG", "SET", "bind", "127.0.0.1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind 127.0.0.1 = %q", got)
+	}
+	pingAt(t, addr)
+	if got := u.do("CONFIG", "GET", "port"); got != want {
+		t.Fatalf("CONFIG GET port after bind 127.0.0.1 = %q, want %q", got, want)
+	}
+}
