@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // The slow log, as Redis 7's slowlog.c: commands that ran for at least
@@ -54,7 +53,9 @@ func (l *slowlog) wants(us int64) bool {
 }
 
 func (l *slowlog) add(c *Ctx, us int64) {
-	ent := SlowlogEntry{Time: c.Eng.clock.Wall().Add(-time.Duration(us) * time.Microsecond).Unix(), Duration: us, Args: slowlogArgs(c.Args, c.Eng.CommandName(c.Args[0]))}
+	// dated when it is logged, after the command ran, as Redis's
+	// slowlogCreateEntry (time(NULL)): a slow command is dated by its end
+	ent := SlowlogEntry{Time: c.Eng.clock.Wall().Unix(), Duration: us, Args: slowlogArgs(c.Args, c.Eng.CommandName(c.Args[0]))}
 	if c.Script != nil {
 		// a command a script called: Redis logs its Lua client, which has
 		// no name and no address (getClientPeerId of no connection)

@@ -816,3 +816,28 @@ func TestInfo_ServerSectionFollowsTheServer(t *testing.T) {
 		t.Errorf("master_replid %q, run_id %q: want an id of its own", repl, run)
 	}
 }
+
+// TestSlowlog_DatedWhenLogged: a slow log entry is dated when it is
+// logged, after its command ran, as Redis's slowlogCreateEntry
+// (time(NULL)): DEBUG SLEEP 1.1 begun at second s is dated s+1 or later
+// (Redis 7.0.15: TIME 1795997358, the entry 1795997360). It was dated by
+// its start.
+func TestSlowlog_DatedWhenLogged(t *testing.T) {
+	srv := RunT(t)
+	srv.Engine().SetSlowlogSlowerThan(0)
+	c := dial(t, srv.Addr())
+	m := regexp.MustCompile(`^\*2\r\n\$\d+\r\n(\d+)\r\n`).FindStringSubmatch(c.do("TIME"))
+	if m == nil {
+		t.Fatal("TIME: no seconds")
+	}
+	before, _ := strconv.ParseInt(m[1], 10, 64)
+	c.do("SLOWLOG", "RESET")
+	c.do("DEBUG", "SLEEP", "1.1")
+	m = regexp.MustCompile(`^\*1\r\n\*6\r\n:\d+\r\n:(\d+)\r\n`).FindStringSubmatch(c.do("SLOWLOG", "GET", "1"))
+	if m == nil {
+		t.Fatal("no slow log entry")
+	}
+	if ts, _ := strconv.ParseInt(m[1], 10, 64); ts < before+1 {
+		t.Errorf("DEBUG SLEEP 1.1 begun at %d dated %d, want its end (%d or later)", before, ts, before+1)
+	}
+}
