@@ -1390,10 +1390,10 @@ func (s *Server) registerConfigParams() {
 		switch name {
 		case "port":
 			get = func() string {
-				if s.cfg.TLSOnly {
+				live := s.live() // port 0 is set live under an empty bind (rebind)
+				if live.TLSOnly {
 					return "0"
 				}
-				live := s.live()
 				s.mu.Lock()
 				defer s.mu.Unlock()
 				if live.NoBind {

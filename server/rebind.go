@@ -87,9 +87,11 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	if param == "bind" {
 		fail = errRebindBind
 	}
-	if next.TLSOnly != old.TLSOnly {
+	if next.TLSOnly != old.TLSOnly && !(old.NoBind && next.NoBind) {
 		// port 0 (no plain listener) or back: the primary listener
-		// would change kind. Not supported on a running server.
+		// would change kind. Not supported on a running server. (With
+		// an empty bind there is no plain listener either way: Redis's
+		// changeListenPort, nothing to move.)
 		s.log.Warn("CONFIG SET: cannot switch plain TCP listening on or off while running (port 0)")
 		return fail
 	}

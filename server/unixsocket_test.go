@@ -315,3 +315,31 @@ func TestUnixSocket_EmptyBindKeepsAPickedPort(t *testing.T) {
 		t.Fatalf("CONFIG GET port after bind 127.0.0.1 = %q, want %q", got, want)
 	}
 }
+
+// TestUnixSocket_EmptyBindPortZero: under an empty bind CONFIG SET port 0
+// and back is taken, as by Redis 7.0.15 (changeListenPort: there is no
+// TCP listener to move), and CONFIG GET port follows it. It was refused
+// as a switch of plain TCP on or off (Unable to listen on this port).
+func TestUnixSocket_EmptyBindPortZero(t *testing.T) {
+	path := unixSocketPath(t)
+	RunT(t, withUnixSocket(t, path, ""))
+	u := dialUnix(t, path)
+	port := freeTCPPort(t)
+	p := strconv.Itoa(port)
+	for _, step := range [][2]string{
+		{"bind", ""}, {"port", "0"}, {"port", p}, {"bind", "127.0.0.1"},
+	} {
+		if got := u.do("CONFIG", "SET", step[0], step[1]); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET %s %q = %q", step[0], step[1], got)
+		}
+		if step == [2]string{"port", "0"} {
+			if got, want := u.do("CONFIG", "GET", "port"), "*2\r\n$4\r\nport\r\n$1\r\n0\r\n"; got != want {
+				t.Fatalf("CONFIG GET port after port 0 = %q, want %q", got, want)
+			}
+		}
+	}
+	pingAt(t, "127.0.0.1:"+p)
+	if got, want := u.do("CONFIG", "GET", "port"), "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(p))+"\r\n"+p+"\r\n"; got != want {
+		t.Fatalf("CONFIG GET port = %q, want %q", got, want)
+	}
+}
