@@ -44,6 +44,8 @@ type client struct {
 	created  time.Time
 	closeNow bool
 	kick     chan struct{} // wakes the flusher of a push-capable connection
+	parked   atomic.Int32  // whether its goroutine waits for input (pushlater.go)
+	convMu   sync.Mutex    // held by adoptPush while it converts the connection
 	gone     chan struct{} // closed when the connection ends
 	goneOnce sync.Once
 	fx       connFixture // test-fixture state (server/fixture.go)
@@ -122,6 +124,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	rd.onWait = func() { s.measure(c, false) } // a request growing counts (evict.go)
 	fc.raw = newRawReader(nc)                  // plain TCP or Unix socket: read(2) and write(2) without the scheduler's bookkeeping (rawread.go)
 	for {
+		s.pushIfWanted(c) // pushes wait for it (pushlater.go)
 		// Served by the event loop, while it can (eventloop_linux.go):
 		// this goroutine waits until the loop hands the connection back.
 		if s.loopMayServe(c, rd) {
@@ -131,7 +134,11 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 			continue
 		}
 		rd.trim() // the last batch has run (reader.go)
+		if !c.park() {
+			continue
+		}
 		cmds, err := rd.ReadCommands()
+		c.unpark()
 		if err != nil {
 			s.readFailed(c, err)
 			return
@@ -533,7 +540,8 @@ func (c *client) flushShared(own bool) error {
 
 // enablePush makes the connection able to receive pushes from other
 // goroutines: its writes take omu from now on and a flusher goroutine
-// sends what others append. Only the connection's own goroutine calls it.
+// sends what others append. Only the connection's own goroutine calls it,
+// or adoptPush while that goroutine waits for input (pushlater.go).
 func (s *Server) enablePush(c *client) {
 	if c.w.shared {
 		return
@@ -545,7 +553,12 @@ func (s *Server) enablePush(c *client) {
 	c.ctx.Pending = nil
 	c.omu.Lock()
 	c.w.shared = true
-	c.inCmd = true // enabled from inside a command: see beginCmd
+	c.inCmd = true           // enabled from inside a command: see beginCmd
+	if len(c.ps.early) > 0 { // pushed before (pushlater.go)
+		c.deferred = append(c.deferred, c.ps.early...)
+		c.ps.early = nil
+	}
+	c.ps.wantPush.Store(false)
 	c.pushCounted = true
 	s.pushConns.Add(1)
 	c.kick = make(chan struct{}, 1)

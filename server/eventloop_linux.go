@@ -77,6 +77,7 @@ type ioLoop struct {
 	inbox    []*client
 	stop     bool
 	leaveAll bool // hand every connection back (an idle timeout is set)
+	pushWake bool // hand back the connections pushes wait for (loopPushWake)
 	dead     bool // the loop has ended: nothing is posted any more
 
 	conns []*client // by slot, the epoll event's Fd
@@ -301,8 +302,8 @@ func (l *ioLoop) mail() bool {
 	l.mu.Lock()
 	in := l.inbox
 	l.inbox = nil
-	stop, leaveAll := l.stop, l.leaveAll
-	l.leaveAll = false
+	stop, leaveAll, pushWake := l.stop, l.leaveAll, l.pushWake
+	l.leaveAll, l.pushWake = false, false
 	l.mu.Unlock()
 	// In the order they connected, not that of their goroutines' posts:
 	// sockets added with input waiting are served in the order added, so
@@ -314,13 +315,31 @@ func (l *ioLoop) mail() bool {
 	}
 	if stop || leaveAll {
 		l.handBackAll()
+	} else if pushWake {
+		for _, c := range l.conns {
+			if c != nil && c.ps.wantPush.Load() {
+				l.leave(c, loopExit{kind: exitRead})
+			}
+		}
 	}
 	return !stop
 }
 
+// loopPushWake asks c's event loop, if it serves c, to hand c back to its
+// goroutine, which makes it push-capable for the pushes that wait for it
+// (pushlater.go). One that the loop is yet to add is handed back as it
+// is added.
+func (s *Server) loopPushWake(c *client) {
+	if len(s.loops) == 0 {
+		return
+	}
+	l := s.loops[uint64(c.ID)%uint64(len(s.loops))]
+	_ = l.post(func() { l.pushWake = true })
+}
+
 // add registers a connection its goroutine sent (enter).
 func (l *ioLoop) add(c *client) {
-	if l.s.prod.limits.idle.Load() > 0 || l.s.closing.Load() {
+	if l.s.prod.limits.idle.Load() > 0 || l.s.closing.Load() || c.ps.wantPush.Load() {
 		l.leave(c, loopExit{kind: exitRead})
 		return
 	}

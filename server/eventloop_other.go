@@ -21,6 +21,7 @@ func (s *Server) stopLoops()                            {}
 func (s *Server) loopsLeave()                           {}
 func (s *Server) loopMayServe(*client, *cmdReader) bool { return false }
 func (s *Server) loopServe(*client, *cmdReader) bool    { return true }
+func (s *Server) loopPushWake(*client)                  {}
 
 func loopCount(*Config) int { return 0 }
 

@@ -97,6 +97,10 @@ type psConn struct {
 	// any more, as Redis's client takes no output once it is to close
 	// after its reply (the rest of an EXEC's replies are dropped too)
 	closing bool
+	// early holds the frames pushed before the connection was
+	// push-capable, until it is (pushlater.go); wantPush says some wait.
+	early    []byte
+	wantPush atomic.Bool
 
 	trk      trackState   // guarded by the tracking table's mu (caching: own goroutine)
 	tracking atomic.Bool  // trk.on, read unlocked (the idle timeout's exemption)
@@ -323,12 +327,25 @@ func (s *Server) Publish(pub *engine.Client, channel, message []byte, shard bool
 // goroutine at a frame boundary of its reply (a connection publishing to
 // itself): the frame goes in place. Otherwise it goes after the reply of
 // the command c is running, if any. A connection whose pending output
-// passes its class's output limit is disconnected (pushOverLimit). Only
-// push-capable connections get frames from other goroutines.
+// passes its class's output limit is disconnected (pushOverLimit). A
+// connection not push-capable gets frames from other goroutines once it
+// is (queueEarly).
 func (s *Server) deliver(c *client, own bool, fn func(w *respWriter)) {
 	c.omu.Lock()
-	if c.ps.killed || c.ps.closing || (!own && !c.w.shared) {
+	if c.ps.killed || c.ps.closing {
 		c.omu.Unlock()
+		return
+	}
+	if !own && !c.w.shared {
+		// Not push-capable yet (a tracking REDIRECT target): queued
+		// until it is, which it is asked to become (pushlater.go).
+		pw := respWriter{proto: c.w.proto}
+		fn(&pw)
+		adopt := len(pw.b) > 0 && c.queueEarly(pw.b)
+		c.omu.Unlock()
+		if adopt {
+			go s.adoptPush(c)
+		}
 		return
 	}
 	dst := &c.w.b

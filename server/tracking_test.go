@@ -439,3 +439,113 @@ func TestTracking_SetInfoEndsACachingWindow(t *testing.T) {
 	a.expectDo("+PONG\r\n", "PING") // no invalidation before it: k was not tracked
 	a.expectDo("-ERR Lib-Name cannot contain spaces, newlines or special characters.\r\n", "CLIENT", "SETINFO", "Lib-Name", "a b")
 }
+
+// A RESP3 redirect target gets invalidations as pushes even if it never
+// subscribed, tracked or monitored anything (Redis's sendTrackingMessage
+// pushes to any RESP3 client), whether an event loop or its goroutine
+// serves it, idle or not: BCAST's, a flush's null (in the tracking
+// client's protocol), under CLIENT REPLY OFF too. Back to RESP2 it gets
+// nothing, as in Redis; a target that turns RESP3 after the redirect was
+// set gets them from then on.
+func TestTracking_RESP3RedirectTargetNotSubscribed(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		cfg  func(*Config)
+	}{
+		{"loop", func(c *Config) { c.EventLoops = 1 }},
+		{"goroutine", func(c *Config) { c.NoEventLoop = true }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := RunT(t, WithConfig(mode.cfg))
+			r := dial(t, srv.Addr())
+			r.hello3()
+			id := r.id()
+			a := dial(t, srv.Addr()) // RESP2 tracking client
+			b := dial(t, srv.Addr())
+			a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON", "REDIRECT", id)
+			a.expectDo("$-1\r\n", "GET", "k")
+			b.expectDo("+OK\r\n", "SET", "k", "1")
+			r.expect(inval3("k")) // without r sending anything
+			r.expectDo("+PONG\r\n", "PING")
+
+			// Its replies and the pushes stay whole and in order.
+			a.expectDo("$1\r\n1\r\n", "GET", "k")
+			b.expectDo("+OK\r\n", "SET", "k", "2")
+			r.expect(inval3("k"))
+			a.expectDo("$1\r\n2\r\n", "GET", "k")
+			b.expectDo("+OK\r\n", "FLUSHALL")
+			r.expect(">2\r\n" + bulk("invalidate") + "$-1\r\n") // a's null
+			r.send(encode("CLIENT", "REPLY", "OFF"))
+			a.expectDo("$-1\r\n", "GET", "k")
+			b.expectDo("+OK\r\n", "SET", "k", "3")
+			r.expect(inval3("k"))
+			r.send(encode("CLIENT", "REPLY", "ON"))
+			r.expect("+OK\r\n")
+
+			// Back to RESP2, not subscribed: nothing, as Redis.
+			r.send(encode("HELLO", "2"))
+			if h := r.read(); !strings.HasPrefix(h, "*14\r\n") {
+				t.Fatalf("HELLO 2: %q", h)
+			}
+			a.expectDo("$1\r\n3\r\n", "GET", "k")
+			b.expectDo("+OK\r\n", "SET", "k", "4")
+			r.expectDo("+PONG\r\n", "PING")
+
+			// BCAST, to a target that turned RESP3 after the redirect.
+			q := dial(t, srv.Addr())
+			qid := q.id()
+			c := dial(t, srv.Addr())
+			c.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON", "REDIRECT", qid, "BCAST", "PREFIX", "u:")
+			q.hello3()
+			b.expectDo("+OK\r\n", "SET", "u:1", "x")
+			q.expect(inval3("u:1"))
+			q.expectDo("+PONG\r\n", "PING")
+		})
+	}
+}
+
+// The redirect target becomes push-capable while it is busy with its own
+// requests: its replies and the pushes stay whole, none lost.
+func TestTracking_RESP3RedirectTargetBusy(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		cfg  func(*Config)
+	}{
+		{"loop", func(c *Config) { c.EventLoops = 1 }},
+		{"goroutine", func(c *Config) { c.NoEventLoop = true }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := RunT(t, WithConfig(mode.cfg))
+			for round := 0; round < 20; round++ {
+				r := dial(t, srv.Addr())
+				r.hello3()
+				id := r.id()
+				a := dial(t, srv.Addr())
+				b := dial(t, srv.Addr())
+				a.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON", "REDIRECT", id)
+				for i := 0; i < 5; i++ {
+					a.expectDo("$-1\r\n", "GET", "k")
+					r.send(strings.Repeat(encode("PING"), 50))
+					b.send(encode("SET", "k", "1") + encode("DEL", "k"))
+					b.expect("+OK\r\n")
+					b.expect(":1\r\n")
+					pongs, pushes := 0, 0
+					for pongs < 50 || pushes < 1 {
+						switch f := r.read(); f {
+						case "+PONG\r\n":
+							pongs++
+						case inval3("k"):
+							pushes++
+						default:
+							t.Fatalf("round %d: %q", round, f)
+						}
+					}
+					r.expectDo("+PONG\r\n", "PING")
+				}
+				r.conn.Close()
+				a.conn.Close()
+				b.conn.Close()
+			}
+		})
+	}
+}
