@@ -73,9 +73,10 @@ func exchange(c net.Conn, send string, wait time.Duration) (wireResult, error) {
 
 // wireStep is one write on one of a case's connections.
 type wireStep struct {
-	conn int    // which connection (opened on first use)
-	send string // raw bytes; "" only reads
-	wait time.Duration
+	conn  int    // which connection (opened on first use)
+	send  string // raw bytes; "" only reads
+	wait  time.Duration
+	close bool // close the connection instead (its result: nothing)
 }
 
 type wireCase struct {
@@ -84,6 +85,19 @@ type wireCase struct {
 	// oracle, if set, must be in Redis's replies: the case tests what it
 	// means to.
 	oracle string
+}
+
+// namesIDs reports whether a case's steps name a connection's CLIENT ID
+// ("{idK}": connection K's): then each connection is asked its ID as it
+// opens (unrecorded), and ":{idK}" stands for it, as an integer, in the
+// replies, which so compare across servers.
+func (tc wireCase) namesIDs() bool {
+	for _, st := range tc.steps {
+		if strings.Contains(st.send, "{id") {
+			return true
+		}
+	}
+	return false
 }
 
 // s is a step on connection 0 with the default wait.
@@ -98,22 +112,46 @@ func runWire(addr string, tc wireCase) ([]wireResult, error) {
 		}
 	}()
 	var out []wireResult
+	ids, askIDs := map[int]string{}, tc.namesIDs()
 	for _, st := range tc.steps {
 		c := conns[st.conn]
+		if st.close {
+			if c != nil {
+				c.Close()
+				delete(conns, st.conn)
+			}
+			time.Sleep(quiet) // the server notices the close
+			out = append(out, wireResult{})
+			continue
+		}
 		if c == nil {
 			var err error
 			if c, err = net.DialTimeout("tcp", addr, ioTimeout); err != nil {
 				return nil, err
 			}
 			conns[st.conn] = c
+			if askIDs {
+				r, err := exchange(c, "CLIENT ID\r\n", quiet)
+				if err != nil || len(r.data) < 4 || r.data[0] != ':' {
+					return nil, fmt.Errorf("CLIENT ID: %v %v", r, err)
+				}
+				ids[st.conn] = strings.TrimSuffix(string(r.data[1:]), "\r\n")
+			}
 		}
 		wait := st.wait
 		if wait == 0 {
 			wait = quiet
 		}
-		r, err := exchange(c, st.send, wait)
+		send := st.send
+		for k, id := range ids {
+			send = strings.ReplaceAll(send, "{id"+strconv.Itoa(k)+"}", id)
+		}
+		r, err := exchange(c, send, wait)
 		if err != nil {
 			return nil, err
+		}
+		for k, id := range ids {
+			r.data = bytes.ReplaceAll(r.data, []byte(":"+id+"\r\n"), []byte(":{id"+strconv.Itoa(k)+"}\r\n"))
 		}
 		out = append(out, r)
 	}
