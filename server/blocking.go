@@ -81,6 +81,9 @@ wait:
 			why = engine.WaitTimeout
 		case <-changed:
 			continue wait
+		case <-c.ps.adopt: // pushes wait for it: sent while it waits, as Redis's (pushlater.go)
+			s.pushIfWanted(c)
+			continue wait
 		case <-gone:
 			why = engine.WaitGone
 		case <-s.done:

@@ -90,6 +90,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	fc := newFramedConn(nc, nil)
 	fc.net = s.eng.Net.Stripe(id) // INFO's network counters (engine/observe.go)
 	c := &client{nc: nc, fc: fc, fd: connFD(nc), created: time.Now(), gone: make(chan struct{})}
+	c.ps.adopt = make(chan struct{}, 1)
 	c.addr, c.laddr, c.unixPath = connAddrs(nc)
 	c.ID = id
 	c.NeedsAuth = s.authRequired() // (auth.go)

@@ -101,6 +101,7 @@ type psConn struct {
 	// push-capable, until it is (pushlater.go); wantPush says some wait.
 	early    []byte
 	wantPush atomic.Bool
+	adopt    chan struct{} // asks its goroutine, waiting in a blocked command, to adopt them
 
 	trk      trackState   // guarded by the tracking table's mu (caching: own goroutine)
 	tracking atomic.Bool  // trk.on, read unlocked (the idle timeout's exemption)

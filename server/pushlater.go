@@ -9,7 +9,8 @@ package server
 // owner may make that change. So a push to it from elsewhere (deliver) is
 // queued in c.ps.early, under omu, and the connection is asked to become
 // push-capable (wantPush): by its goroutine, which checks at the top of
-// its read loop; by its event loop, asked to hand it back (loopPushWake);
+// its read loop and, in a blocked command's wait, is woken (c.ps.adopt);
+// by its event loop, asked to hand it back (loopPushWake);
 // or, while its goroutine waits for input (parked), by adoptPush on the
 // caller's behalf. enablePush moves what was queued into the output, in
 // order, and the flusher sends it. Nothing of this runs on the request
@@ -44,6 +45,10 @@ func (s *Server) adoptPush(c *client) {
 		return
 	}
 	c.convMu.Unlock()
+	select { // waiting in a blocked command (waitBlocked)
+	case c.ps.adopt <- struct{}{}:
+	default:
+	}
 	s.loopPushWake(c) // in its event loop: handed back (eventloop_linux.go)
 }
 

@@ -443,8 +443,8 @@ func TestTracking_SetInfoEndsACachingWindow(t *testing.T) {
 // A RESP3 redirect target gets invalidations as pushes even if it never
 // subscribed, tracked or monitored anything (Redis's sendTrackingMessage
 // pushes to any RESP3 client), whether an event loop or its goroutine
-// serves it, idle or not: BCAST's, a flush's null (in the tracking
-// client's protocol), under CLIENT REPLY OFF too. Back to RESP2 it gets
+// serves it, idle, blocked in BLPOP or not: BCAST's, a flush's null (in
+// the tracking client's protocol), under CLIENT REPLY OFF too. Back to RESP2 it gets
 // nothing, as in Redis; a target that turns RESP3 after the redirect was
 // set gets them from then on.
 func TestTracking_RESP3RedirectTargetNotSubscribed(t *testing.T) {
@@ -490,6 +490,23 @@ func TestTracking_RESP3RedirectTargetNotSubscribed(t *testing.T) {
 			a.expectDo("$1\r\n3\r\n", "GET", "k")
 			b.expectDo("+OK\r\n", "SET", "k", "4")
 			r.expectDo("+PONG\r\n", "PING")
+
+			// A target blocked in BLPOP gets them while it waits.
+			w := dial(t, srv.Addr())
+			w.hello3()
+			wid := w.id()
+			d := dial(t, srv.Addr())
+			d.expectDo("+OK\r\n", "CLIENT", "TRACKING", "ON", "REDIRECT", wid)
+			d.expectDo("$-1\r\n", "GET", "bk")
+			w.send(encode("BLPOP", "blist", "0"))
+			eventually(t, "the target to block", func() bool {
+				return strings.Contains(b.do("CLIENT", "LIST"), "id="+wid+" ") &&
+					strings.Contains(b.do("CLIENT", "LIST"), "cmd=blpop")
+			})
+			b.expectDo("+OK\r\n", "SET", "bk", "1")
+			w.expect(inval3("bk"))
+			b.expectDo(":1\r\n", "RPUSH", "blist", "a")
+			w.expect("*2\r\n" + bulk("blist") + bulk("a"))
 
 			// BCAST, to a target that turned RESP3 after the redirect.
 			q := dial(t, srv.Addr())

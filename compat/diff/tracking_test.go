@@ -8,9 +8,10 @@ import (
 
 // Client-side caching with a REDIRECT: the invalidations the target gets,
 // byte for byte (Redis's sendTrackingMessage): a push when it speaks
-// RESP3, subscribed or not, CLIENT REPLY OFF or not; nothing once it is
-// back to RESP2 without a subscription; tracking-redir-broken to a RESP3
-// tracking client once the target is gone. Each case its own keys (the
+// RESP3, subscribed or not, CLIENT REPLY OFF or not, blocked in BLPOP or
+// not; nothing once it is back to RESP2 without a subscription;
+// tracking-redir-broken to a RESP3 tracking client once the target is
+// gone. Each case its own keys (the
 // cases run at the same time); the flush has servers of its own. A
 // target's ID is named in replies only where it is meant (no integer
 // replies but IDs: one could equal an ID).
@@ -41,6 +42,10 @@ func TestWire_TrackingRedirect(t *testing.T) {
 		{name: "target turns resp3 after the redirect", oracle: inval("kf1"), steps: []wireStep{
 			c(0, "PING\r\n"), c(1, "CLIENT TRACKING on REDIRECT {id0}\r\n"), c(1, "GET kf1\r\n"), c(0, hello3),
 			c(2, "SET kf1 x\r\n"), c(0, "")}},
+		{name: "resp3 target blocked", oracle: inval("kh1"), steps: []wireStep{
+			c(0, hello3), c(1, "CLIENT TRACKING on REDIRECT {id0}\r\n"), c(1, "GET kh1\r\n"),
+			c(0, "BLPOP kh:list 0\r\n"), c(2, "SET kh1 x\r\n"), c(0, ""),
+			c(2, "CLIENT REPLY OFF\r\nRPUSH kh:list a\r\nCLIENT REPLY ON\r\n"), c(0, "")}},
 		{name: "target gone", oracle: "tracking-redir-broken", steps: []wireStep{
 			c(0, "PING\r\n"), c(1, hello3), c(1, "CLIENT TRACKING on REDIRECT {id0}\r\n"), c(1, "GET kg1\r\n"),
 			{conn: 0, close: true}, c(2, "SET kg1 x\r\n"), c(1, ""), c(1, "CLIENT TRACKINGINFO\r\n")}},
