@@ -352,7 +352,7 @@ func (s *Server) lookupCmd(c *client) *engine.Command {
 	if cmd == nil || cmd.Subs == nil || len(args) < 2 {
 		return cmd
 	}
-	if sub := cmd.Subs[strings.ToLower(string(args[1]))]; sub != nil {
+	if sub := cmd.Subs[engine.LowerASCII(string(args[1]))]; sub != nil {
 		return sub
 	}
 	return nil

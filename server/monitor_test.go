@@ -347,3 +347,22 @@ func TestMonitor_ShowsDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitor_SubcommandNamesInASCIICase: a subcommand is found by its
+// name in ASCII case only, as Redis's: "SCRIPT \u212aILL" (a Kelvin sign,
+// which Unicode lowers to "k") is an unknown subcommand, not SCRIPT KILL,
+// and MONITOR does not show it.
+func TestMonitor_SubcommandNamesInASCIICase(t *testing.T) {
+	srv := monitorServer(t)
+	m := dial(t, srv.Addr())
+	m.do("MONITOR")
+	c := dial(t, srv.Addr())
+	from := "[0 " + c.conn.LocalAddr().String() + "]"
+	if got := c.do("SCRIPT", "\u212aILL"); !strings.HasPrefix(got, "-ERR unknown subcommand") {
+		t.Fatalf("SCRIPT \\u212aILL = %q", got)
+	}
+	c.do("PING")
+	if got, want := m.read(), "+1339518083.107412 "+from+` "PING"`+"\r\n"; got != want {
+		t.Fatalf("MONITOR shows %q, want %q", got, want)
+	}
+}

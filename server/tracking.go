@@ -582,7 +582,7 @@ func (s *Server) keepsCaching(args [][]byte) bool {
 	if len(args) < 2 || !engine.EqFold(s.cmdName(args[0]), "client") || engine.EqFold(args[1], "setinfo") {
 		return false
 	}
-	_, ok := s.eng.Lookup(args[0]).Subs[strings.ToLower(string(args[1]))]
+	_, ok := s.eng.Lookup(args[0]).Subs[engine.LowerASCII(string(args[1]))]
 	return ok
 }
 

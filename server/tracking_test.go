@@ -566,3 +566,22 @@ func TestTracking_RESP3RedirectTargetBusy(t *testing.T) {
 		})
 	}
 }
+
+// An unknown subcommand ends the CLIENT CACHING window, as any command
+// but CLIENT's own, also one a Kelvin sign spells like a subcommand
+// ("\u212aILL", which Unicode lowers to "kill"): subcommands are found in
+// ASCII case only, as Redis's.
+func TestTracking_CachingWindowEndsAtAnUnknownSubcommand(t *testing.T) {
+	srv := RunT(t)
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr())
+	a.hello3()
+	a.expectDo("+OK\r\n", "client", "tracking", "on", "optin")
+	a.expectDo("+OK\r\n", "client", "caching", "yes")
+	if got := a.do("client", "\u212aILL", "x"); !strings.HasPrefix(got, "-ERR unknown subcommand") {
+		t.Fatalf("CLIENT \\u212aILL = %q", got)
+	}
+	a.expectDo("_\r\n", "get", "k") // not tracked: the window has ended
+	b.expectDo("+OK\r\n", "set", "k", "1")
+	a.expectDo("+PONG\r\n", "ping")
+}
