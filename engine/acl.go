@@ -623,8 +623,9 @@ func (a *ACL) applySelectorOp(s *aclSelector, op string) aclSetError {
 				}
 			}
 			if flags == 0 {
-				// Redis accepts "%~x" and then cannot describe the
-				// pattern (it panics); refused here.
+				// As Redis since the fix for CVE-2024-31227 (Debian's
+				// 7.0.15 has it): 7.0.15 as released accepts "%~x" and
+				// then cannot describe the pattern (it panics).
 				return aclErrSyntax
 			}
 		} else {
