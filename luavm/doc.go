@@ -14,7 +14,8 @@
 // functions it registered, on the same state with globals of their own.
 //
 // The sandbox is Redis 7's: base (without dofile, loadfile, require,
-// module, print, getfenv, setfenv), table, string, math, cjson and bit;
+// module, print, getfenv, setfenv), table, string, math, cjson, bit,
+// struct and cmsgpack;
 // no os, io, package or debug. Globals are read-only: assigning one fails with
 // "Attempt to modify a readonly table", reading an unknown one with
 // "Script attempted to access nonexistent global variable".
@@ -40,6 +41,6 @@
 // writes a map's pairs in Lua 5.1's order rebuilt from the order the keys
 // were first set (lua51table.go): a table constructor's keys, presized in
 // Lua 5.1, may collide into another order. Error messages produced by the
-// Lua runtime itself (for example indexing a nil value) follow gopher-lua's
-// wording, not Lua 5.1's.
+// Lua runtime itself (for example indexing a nil value) are reworded as
+// Lua 5.1 words them, naming the value at fault (vmerror.go).
 package luavm
