@@ -13,8 +13,8 @@
 //
 // # Concurrency
 //
-// On Linux, plain TCP connections are served by event loops, as Redis
-// serves them: one goroutine per loop reads every ready socket, runs the
+// On Linux, plain TCP and Unix socket connections are served by event
+// loops, as Redis serves them: one goroutine per loop reads every ready socket, runs the
 // complete commands of each read in order, then writes the replies
 // (eventloop_linux.go). A connection moves to its own goroutine for
 // anything that may wait (a blocked command, a long script, a pause,
@@ -181,8 +181,9 @@ type Config struct {
 	// http://MetricsAddr/metrics (metrics-addr; server/metrics.go).
 	MetricsAddr string
 	// NoEventLoop serves every connection with a goroutine of its own
-	// (event-loop no). By default plain TCP connections on Linux are
-	// served by event loops, as Redis serves them (eventloop_linux.go).
+	// (event-loop no). By default plain TCP and Unix socket connections
+	// on Linux are served by event loops, as Redis serves them
+	// (eventloop_linux.go).
 	NoEventLoop bool
 	// EventLoops is how many event loops serve connections; 0 means
 	// GOMAXPROCS.
