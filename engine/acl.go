@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -474,7 +473,7 @@ func (a *ACL) applyUserOp(r *aclRules, op string) aclSetError {
 	if op == "" {
 		return ""
 	}
-	switch lop := strings.ToLower(op); {
+	switch lop := LowerASCII(op); {
 	case lop == "on":
 		r.on = true
 	case lop == "off":
@@ -585,7 +584,7 @@ func HasSpace(s string) bool { return hasSpace(s) }
 
 // applySelectorOp is ACLSetSelector: one rule applied to a selector.
 func (a *ACL) applySelectorOp(s *aclSelector, op string) aclSetError {
-	lop := strings.ToLower(op)
+	lop := LowerASCII(op)
 	switch {
 	case lop == "allkeys" || op == "~*":
 		s.allKeys, s.keys = true, nil
@@ -693,7 +692,7 @@ func (a *ACL) applySelectorOp(s *aclSelector, op string) aclSetError {
 			s.firstArgs = map[int][]string{}
 		}
 		for _, x := range s.firstArgs[cmd.aclID] {
-			if strings.EqualFold(x, sub) {
+			if EqualFoldASCII(x, sub) {
 				return ""
 			}
 		}
@@ -872,7 +871,7 @@ func (s *aclSelector) checkCmd(cmd *Command, args [][]byte, keys []keyRef) (int,
 		ok := false
 		if len(args) > idx {
 			for _, x := range fa {
-				if bytes.EqualFold(args[idx], []byte(x)) {
+				if EqualFoldASCII(string(args[idx]), x) {
 					ok = true
 					break
 				}

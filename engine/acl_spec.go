@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 )
@@ -143,7 +142,7 @@ func keysBySpecs(specs []keySpec, args [][]byte, out []keyRef) ([]keyRef, bool) 
 				if j >= argc || j < 1 {
 					break
 				}
-				if bytes.EqualFold(args[j], []byte(sp.keyword)) {
+				if EqualFoldASCII(string(args[j]), sp.keyword) {
 					first = j + 1
 					break
 				}

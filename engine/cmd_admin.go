@@ -3,7 +3,6 @@ package engine
 import (
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"unsafe"
 )
 
@@ -92,7 +91,7 @@ func cmdReplicaOf(c *Ctx) {
 		c.W.WriteStatus(statusOK)
 		return
 	}
-	c.W.WriteError(ErrNoReplication(strings.ToUpper(string(c.Args[0]))))
+	c.W.WriteError(ErrNoReplication(upperASCII(string(c.Args[0]))))
 }
 
 // latencyDoctorOff is Redis 7.0's LATENCY DOCTOR while the latency monitor

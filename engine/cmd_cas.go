@@ -100,9 +100,9 @@ func condHolds(cond int, value string, match []byte) bool {
 	case objIFNE:
 		return value != string(match)
 	case objIFDEQ:
-		return strings.EqualFold(digest(value), string(match))
+		return EqualFoldASCII(digest(value), string(match))
 	default: // objIFDNE
-		return !strings.EqualFold(digest(value), string(match))
+		return !EqualFoldASCII(digest(value), string(match))
 	}
 }
 

@@ -128,7 +128,7 @@ var defaultParams = map[string]string{
 
 // lookupParam finds a registered parameter by name, case-insensitively.
 func (e *Engine) lookupParam(name string) *ParamSpec {
-	name = strings.ToLower(name)
+	name = LowerASCII(name)
 	for i := range e.params.params {
 		if e.params.params[i].Name == name {
 			return &e.params.params[i]
@@ -175,7 +175,7 @@ func cmdConfigGet(c *Ctx) {
 	seen := map[string]bool{}
 	for _, pat := range c.Args[2:] {
 		if !isGlob(pat) {
-			name := strings.ToLower(string(pat))
+			name := LowerASCII(string(pat))
 			if v, ok := values[name]; ok && !seen[name] {
 				seen[name] = true
 				out = append(out, kv{string(pat), v})
@@ -223,17 +223,18 @@ func cmdConfigSet(c *Ctx) {
 		name := string(c.Args[i])
 		p := e.lookupParam(name)
 		if p == nil {
-			def, known := defaultParams[strings.ToLower(name)]
+			lname := LowerASCII(name)
+			def, known := defaultParams[lname]
 			if !known {
 				c.W.WriteError(ErrConfigUnknown(name))
 				return
 			}
-			if keepsFixedValue(strings.ToLower(name), string(c.Args[i+1]), def) {
-				if slices.Contains(unchanged, strings.ToLower(name)) {
+			if keepsFixedValue(lname, string(c.Args[i+1]), def) {
+				if slices.Contains(unchanged, lname) {
 					c.W.WriteError(ErrConfigSet(name, "duplicate parameter"))
 					return
 				}
-				unchanged = append(unchanged, strings.ToLower(name))
+				unchanged = append(unchanged, lname)
 				continue
 			}
 		}
@@ -276,7 +277,7 @@ func keepsFixedValue(name, value, current string) bool {
 	case "save":
 		return value == current // "": no snapshots
 	case "appendonly":
-		return strings.EqualFold(value, current) // no
+		return EqualFoldASCII(value, current) // no
 	}
 	return false
 }

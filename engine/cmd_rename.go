@@ -3,7 +3,6 @@ package engine
 import (
 	"math/rand/v2"
 	"slices"
-	"strings"
 )
 
 // RENAME, RENAMENX, COPY, TOUCH and RANDOMKEY: Redis's db.c commands over
@@ -99,7 +98,7 @@ func cmdCopy(c *Ctx) {
 	replace := false
 	src, dstDB := e.db, e.db
 	for j := 3; j < len(c.Args); j++ {
-		switch opt := strings.ToLower(string(c.Args[j])); {
+		switch opt := LowerASCII(string(c.Args[j])); {
 		case opt == "replace":
 			replace = true
 		case opt == "db" && j+1 < len(c.Args):

@@ -175,7 +175,7 @@ func cmdInfo(c *Ctx) {
 		}
 	}
 	for _, a := range c.Args[1:] {
-		s := strings.ToLower(string(a))
+		s := LowerASCII(string(a))
 		switch s {
 		case "all", "everything", "default":
 			for _, d := range infoDefault {

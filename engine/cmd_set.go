@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"strings"
 )
 
 // Set commands (Redis 7.0's t_set.c): SADD, SREM, SMOVE, SISMEMBER,
@@ -500,7 +499,7 @@ func cmdSInterCard(c *Ctx) {
 	}
 	limit := int64(0)
 	for j := 2 + int(numkeys); j < len(c.Args); j++ {
-		if strings.EqualFold(string(c.Args[j]), "limit") && j+1 < len(c.Args) {
+		if eqFold(c.Args[j], "limit") && j+1 < len(c.Args) {
 			j++
 			n, ok := parseRangeLong(c, c.Args[j], 0, math.MaxInt64, "LIMIT can't be negative")
 			if !ok {

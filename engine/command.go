@@ -396,13 +396,23 @@ func (e *Engine) CommandName(name []byte) []byte {
 }
 
 // LowerASCII and upperASCII change the case of ASCII letters only, as
-// Redis's command table compares names (strcasecmp).
+// Redis's command table compares names (strcasecmp) and its config
+// parser lowers directive names (sdstolower): unlike strings.ToLower,
+// the Kelvin sign stays no "k" and bytes that are no UTF-8 stay as they
+// are. LowerASCII returns s itself when it has no upper-case letter.
 func LowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		b[i] = lower(c)
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			var b strings.Builder
+			b.Grow(len(s))
+			b.WriteString(s[:i])
+			for ; i < len(s); i++ {
+				b.WriteByte(lower(s[i]))
+			}
+			return b.String()
+		}
 	}
-	return string(b)
+	return s
 }
 
 func upperASCII(s string) string {

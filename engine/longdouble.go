@@ -47,7 +47,7 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 		neg = s[0] == '-'
 		i = 1
 	}
-	rest := strings.ToLower(s[i:])
+	rest := LowerASCII(s[i:])
 	if rest == "inf" || rest == "infinity" {
 		return new(big.Float).SetInf(neg), true
 	}

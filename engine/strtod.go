@@ -22,7 +22,7 @@ func Strtod(s string) (float64, int) {
 		}
 		return f
 	}
-	rest := strings.ToLower(s[i:])
+	rest := LowerASCII(s[i:])
 	switch {
 	case strings.HasPrefix(rest, "infinity"):
 		return sign(math.Inf(1)), i + len("infinity")

@@ -73,6 +73,24 @@ func eqFold(b []byte, s string) bool {
 // EqFold is eqFold for other packages.
 func EqFold(b []byte, s string) bool { return eqFold(b, s) }
 
+// EqualFoldASCII reports whether a and b are equal ignoring the case of
+// ASCII letters only, as C's strcasecmp(a, b) == 0 (short of its stop at
+// a NUL byte), which Redis compares option names and words from clients
+// and config files with. Unlike
+// strings.EqualFold it does not fold Unicode: the Kelvin sign (U+212A) is
+// no "k", nor U+017F ("ſ") an "s".
+func EqualFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // Match reports whether str matches the Redis glob pattern (the semantics

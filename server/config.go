@@ -397,7 +397,7 @@ func memToULL(s string) (uint64, bool) {
 		i++
 	}
 	var mul uint64
-	switch strings.ToLower(s[i:]) {
+	switch engine.LowerASCII(s[i:]) {
 	case "", "b":
 		mul = 1
 	case "k":
@@ -468,7 +468,7 @@ func formatMemory(v int64) string {
 
 // yesNo is Redis's yesnotoi.
 func yesNo(s string) (bool, bool) {
-	switch strings.ToLower(s) {
+	switch engine.LowerASCII(s) {
 	case "yes":
 		return true, true
 	case "no":
@@ -501,7 +501,7 @@ func enumDirective(name string, live bool, values []string, get func(c *Config) 
 	return &directive{
 		name: name, live: live,
 		set: func(c *Config, args []string) string {
-			v := strings.ToLower(args[0])
+			v := engine.LowerASCII(args[0])
 			for _, ok := range values {
 				if v == ok {
 					return set(c, v)
@@ -565,7 +565,7 @@ func parseOutputLimits(l *OutputBufferLimits, args []string) string {
 	next := *l
 	for j := 0; j < len(args); j += 4 {
 		var dst *OutputBufferLimit
-		switch strings.ToLower(args[j]) {
+		switch engine.LowerASCII(args[j]) {
 		case "normal":
 			dst = &next.Normal
 		case "replica", "slave":
@@ -1159,7 +1159,7 @@ func loadData(path string, data []byte, cfg *Config, seenUsers map[string]bool, 
 		if len(args) == 0 {
 			continue
 		}
-		name := strings.ToLower(args[0])
+		name := engine.LowerASCII(args[0])
 		if name == "include" && len(args) == 2 {
 			if depth >= maxIncludeDepth {
 				return fail("include nesting too deep (an include loop?)")
@@ -1219,7 +1219,7 @@ func errText(err error) string {
 // directives this way, after the config file, so that they override it).
 // A multi-word directive given one word splits it as a config line.
 func ApplyDirective(cfg *Config, name string, args ...string) (warning string, err error) {
-	name = strings.ToLower(name)
+	name = engine.LowerASCII(name)
 	warn, reason := applyDirective(cfg, name, args, true)
 	if reason != "" {
 		text := strings.Join(append([]string{name}, args...), " ")
@@ -1365,7 +1365,7 @@ var wordsDirectives = map[string]bool{
 // redis-server gathers the words after --name up to the next --option
 // (--save 900 1 --bind 127.0.0.1 ::1).
 func MultiWordDirective(name string) bool {
-	name = strings.ToLower(name)
+	name = engine.LowerASCII(name)
 	if d := directives[name]; d != nil && d.multi {
 		return true
 	}
@@ -1610,7 +1610,7 @@ func rewriteConfig(path string, cfg *Config, all bool) ([]byte, error) {
 			out = append(out, line)
 			continue
 		}
-		d := directives[strings.ToLower(args[0])]
+		d := directives[engine.LowerASCII(args[0])]
 		if d == nil || d.fixed {
 			out = append(out, line)
 			continue

@@ -396,7 +396,7 @@ func string2d(s string) (float64, bool) {
 		return 0, false // an overflow, not "inf"
 	}
 	if f == 0 {
-		mantissa := strings.ToLower(s)
+		mantissa := engine.LowerASCII(s)
 		if strings.Contains(mantissa, "0x") {
 			mantissa, _, _ = strings.Cut(mantissa, "p")
 			mantissa = strings.Replace(mantissa, "0x", "", 1)

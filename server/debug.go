@@ -27,9 +27,9 @@ func (s *Server) registerDebug() {
 }
 
 func debugMode(m string) string {
-	switch strings.ToLower(m) {
+	switch engine.LowerASCII(m) {
 	case "yes", "local":
-		return strings.ToLower(m)
+		return engine.LowerASCII(m)
 	}
 	return "no"
 }
@@ -249,7 +249,7 @@ func rawReply(c *engine.Ctx) rawReplier {
 // left out, and a push refused).
 func debugProtocol(c *engine.Ctx) {
 	w := c.W
-	switch strings.ToLower(string(c.Args[2])) {
+	switch engine.LowerASCII(string(c.Args[2])) {
 	case "string":
 		w.WriteBulkString("Hello World")
 	case "integer":

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tumblerdb/tumbler/engine"
 )
 
 // This file opens the listeners: plain TCP on Addr (and on ExtraAddrs,
@@ -302,7 +304,7 @@ func buildTLSConfig(cfg *Config) (*tls.Config, error) {
 			return nil, err
 		}
 	}
-	switch auth := strings.ToLower(cfg.TLSAuthClients); auth {
+	switch auth := engine.LowerASCII(cfg.TLSAuthClients); auth {
 	case "no":
 		tc.ClientAuth = tls.NoClientCert
 	case "", "yes", "optional":
@@ -352,7 +354,7 @@ func buildTLSConfig(cfg *Config) (*tls.Config, error) {
 func tlsVersions(s string) (lo, hi uint16, err error) {
 	for _, p := range strings.Fields(s) {
 		var v uint16
-		switch strings.ToLower(p) {
+		switch engine.LowerASCII(p) {
 		case "tlsv1":
 			v = tls.VersionTLS10
 		case "tlsv1.1":

@@ -67,7 +67,7 @@ func parseCmdline(args []string) (cmdline, error) {
 			if len(words) > 1 {
 				break // "--port 7000": name and value in one
 			}
-			save := strings.EqualFold(a, "--save")
+			save := engine.EqualFoldASCII(a, "--save")
 			switch last := j == len(args)-1; {
 			case save && !last && strings.HasPrefix(args[j+1], "--"), save && last:
 				cl.directives[len(cl.directives)-1] = append(words, "")
@@ -173,7 +173,7 @@ func loadConfig(path string, stdin []byte, directives [][]string) (loaded, error
 		if len(words) == 0 {
 			continue // "--" alone
 		}
-		name, args := strings.ToLower(words[0]), words[1:]
+		name, args := engine.LowerASCII(words[0]), words[1:]
 		text := "--" + strings.Join(words, " ")
 		fail := func(reason string) (loaded, error) {
 			return l, &server.ConfigError{Text: text, Reason: reason}

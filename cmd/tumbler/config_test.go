@@ -295,6 +295,11 @@ func TestParseCmdline(t *testing.T) {
 		{in: []string{"--port", "7000", "--save", "--appendonly", "no"}, want: "port|7000;save|;appendonly|no"},
 		{in: []string{"--save", "--port", "7000"}, want: "save|;port|7000"},
 		{in: []string{"--port", "7000", "--save"}, want: "port|7000;save|"},
+		// ...spelled in ASCII case only (strcasecmp): with a long s
+		// (U+017F, which Unicode folds with "s") it is a name of its own,
+		// which takes the next argument
+		{in: []string{"--SAVE", "--port", "7000"}, want: "SAVE|;port|7000"},
+		{in: []string{"--\u017fave", "--port", "7000"}, want: "\u017fave|--port|7000"},
 		// any other lone name takes the next argument, even "--..."
 		{in: []string{"--requirepass", "--secret", "--port", "1"}, want: "requirepass|--secret;port|1"},
 		// name and value in one argument, split as a config line
@@ -332,6 +337,42 @@ func TestParseCmdline(t *testing.T) {
 	}
 	if _, err := parseCmdline([]string{`--port "7000`}); err == nil || !strings.Contains(err.Error(), "Unbalanced quotes") {
 		t.Errorf("unbalanced quotes: %v", err)
+	}
+}
+
+// TestLoadConfig_NamesFoldASCIIOnly: directive names and their words
+// fold case as Redis's config parser does (sdstolower, strcasecmp),
+// ASCII letters only: a Kelvin sign (U+212A, which Unicode lowers to
+// "k") in a name or a memory unit is no "k", in the file and as a flag.
+func TestLoadConfig_NamesFoldASCIIOnly(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		line, reason string
+	}{
+		{"tcp-\u212aeepalive 300", "Bad directive or wrong number of arguments"},
+		{"maxmemory 1\u212ab", "argument must be a memory value"},
+		{"client-output-buffer-limit pubsub 32\u212a 8mb 60", "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+		{"TCP-KEEPALIVE 300", ""},
+		{"maxmemory 1KB", ""},
+	} {
+		path := filepath.Join(dir, "tumbler.conf")
+		if err := os.WriteFile(path, []byte(tc.line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		words := strings.Fields(tc.line)
+		for _, how := range []struct {
+			name  string
+			path  string
+			flags [][]string
+		}{{"file", path, nil}, {"flag", "", [][]string{words}}} {
+			_, err := loadConfig(how.path, nil, how.flags)
+			switch {
+			case tc.reason == "" && err != nil:
+				t.Errorf("%s %q: %v", how.name, tc.line, err)
+			case tc.reason != "" && (err == nil || !strings.HasSuffix(err.Error(), "\n"+tc.reason)):
+				t.Errorf("%s %q: %v; want %q", how.name, tc.line, err, tc.reason)
+			}
+		}
 	}
 }
 

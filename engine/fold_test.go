@@ -1,0 +1,43 @@
+package engine
+
+import "testing"
+
+// TestFoldASCII: LowerASCII and EqualFoldASCII change and compare the
+// case of ASCII letters only, as Redis's sdstolower and strcasecmp: the
+// Kelvin sign (U+212A), which Unicode lowers to "k", and the long s
+// (U+017F), which Unicode folds with "s", stay themselves, and bytes that
+// are no UTF-8 are kept as they are.
+func TestFoldASCII(t *testing.T) {
+	for _, tc := range []struct{ in, lower string }{
+		{"KeepTTL", "keepttl"},
+		{"keepttl", "keepttl"},
+		{"\u212aEEPTTL", "\u212aeepttl"},
+		{"\u017fAVE", "\u017fave"},
+		{"A\xffB", "a\xffb"},
+		{"", ""},
+	} {
+		if got := LowerASCII(tc.in); got != tc.lower {
+			t.Errorf("LowerASCII(%q) = %q, want %q", tc.in, got, tc.lower)
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"KEEPTTL", "keepttl", true},
+		{"KeEpTtL", "kEePtTl", true},
+		{"\u212aEEPTTL", "keepttl", false},
+		{"\u212aEEPTTL", "\u212aeepttl", true},
+		{"\u017fave", "save", false},
+		{"SAVE", "save ", false},
+		{"[", "{", false}, // not letters: 0x5b is no 0x7b
+		{"\xff", "\xdf", false},
+	} {
+		if got := EqualFoldASCII(tc.a, tc.b); got != tc.want {
+			t.Errorf("EqualFoldASCII(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if s := "no upper case"; LowerASCII(s) != s {
+		t.Error("LowerASCII changed a lower-case string")
+	}
+}
