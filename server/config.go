@@ -1396,19 +1396,16 @@ func (s *Server) registerConfigParams() {
 				}
 				s.mu.Lock()
 				defer s.mu.Unlock()
-				if live.NoBind {
-					// kept, with nothing to listen on: a port picked at
-					// start (0) is the one a later bind listens on again
-					// (listenSpecs), as INFO's tcp_port says
+				if live.NoBind || s.ln == nil {
+					// kept, with nothing to listen on (or before Start):
+					// a port picked at start (0) is the one a later bind
+					// listens on again (listenSpecs), as INFO's tcp_port
+					// says
 					if p := portOf(live.Addr); p != "0" || s.port == 0 {
 						return p
 					}
-					return strconv.Itoa(s.port)
 				}
-				if s.ln != nil {
-					return strconv.Itoa(s.port)
-				}
-				return portOf(s.cfg.Addr)
+				return strconv.Itoa(s.port)
 			}
 		case "tls-port":
 			get = func() string {

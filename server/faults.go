@@ -753,7 +753,7 @@ func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 		s.mu.Unlock()
 		return errors.New("tumbler: Restart before Start")
 	}
-	lns, acceptDone := append([]net.Listener{s.ln}, s.prod.extra...), s.fx.acceptDone
+	lns, acceptDone := s.listeners(), s.fx.acceptDone
 	s.mu.Unlock()
 
 	for _, ln := range lns {
@@ -854,7 +854,7 @@ func (s *Server) RestartAfter(d time.Duration, keepData bool) error {
 		closeAll()
 		return ErrClosed
 	}
-	s.ln, s.prod.extra = nls[0], nls[1:]
+	s.setListeners(nls) // (none, when CONFIG SET left it listening nowhere)
 	s.beginServing()
 	return nil
 }

@@ -111,7 +111,7 @@ func (s *Server) serveListeners() {
 	done := make(chan struct{})
 	s.fx.acceptDone = done // closed when every accept loop has returned
 	var loops sync.WaitGroup
-	for _, ln := range append([]net.Listener{s.ln}, s.prod.extra...) {
+	for _, ln := range s.listeners() {
 		loops.Add(1)
 		s.wg.Add(1)
 		go func() {

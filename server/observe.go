@@ -141,12 +141,10 @@ func (s *Server) cmdShutdown(c *engine.Ctx) {
 // does nothing more; the accept loops end as they do in Close.
 func (s *Server) stopListening() {
 	s.mu.Lock()
-	lns := append([]net.Listener{s.ln}, s.prod.extra...)
+	lns := s.listeners()
 	s.mu.Unlock()
 	for _, ln := range lns {
-		if ln != nil {
-			_ = ln.Close()
-		}
+		_ = ln.Close()
 	}
 }
 

@@ -11,7 +11,11 @@ import (
 // CONFIG SET port, tls-port and bind move the listeners, as Redis's
 // changeListenPort and changeBindAddr do: connections already made stay,
 // new ones come on the new addresses, and when one of those cannot be
-// listened on the old ones come back and the set fails.
+// listened on the old ones come back and the set fails. Addresses that
+// leave nothing to listen on (an empty bind and no unix socket, or only
+// optional addresses the host lacks) are no failure: as in Redis, the
+// server then listens nowhere, serving the connections it has, until a
+// CONFIG SET gives it addresses again.
 
 // errRebindPort and errRebindBind are Redis's CONFIG SET errors for a port
 // or bind addresses it cannot listen on.
@@ -104,10 +108,6 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	if slices.Equal(from, to) {
 		return nil
 	}
-	if len(to) == 0 {
-		s.log.Warn("CONFIG SET: the server would listen nowhere")
-		return fail
-	}
 	tlsServe := s.prod.tlsServe
 	if tlsServe == nil && next.TLSAddr != "" { // applyTLSPort: TLS was off
 		tc, err := buildTLSConfig(next)
@@ -126,25 +126,20 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	// Stop every accept loop, then listen on the new addresses, or on the
 	// old ones again.
 	var back []listenSpec // (each relisten: whatever comes back serves)
-	for _, ln := range append([]net.Listener{s.ln}, s.prod.extra...) {
+	for _, ln := range s.listeners() {
 		_, isTLS := ln.(*tlsListener)
 		back = append(back, listenSpec{addr: ln.Addr().String(), relisten: true, tls: isTLS, unix: isUnixListener(ln)})
 		_ = ln.Close()
 	}
 	<-s.fx.acceptDone
 	opened, err := s.openListeners(to, tlsServe, listenClients)
-	if err == nil && len(opened) == 0 { // every address skipped (skipBind)
-		err = errors.New("no address could be listened on")
-	}
 	if err != nil {
 		s.log.Warn("CONFIG SET: cannot listen on the new addresses; listening on the old ones again", "err", err)
 		if s.prod.tlsServe == nil {
 			s.prod.tlsLive.Store(nil) // TLS stays off
 		}
-		if opened, _ = s.openListeners(back, s.prod.tlsServe, s.relisten); len(opened) == 0 {
+		if opened, _ = s.openListeners(back, s.prod.tlsServe, s.relisten); len(opened) == 0 && len(back) > 0 {
 			s.log.Error("CONFIG SET: cannot listen on the old addresses again either")
-			s.ln, s.prod.extra = nil, nil
-			return fail
 		}
 	} else if next.TLSAddr == "" { // TLS off: built afresh if it comes back
 		s.prod.tlsServe = nil
@@ -152,7 +147,7 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	} else {
 		s.prod.tlsServe = tlsServe
 	}
-	s.ln, s.prod.extra = opened[0], opened[1:]
+	s.setListeners(opened)
 	s.prod.tlsAddr = ""
 	for _, ln := range opened {
 		if tl, ok := ln.(*tlsListener); ok {
@@ -160,15 +155,40 @@ func (s *Server) rebind(old, next *Config, param string) error {
 			break
 		}
 	}
-	if ta, ok := s.ln.Addr().(*net.TCPAddr); ok {
-		s.port = ta.Port
+	if s.ln != nil { // (none: the port stays for the addresses to come)
+		if ta, ok := s.ln.Addr().(*net.TCPAddr); ok {
+			s.port = ta.Port
+		}
 	}
 	s.serveListeners()
 	if err != nil {
 		return fail
 	}
+	if len(opened) == 0 {
+		s.log.Warn("CONFIG SET: listening nowhere: no address to listen on")
+		return nil
+	}
 	s.log.Info("CONFIG SET: listening on new addresses", "listeners", len(opened))
 	return nil
+}
+
+// listeners returns every listener the server has, the primary one
+// (s.ln) first; none while it listens nowhere. Called with s.mu held,
+// or before serving.
+func (s *Server) listeners() []net.Listener {
+	if s.ln == nil {
+		return nil
+	}
+	return append([]net.Listener{s.ln}, s.prod.extra...)
+}
+
+// setListeners makes lns the server's listeners, the first the primary
+// one; none: it listens nowhere (rebind). Called with s.mu held.
+func (s *Server) setListeners(lns []net.Listener) {
+	s.ln, s.prod.extra = nil, nil
+	if len(lns) > 0 {
+		s.ln, s.prod.extra = lns[0], lns[1:]
+	}
 }
 
 // openListeners listens as specs say, a TLS one serving tc, skipping an

@@ -139,3 +139,47 @@ func TestConfigSet_PortAndBindMoveTheListeners(t *testing.T) {
 		t.Fatalf("CONFIG GET port after Restart = %q, want %q", got, want)
 	}
 }
+
+// CONFIG SET bind "" with no unix socket is accepted, as Redis's
+// changeBindAddr accepts it: the server listens nowhere and serves the
+// connections it has; a Restart while it listens nowhere comes back
+// listening nowhere, and Close works with no listener; a bind set back
+// listens on the port it had.
+func TestConfigSet_BindEmptyListensNowhere(t *testing.T) {
+	srv := RunT(t)
+	addr := srv.Addr()
+	_, port, _ := net.SplitHostPort(addr)
+	marker := t.Name() + port
+	srv.Set(marker, marker, 0)
+	c := dial(t, addr)
+	for _, bind := range []string{"", "-10.255.255.254"} {
+		if got := c.do("CONFIG", "SET", "bind", bind); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET bind %q = %q", bind, got)
+		}
+		refusedAt(t, addr, marker)
+		if got := c.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after bind %q = %q", bind, got)
+		}
+		if got, want := c.do("CONFIG", "GET", "port"), "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(port))+"\r\n"+port+"\r\n"; got != want {
+			t.Fatalf("CONFIG GET port after bind %q = %q, want %q", bind, got, want)
+		}
+	}
+	if got := c.do("CONFIG", "SET", "bind", "127.0.0.1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind back = %q", got)
+	}
+	pingAt(t, addr)
+	c = dial(t, addr)
+	if got := c.do("CONFIG", "SET", "bind", ""); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind \"\" = %q", got)
+	}
+	if err := srv.Restart(true); err != nil {
+		t.Fatalf("Restart listening nowhere: %v", err)
+	}
+	refusedAt(t, addr, marker)
+	if v, ok := srv.Get(marker); !ok || v != marker {
+		t.Fatalf("after Restart: %q, %v", v, ok)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatalf("Close listening nowhere: %v", err)
+	}
+}

@@ -403,8 +403,9 @@ func (s *Server) collectFreed() {
 }
 
 // Addr returns the address the server listens on, "host:port". Before
-// Start (and after Close) it is the configured address, which with port 0
-// is not one a client can reach: call it after Start.
+// Start (and after Close), and while a CONFIG SET bind has left it
+// listening nowhere, it is the configured address, which with port 0 is
+// not one a client can reach: call it after Start.
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -430,7 +431,7 @@ func (s *Server) Close() error {
 	s.closed = true
 	defer close(s.closeEnd)
 	started := s.started
-	ln, extra := s.ln, s.prod.extra // Restart replaces them under mu
+	lns := s.listeners() // Restart and rebind replace them under mu
 	s.mu.Unlock()
 	s.closing.Store(true)
 	// No script may run past this point, including ones already queued in
@@ -442,12 +443,11 @@ func (s *Server) Close() error {
 		s.probe.close() // a failed Start made it
 		return nil
 	}
-	err := ln.Close()
-	if errors.Is(err, net.ErrClosed) {
-		err = nil // a Restart has it closed: nothing went wrong
-	}
-	for _, l := range extra { // the other listeners (tls.go)
-		_ = l.Close()
+	var err error
+	for i, ln := range lns { // the primary, then the others (tls.go)
+		if e := ln.Close(); i == 0 && !errors.Is(e, net.ErrClosed) {
+			err = e // (closed: a Restart has it closed, nothing went wrong)
+		}
 	}
 	if s.shutdown.Load() {
 		s.drainForShutdown(s.shutdownDrainMax)

@@ -4,6 +4,9 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/tumblerdb/tumbler/compat/internal/proc"
+	"github.com/tumblerdb/tumbler/server"
 )
 
 // TestConfigSetPortAndBind compares CONFIG SET port and bind with
@@ -55,5 +58,68 @@ func TestConfigSetPortAndBind(t *testing.T) {
 			t.Errorf("%s: PING on the new port = %q", name, got)
 		}
 		moved.close()
+	}
+}
+
+// TestConfigSetBindEmpty compares CONFIG SET bind "" on a server with no
+// unix socket with redis-server's: accepted (changeBindAddr listens on
+// no address, and that is no failure), the server stays up and listens
+// nowhere, serving the connection that asked, whose CONFIG GET bind is
+// empty and port unchanged; bind set to optional addresses the host lacks
+// is accepted the same way; and a bind set back from that connection
+// listens again, on the same port.
+func TestConfigSetBindEmpty(t *testing.T) {
+	servers := []struct{ name, addr string }{
+		{"redis", proc.StartRedis(t)},
+		{"tumbler", server.RunT(t).Addr()},
+	}
+	conns := make([]*conn, len(servers))
+	for i, sv := range servers {
+		c, err := dial(sv.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.close)
+		conns[i] = c
+	}
+	same := func(args ...string) {
+		t.Helper()
+		if r, g := string(do(t, conns[0], args...)), string(do(t, conns[1], args...)); r != g {
+			t.Errorf("%q:\n redis:   %q\n tumbler: %q", args, r, g)
+		}
+	}
+	refused := func(when string) {
+		t.Helper()
+		for _, sv := range servers {
+			if c, err := net.Dial("tcp", sv.addr); err == nil {
+				c.Close()
+				t.Errorf("%s %s: a new connection to %s was accepted", sv.name, when, sv.addr)
+			}
+		}
+	}
+	for _, bind := range []string{"", "-10.255.255.254", "-10.255.255.254 -10.255.255.253"} {
+		same("CONFIG", "SET", "bind", bind)
+		same("PING")
+		same("CONFIG", "GET", "bind")
+		refused("after bind " + strconv.Quote(bind))
+		for i, sv := range servers {
+			_, port, _ := net.SplitHostPort(sv.addr)
+			if got, want := string(do(t, conns[i], "CONFIG", "GET", "port")), "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(port))+"\r\n"+port+"\r\n"; got != want {
+				t.Errorf("%s: CONFIG GET port = %q, want %q", sv.name, got, want)
+			}
+		}
+	}
+	same("CONFIG", "SET", "bind", "")
+	same("CONFIG", "SET", "bind", "127.0.0.1")
+	same("CONFIG", "GET", "bind")
+	for _, sv := range servers {
+		c, err := dial(sv.addr)
+		if err != nil {
+			t.Fatalf("%s: not listening again on %s: %v", sv.name, sv.addr, err)
+		}
+		if got := string(do(t, c, "PING")); got != "+PONG\r\n" {
+			t.Errorf("%s: PING = %q", sv.name, got)
+		}
+		c.close()
 	}
 }
