@@ -46,6 +46,11 @@ type prodState struct {
 	isLocal  func(net.Addr) bool // protected mode's loopback test; tests replace it
 	extra    []net.Listener      // listeners other than Server.ln (tls.go)
 	tlsAddr  string              // the TLS listener's address, guarded by Server.mu
+	// tlsPort is the port a TLS listener last listened on, kept while
+	// none does (an empty bind): a TLS address with port 0, picked at
+	// start, listens there again (listenSpecs), as the plain port does
+	// (Server.port). Guarded by Server.mu.
+	tlsPort int
 	// tlsLive is the TLS configuration handshakes use (serveTLSConfig);
 	// nil when TLS is not served from the tls-* settings.
 	tlsLive atomic.Pointer[tls.Config]
@@ -1413,7 +1418,15 @@ func (s *Server) registerConfigParams() {
 					_, p, _ := net.SplitHostPort(a)
 					return p
 				}
-				return d.get(s.live())
+				live := s.live()
+				if p := d.get(live); p != "0" || live.TLSAddr == "" {
+					return p
+				}
+				// a port picked at start, with no TLS listener now (an
+				// empty bind): the one a later bind listens on again
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return strconv.Itoa(s.prod.tlsPort)
 			}
 		}
 		spec := engine.ParamSpec{Name: name, Get: get, Settable: d.live || d.own, MultiArg: d.multi, Hidden: d.hidden}

@@ -36,7 +36,7 @@ type listenSpec struct {
 
 // listenSpecs returns the listeners cfg asks for, plain ones first (the
 // first of all is the primary one), as listen opens them. A port of 0 (one
-// picked at start) is the port the server listens on now.
+// picked at start) is the port the server listens on now, or last did.
 func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 	host, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -65,8 +65,8 @@ func (s *Server) listenSpecs(cfg *Config) []listenSpec {
 	if err != nil {
 		return unix(specs)
 	}
-	if tp == "0" && s.prod.tlsAddr != "" {
-		_, tp, _ = net.SplitHostPort(s.prod.tlsAddr)
+	if tp == "0" && s.prod.tlsPort != 0 {
+		tp = strconv.Itoa(s.prod.tlsPort)
 	}
 	hosts := []string{th}
 	if th == "" { // a TLS port alone listens on every bind address
@@ -152,6 +152,9 @@ func (s *Server) rebind(old, next *Config, param string) error {
 	for _, ln := range opened {
 		if tl, ok := ln.(*tlsListener); ok {
 			s.prod.tlsAddr = tl.Addr().String()
+			if ta, ok := tl.Addr().(*net.TCPAddr); ok {
+				s.prod.tlsPort = ta.Port
+			}
 			break
 		}
 	}

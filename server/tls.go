@@ -102,7 +102,8 @@ func (s *Server) listen() (net.Listener, error) {
 			}
 			if first {
 				first = false
-				tp = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+				s.prod.tlsPort = ln.Addr().(*net.TCPAddr).Port
+				tp = strconv.Itoa(s.prod.tlsPort)
 				s.prod.tlsAddr = ln.Addr().String()
 			}
 			opened[len(opened)-1] = &tlsListener{Listener: tls.NewListener(ln, tlsCfg), cfg: tlsCfg}

@@ -379,3 +379,47 @@ func TestTLS_ConfigSetTLSPort(t *testing.T) {
 	}
 	pingAt(t, srv.Addr())
 }
+
+// A TLS address without a host (":0": a TLS port on the bind addresses,
+// picked at start) keeps its picked port across CONFIG SET bind "" and
+// back, as the plain port does: with an empty bind there is no TLS
+// listener, CONFIG GET tls-port still names the port, and a bind listens
+// on it again, plain and TLS.
+func TestTLS_PickedPortSurvivesEmptyBind(t *testing.T) {
+	p := newTestPKI(t)
+	srv := RunT(t, WithConfig(func(c *Config) {
+		p.tlsConfig(c, "no")
+		c.TLSAddr = ":0"
+	}))
+	tlsAddr := srv.TLSAddr()
+	host, tp, err := net.SplitHostPort(tlsAddr)
+	if err != nil || host != "127.0.0.1" || tp == "0" {
+		t.Fatalf("TLSAddr() = %q (%v)", tlsAddr, err)
+	}
+	want := "*2\r\n$8\r\ntls-port\r\n$" + strconv.Itoa(len(tp)) + "\r\n" + tp + "\r\n"
+	c := dial(t, srv.Addr())
+	if got := c.do("CONFIG", "GET", "tls-port"); got != want {
+		t.Fatalf("CONFIG GET tls-port = %q, want %q", got, want)
+	}
+	if got := c.do("CONFIG", "SET", "bind", ""); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind \"\" = %q", got)
+	}
+	if _, err := p.tlsDo(tlsAddr, nil, "PING"); err == nil {
+		t.Fatal("TLS still served with an empty bind")
+	}
+	if got := c.do("CONFIG", "GET", "tls-port"); got != want {
+		t.Fatalf("CONFIG GET tls-port with an empty bind = %q, want %q", got, want)
+	}
+	if got := c.do("CONFIG", "SET", "bind", "127.0.0.1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET bind back = %q", got)
+	}
+	if got := srv.TLSAddr(); got != tlsAddr {
+		t.Fatalf("TLSAddr() after bind back = %q, want %q", got, tlsAddr)
+	}
+	if got, err := p.tlsDo(tlsAddr, nil, "PING"); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("PING over TLS after bind back: %q, %v", got, err)
+	}
+	if got := c.do("CONFIG", "GET", "tls-port"); got != want {
+		t.Fatalf("CONFIG GET tls-port after bind back = %q, want %q", got, want)
+	}
+}
