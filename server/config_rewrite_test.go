@@ -110,3 +110,27 @@ func TestConfigRewrite_BindAgainstRedisDefault(t *testing.T) {
 		t.Errorf("the rewritten file binds %q (%v), want 127.0.0.1", again.Addr, err)
 	}
 }
+
+// CONFIG REWRITE finds a file's lines by directive name in ASCII case
+// only, as Redis's rewriteConfigReadOldFile (sdstolower): a line whose
+// name has a Kelvin sign (U+212A) for its k, added to the file after the
+// start, is no tcp-keepalive line to take the place of (Redis keeps it,
+// commented out), and tcp-keepalive is appended.
+func TestConfigRewrite_NamesFoldASCIIOnly(t *testing.T) {
+	srv, path := runConfFile(t, "fold.conf", "port 0\ntimeout 10\n")
+	kelvin := "tcp-\u212aeepalive 300"
+	if err := os.WriteFile(path, []byte("port 0\ntimeout 10\n"+kelvin+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addr())
+	for _, args := range [][]string{{"CONFIG", "SET", "tcp-keepalive", "60"}, {"CONFIG", "REWRITE"}} {
+		if got := c.do(args...); got != "+OK\r\n" {
+			t.Fatalf("%q = %q", args, got)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	_, after, signed := strings.Cut(string(data), rewriteSignature)
+	if !strings.Contains(string(data), kelvin+"\n") || !signed || !strings.Contains(after, "\ntcp-keepalive 60\n") {
+		t.Fatalf("rewritten file\n%s\nwant the %q line kept and tcp-keepalive 60 appended", data, kelvin)
+	}
+}

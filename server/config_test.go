@@ -75,6 +75,20 @@ func writeConf(t *testing.T, name, text string) string {
 	return p
 }
 
+// runConfFile writes text to a config file called name, loads it and
+// runs a server of it on the test's own port, until the test ends. It
+// returns the server and the file's path.
+func runConfFile(t *testing.T, name, text string) (*Server, string) {
+	t.Helper()
+	path := writeConf(t, name, text)
+	var cfg Config
+	if _, err := LoadConfigFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.TLSOnly = "127.0.0.1:0", false // the test's own port
+	return RunT(t, WithConfig(func(c *Config) { *c = cfg })), path
+}
+
 // CONFIG REWRITE writes memory values as Redis's
 // rewriteConfigFormatMemory: the largest unit that divides them.
 func TestFormatMemory_AsRedisRewrite(t *testing.T) {
@@ -443,13 +457,7 @@ func TestConfigSet_LiveAndAtomic(t *testing.T) {
 }
 
 func TestConfigRewrite_WritesLiveSettings(t *testing.T) {
-	path := writeConf(t, "rw.conf", "# my settings\nport 0\ntimeout 10\nsave 60 1\ntimeout 11\nmaxclients 100\n")
-	var cfg Config
-	if _, err := LoadConfigFile(path, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr, cfg.TLSOnly = "127.0.0.1:0", false // the test's own port
-	srv := RunT(t, WithConfig(func(c *Config) { *c = cfg }))
+	srv, path := runConfFile(t, "rw.conf", "# my settings\nport 0\ntimeout 10\nsave 60 1\ntimeout 11\nmaxclients 100\n")
 	c := dial(t, srv.Addr())
 	if got := c.do("CONFIG", "SET", "timeout", "20", "maxmemory", "64mb", "requirepass", "p w"); got != "+OK\r\n" {
 		t.Fatal(got)
