@@ -67,6 +67,11 @@ type client struct {
 	reply  replyMode // CLIENT REPLY (reply.go); own goroutine only
 	lp     loopConn  // event-loop state (eventloop_linux.go)
 	mem    clientMem // its part of the clients' memory (evict.go)
+	// dl delays its output while SetLatency is set (delayline.go)
+	dl atomic.Pointer[delayLine]
+	// dropOut: it broke its output limit, and its delayed output goes
+	// unwritten (finishDelayed); own goroutine only
+	dropOut bool
 }
 
 // connAddrs returns a connection's addresses as Redis writes them (its
@@ -97,6 +102,7 @@ func (s *Server) serveConn(nc net.Conn, id int64) {
 	c.ACL = s.eng.ACL().Default()
 	c.prod.srv = s
 	fc.lim, fc.idleExempt = &s.prod.limits, c.idleExempt // (limits.go)
+	fc.delayed = c.delayErrorReply                       // fixture: SetLatency (delayline.go)
 	c.Conn = c
 	c.w = respWriter{proto: 2, mu: &c.omu, seal: true}
 	c.w.relimit = func() int { return s.replyLimitLocked(c) } // (under omu once shared: respWriter.lock)
@@ -222,7 +228,7 @@ func (s *Server) endBatch(c *client) {
 // sendBatch writes a batch's replies. It reports false when the
 // connection ends.
 func (s *Server) sendBatch(c *client) bool {
-	s.replyLatency(c)                 // fixture: SetLatency (server/fixture.go)
+	s.replyStall(c)                   // fixture: Pause, DEBUG SLEEP (server/fixture.go)
 	if c.w.shared || c.w.size() > 0 { // (a shared buffer is not read unlocked)
 		// Let the other connections that have input run their batches
 		// before this one writes: the writes then go out back to back,
@@ -233,7 +239,9 @@ func (s *Server) sendBatch(c *client) bool {
 		runtime.Gosched()
 	}
 	err := c.flush()
-	s.evictDue() // maxmemory-clients: a pass CONFIG SET made due (evict.go)
+	if dl := c.dl.Load(); dl == nil || dl.held.Load() == 0 {
+		s.evictDue() // maxmemory-clients: a pass CONFIG SET made due (evict.go)
+	} // (else once its delay line has written the replies: writeDelayed)
 	if err != nil || c.closeNow {
 		return false
 	}
@@ -251,6 +259,7 @@ func (s *Server) register(c *client) bool {
 		c.w.WriteError("ERR max number of clients reached")
 		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 		_ = c.flush()
+		c.finishDelayed()
 		_ = c.nc.Close()
 		return false
 	}
@@ -267,6 +276,7 @@ func (s *Server) register(c *client) bool {
 }
 
 func (s *Server) unregister(c *client) {
+	c.finishDelayed() // fixture: what SetLatency delays goes out first (delayline.go)
 	_ = c.nc.Close()
 	s.eng.DiscardTransaction(&c.Client) // drop its WATCHes (Redis freeClient → unwatchAllKeys)
 	c.goneOnce.Do(func() { close(c.gone) })
@@ -463,6 +473,11 @@ func (c *client) flush() error {
 	if srv != nil && srv.evict.limit.Load() != 0 {
 		c.writeStart() // seen by the others' measures once slow (evict.go)
 	}
+	if srv != nil && (srv.fx.latency.Load() > 0 || c.dl.Load() != nil) {
+		if queued, err := c.flushDelayed(); queued { // fixture: SetLatency (delayline.go)
+			return err
+		}
+	}
 	err := c.writeOutAll(c.w.segs, c.w.b) // output buffer limit for slow readers (limits.go)
 	c.outGen++
 	c.w.reset()
@@ -511,7 +526,17 @@ func (c *client) flushShared(own bool) error {
 		c.spare = out
 		return nil
 	}
-	c.prod.srv.holdOutput(c, own) // fixture: stalls and SetLatency hold pushes too (server/fixture.go)
+	// fixture: stalls hold pushes too (server/fixture.go), and
+	// SetLatency delays them (delayline.go)
+	c.prod.srv.holdOutput(c, own)
+	if queued, err := c.delayOut(append(segs, out)); queued {
+		c.omu.Lock()
+		c.ps.inflight = 0 // (counted by heldOut now)
+		c.omu.Unlock()
+		c.prod.srv.measurePushed(c)
+		c.spare = nil // (out is the delay line's)
+		return err
+	}
 	var err error
 	for _, p := range append(segs, out) {
 		if len(p) == 0 {

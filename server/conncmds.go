@@ -276,14 +276,15 @@ func (c *client) inputMem(self bool) (qbuf, free, argv int) {
 // connection (pub/sub, tracking, MONITOR), whose output other goroutines
 // fill and a slow reader lets grow. Another connection writes its replies
 // after each batch, so it has none between commands (0); its buffer
-// belongs to its goroutine and is not read here.
+// belongs to its goroutine and is not read here. Either has the output
+// SetLatency delays (delayline.go).
 func (c *client) pendingOutput() int {
 	c.omu.Lock()
 	defer c.omu.Unlock()
 	if !c.w.shared { // (set under omu)
-		return 0
+		return c.heldOut()
 	}
-	return c.w.size() + len(c.deferred) + c.ps.inflight
+	return c.w.size() + len(c.deferred) + c.ps.inflight + c.heldOut()
 }
 
 func userOf(me *client) string {

@@ -514,6 +514,9 @@ func (s *Server) loopMayServe(c *client, rd *cmdReader) bool {
 		s.prod.limits.idle.Load() > 0 || c.fc.hasPending() || rd.errNext || c.closeNow {
 		return false
 	}
+	if c.dl.Load() != nil && c.delaying() {
+		return false // its delayed output goes first, in order (delayline.go)
+	}
 	if c.lp.away > 0 {
 		c.lp.away--
 		return false

@@ -517,20 +517,35 @@ func (s *Server) WaitBlocked(n int, timeout time.Duration) error {
 
 // ---- latency ----
 
-// SetLatency delays every reply by d (real time, as network latency
-// would): each batch of replies a connection produces for one read of
-// pipelined commands is written d after it is ready, and so is each
-// batch of pushes (invalidations, pub/sub messages, MONITOR lines). 0
-// removes it. Unlike a network, a connection is not read while its
-// replies wait: a command that arrives meanwhile runs once they have
-// been written, then waits d of its own, so a client that sends several
-// callers' commands down one connection without waiting for replies (a
-// rueidis client, go-redis's pipelines one after the other) sees some
-// take up to 2d. A new connection's handshake (HELLO, AUTH, SELECT) is
-// delayed too: a client whose timeouts are shorter than d never gets
-// connected. To model a node whose lock replies are slow, let the client
-// connect (a PING) before setting the latency.
-func (s *Server) SetLatency(d time.Duration) { s.fx.latency.Store(int64(max(d, 0))) }
+// SetLatency delays every reply by d (real time), as a slow network
+// would: a delay line. Each batch of replies a connection produces for
+// one read of pipelined commands is written d after it is ready, and so
+// is each batch of pushes (invalidations, pub/sub messages, MONITOR
+// lines), in order. A command runs when it arrives, as ever (its effects
+// are seen at once, from other connections too); only its reply waits,
+// while the connection goes on reading and running the commands sent
+// after it: a client that sends several callers' commands down one
+// connection without waiting for replies (rueidis, go-redis's pipelines)
+// gets each reply d after its command reached the server, however many
+// are in flight. A blocked command's reply (BLPOP) is ready when it is
+// served, and one a pause holds once it has run. A new latency applies
+// to the replies that wait too (d after they were ready); 0 removes it
+// and sends them at once. A new connection's handshake (HELLO, AUTH,
+// SELECT) is delayed too: a client whose timeouts are shorter than d
+// never gets connected. To model a node whose lock replies are slow, let
+// the client connect (a PING) before setting the latency.
+//
+// The replies that wait count as the connection's output (CLIENT LIST's
+// omem, client-output-buffer-limit, maxmemory-clients): a client that
+// pipelines without reading makes them grow, as it makes Redis's output
+// buffer grow. A connection that ends (QUIT, or its client hangs up)
+// still sends them first; one that is killed (CLIENT KILL,
+// DropConnections, Restart) or breaks its output limit drops them; once
+// the server closes they go out at once.
+func (s *Server) SetLatency(d time.Duration) {
+	s.fx.latency.Store(int64(max(d, 0)))
+	s.fx.notify() // the delay lines wait anew (delayline.go)
+}
 
 // ---- connections ----
 

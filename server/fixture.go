@@ -297,8 +297,8 @@ func (s *Server) sendBeforeWait(c *client) bool {
 	if !c.w.shared && c.w.size() == 0 { // (a shared buffer is not read unlocked)
 		return true
 	}
-	s.afterBatch(c)   // tracking: BCAST invalidations first, as in beforeSleep (tracking.go)
-	s.replyLatency(c) // a stall holds them (a stopped process sends nothing), then SetLatency
+	s.afterBatch(c) // tracking: BCAST invalidations first, as in beforeSleep (tracking.go)
+	s.replyStall(c) // a stall holds them (a stopped process sends nothing); SetLatency delays them (flush)
 	return c.flush() == nil
 }
 
@@ -309,11 +309,12 @@ func (s *Server) fixtureAfter(c *client) {
 	}
 }
 
-// replyLatency holds a connection's replies back before its goroutine
-// flushes them (see holdOutput). A push-capable connection's flushes
-// hold their output back themselves (flushShared).
-func (s *Server) replyLatency(c *client) {
-	if c.w.shared || c.w.size() == 0 {
+// replyStall holds a connection's replies back while the server is
+// stalled, before its goroutine flushes them (see holdOutput). A
+// push-capable connection's flushes hold their output back themselves
+// (flushShared).
+func (s *Server) replyStall(c *client) {
+	if c.w.shared || c.w.size() == 0 || !s.fx.anyPause.Load() {
 		return
 	}
 	s.holdOutput(c, true)
@@ -321,24 +322,13 @@ func (s *Server) replyLatency(c *client) {
 
 // holdOutput holds a connection's output back while the server is
 // stalled (Pause, DEBUG SLEEP: a stopped process sends nothing, pushes
-// included), then by SetLatency's delay. reply says the connection's own
-// goroutine writes it, replies to its commands among it: the stall then
-// counts the connection as held (waitStalled).
+// included). reply says the connection's own goroutine writes it,
+// replies to its commands among it: the stall then counts the
+// connection as held (waitStalled). SetLatency's delay comes after, as
+// the output is written (delayline.go).
 func (s *Server) holdOutput(c *client, reply bool) {
-	if s.fx.anyPause.Load() && !s.waitStalled(c, reply) {
-		return
-	}
-	d := time.Duration(s.fx.latency.Load())
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-c.fx.killed:
-	case <-c.gone:
-	case <-s.done:
+	if s.fx.anyPause.Load() {
+		s.waitStalled(c, reply)
 	}
 }
 

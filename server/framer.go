@@ -105,8 +105,12 @@ type framedConn struct {
 	// whether the idle timeout is suspended for this connection.
 	lim        *protoLimits
 	idleExempt func() bool
-	idleArmed  bool  // a read deadline is set for the idle timeout
-	reqLen     int64 // bytes of the incomplete request read so far
+	// delayed, if set, queues an error reply behind the connection's
+	// delayed output (SetLatency: delayline.go), and reports whether it
+	// did; false, fail writes it.
+	delayed   func(line []byte) bool
+	idleArmed bool  // a read deadline is set for the idle timeout
+	reqLen    int64 // bytes of the incomplete request read so far
 
 	st   uint8  // fs*
 	args int    // arguments of the current multibulk not yet begun
@@ -306,6 +310,9 @@ func (c *framedConn) fail() error {
 		// The event loop never waits for a socket: the connection's own
 		// goroutine writes the reply (eventloop_linux.go).
 		return errLeaveLoop
+	}
+	if !c.sent && len(c.line) > 0 && c.delayed != nil && c.delayed(c.line) {
+		c.sent = true
 	}
 	if !c.sent && len(c.line) > 0 {
 		c.sent = true

@@ -142,11 +142,13 @@ func (s *Server) outputOverLimit(c *client) bool {
 		if l.Hard == 0 && l.Soft == 0 {
 			return false
 		}
-		if !c.prod.obuf.over(l, c.w.size(), time.Now()) {
+		// (with the replies SetLatency delays: delayline.go)
+		if !c.prod.obuf.over(l, c.w.size()+c.heldOut(), time.Now()) {
 			return false
 		}
 	}
-	s.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", c.w.size())
+	s.log.Warn("client scheduled to be closed ASAP for overcoming of output buffer limits", "addr", c.addr, "class", "normal", "pending", c.w.size()+c.heldOut())
+	c.dropOut = true // nor does what its delay line holds (finishDelayed)
 	return true
 }
 

@@ -430,7 +430,7 @@ func (s *Server) closeOverLimit(c *client) {
 // overLimit reports whether c's pending output breaks l, as Redis's
 // checkClientOutputBufferLimits. Requires c's omu.
 func (s *Server) overLimit(c *client, l OutputBufferLimit) bool {
-	used := uint64(c.w.size() + len(c.deferred) + c.ps.inflight)
+	used := uint64(c.w.size() + len(c.deferred) + c.ps.inflight + c.heldOut())
 	if l.Hard > 0 && used >= l.Hard {
 		return true
 	}

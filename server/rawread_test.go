@@ -117,9 +117,9 @@ func TestRawRead_PipelinesInPieces(t *testing.T) {
 }
 
 // TestRawRead_DropConnectionsWhileAReplyIsHeld: DropConnections returns
-// while a connection's goroutine holds its reply (SetLatency), and the
-// dropped client's input sent meanwhile never runs: a raw read of a
-// closed connection fails, as net.Conn.Read does.
+// while a connection's reply is held (SetLatency), and the dropped
+// client's input sent after it never runs: a raw read of a closed
+// connection fails, as net.Conn.Read does.
 func TestRawRead_DropConnectionsWhileAReplyIsHeld(t *testing.T) {
 	srv := RunT(t)
 	victim := dial(t, srv.Addr())
@@ -137,7 +137,6 @@ func TestRawRead_DropConnectionsWhileAReplyIsHeld(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	victim.send(encode("SET", "after-kill", "1"))
 	done := make(chan int, 1)
 	go func() { done <- srv.DropConnections() }()
 	select {
@@ -145,6 +144,7 @@ func TestRawRead_DropConnectionsWhileAReplyIsHeld(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("DropConnections waits for the goroutine of a connection it closes")
 	}
+	_, _ = victim.conn.Write([]byte(encode("SET", "after-kill", "1"))) // (may fail: closed)
 	waitClosed(t, victim)
 	srv.SetLatency(0)
 	if got := dial(t, srv.Addr()).do("EXISTS", "after-kill"); got != ":0\r\n" {
