@@ -378,3 +378,27 @@ func delayWriters() int {
 		buf = make([]byte, 2*len(buf))
 	}
 }
+
+// Large replies (written in segments: respWriter.segs) wait whole, and
+// arrive intact and in order.
+func TestSetLatency_LargeReplies(t *testing.T) {
+	const d = 100 * time.Millisecond
+	srv := RunT(t)
+	big := strings.Repeat("0123456789", 300_000) // 3 MB
+	srv.Set("big", big, 0)
+	c := dial(t, srv.Addr())
+	c.do("PING")
+	srv.SetLatency(d)
+	start := time.Now()
+	c.send(encode("GET", "big") + encode("PING"))
+	time.Sleep(20 * time.Millisecond)
+	c.send(encode("GET", "big"))
+	for _, want := range []string{bulk(big), "+PONG\r\n", bulk(big)} {
+		if got := c.read(); got != want {
+			t.Fatalf("got %d bytes (%.20q...), want %d", len(got), got, len(want))
+		}
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("the replies came %v after the requests, before the latency", took)
+	}
+}

@@ -32,7 +32,8 @@ import (
 // (BLPOP, WAIT), a script in Lua that is not one of the well-known lock
 // scripts (it may run past the busy threshold, and SCRIPT KILL must get
 // through), EXEC, DEBUG, any command while a script runs or the server is
-// paused (CLIENT PAUSE, Pause, DEBUG SLEEP), replies held back (SetLatency),
+// paused (CLIENT PAUSE, Pause, DEBUG SLEEP), replies delayed (SetLatency:
+// while one is set, or the connection's delay line has output),
 // a connection that receives pushes (SUBSCRIBE, MONITOR, tracking), a
 // reply the socket does not take at once, an idle timeout (timeout > 0),
 // and every error and the end of the input. After 16 batches on its own

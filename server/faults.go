@@ -533,7 +533,9 @@ func (s *Server) WaitBlocked(n int, timeout time.Duration) error {
 // and sends them at once. A new connection's handshake (HELLO, AUTH,
 // SELECT) is delayed too: a client whose timeouts are shorter than d
 // never gets connected. To model a node whose lock replies are slow, let
-// the client connect (a PING) before setting the latency.
+// the client connect (a PING) before setting the latency. A stall (Pause,
+// DEBUG SLEEP) holds output before it enters the delay line: what waits
+// in the line when one begins was sent, and still arrives during it.
 //
 // The replies that wait count as the connection's output (CLIENT LIST's
 // omem, client-output-buffer-limit, maxmemory-clients): a client that
