@@ -402,3 +402,23 @@ func TestSetLatency_LargeReplies(t *testing.T) {
 		t.Fatalf("the replies came %v after the requests, before the latency", took)
 	}
 }
+
+// A reply in the delay line when a Pause begins was sent: it arrives
+// during the pause; one produced after waits for the pause, then d.
+func TestSetLatency_PauseHoldsOnlyWhatIsNotSentYet(t *testing.T) {
+	const d = 200 * time.Millisecond
+	srv := RunT(t)
+	c, other := dial(t, srv.Addr()), dial(t, srv.Addr())
+	c.do("PING")
+	other.do("PING")
+	srv.SetLatency(d)
+	c.send(encode("ECHO", "sent"))
+	eventually(t, "ECHO's reply in the delay line", func() bool { return srv.heldOutput() > 0 })
+	srv.Pause(time.Hour)
+	defer srv.Unpause()
+	other.send(encode("PING")) // held by the pause
+	c.expect(bulk("sent"))
+	other.expectSilent(d * 3 / 2)
+	srv.Unpause()
+	other.expect("+PONG\r\n")
+}
