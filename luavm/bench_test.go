@@ -186,3 +186,35 @@ func BenchmarkEvalSHA_Concat(b *testing.B) {
 		e.Exec(c)
 	}
 }
+
+// BenchmarkPairs is a script that builds a table of n string keys and
+// walks it with pairs (walk) or does not (build, the same script without
+// the loop): the difference is what a traversal costs.
+func BenchmarkPairs(b *testing.B) {
+	const script = `local n, walk = tonumber(ARGV[1]), ARGV[2] == '1'
+local t = {}
+for i = 1, n do t['k' .. i] = i end
+local c = 0
+if walk then for k, v in pairs(t) do c = c + 1 end end
+return c`
+	e := engine.New(engine.Config{})
+	Install(e)
+	sha := SHA1Hex([]byte(script))
+	expect(b, e, "$"+sha, args("SCRIPT", "LOAD", script))
+	for _, n := range []string{"10", "1000", "100000"} {
+		for _, walk := range []string{"0", "1"} {
+			name := "keys=" + n + "/build"
+			if walk == "1" {
+				name = "keys=" + n + "/walk"
+			}
+			b.Run(name, func(b *testing.B) {
+				a := args("EVALSHA", sha, "0", n, walk)
+				c := &engine.Ctx{Args: a, W: discard{}}
+				b.ReportAllocs()
+				for range b.N {
+					e.Exec(c)
+				}
+			})
+		}
+	}
+}

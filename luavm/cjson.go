@@ -233,6 +233,7 @@ func cjsonEnumOption(L *lua.LState, i int, setting *int32, options []string, boo
 
 type cjsonEncoder struct {
 	L     *lua.LState
+	pre   *presizes                   // the constructors' tables (presize.go)
 	ro    map[*lua.LTable]*lua.LTable // read-only proxies: encoded as their tables
 	cfg   *cjsonConfig
 	null  *lua.LUserData
@@ -245,7 +246,7 @@ func (vm *VM) cjsonEncode(L *lua.LState, cfg *cjsonConfig) int {
 	if L.GetTop() != 1 {
 		cArgError(L, 1, "expected 1 argument")
 	}
-	e := &cjsonEncoder{L: L, ro: vm.roReal, cfg: cfg, null: vm.cjsonNull, limit: vm.sizeLimit()}
+	e := &cjsonEncoder{L: L, ro: vm.roReal, cfg: cfg, null: vm.cjsonNull, limit: vm.sizeLimit(), pre: &vm.presized}
 	e.data(L.Get(1), 0, 1)
 	L.Push(lua.LString(e.buf))
 	return 1
@@ -410,7 +411,7 @@ func (e *cjsonEncoder) arrayLength(t *lua.LTable) int32 {
 		}
 	}
 	if overflow {
-		lua51Pairs(t, upd)
+		lua51Pairs(t, e.pre, upd)
 	} else {
 		luaNext(t, func(k, v lua.LValue) bool { upd(k, v); return true })
 	}
@@ -449,7 +450,7 @@ func (e *cjsonEncoder) array(t *lua.LTable, n int32, depth, slots int) {
 func (e *cjsonEncoder) object(t *lua.LTable, depth, slots int) {
 	e.buf = append(e.buf, '{')
 	comma := false
-	lua51Pairs(t, func(k, v lua.LValue) {
+	lua51Pairs(t, e.pre, func(k, v lua.LValue) {
 		if comma {
 			e.buf = append(e.buf, ',')
 		}

@@ -74,6 +74,7 @@ func checkStack(L *lua.LState, slots, space int, msg string) {
 
 type mpEncoder struct {
 	L     *lua.LState
+	pre   *presizes                   // the constructors' tables (presize.go)
 	ro    map[*lua.LTable]*lua.LTable // read-only proxies: encoded as their tables
 	b     []byte
 	limit int
@@ -112,7 +113,7 @@ func (vm *VM) mpPack(L *lua.LState) int {
 	if nargs > luaMaxCStack || 2*nargs > luaMaxCStack { // lua_checkstack(L, nargs)
 		cArgError(L, 0, "Too many arguments for MessagePack pack.")
 	}
-	e := &mpEncoder{L: L, ro: vm.roReal, limit: vm.sizeLimit(), slots: nargs,
+	e := &mpEncoder{L: L, ro: vm.roReal, limit: vm.sizeLimit(), slots: nargs, pre: &vm.presized,
 		info: map[*lua.LTable]*mpTable{}, done: map[mpAt]mpBytes{}}
 	for i := 1; i <= nargs; i++ {
 		checkStack(L, e.slots, 1, "in function mp_check")
@@ -280,7 +281,7 @@ func (e *mpEncoder) shape(t *lua.LTable) *mpTable {
 			m.vals[j] = rawGetInt(t, j+1) // past the array part's bound too
 		}
 	} else {
-		lua51Pairs(t, func(k, v lua.LValue) {
+		lua51Pairs(t, e.pre, func(k, v lua.LValue) {
 			m.keys = append(m.keys, k)
 			m.vals = append(m.vals, v)
 		})

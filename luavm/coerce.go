@@ -259,6 +259,8 @@ func (vm *VM) setCoercions(p *lua.FunctionProto) {
 			p.Constants[i] = vm.concat.next
 		case concatLastMarker:
 			p.Constants[i] = vm.concat.last
+		case presizeMarker:
+			p.Constants[i] = vm.presizeFn
 		}
 	}
 	for _, q := range p.FunctionPrototypes {

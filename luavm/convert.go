@@ -273,7 +273,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
-			lua51Pairs(m, func(k, val lua.LValue) { // lua_next's order, as Redis walks it
+			lua51Pairs(m, nil, func(k, val lua.LValue) { // lua_next's order, as Redis walks it
 				keys = append(keys, k)
 				vals = append(vals, val)
 			})
@@ -286,7 +286,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
 		}
 		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
 			var keys []lua.LValue
-			lua51Pairs(s, func(k, _ lua.LValue) { keys = append(keys, k) })
+			lua51Pairs(s, nil, func(k, _ lua.LValue) { keys = append(keys, k) })
 			w.WriteSet(len(keys))
 			for _, k := range keys {
 				writeLuaValue(w, k, resp, slots+3)

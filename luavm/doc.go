@@ -37,10 +37,11 @@
 // checks the script's context as it goes.
 //
 // Redis's struct and cmsgpack libraries (struct.go, cmsgpack.go) follow
-// the C ones byte for byte, errors included, except that cmsgpack.pack
-// writes a map's pairs in Lua 5.1's order rebuilt from the order the keys
-// were first set (lua51table.go): a table constructor's keys, presized in
-// Lua 5.1, may collide into another order. Error messages produced by the
-// Lua runtime itself (for example indexing a nil value) are reworded as
-// Lua 5.1 words them, naming the value at fault (vmerror.go).
+// the C ones byte for byte, errors included, and cmsgpack.pack, like
+// pairs, next and table.foreach, writes a map's pairs in Lua 5.1's order,
+// rebuilt by a model of its tables (lua51table.go, pairs51.go,
+// presize.go; the README says where it can differ). Error messages
+// produced by the Lua runtime itself (for example indexing a nil value)
+// are reworded as Lua 5.1 words them, naming the value at fault
+// (vmerror.go).
 package luavm

@@ -216,7 +216,7 @@ func registerNamedArgs(L *lua.LState) (name string, desc *string, flags engine.S
 		return "", nil, 0, nil, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments)."
 	}
 	named := false
-	lua51Pairs(t, func(k, v lua.LValue) {
+	lua51Pairs(t, nil, func(k, v lua.LValue) {
 		if errMsg != "" {
 			return
 		}

@@ -31,10 +31,24 @@ type lua51Node struct {
 }
 
 type lua51Table struct {
-	array    []bool // keys 1..len(array): present
+	src      *lua.LTable // the table modelled: a key is live while it has a value there
+	asize    int         // the array part: keys 1..asize
 	node     []lua51Node
 	dummy    bool // the shared empty node (no hash part)
 	lastfree int
+	// allLive counts every node's key as live in a rehash, as when the
+	// keys are set one after the other (the dead ones were deleted after)
+	allLive bool
+	// dropped: keys a rehash dropped as dead (Lua frees their nodes), to
+	// insert again if they get a value (pairs51.go)
+	dropped []lua.LValue
+	// addr numbers the keys Lua hashes by address, in the order met
+	addr map[lua.LValue]uint32
+	// ctor: what made the table, a constructor, until synced (pairs51.go)
+	ctor *presize
+	// the lengths of the table's array part and of its list of other keys
+	// when the model last looked (pairs51.go)
+	narray, nkeys int
 }
 
 // luaStringHash is the string hash of Redis's Lua 5.1: seeded with the
@@ -61,10 +75,40 @@ func lua51ArrayIndex(k lua.LValue) int {
 	return -1
 }
 
-func newLua51Table() *lua51Table {
-	t := &lua51Table{}
-	t.setNodes(0)
+func newLua51Table(src *lua.LTable, pre *presizes) *lua51Table {
+	t := &lua51Table{src: src, allLive: true}
+	s, ok := pre.get(src) // a constructor's sizes (presize.go), or none
+	if ok {
+		t.asize, t.ctor = int(s.na), &s
+	}
+	t.setNodes(int(s.nh))
 	return t
+}
+
+// live reports whether node key k counts in a rehash.
+func (t *lua51Table) live(k lua.LValue) bool {
+	return t.allLive || t.src.RawGet(k) != lua.LNil
+}
+
+// find is the node holding k, or -1.
+func (t *lua51Table) find(k lua.LValue) int {
+	if t.dummy {
+		return -1
+	}
+	for i := t.mainPosition(k); i >= 0; i = t.node[i].next {
+		if t.node[i].key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// has reports whether k has a place in t: in the array part or a node.
+func (t *lua51Table) has(k lua.LValue) bool {
+	if i := lua51ArrayIndex(k); i >= 1 && i <= t.asize {
+		return true
+	}
+	return t.find(k) >= 0
 }
 
 func ceilLog2(x int) int {
@@ -108,8 +152,20 @@ func (t *lua51Table) mainPosition(k lua.LValue) int {
 			return int(1 & (size - 1))
 		}
 		return 0
+	case nil:
+		return 0
 	}
-	return 0 // hashed by address in Lua: any order will do
+	// hashed by address in Lua, which no model can follow: numbered in
+	// the order met, so that they spread as addresses do
+	if t.addr == nil {
+		t.addr = make(map[lua.LValue]uint32)
+	}
+	h, ok := t.addr[k]
+	if !ok {
+		h = uint32(len(t.addr))
+		t.addr[k] = h
+	}
+	return mod(h)
 }
 
 func (t *lua51Table) freePos() int {
@@ -124,11 +180,16 @@ func (t *lua51Table) freePos() int {
 
 // set inserts a new key, as luaH_set does for a key not yet present.
 func (t *lua51Table) set(k lua.LValue) {
-	if i := lua51ArrayIndex(k); i >= 1 && i <= len(t.array) {
-		t.array[i-1] = true
+	if i := lua51ArrayIndex(k); i >= 1 && i <= t.asize {
 		return
 	}
 	mp := t.mainPosition(k)
+	// a node whose key is dead is taken over (its key lost), as Lua tests
+	// the main position's value; only a node with no key is free
+	if old := t.node[mp].key; old != nil && !t.live(old) && !t.dummy {
+		t.dropped = append(t.dropped, old)
+		t.node[mp].key = nil
+	}
 	if t.node[mp].key != nil || t.dummy {
 		n := t.freePos()
 		if n < 0 {
@@ -168,15 +229,15 @@ func (t *lua51Table) rehash(ek lua.LValue) {
 	i := 1
 	for lg, ttlg := 0, 1; lg <= lua51MaxBits; lg, ttlg = lg+1, ttlg*2 {
 		lim := ttlg
-		if lim > len(t.array) {
-			lim = len(t.array)
+		if lim > t.asize {
+			lim = t.asize
 			if i > lim {
 				break
 			}
 		}
 		lc := 0
 		for ; i <= lim; i++ {
-			if t.array[i-1] {
+			if t.src.RawGetInt(i) != lua.LNil {
 				lc++
 			}
 		}
@@ -187,7 +248,7 @@ func (t *lua51Table) rehash(ek lua.LValue) {
 	// numusehash
 	if !t.dummy {
 		for j := len(t.node) - 1; j >= 0; j-- {
-			if k := t.node[j].key; k != nil {
+			if k := t.node[j].key; k != nil && t.live(k) {
 				nasize += countInt(k, &nums)
 				total++
 			}
@@ -212,40 +273,39 @@ func (t *lua51Table) rehash(ek lua.LValue) {
 }
 
 func (t *lua51Table) resize(nasize, nhsize int) {
-	oldArray := t.array
+	oldAsize := t.asize
 	oldNode, oldDummy := t.node, t.dummy
-	if nasize > len(oldArray) {
-		t.array = append(append([]bool(nil), oldArray...), make([]bool, nasize-len(oldArray))...)
-	}
+	t.asize = nasize
 	t.setNodes(nhsize)
-	if nasize < len(oldArray) {
-		t.array = oldArray[:nasize:nasize]
-		for i := nasize; i < len(oldArray); i++ {
-			if oldArray[i] {
-				t.set(lua.LNumber(i + 1))
-			}
+	for i := nasize; i < oldAsize; i++ {
+		if t.src.RawGetInt(i+1) != lua.LNil {
+			t.set(lua.LNumber(i + 1))
 		}
 	}
 	if !oldDummy {
 		for i := len(oldNode) - 1; i >= 0; i-- {
 			if k := oldNode[i].key; k != nil {
-				t.set(k)
+				if t.live(k) {
+					t.set(k)
+				} else {
+					t.dropped = append(t.dropped, k)
+				}
 			}
 		}
 	}
 }
 
-// keys is the table's keys in lua_next's order.
+// keys is the table's live keys in lua_next's order.
 func (t *lua51Table) keys() []lua.LValue {
 	var ks []lua.LValue
-	for i, ok := range t.array {
-		if ok {
-			ks = append(ks, lua.LNumber(i+1))
+	for i := 1; i <= t.asize; i++ {
+		if t.src.RawGetInt(i) != lua.LNil {
+			ks = append(ks, lua.LNumber(i))
 		}
 	}
 	if !t.dummy {
 		for _, n := range t.node {
-			if n.key != nil {
+			if n.key != nil && t.src.RawGet(n.key) != lua.LNil {
 				ks = append(ks, n.key)
 			}
 		}
@@ -255,12 +315,17 @@ func (t *lua51Table) keys() []lua.LValue {
 
 // lua51Pairs calls fn for each of t's pairs in the order Lua 5.1's
 // lua_next would give them (see above).
-func lua51Pairs(t *lua.LTable, fn func(k, v lua.LValue)) {
-	m := newLua51Table()
-	luaNext(t, func(k, _ lua.LValue) bool {
-		m.set(k)
-		return true
-	})
+func lua51Pairs(t *lua.LTable, pre *presizes, fn func(k, v lua.LValue)) {
+	m := newLua51Table(t, pre)
+	if tableFieldsOK {
+		m.sync() // as next makes its model (pairs51.go)
+	} else {
+		luaNext(t, func(k, _ lua.LValue) bool {
+			m.set(k)
+			return true
+		})
+	}
+	m.allLive = false
 	for _, k := range m.keys() {
 		fn(k, t.RawGet(k))
 	}

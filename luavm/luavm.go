@@ -131,8 +131,13 @@ type VM struct {
 	stateGen  uint64
 
 	// per run
-	ctx  *engine.Ctx
-	resp int
+	pairs pairsCache // next's models of the tables traversed (pairs51.go)
+	// the sizes of the tables constructors made, and the function that
+	// notes them (presize.go)
+	presized  presizes
+	presizeFn *lua.LFunction
+	ctx       *engine.Ctx
+	resp      int
 	// redis.call's argument vector and reply writer, reused: scripts run
 	// one at a time and a call never nests (redisCall)
 	callArgs [][]byte
@@ -205,6 +210,7 @@ func New() *VM {
 	}
 	vm.memLimit.Store(DefaultMemoryLimit)
 	vm.initConcatSizes()
+	vm.presizeFn = &lua.LFunction{IsG: true, Env: coercionEnv, GFunction: vm.presize}
 	vm.initState()
 	return vm
 }
@@ -247,6 +253,7 @@ func (vm *VM) compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
 	parsed = splitMultiAssigns(parsed) // a gopher-lua bug (multiassign.go)
 	wrapped := wrapCoercions(parsed)   // fornum.go
+	sized := wrapConstructors(parsed)  // presize.go
 	guardLoopBreaks(parsed)            // a gopher-lua bug (loopjump.go)
 	padForExplists(parsed)             // another (forlist.go)
 	if msg := checkConstCost(parsed, chunk); msg != "" {
@@ -257,7 +264,7 @@ func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto
 		// gopher-lua's own limits: "compile error near line(N) chunk: ..."
 		return nil, strings.ReplaceAll(err.Error(), "\n", " ")
 	}
-	if wrapped {
+	if wrapped || sized {
 		vm.setCoercions(proto)
 	}
 	// the names in errors (vmerror.go)
@@ -685,6 +692,7 @@ const (
 func (vm *VM) pcall(fn *lua.LFunction, nret int, timeout time.Duration, args ...lua.LValue) (error, stopCause) {
 	L := vm.L
 	vm.concat.open = vm.concat.open[:0] // (counts an error left open: coerce.go)
+	vm.presized.reset()
 	vm.killMu.Lock()
 	if vm.closed {
 		vm.killMu.Unlock()
@@ -715,6 +723,7 @@ func (vm *VM) pcall(fn *lua.LFunction, nret int, timeout time.Duration, args ...
 	if timer != nil {
 		timer.Stop()
 	}
+	vm.pairs.reset()
 	vm.killMu.Lock()
 	vm.running = false
 	stop := stopNone

@@ -199,6 +199,9 @@ func (vm *VM) initState() {
 		isNext := name == "next"
 		G.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			unwrap(L)
+			if isNext && tableFieldsOK {
+				return vm.luaNext51(L) // Lua 5.1's order (pairs51.go)
+			}
 			if isNext {
 				vm.checkNextKey(L) // lib51.go
 			}
@@ -266,7 +269,7 @@ func (vm *VM) initState() {
 		strLib.RawSetString("lower", L.NewFunction(func(L *lua.LState) int { return mapASCII(L, "lower", 'A', 'Z', 'a'-'A') }))
 	}
 	if tabLib, ok := G.RawGetString(lua.TabLibName).(*lua.LTable); ok {
-		openTableCompat(L, tabLib)
+		vm.openTableCompat(L, tabLib)
 		tabLib.RawSetString("insert", L.NewFunction(vm.tableInsert))
 		tabLib.RawSetString("concat", L.NewFunction(vm.tableConcat))
 	}
@@ -378,10 +381,20 @@ const maxStringLen = 512 << 20
 // openTableCompat adds the table functions Lua 5.1 keeps for Lua 5.0's
 // programs, which gopher-lua lacks: foreach, foreachi, and setn, which
 // only says it is obsolete.
-func openTableCompat(L *lua.LState, tab *lua.LTable) {
+func (vm *VM) openTableCompat(L *lua.LState, tab *lua.LTable) {
 	tab.RawSetString("foreach", L.NewFunction(func(L *lua.LState) int {
 		t, fn := tableAndFunc(L, "foreach")
-		for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		next := t.Next
+		if tableFieldsOK { // lua_next's order, as next (pairs51.go)
+			next = func(k lua.LValue) (lua.LValue, lua.LValue) {
+				k, v, ok := vm.pairs.model(t, k == lua.LNil, &vm.presized).next(k)
+				if !ok {
+					vm.raise(L, lua.LString("invalid key to 'next'"))
+				}
+				return k, v
+			}
+		}
+		for k, v := next(lua.LNil); k != lua.LNil; k, v = next(k) {
 			L.Push(fn)
 			L.Push(k)
 			L.Push(v)

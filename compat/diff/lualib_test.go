@@ -26,17 +26,10 @@ import (
 func TestLuaLibDiff(t *testing.T) {
 	seed, cases := seedAndCases(t, "LUALIB", 4000)
 	rc, tc := dialPair(t)
-	var sha []byte
-	for _, c := range []*conn{rc, tc} {
-		reply, err := c.do("SCRIPT", "LOAD", luaLibScript)
-		if err != nil || len(reply) == 0 || reply[0] != '$' {
-			t.Fatalf("SCRIPT LOAD: %q %v", reply, err)
-		}
-		sha = bytes.TrimSpace(reply[bytes.IndexByte(reply, '\n')+1:])
-	}
+	sha := scriptLoad(t, luaLibScript, rc, tc)
 	mismatches := 0
 	check := func(args []string) {
-		full := append([]string{"EVALSHA", string(sha), "0"}, args...)
+		full := append([]string{"EVALSHA", sha, "0"}, args...)
 		want, err := rc.do(full...)
 		if err != nil {
 			t.Fatalf("redis: %v", err)
