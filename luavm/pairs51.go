@@ -158,7 +158,7 @@ func (m *lua51Table) sync() {
 // counts every key live (see allLive), else they are noted dropped.
 func (m *lua51Table) syncKeys(ks []lua.LValue) {
 	for _, k := range ks {
-		if m.has(k) {
+		if !m.allLive && m.has(k) { // (a new model has none: gopher-lua's keys are distinct)
 			continue
 		}
 		if m.allLive || m.src.RawGet(k) != lua.LNil {
@@ -173,7 +173,7 @@ func (m *lua51Table) syncKeys(ks []lua.LValue) {
 func (m *lua51Table) syncArray(arr []lua.LValue) {
 	for i := m.asize; i < len(arr); i++ { // (keys 1..asize have their place)
 		if arr[i] != lua.LNil {
-			if k := lua.LNumber(i + 1); m.find(k) < 0 {
+			if k := lua.LNumber(i + 1); m.allLive || m.find(k) < 0 {
 				m.set(k)
 			}
 		}
