@@ -177,7 +177,7 @@ func TestArrayBound_DenseArrayPastTheBound(t *testing.T) {
 
 	// a script's reply: every element
 	w := &arrayCounter{}
-	writeLuaValue(w, tb, 2, 0)
+	writeLuaValue(w, tb, 2, 0, nil)
 	if w.n != n || w.ints != n {
 		t.Errorf("reply: an array of %d, %d integers; want %d", w.n, w.ints, n)
 	}

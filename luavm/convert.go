@@ -219,8 +219,9 @@ const replyStackBase = 2
 // {double=} → double, other tables → arrays cut at the first nil. After
 // redis.setresp(3) (resp 3) booleans are written as booleans. slots is
 // how much of Lua's stack Redis would use with v on top (replyStackBase
-// for the script's result).
-func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
+// for the script's result); pre, the run's constructors' sizes, orders
+// a map or set as Lua 5.1 would (presize.go).
+func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int, pre *presizes) {
 	if slots+4 > luaMaxCStack {
 		w.WriteError("ERR reached lua stack limit")
 		return
@@ -273,23 +274,23 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
-			lua51Pairs(m, nil, func(k, val lua.LValue) { // lua_next's order, as Redis walks it
+			lua51Pairs(m, pre, func(k, val lua.LValue) { // lua_next's order, as Redis walks it
 				keys = append(keys, k)
 				vals = append(vals, val)
 			})
 			w.WriteMap(len(keys))
 			for i := range keys {
-				writeLuaValue(w, keys[i], resp, slots+4)
-				writeLuaValue(w, vals[i], resp, slots+3)
+				writeLuaValue(w, keys[i], resp, slots+4, pre)
+				writeLuaValue(w, vals[i], resp, slots+3, pre)
 			}
 			return
 		}
 		if s, ok := v.RawGetString("set").(*lua.LTable); ok {
 			var keys []lua.LValue
-			lua51Pairs(s, nil, func(k, _ lua.LValue) { keys = append(keys, k) })
+			lua51Pairs(s, pre, func(k, _ lua.LValue) { keys = append(keys, k) })
 			w.WriteSet(len(keys))
 			for _, k := range keys {
-				writeLuaValue(w, k, resp, slots+3)
+				writeLuaValue(w, k, resp, slots+3, pre)
 			}
 			return
 		}
@@ -299,7 +300,7 @@ func writeLuaValue(w engine.Writer, v lua.LValue, resp, slots int) {
 		}
 		w.WriteArray(n)
 		for i := 1; i <= n; i++ {
-			writeLuaValue(w, rawGetInt(v, i), resp, slots+1)
+			writeLuaValue(w, rawGetInt(v, i), resp, slots+1, pre)
 		}
 	default:
 		w.WriteNull()

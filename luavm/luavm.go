@@ -662,7 +662,7 @@ func (vm *VM) run(c *engine.Ctx, fn *lua.LFunction, args []lua.LValue, w where, 
 	case err == nil:
 		ret := vm.L.Get(-1)
 		vm.L.Pop(1)
-		writeLuaValue(c.W, ret, vm.resp, replyStackBase)
+		writeLuaValue(c.W, ret, vm.resp, replyStackBase, &vm.presized)
 	case stop == stopMemory:
 		c.W.WriteError(memoryError(w, vm.memLimit.Load(), err))
 		vm.resetState()

@@ -34,7 +34,7 @@ func TestPairs_Lua51Order(t *testing.T) {
 
 // next keeps Lua's semantics whatever the model: every key once, a key
 // the table never had an error, the same order twice, keys deleted as
-// met, and more tables traversed at once than the models kept.
+// met, and many tables traversed at once.
 func TestPairs_Semantics(t *testing.T) {
 	expectEvals(t, []evalCase{
 		{"local t = {a = 1} return next(t, 'b')", "-ERR invalid key to 'next' script: 78b12c14df7e3fc7b76adf9d071a6cfcbde42442, on @user_script:1."},
@@ -86,6 +86,20 @@ func TestPairs_ConstructorSizes(t *testing.T) {
 		// a chunk's -0 stays -0 (the sizes are no 0 constant)
 		{"local t = {[true] = 1} t[-0] = 2 return tostring(next(t))", "$-0"},
 	})
+}
+
+// A RESP3 map or set reply made by a constructor is written in the order
+// its presized table has in Redis (redis-server 7.0.15's replies).
+func TestPairs_Resp3ConstructorOrder(t *testing.T) {
+	f := newFixture(t)
+	for script, want := range map[string]string{
+		"return {map = {alpha = 1, beta = 2, gamma = 3, delta = 4, epsilon = 5}}":                "%5 $beta :2 $epsilon :5 $delta :4 $alpha :1 $gamma :3",
+		"return {set = {alpha = true, beta = true, gamma = true, delta = true, epsilon = true}}": "~5 $beta $epsilon $delta $alpha $gamma",
+	} {
+		if got := f.do(3, "EVAL", script, "0"); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", script, got, want)
+		}
+	}
 }
 
 // presizeCall's sizes are Lua 5.1's luaO_int2fb rounding.

@@ -17,8 +17,9 @@ import (
 // collide where they would not in a table grown one key at a time, and
 // next(t, 4) of {1, 2, 3} is an error where it is not once t[1], t[2] and
 // t[3] were assigned. gopher-lua keeps no trace of it, so in a chunk that
-// may traverse a table (one naming pairs, next, foreach, encode or pack),
-// each table constructor with fields is wrapped in a call to
+// may traverse a table (one naming pairs, next, foreach, encode or pack,
+// or making a table with a map or set field, a RESP3 reply's), each
+// table constructor with fields is wrapped in a call to
 // presizeMarker's function, which notes the table's sizes for the
 // models of pairs51.go and returns it: about 0.1 µs a constructor run,
 // in those chunks only. The notes are weak (they keep no table alive) and
@@ -189,6 +190,9 @@ func (w *constructorWalker) expr(e ast.Expr) bool {
 		}
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
+			if k, ok := f.Key.(*ast.StringExpr); ok && (k.Value == "map" || k.Value == "set") {
+				w.traverses = true // a RESP3 map or set reply, written in lua_next's order
+			}
 			w.place(&f.Key)
 			w.place(&f.Value)
 		}

@@ -252,7 +252,9 @@ func (g *pairsGen) otherKey() string {
 // constructor is a script that makes a table with a constructor of random
 // fields (list items, then a call's values last, and other keys: the
 // integer ones in the array part's range where Lua presizes it), maybe
-// adds keys, and returns them in pairs order.
+// adds keys, and returns them in pairs order, or the table as a map
+// (values included: not from 50 list items on, with other fields, where
+// gopher-lua can give items other values).
 func (g *pairsGen) constructor() string {
 	var fields []string
 	na := g.r.IntN(4)
@@ -283,8 +285,10 @@ func (g *pairsGen) constructor() string {
 		default:
 			k = strconv.Quote(k[1:])
 		}
-		if na > 0 && g.r.IntN(8) == 0 {
-			k = strconv.Itoa(1 + g.r.IntN(na)) // in the array part
+		if na > 0 && na < 50 && g.r.IntN(8) == 0 {
+			// in the array part (from 50 list items on, Lua has set the
+			// first 50 when it sets such a key, gopher-lua not yet)
+			k = strconv.Itoa(1 + g.r.IntN(na))
 		}
 		fields = append(fields, "["+k+"] = 1")
 	}
@@ -305,6 +309,10 @@ func (g *pairsGen) constructor() string {
 		}
 		b.WriteString("t[" + k + "] = 2\n")
 	}
-	b.WriteString("local r = {} for k in pairs(t) do r[#r+1] = type(k) .. ':' .. tostring(k) end return r")
+	if na < 50 && g.r.IntN(3) == 0 { // written as a map, in lua_next's order (see below)
+		b.WriteString("return {map = t}")
+	} else {
+		b.WriteString("local r = {} for k in pairs(t) do r[#r+1] = type(k) .. ':' .. tostring(k) end return r")
+	}
 	return b.String()
 }
