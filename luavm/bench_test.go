@@ -172,13 +172,33 @@ func BenchmarkEvalSHA_LuaReleaseHeld(b *testing.B) {
 // Redisson's read-write lock scripts do: every operand that is not a
 // string literal goes through concatOperand (coerce.go).
 func BenchmarkEvalSHA_Concat(b *testing.B) {
-	const script = `local k = KEYS[1] .. ':' .. ARGV[1] .. ':rwlock_timeout:' .. ARGV[2] return #k`
+	benchEvalSHA(b, `local k = KEYS[1] .. ':' .. ARGV[1] .. ':rwlock_timeout:' .. ARGV[2] return #k`, ":62",
+		"1", "{lock}", "6a1c0f3e-1f6a-4c3e-9b1e-3f0c5b2a7d10:1", "2")
+}
+
+// BenchmarkEvalSHA_Table10k is a moderate script, under the memory
+// bound's limit, that builds a table of 10,000 string keys: what the
+// watchdog (memory.go) may cost a script that allocates.
+func BenchmarkEvalSHA_Table10k(b *testing.B) {
+	benchEvalSHA(b, `local t = {} for i = 1, 10000 do t['k'..i] = i end return 1`, ":1", "0")
+}
+
+// BenchmarkEvalSHA_Loop is a script of 300,000 instructions that
+// allocates nothing: the interpreter's cost per instruction, which
+// includes the check of the run's context (memory.go).
+func BenchmarkEvalSHA_Loop(b *testing.B) {
+	benchEvalSHA(b, `local n = 0 for i = 1, 100000 do n = n + i end return n`, ":5000050000", "0")
+}
+
+// benchEvalSHA runs EVALSHA of script with numkeys, keys and args,
+// whose reply must be want.
+func benchEvalSHA(b *testing.B, script, want string, numkeysKeysArgs ...string) {
 	e := engine.New(engine.Config{})
 	Install(e)
 	sha := SHA1Hex([]byte(script))
 	expect(b, e, "$"+sha, args("SCRIPT", "LOAD", script))
-	a := args("EVALSHA", sha, "1", "{lock}", "6a1c0f3e-1f6a-4c3e-9b1e-3f0c5b2a7d10:1", "2")
-	expect(b, e, ":62", a)
+	a := args(append([]string{"EVALSHA", sha}, numkeysKeysArgs...)...)
+	expect(b, e, want, a)
 	c := &engine.Ctx{Args: a, W: discard{}}
 	b.ReportAllocs()
 	b.ResetTimer()
