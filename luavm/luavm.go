@@ -167,13 +167,14 @@ type VM struct {
 	timedOut           bool // pcall's timeout stopped the run
 	running            bool
 	closed             bool
-	lctx               context.Context
+	rctx               *runContext // the Lua state's context (memory.go)
 
 	// the memory bound (memory.go): gen counts Lua runs and memKilled
 	// says the watchdog stopped the current one; both guarded by killMu.
 	memLimit  atomic.Int64
 	gen       uint64
 	memKilled bool
+	mem       memWatch
 	started   chan struct{}
 	watchOnce sync.Once
 	watchDone chan struct{}
@@ -743,9 +744,11 @@ func (vm *VM) pcall(fn *lua.LFunction, nret int, timeout time.Duration, args ...
 	return err, stop
 }
 
+// newContext gives the Lua state a new context; killMu is held (the
+// memory watchdog reads it).
 func (vm *VM) newContext() {
-	ctx, cancel := context.WithCancel(context.Background())
-	vm.lctx, vm.cancel = ctx, cancel
+	ctx := &runContext{vm: vm, done: make(chan struct{})}
+	vm.rctx, vm.cancel = ctx, ctx.cancel
 	vm.L.SetContext(ctx)
 }
 

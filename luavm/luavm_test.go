@@ -351,7 +351,11 @@ func TestKill_LongGoLoops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	L.SetContext(ctx)
-	defer vm.newContext()
+	defer func() {
+		vm.killMu.Lock() // the memory watchdog reads the context
+		vm.newContext()
+		vm.killMu.Unlock()
+	}()
 	err := L.CallByParam(lua.P{Fn: L.NewFunction(vm.tableSort), Protect: true}, tbl)
 	if err == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Fatalf("table.sort in a cancelled run: %v", err)

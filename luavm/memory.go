@@ -1,9 +1,12 @@
 package luavm
 
 import (
+	"context"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -14,34 +17,52 @@ import (
 // The memory bound (lua-memory-limit). gopher-lua has no allocation hook,
 // so the heap a script builds (a table bomb, a concatenation loop) is
 // measured from outside: a watchdog goroutine, while a Lua script runs,
-// reads the Go runtime's live heap every memTick and cancels the script
-// through its context, as SCRIPT KILL does, once the heap has grown by
-// more than the limit since the script started. The cancellation does not
-// depend on whether the script has written: a script that wrote and then
-// runs away ends in an error like any other, its writes kept (Redis never
-// rolls a script back).
+// reads the Go runtime's heap every memTick, and has the script measure
+// it when it may have grown by the limit since the script started; past
+// the limit the script is cancelled through its context, as SCRIPT KILL
+// does. The cancellation does not depend on whether the script has
+// written: a script that wrote and then runs away ends in an error like
+// any other, its writes kept (Redis never rolls a script back).
 //
-// The live heap ("/gc/heap/live:bytes") is what the last garbage
-// collection found reachable, so a script that only makes garbage is never
-// stopped, and growth is seen at the end of the collection that follows
-// it. So that this is not the collector's own, GOGC-paced one, the
-// watchdog starts a collection itself when the heap's objects, garbage
-// included, have grown by the limit since it last looked: the heap may
-// still overshoot by what the script allocates while that collection runs
-// (a doubling string concatenation, one allocation twice the last, is the
-// worst case). What is allocated while that collection marks, it counts
-// as live whether it is kept or not: that much is taken off its live heap
-// (collect). The baseline is the heap as the run was first seen, bounded
-// from above by its objects, garbage included, or measured by a
-// collection then when that bound is loose. Reading the metrics takes no
-// stop-the-world; the forced collections happen only for a script that
-// runs past a tick and allocates that fast, or that starts after much
-// allocation since the last collection.
+// The measure is the live heap ("/gc/heap/live:bytes"), what a garbage
+// collection found reachable, so a script that only makes garbage is
+// never stopped. The collection is one the script itself runs, paused
+// where gopher-lua checks the run's context before each instruction
+// (runContext.Done): the script allocates nothing while it is marked, so
+// the live heap is what it holds, and the collector has every core. (The
+// watchdog used to collect beside the running script: under GOMAXPROCS=1
+// the collector had a quarter of the one core, a 250 MB table of string
+// keys took it 40 s to mark while the script went on growing it, and
+// what the script allocated meanwhile, taken off the live heap as
+// garbage the collection could not tell from kept memory, hid the
+// growth: the script grew the heap past 9 GB. Unpinned, it took 33 s
+// and 1.28 GB of RSS under the 256 MB default.) What other goroutines
+// allocate while it marks is still taken off (collect).
+//
+// The watchdog asks for a measure when the heap's objects, garbage
+// included, pass next: first the baseline plus the limit; after a
+// measure, the live heap it found plus what is left of the limit, or half
+// the limit when less is left, so that a script close to the limit and
+// making garbage is not collected over and over (it pays one collection
+// each half of the limit it allocates). The heap, its garbage included,
+// so stays within about 1.5 times the limit over the baseline, plus what
+// a script allocates in a tick, and a script past the limit is stopped
+// by at most half the limit more (a table of string keys, under the
+// 256 MB default: 5 to 7 s and 430 MB of RSS, with one core as with
+// two). The baseline is the heap as the run was first seen, bounded from
+// above by its objects, garbage included, or measured by a collection
+// then when that bound is loose. Reading the metrics takes no stop-the-world; the
+// collections happen only for a script that runs past a tick and
+// allocates that fast, or that starts after much allocation since the
+// last collection. A script inside one long library call measures when
+// the call checks for SCRIPT KILL (runContext.Err), or after it.
 //
 // Short scripts pay nothing but a counter increment and a non-blocking
 // channel send: the watchdog only ticks while scripts run, and reads the
 // heap only for a script it sees running on two consecutive ticks. The
-// native path (native.go) allocates nothing and is not watched.
+// context's check before each instruction is one load of a flag (and
+// replaces context.WithCancel's Done, which cost as much). The native
+// path (native.go) allocates nothing and is not watched.
 
 // DefaultMemoryLimit is lua-memory-limit's default: far beyond what any
 // lock script needs, small enough that a runaway script cannot take a
@@ -83,10 +104,27 @@ func (vm *VM) memStart() {
 	}
 }
 
+// memWatch is the memory bound's state for the run the watchdog last
+// saw; mu guards it, and is held while the run measures.
+type memWatch struct {
+	mu     sync.Mutex
+	gen    uint64 // the run
+	base   uint64 // its baseline: the live heap as it started
+	next   uint64 // the heap's objects past which it is measured
+	rebase bool   // the measure asked for is the baseline
+	sample []metrics.Sample
+}
+
+// memSamples returns the samples of the runtime metrics the memory bound
+// reads.
+func memSamples() []metrics.Sample {
+	return []metrics.Sample{{Name: liveHeap}, {Name: heapObjects}, {Name: heapAllocs}}
+}
+
 // watchdog is the goroutine behind the memory bound. It sleeps until a
 // run starts, then ticks every memTick until it finds no script running.
 func (vm *VM) watchdog(done <-chan struct{}) {
-	sample := []metrics.Sample{{Name: liveHeap}, {Name: heapObjects}, {Name: heapAllocs}}
+	sample := memSamples()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -95,8 +133,6 @@ func (vm *VM) watchdog(done <-chan struct{}) {
 			return
 		case <-vm.started:
 		}
-		var gen, base, objBase uint64
-		armed := false
 		for {
 			timer.Reset(memTick)
 			select {
@@ -106,18 +142,21 @@ func (vm *VM) watchdog(done <-chan struct{}) {
 			case <-timer.C:
 			}
 			vm.killMu.Lock()
-			running, g := vm.running, vm.gen
+			running, g, ctx := vm.running, vm.gen, vm.rctx
 			vm.killMu.Unlock()
 			limit := vm.memLimit.Load()
 			if !running || limit <= 0 {
 				break
 			}
+			w := &vm.mem
+			w.mu.Lock() // (read after a measure that was under way, not before it)
 			metrics.Read(sample)
 			if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 || sample[2].Value.Kind() != metrics.KindUint64 {
+				w.mu.Unlock()
 				return // the metrics are gone: no bound rather than a wrong one
 			}
 			live, objects := sample[0].Value.Uint64(), sample[1].Value.Uint64()
-			if !armed || g != gen {
+			if w.gen != g {
 				// First sight of this run: its baseline. What it built
 				// before this tick is at most memTick's worth. The last
 				// collection's live heap may be stale by all that was
@@ -125,27 +164,92 @@ func (vm *VM) watchdog(done <-chan struct{}) {
 				// keys): a script was stopped for them. The heap's
 				// objects, garbage included, bound what is live from
 				// above; past a quarter of the limit over that live
-				// heap, a collection now tells it exactly.
-				gen, armed = g, true
-				base, objBase = objects, objects
-				if objects > live && objects-live > uint64(limit)/4 {
-					base, objBase = collect(sample)
+				// heap, the run measures it exactly.
+				w.gen, w.base, w.next = g, objects, objects+uint64(limit)
+				w.rebase = objects > live && objects-live > uint64(limit)/4
+				if w.rebase {
+					ctx.measure.Store(true)
 				}
-				continue
+			} else if objects > w.next {
+				// The heap, garbage included, may hold more than the
+				// limit: the run measures now rather than at the
+				// collector's own pace.
+				ctx.measure.Store(true)
 			}
-			if objects > objBase && objects-objBase > uint64(limit) {
-				// The heap, garbage included, grew by the limit: collect
-				// now rather than at the collector's own pace, so that
-				// growth shows in the live heap before it doubles again.
-				// Only such a collection's live heap is compared: one the
-				// collector ran by itself counts whatever was allocated
-				// while it marked, by how much no one can tell.
-				live, objBase = collect(sample)
-				if live > base && live-base > uint64(limit) {
-					vm.memKill(g)
-				}
-			}
+			w.mu.Unlock()
 		}
+	}
+}
+
+// memMeasure is the measure the watchdog asked for, on the running
+// script's goroutine: a collection, and the script stopped when the heap
+// it holds has passed the limit.
+func (vm *VM) memMeasure(c *runContext) {
+	c.measure.Store(false)
+	vm.killMu.Lock()
+	g, stopped := vm.gen, vm.memKilled || vm.killed || vm.timedOut
+	vm.killMu.Unlock()
+	limit := uint64(max(vm.memLimit.Load(), 0))
+	w := &vm.mem
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.gen != g || stopped || limit == 0 {
+		return // asked for an earlier run, or nothing to measure
+	}
+	if w.sample == nil {
+		w.sample = memSamples()
+	}
+	metrics.Read(w.sample)
+	live, objects := collect(w.sample)
+	switch {
+	case w.rebase:
+		w.rebase = false
+		w.base, w.next = live, objects+limit
+	case live > w.base && live-w.base > limit:
+		vm.memKill(g)
+	default:
+		w.next = objects + max(w.base+limit-live, limit/2)
+	}
+}
+
+// runContext is the context of the Lua state: gopher-lua checks Done
+// before every instruction, and the library functions that can run long
+// check Err, which is where a run measures its heap when the watchdog
+// asks.
+type runContext struct {
+	vm      *VM
+	done    chan struct{} // closed by cancel
+	closed  atomic.Bool
+	measure atomic.Bool // the watchdog asks the run to measure
+}
+
+func (c *runContext) Done() <-chan struct{} {
+	if c.measure.Load() {
+		c.vm.memMeasure(c)
+	}
+	return c.done
+}
+
+func (c *runContext) Err() error {
+	if c.closed.Load() {
+		return context.Canceled
+	}
+	if c.measure.Load() {
+		c.vm.memMeasure(c)
+		if c.closed.Load() {
+			return context.Canceled
+		}
+	}
+	return nil
+}
+
+func (*runContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*runContext) Value(any) any               { return nil }
+
+// cancel stops the run; called with killMu held.
+func (c *runContext) cancel() {
+	if !c.closed.Swap(true) {
+		close(c.done)
 	}
 }
 

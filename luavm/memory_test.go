@@ -21,8 +21,11 @@ func liveHeapNow() uint64 {
 }
 
 // memoryReply is the error a script stopped by the memory bound gets.
-func memoryReply(body, line string) string {
-	return "-" + engine.ErrScriptMemory + " (lua-memory-limit is " + strconv.Itoa(testMemLimit) +
+func memoryReply(body, line string) string { return memoryReplyAt(testMemLimit, body, line) }
+
+// memoryReplyAt is memoryReply for a limit of limit bytes.
+func memoryReplyAt(limit int, body, line string) string {
+	return "-" + engine.ErrScriptMemory + " (lua-memory-limit is " + strconv.Itoa(limit) +
 		" bytes) script: " + SHA1Hex([]byte(body)) + ", on @user_script:" + line + "."
 }
 
@@ -219,5 +222,43 @@ func TestMemoryLimit_HeapTakenBeforeTheScriptIsNotItsOwn(t *testing.T) {
 		}
 		f.expect(":1", "EVAL", body, "0")
 		runtime.KeepAlive(keep)
+	}
+}
+
+// A script building a table is stopped soon after the table passes the
+// limit, with one core as with two: what it allocates, garbage included,
+// until it is stopped stays within a few times the limit. The watchdog
+// used to collect beside the running script; under GOMAXPROCS=1 the
+// collector had a quarter of the core, the marking took as long as the
+// script took to double its table, and what the script allocated
+// meanwhile, taken off the live heap as garbage, hid the growth: a
+// 256 MB limit let a table of string keys grow the heap past 9 GB.
+func TestMemoryLimit_TableStoppedSoonAfterTheLimit(t *testing.T) {
+	const limit = 16 << 20
+	allocs := []metrics.Sample{{Name: heapAllocs}, {Name: "/gc/cycles/forced:gc-cycles"}}
+	for _, procs := range []int{1, 2} {
+		for name, body := range map[string]string{
+			// each bounded: some 20 times the limit were they not stopped
+			"string keys":  "local t = {}\nfor i = 1, 3000000 do t['k'..i] = i end return 1",
+			"integer keys": "local t = {}\nfor i = 1, 6000000 do t[i] = i end return 1",
+			"number keys":  "local t = {}\nfor i = 1, 5000000 do t[i + 0.5] = i end return 1",
+			"strings":      "local t = {}\nfor i = 1, 6000000 do t[#t+1] = 'value:' .. i end return 1",
+		} {
+			t.Run(name+"/GOMAXPROCS="+strconv.Itoa(procs), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				f := newFixture(t)
+				f.vm.SetMemoryLimit(limit)
+				runtime.GC()
+				metrics.Read(allocs)
+				before, forced := allocs[0].Value.Uint64(), allocs[1].Value.Uint64()
+				f.expect(memoryReplyAt(limit, body, "2"), "EVAL", body, "0")
+				metrics.Read(allocs)
+				allocated, forced := allocs[0].Value.Uint64()-before, allocs[1].Value.Uint64()-forced
+				t.Logf("allocated %d MB, %d forced collections", allocated>>20, forced)
+				if allocated > 8*limit {
+					t.Errorf("the script allocated %d MB before it was stopped, past 8 times the limit of %d MB", allocated>>20, limit>>20)
+				}
+			})
+		}
 	}
 }
