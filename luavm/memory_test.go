@@ -262,3 +262,23 @@ func TestMemoryLimit_TableStoppedSoonAfterTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// One library call that builds a large table, cjson.decode, is stopped
+// where it checks for SCRIPT KILL, not only once it returns.
+func TestMemoryLimit_StopsALongLibraryCall(t *testing.T) {
+	const limit = 16 << 20
+	f := newFixture(t)
+	f.vm.SetMemoryLimit(limit)
+	allocs := []metrics.Sample{{Name: heapAllocs}}
+	body := `local s = '[' .. string.rep('"ab",', 3000000) .. '0]' return #cjson.decode(s)` // 15 MB of input
+	runtime.GC()
+	metrics.Read(allocs)
+	before := allocs[0].Value.Uint64()
+	f.expect(memoryReplyAt(limit, body, "1"), "EVAL", body, "0")
+	metrics.Read(allocs)
+	allocated := allocs[0].Value.Uint64() - before
+	t.Logf("allocated %d MB", allocated>>20)
+	if allocated > 10*limit {
+		t.Errorf("the script allocated %d MB before it was stopped, past 10 times the limit of %d MB", allocated>>20, limit>>20)
+	}
+}
