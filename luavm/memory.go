@@ -35,8 +35,8 @@ import (
 // keys took it 40 s to mark while the script went on growing it, and
 // what the script allocated meanwhile, taken off the live heap as
 // garbage the collection could not tell from kept memory, hid the
-// growth: the script grew the heap past 9 GB. Unpinned, it took 33 s
-// and 1.28 GB of RSS under the 256 MB default.) What other goroutines
+// growth: the script grew the heap past 9 GB. Unpinned, it took 5 to
+// 33 s and 0.6 to 1.3 GB of RSS under the 256 MB default.) What other goroutines
 // allocate while it marks is still taken off (collect).
 //
 // The watchdog asks for a measure when the heap's objects, garbage
@@ -48,7 +48,7 @@ import (
 // so stays within about 1.5 times the limit over the baseline, plus what
 // a script allocates in a tick, and a script past the limit is stopped
 // by at most half the limit more (a table of string keys, under the
-// 256 MB default: 5 to 7 s and 430 MB of RSS, with one core as with
+// 256 MB default: 4 to 7 s and 430 MB of RSS, with one core as with
 // two). The baseline is the heap as the run was first seen, bounded from
 // above by its objects, garbage included, or measured by a collection
 // then when that bound is loose. Reading the metrics takes no stop-the-world; the
