@@ -56,9 +56,17 @@ func expectDelayLine(t *testing.T, c *rawClient, d time.Duration, n int, gap tim
 
 func TestSetLatency_IsADelayLine(t *testing.T) {
 	const d, n, gap = 200 * time.Millisecond, 6, 50 * time.Millisecond
-	overTransports(t, func(t *testing.T, tr testTransport) {
-		srv := RunT(t, WithConfig(tr.config))
-		c := tr.dial(t, srv)
+	t.Run("tcp", func(t *testing.T) {
+		srv := RunT(t)
+		c := dial(t, srv.Addr())
+		c.do("PING")
+		srv.SetLatency(d)
+		expectDelayLine(t, c, d, n, gap)
+	})
+	t.Run("unix", func(t *testing.T) {
+		path := unixSocketPath(t)
+		srv := RunT(t, WithConfig(func(c *Config) { c.UnixSocket = path }))
+		c := dialUnix(t, path)
 		c.do("PING")
 		srv.SetLatency(d)
 		expectDelayLine(t, c, d, n, gap)
