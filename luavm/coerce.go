@@ -261,6 +261,8 @@ func (vm *VM) setCoercions(p *lua.FunctionProto) {
 			p.Constants[i] = vm.concat.last
 		case presizeMarker:
 			p.Constants[i] = vm.presizeFn
+		case longTableMarker:
+			p.Constants[i] = longTableFn
 		}
 	}
 	for _, q := range p.FunctionPrototypes {
@@ -286,7 +288,7 @@ func (w *coercionWalker) expr(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.StringExpr:
 		switch e.Value {
-		case forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker:
+		case forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker, longTableMarker:
 			w.clash = true
 		}
 	case *ast.StringConcatOpExpr:

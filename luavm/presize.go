@@ -112,27 +112,36 @@ func fb2int(x int) int {
 	return ((x & 7) + 8) << (e - 1)
 }
 
-// wrapConstructors wraps the table constructors of a chunk that may
-// traverse a table in presizeMarker's calls, with the sizes Lua 5.1's
-// parser gives them. It reports whether it wrapped any.
-func wrapConstructors(stmts []ast.Stmt) bool {
+// rewriteConstructors rewrites the table constructors of a chunk, in one
+// walk: those gopher-lua compiles wrong (longtable.go), and, in a chunk
+// that may traverse a table, each in presizeMarker's call, with the sizes
+// Lua 5.1's parser gives it. It reports whether it wrapped any (sized)
+// and whether it used longTableMarker (long).
+func rewriteConstructors(stmts []ast.Stmt) (sized, long bool) {
 	var w constructorWalker
 	walkStmts(&w, stmts)
-	if !w.traverses || w.clash || len(w.tables) == 0 {
-		return false
+	sized = w.traverses && !w.clash && !w.long && len(w.tables) > 0
+	// the innermost first: an outer constructor's rewrite (longtable.go)
+	// moves its fields' values out of the places the walker noted
+	for i := len(w.tables) - 1; i >= 0; i-- {
+		at := w.tables[i]
+		t := (*at).(*ast.TableExpr)
+		if e := fixConstructor(t, !w.long); e != t {
+			*at, long = e, true
+		}
+		if sized {
+			*at = presizeCall(t, *at)
+		}
 	}
-	for _, at := range w.tables {
-		*at = presizeCall(*at)
-	}
-	return true
+	return sized, long
 }
 
-// presizeCall is the call presizeMarker(t, code) of constructor e, code
-// the sizes Lua 5.1's parser gives it, and whether its list ends with a
-// call's values (presize), in one number: never 0, which would take the
-// place of a -0 of the chunk in gopher-lua's constants.
-func presizeCall(e ast.Expr) ast.Expr {
-	t := e.(*ast.TableExpr)
+// presizeCall is the call presizeMarker(e, code) of constructor t (e, or
+// what stands for it), code the sizes Lua 5.1's parser gives t, and
+// whether its list ends with a call's values (presize), in one number:
+// never 0, which would take the place of a -0 of the chunk in
+// gopher-lua's constants.
+func presizeCall(t *ast.TableExpr, e ast.Expr) ast.Expr {
 	na, nh, mr := 0, 0, 0
 	for _, f := range t.Fields {
 		if f.Key == nil {
@@ -166,11 +175,13 @@ func multret(e ast.Expr) bool {
 
 // constructorWalker finds the table constructors with fields (the places
 // that hold them, to replace), whether the chunk may traverse a table,
-// and whether a string of it is the marker.
+// and whether a string of it is presizeMarker (clash) or longTableMarker
+// (long).
 type constructorWalker struct {
 	tables    []*ast.Expr
 	traverses bool
 	clash     bool
+	long      bool
 }
 
 func (w *constructorWalker) stmt(s ast.Stmt) { w.slots(s) }
@@ -187,6 +198,8 @@ func (w *constructorWalker) expr(e ast.Expr) bool {
 			w.traverses = true
 		case presizeMarker:
 			w.clash = true
+		case longTableMarker:
+			w.long = true
 		}
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
