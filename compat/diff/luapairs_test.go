@@ -285,14 +285,12 @@ func (g *pairsGen) constructor() string {
 		default:
 			k = strconv.Quote(k[1:])
 		}
-		if na > 0 && na < 50 && g.r.IntN(8) == 0 {
-			// in the array part (from 50 list items on, Lua has set the
-			// first 50 when it sets such a key, gopher-lua not yet)
+		if na > 0 && g.r.IntN(8) == 0 { // in the array part
 			k = strconv.Itoa(1 + g.r.IntN(na))
 		}
 		fields = append(fields, "["+k+"] = 1")
 	}
-	if g.r.IntN(6) == 0 && (na == 0 || na%50 != 0) { // (gopher-lua loses a call's values after 50k items)
+	if g.r.IntN(6) == 0 {
 		fields = append(fields, g.pick("(function() return 1, 2, 3 end)()", "((function() return 1, 2 end)())", "unpack({1, 2, 3, 4, 5})"))
 	}
 	var b strings.Builder
