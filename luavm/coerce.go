@@ -52,6 +52,18 @@ const (
 	concatLastMarker  = "\x00tumbler:concat-last\x00"
 )
 
+// isMarker reports whether s is one of the markers a chunk's rewrites
+// put in it (these, presizeMarker, longTableMarker), every one of which
+// setCoercions replaces: a chunk that has one of its own gets none of
+// the rewrites, so that its string stays a string.
+func isMarker(s string) bool {
+	switch s {
+	case forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker, presizeMarker, longTableMarker:
+		return true
+	}
+	return false
+}
+
 // coercionEnv marks the functions the markers become (their Env, which
 // they never read: they read and call nothing), for error messages that
 // look through them (vmerror.go).
@@ -149,13 +161,14 @@ func forNumber(L *lua.LState) int {
 // wrapCoercions wraps the bounds of every numeric for in stmts (at any
 // depth, in nested functions too) in a call to forNumberMarker, and the
 // operands of every concatenation in one to concatMarker. It reports
-// false, changing nothing, when the chunk has a marker as a string of its
-// own, or nothing to wrap.
-func wrapCoercions(stmts []ast.Stmt) bool {
+// whether it wrapped any, and whether the chunk has a marker (isMarker)
+// as a string of its own (own): it then changes nothing, and no other
+// rewrite that puts a marker in may run.
+func wrapCoercions(stmts []ast.Stmt) (wrapped, own bool) {
 	var w coercionWalker
 	walkStmts(&w, stmts)
 	if w.clash || len(w.fors)+len(w.concats) == 0 {
-		return false
+		return false, w.clash
 	}
 	for _, f := range w.fors {
 		f.Init = forNumberCall(f.Init)
@@ -175,7 +188,7 @@ func wrapCoercions(stmts []ast.Stmt) bool {
 			wrapChain(c)
 		}
 	}
-	return true
+	return true, false
 }
 
 // wrapChain wraps the operands of the chain whose first concatenation is
@@ -287,8 +300,7 @@ func (w *coercionWalker) stmt(s ast.Stmt) {
 func (w *coercionWalker) expr(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.StringExpr:
-		switch e.Value {
-		case forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker, longTableMarker:
+		if isMarker(e.Value) {
 			w.clash = true
 		}
 	case *ast.StringConcatOpExpr:

@@ -2,6 +2,7 @@ package luavm
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,7 +115,8 @@ func TestTableConstructor_OthersCompileAsBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 		after, _ := luaparse.Parse([]byte(s), "t")
-		rewriteConstructors(after)
+		_, own := wrapCoercions(after) // (none to wrap: whether it has a marker)
+		rewriteConstructors(after, own)
 		p1, err1 := lua.Compile(before, "t")
 		p2, err2 := lua.Compile(after, "t")
 		if err1 != nil || err2 != nil {
@@ -122,6 +124,29 @@ func TestTableConstructor_OthersCompileAsBefore(t *testing.T) {
 		}
 		if p1.String() != p2.String() {
 			t.Errorf("%.60s: compiles to other code:\n%s\nwas\n%s", s, p2, p1)
+		}
+	}
+}
+
+// TestRewrites_AScriptsOwnMarkerStaysAString: a chunk that has one of
+// the rewrites' marker strings of its own gets none of the rewrites, so
+// the constant is not made the marker's function by another rewrite's
+// (setCoercions replaces every marker): a traversal's constructors, a
+// concatenation, a numeric for and a long constructor beside each.
+func TestRewrites_AScriptsOwnMarkerStaysAString(t *testing.T) {
+	f := newFixture(t)
+	for _, m := range []string{forNumberMarker, concatMarker, concatFirstMarker, concatNextMarker, concatLastMarker, presizeMarker, longTableMarker} {
+		lit := strings.ReplaceAll(m, "\x00", "\\0")
+		for _, body := range []string{
+			"local t = {a = 1} for k in pairs(t) do end",
+			"local x = 'a' .. tostring(1)",
+			"local n = 1 for i = n, 2 do end",
+			longTableScript("local t = {L50, [28] = 'r'}"),
+		} {
+			s := "local m = \"" + lit + "\" " + body + " return type(m) .. #m"
+			if got, want := f.do(2, "EVAL", s, "0"), "$string"+strconv.Itoa(len(m)); got != want {
+				t.Errorf("%q with %q: got %q, want %q", body, m, got, want)
+			}
 		}
 	}
 }

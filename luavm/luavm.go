@@ -252,11 +252,11 @@ func (vm *VM) compile(body []byte, chunk string) (*lua.FunctionProto, string) {
 // compileParsed compiles a parsed main chunk; chunk names it in runtime
 // errors.
 func (vm *VM) compileParsed(parsed []ast.Stmt, chunk string) (*lua.FunctionProto, string) {
-	parsed = splitMultiAssigns(parsed)         // a gopher-lua bug (multiassign.go)
-	wrapped := wrapCoercions(parsed)           // fornum.go
-	sized, long := rewriteConstructors(parsed) // presize.go, a gopher-lua bug (longtable.go)
-	guardLoopBreaks(parsed)                    // a gopher-lua bug (loopjump.go)
-	padForExplists(parsed)                     // another (forlist.go)
+	parsed = splitMultiAssigns(parsed)              // a gopher-lua bug (multiassign.go)
+	wrapped, own := wrapCoercions(parsed)           // fornum.go
+	sized, long := rewriteConstructors(parsed, own) // presize.go, a gopher-lua bug (longtable.go)
+	guardLoopBreaks(parsed)                         // a gopher-lua bug (loopjump.go)
+	padForExplists(parsed)                          // another (forlist.go)
 	if msg := checkConstCost(parsed, chunk); msg != "" {
 		return nil, msg // (constcost.go)
 	}

@@ -115,18 +115,19 @@ func fb2int(x int) int {
 // rewriteConstructors rewrites the table constructors of a chunk, in one
 // walk: those gopher-lua compiles wrong (longtable.go), and, in a chunk
 // that may traverse a table, each in presizeMarker's call, with the sizes
-// Lua 5.1's parser gives it. It reports whether it wrapped any (sized)
-// and whether it used longTableMarker (long).
-func rewriteConstructors(stmts []ast.Stmt) (sized, long bool) {
+// Lua 5.1's parser gives it; none that puts a marker in when the chunk
+// has one of its own (own: wrapCoercions). It reports whether it wrapped
+// any (sized) and whether it used longTableMarker (long).
+func rewriteConstructors(stmts []ast.Stmt, own bool) (sized, long bool) {
 	var w constructorWalker
 	walkStmts(&w, stmts)
-	sized = w.traverses && !w.clash && !w.long && len(w.tables) > 0
+	sized = w.traverses && !own && len(w.tables) > 0
 	// the innermost first: an outer constructor's rewrite (longtable.go)
 	// moves its fields' values out of the places the walker noted
 	for i := len(w.tables) - 1; i >= 0; i-- {
 		at := w.tables[i]
 		t := (*at).(*ast.TableExpr)
-		if e := fixConstructor(t, !w.long); e != t {
+		if e := fixConstructor(t, !own); e != t {
 			*at, long = e, true
 		}
 		if sized {
@@ -174,14 +175,10 @@ func multret(e ast.Expr) bool {
 }
 
 // constructorWalker finds the table constructors with fields (the places
-// that hold them, to replace), whether the chunk may traverse a table,
-// and whether a string of it is presizeMarker (clash) or longTableMarker
-// (long).
+// that hold them, to replace) and whether the chunk may traverse a table.
 type constructorWalker struct {
 	tables    []*ast.Expr
 	traverses bool
-	clash     bool
-	long      bool
 }
 
 func (w *constructorWalker) stmt(s ast.Stmt) { w.slots(s) }
@@ -196,10 +193,6 @@ func (w *constructorWalker) expr(e ast.Expr) bool {
 		switch e.Value {
 		case "pairs", "next", "foreach", "encode", "pack":
 			w.traverses = true
-		case presizeMarker:
-			w.clash = true
-		case longTableMarker:
-			w.long = true
 		}
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
