@@ -59,10 +59,22 @@ if [ "${MODE:-}" = spawn ]; then
 	mkdir -p "$work/src"
 	cat >"$work/src/redis-server" <<EOF
 #!/bin/sh
-# what the harness waits for in the server's output: its PID, then
-# "Ready to accept connections", which tumbler logs once it listens (on
-# standard output; standard error merged here for failures)
-echo "tumbler PID: \$\$"
+# what the harness waits for in the server's output: " PID: <pid>", then
+# (with wait_ready) "Ready to accept connections", which tumbler logs once
+# it listens (on standard output; standard error merged here for failures).
+# redis-server's logo, the PID line, comes once it listens; restart_server
+# with wait_ready 0 connects as soon as it sees the PID. So the PID line
+# waits for a new "Ready to accept" in the log (the file is appended to
+# across restarts) or for the server's exit.
+out=/proc/\$\$/fd/1
+if [ -f "\$out" ]; then
+	n=\$(grep -c 'Ready to accept' "\$out")
+	(while kill -0 \$\$ 2>/dev/null &&
+		[ "\$(grep -c 'Ready to accept' "\$out")" -le "\$n" ]; do sleep 0.01; done
+	echo "tumbler PID: \$\$") &
+else
+	echo "tumbler PID: \$\$"
+fi
 exec "$bin" "\$@" 2>&1
 EOF
 	chmod +x "$work/src/redis-server"
