@@ -65,13 +65,14 @@ if [ "${MODE:-}" = spawn ]; then
 # redis-server's logo, the PID line, comes once it listens; restart_server
 # with wait_ready 0 connects as soon as it sees the PID. So the PID line
 # waits for a new "Ready to accept" in the log (the file is appended to
-# across restarts) or for the server's exit.
+# across restarts) or for the server's exit. The watcher is forked twice,
+# so that it is not left a zombie child of the server.
 out=/proc/\$\$/fd/1
 if [ -f "\$out" ]; then
 	n=\$(grep -c 'Ready to accept' "\$out")
-	(while kill -0 \$\$ 2>/dev/null &&
-		[ "\$(grep -c 'Ready to accept' "\$out")" -le "\$n" ]; do sleep 0.01; done
-	echo "tumbler PID: \$\$") &
+	( (while kill -0 \$\$ 2>/dev/null &&
+		[ "\$(grep -c 'Ready to accept' "\$out" 2>/dev/null)" = "\$n" ]; do sleep 0.01; done
+	echo "tumbler PID: \$\$") & )
 else
 	echo "tumbler PID: \$\$"
 fi
