@@ -18,7 +18,8 @@ import (
 // goroutine, while it reads the replies: each must come in order, no
 // earlier than d after its request was written, and well before 1.5 d (a
 // connection not read while its replies wait takes up to 2 d for some:
-// with d = 200 ms and requests 50 ms apart, 350 ms for the second).
+// with requests d/4 apart, 1.75 d for the second). The tests take d large
+// (delayD), so that a loaded machine's scheduling stays inside the slack.
 func expectDelayLine(t *testing.T, c *rawClient, d time.Duration, n int, gap time.Duration) {
 	t.Helper()
 	sent := make([]time.Time, n)
@@ -55,7 +56,7 @@ func expectDelayLine(t *testing.T, c *rawClient, d time.Duration, n int, gap tim
 }
 
 func TestSetLatency_IsADelayLine(t *testing.T) {
-	const d, n, gap = 200 * time.Millisecond, 6, 50 * time.Millisecond
+	const d, n, gap = delayD, 4, delayD / 4
 	t.Run("tcp", func(t *testing.T) {
 		srv := RunT(t)
 		c := dial(t, srv.Addr())
@@ -170,20 +171,26 @@ func TestSetLatency_ChangeMovesRepliesThatWait(t *testing.T) {
 // A push is delayed from when it was produced, in order with the replies
 // around it.
 func TestSetLatency_PushesInOrderWithReplies(t *testing.T) {
-	const d = 200 * time.Millisecond
+	const d = delayD
 	srv := RunT(t)
 	a := trackingClient(t, srv, "k")
 	srv.SetLatency(d)
 	sent := time.Now()
 	a.send(encode("PING"))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(d / 4)
 	pushed := time.Now()
 	srv.Set("k", "v", 0) // an invalidation
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(d / 4)
 	pinged := time.Now()
 	a.send(encode("ECHO", "after"))
 	expectTimed(t, a, d, timedReply{"+PONG\r\n", sent}, timedReply{inval3("k"), pushed}, timedReply{bulk("after"), pinged})
 }
+
+// delayD is the latency of the tests that bound a reply's delay from
+// above (under 1.5 d): large enough that the slack, d/2, holds a loaded
+// machine's scheduling (with 200 ms, a run beside a CI run once went
+// past it), small enough to keep the tests short.
+const delayD = 600 * time.Millisecond
 
 // timedReply is a reply due d after from.
 type timedReply struct {
@@ -208,7 +215,7 @@ func expectTimed(t *testing.T, c *rawClient, d time.Duration, replies ...timedRe
 // A blocked command's reply is ready when it is served: it leaves d
 // later, and the commands behind it follow it.
 func TestSetLatency_BlockedCommand(t *testing.T) {
-	const d = 200 * time.Millisecond
+	const d = delayD
 	srv := RunT(t)
 	c, other := dial(t, srv.Addr()), dial(t, srv.Addr())
 	c.do("PING")
@@ -217,7 +224,7 @@ func TestSetLatency_BlockedCommand(t *testing.T) {
 	eventually(t, "BLPOP blocked", func() bool { return srv.eng.BlockedClients() == 1 })
 	pushed := time.Now()
 	other.send(encode("LPUSH", "q", "x"))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(d / 4)
 	pinged := time.Now()
 	c.send(encode("PING"))
 	expectTimed(t, c, d, timedReply{"*2\r\n$1\r\nq\r\n$1\r\nx\r\n", pushed}, timedReply{"+PONG\r\n", pinged})
