@@ -71,15 +71,6 @@ func (e *Engine) lengthFits(offset, add int64) bool {
 	return add <= limit && offset <= limit-add
 }
 
-// optEq is strcasecmp(arg, word) == 0, as Redis compares these commands'
-// option words: as C strings, so an argument ends at its first NUL byte.
-func optEq(arg []byte, word string) bool {
-	if i := bytes.IndexByte(arg, 0); i >= 0 {
-		arg = arg[:i]
-	}
-	return eqFold(arg, word)
-}
-
 // strBytes views s as bytes, for reading only.
 func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
@@ -409,9 +400,9 @@ func bitRange(start, end int64, isBit bool, n int64) (sb, eb int64, ok bool) {
 // parseBitUnit reads BITCOUNT's and BITPOS's BIT|BYTE.
 func parseBitUnit(c *Ctx, arg []byte) (isBit, ok bool) {
 	switch {
-	case optEq(arg, "bit"):
+	case eqFold(arg, "bit"):
 		return true, true
-	case optEq(arg, "byte"):
+	case eqFold(arg, "byte"):
 		return false, true
 	}
 	c.W.WriteError(ErrSyntax)
@@ -588,13 +579,13 @@ func bitop(op int, dst []byte, srcs [][]byte) {
 func cmdBitOp(c *Ctx) {
 	var op int
 	switch name := c.Args[1]; {
-	case optEq(name, "and"):
+	case eqFold(name, "and"):
 		op = bitopAnd
-	case optEq(name, "or"):
+	case eqFold(name, "or"):
 		op = bitopOr
-	case optEq(name, "xor"):
+	case eqFold(name, "xor"):
 		op = bitopXor
-	case optEq(name, "not"):
+	case eqFold(name, "not"):
 		op = bitopNot
 	default:
 		c.W.WriteError(ErrSyntax)
@@ -797,20 +788,20 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 		rem := len(args) - j - 1
 		var op int
 		switch sub := args[j]; {
-		case optEq(sub, "get") && rem >= 2:
+		case eqFold(sub, "get") && rem >= 2:
 			op = bfGet
-		case optEq(sub, "set") && rem >= 3:
+		case eqFold(sub, "set") && rem >= 3:
 			op = bfSet
-		case optEq(sub, "incrby") && rem >= 3:
+		case eqFold(sub, "incrby") && rem >= 3:
 			op = bfIncrBy
-		case optEq(sub, "overflow") && rem >= 1:
+		case eqFold(sub, "overflow") && rem >= 1:
 			j++
 			switch name := args[j]; {
-			case optEq(name, "wrap"):
+			case eqFold(name, "wrap"):
 				ow = bfWrap
-			case optEq(name, "sat"):
+			case eqFold(name, "sat"):
 				ow = bfSat
-			case optEq(name, "fail"):
+			case eqFold(name, "fail"):
 				ow = bfFail
 			default:
 				c.W.WriteError(ErrBitfieldOFType)
@@ -989,13 +980,13 @@ func cmdLCS(c *Ctx) {
 	for j := 3; j < len(c.Args); j++ {
 		opt := c.Args[j]
 		switch {
-		case optEq(opt, "idx"):
+		case eqFold(opt, "idx"):
 			getIdx = true
-		case optEq(opt, "len"):
+		case eqFold(opt, "len"):
 			getLen = true
-		case optEq(opt, "withmatchlen"):
+		case eqFold(opt, "withmatchlen"):
 			withMatchLen = true
-		case optEq(opt, "minmatchlen") && j < len(c.Args)-1:
+		case eqFold(opt, "minmatchlen") && j < len(c.Args)-1:
 			n, ok := parseInt(c.Args[j+1])
 			if !ok {
 				c.W.WriteError(ErrNotInteger)

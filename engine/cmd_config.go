@@ -28,8 +28,9 @@ const (
 )
 
 // ErrConfigUnknown is CONFIG SET's reply for a parameter it does not know.
+// The name is printed with %s: up to a NUL byte.
 func ErrConfigUnknown(name string) string {
-	return "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'"
+	return "ERR Unknown option or number of arguments for CONFIG SET - '" + string(cstr([]byte(name))) + "'"
 }
 
 // ErrConfigSet is CONFIG SET's reply when setting name failed for reason.

@@ -106,7 +106,7 @@ func expireGeneric(c *Ctx, basetime int64, seconds, absolute bool) {
 			flag |= expireLT
 			lt = true
 		default:
-			c.W.WriteError("ERR Unsupported option " + string(opt))
+			c.W.WriteError("ERR Unsupported option " + string(cstr(opt))) // %s
 			return
 		}
 	}

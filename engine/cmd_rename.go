@@ -98,7 +98,7 @@ func cmdCopy(c *Ctx) {
 	replace := false
 	src, dstDB := e.db, e.db
 	for j := 3; j < len(c.Args); j++ {
-		switch opt := LowerASCII(string(c.Args[j])); {
+		switch opt := lowerC(c.Args[j]); {
 		case opt == "replace":
 			replace = true
 		case opt == "db" && j+1 < len(c.Args):

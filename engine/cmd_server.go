@@ -175,7 +175,7 @@ func cmdInfo(c *Ctx) {
 		}
 	}
 	for _, a := range c.Args[1:] {
-		s := LowerASCII(string(a))
+		s := lowerC(a) // sdsnew(argv[i]->ptr): up to a NUL
 		switch s {
 		case "all", "everything", "default":
 			for _, d := range infoDefault {

@@ -81,7 +81,7 @@ func zaddGeneric(c *Ctx, incrCmd bool) {
 	incr = incrCmd
 	i := 2
 	for ; !incrCmd && i < len(c.Args); i++ {
-		switch LowerASCII(string(c.Args[i])) {
+		switch lowerC(c.Args[i]) {
 		case "nx":
 			nx = true
 		case "xx":
@@ -404,7 +404,7 @@ func zrangeCommand(c *Ctx, argStart int, rt zrangeType, dir zdirection) {
 	offset, limit := int64(0), int64(-1)
 	for j := argStart + 3; j < len(c.Args); j++ {
 		left := len(c.Args) - j - 1
-		switch opt := LowerASCII(string(c.Args[j])); {
+		switch opt := lowerC(c.Args[j]); {
 		case !store && opt == "withscores":
 			withScores = true
 		case opt == "limit" && left >= 2:

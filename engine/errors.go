@@ -1,7 +1,5 @@
 package engine
 
-import "bytes"
-
 // Error texts, verbatim from Redis 7 (src/server.c shared objects,
 // src/t_string.c, src/expire.c, src/eval.c, src/script_lua.c).
 const (
@@ -98,9 +96,7 @@ func ErrUnknownCommand(args [][]byte) string {
 
 // clip is C's "%.*s" of b: at most n bytes, up to its first NUL.
 func clip(b []byte, n int) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
+	b = cstr(b)
 	if n < 0 {
 		n = 0
 	}

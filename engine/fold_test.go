@@ -41,3 +41,36 @@ func TestFoldASCII(t *testing.T) {
 		t.Error("LowerASCII changed a lower-case string")
 	}
 }
+
+// TestEqFold_StopsAtNUL: eqFold is strcasecmp(arg, word) == 0, which
+// reads the argument as a C string: "nx\x00z" is NX, "n\x00x" is no NX;
+// eqFoldAll compares every byte; lowerC is the word a strcasecmp switch
+// sees.
+func TestEqFold_StopsAtNUL(t *testing.T) {
+	for _, tc := range []struct {
+		arg, word string
+		fold, all bool
+	}{
+		{"NX", "nx", true, true},
+		{"nx\x00z", "nx", true, false},
+		{"NX\x00", "nx", true, false},
+		{"n\x00x", "nx", false, false},
+		{"\x00nx", "nx", false, false},
+		{"nxx\x00", "nx", false, false},
+		{"n", "nx", false, false},
+		{"nx\x01", "nx", false, false},
+		{"", "nx", false, false},
+	} {
+		if got := eqFold([]byte(tc.arg), tc.word); got != tc.fold {
+			t.Errorf("eqFold(%q, %q) = %v, want %v", tc.arg, tc.word, got, tc.fold)
+		}
+		if got := eqFoldAll([]byte(tc.arg), tc.word); got != tc.all {
+			t.Errorf("eqFoldAll(%q, %q) = %v, want %v", tc.arg, tc.word, got, tc.all)
+		}
+	}
+	for in, want := range map[string]string{"WithScores\x00x": "withscores", "\x00REV": "", "REV": "rev", "": ""} {
+		if got := lowerC([]byte(in)); got != want {
+			t.Errorf("lowerC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

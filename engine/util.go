@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 )
@@ -53,12 +54,22 @@ func parseInt(b []byte) (int64, bool) {
 // ParseInt exposes Redis's integer parsing to other packages.
 func ParseInt(b []byte) (int64, bool) { return parseInt(b) }
 
-// eqFold reports whether b equals the lower-case ASCII word s, ignoring case.
+// eqFold reports whether b equals the lower-case ASCII word s, ignoring
+// the case of ASCII letters, as Redis's strcasecmp(b, s) == 0 compares
+// option words and subcommand names: as C strings, so b ends at its first
+// NUL byte ("nx\x00z" is NX). Where Redis compares a whole argument, use
+// eqFoldAll.
 func eqFold(b []byte, s string) bool {
 	if len(b) != len(s) {
-		return false
+		// b is s only if it goes on with a NUL byte (s holds none):
+		// tested off the path of an exact word, so an option costs no
+		// more to parse, and eqFold stays inlined.
+		if len(b) < len(s) || b[len(s)] != 0 {
+			return false
+		}
+		b = b[:len(s)]
 	}
-	for i := 0; i < len(b); i++ {
+	for i := 0; i < len(s); i++ {
 		c := b[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
@@ -69,6 +80,32 @@ func eqFold(b []byte, s string) bool {
 	}
 	return true
 }
+
+// eqFoldAll reports whether all of b equals the lower-case ASCII word s,
+// ignoring the case of ASCII letters: a NUL byte is a byte like any other.
+func eqFoldAll(b []byte, s string) bool {
+	return len(b) == len(s) && eqFold(b, s) // of equal lengths, eqFold compares every byte
+}
+
+// cstr is b as C sees an argument's sds through its char pointer: up to
+// its first NUL byte. Where Redis compares a word with strcasecmp, or
+// prints it with %s, tumbler compares or prints cstr of it.
+func cstr(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// CStr is cstr for other packages.
+func CStr(b []byte) []byte { return cstr(b) }
+
+// lowerC is the word a switch on a lowered argument compares where Redis
+// compares it with strcasecmp: cstr(b), ASCII letters lowered.
+func lowerC(b []byte) string { return LowerASCII(string(cstr(b))) }
+
+// LowerC is lowerC for other packages.
+func LowerC(b []byte) string { return lowerC(b) }
 
 // EqFold is eqFold for other packages.
 func EqFold(b []byte, s string) bool { return eqFold(b, s) }

@@ -283,7 +283,7 @@ func isInfWord(s string) bool {
 	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
 		s = s[1:]
 	}
-	return eqFold([]byte(s), "inf") || eqFold([]byte(s), "infinity")
+	return eqFoldAll([]byte(s), "inf") || eqFoldAll([]byte(s), "infinity")
 }
 
 // hasNonZeroDigit reports whether the mantissa of a number holds a

@@ -471,9 +471,9 @@ func formatMemory(v int64) string {
 	return strconv.FormatInt(v, 10)
 }
 
-// yesNo is Redis's yesnotoi.
+// yesNo is Redis's yesnotoi: strcasecmp, so s ends at a NUL byte.
 func yesNo(s string) (bool, bool) {
-	switch engine.LowerASCII(s) {
+	switch engine.LowerC([]byte(s)) {
 	case "yes":
 		return true, true
 	case "no":
@@ -506,7 +506,7 @@ func enumDirective(name string, live bool, values []string, get func(c *Config) 
 	return &directive{
 		name: name, live: live,
 		set: func(c *Config, args []string) string {
-			v := engine.LowerASCII(args[0])
+			v := engine.LowerC([]byte(args[0])) // strcasecmp
 			for _, ok := range values {
 				if v == ok {
 					return set(c, v)

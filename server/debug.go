@@ -249,7 +249,7 @@ func rawReply(c *engine.Ctx) rawReplier {
 // left out, and a push refused).
 func debugProtocol(c *engine.Ctx) {
 	w := c.W
-	switch engine.LowerASCII(string(c.Args[2])) {
+	switch engine.LowerC(c.Args[2]) {
 	case "string":
 		w.WriteBulkString("Hello World")
 	case "integer":
