@@ -349,7 +349,7 @@ func MergeSelectorArgs(ops []string) ([]string, int) {
 func (a *ACL) SetUser(name string, ops []string) (errMsg string, created bool) {
 	merged, bad := MergeSelectorArgs(ops)
 	if merged == nil {
-		return "ERR Unmatched parenthesis in acl selector starting at '" + ops[bad] + "'.", false
+		return "ERR Unmatched parenthesis in acl selector starting at '" + cstr(ops[bad]) + "'.", false // %s
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -362,7 +362,7 @@ func (a *ACL) SetUser(name string, ops []string) (errMsg string, created bool) {
 	}
 	for _, op := range merged {
 		if err := a.applyUserOp(r, op); err != "" {
-			return "ERR Error in ACL SETUSER modifier '" + op + "': " + string(err), false
+			return "ERR Error in ACL SETUSER modifier '" + cstr(op) + "': " + string(err), false // %s
 		}
 	}
 	if u == nil {
@@ -473,7 +473,7 @@ func (a *ACL) applyUserOp(r *aclRules, op string) aclSetError {
 	if op == "" {
 		return ""
 	}
-	switch lop := LowerASCII(op); {
+	switch lop := LowerASCII(cstr(op)); { // strcasecmp
 	case lop == "on":
 		r.on = true
 	case lop == "off":
@@ -583,14 +583,19 @@ func hasSpace(s string) bool {
 func HasSpace(s string) bool { return hasSpace(s) }
 
 // applySelectorOp is ACLSetSelector: one rule applied to a selector.
+//
+// Redis compares the words with strcasecmp and looks commands and
+// categories up by C string: they end at a NUL byte (cop), where
+// patterns and passwords are the whole op.
 func (a *ACL) applySelectorOp(s *aclSelector, op string) aclSetError {
-	lop := LowerASCII(op)
+	cop := cstr(op)
+	lop := LowerASCII(cop)
 	switch {
-	case lop == "allkeys" || op == "~*":
+	case lop == "allkeys" || cop == "~*":
 		s.allKeys, s.keys = true, nil
 	case lop == "resetkeys":
 		s.allKeys, s.keys = false, nil
-	case lop == "allchannels" || op == "&*":
+	case lop == "allchannels" || cop == "&*":
 		s.allChannels, s.channels = true, nil
 	case lop == "resetchannels":
 		s.allChannels, s.channels = false, nil
@@ -659,7 +664,7 @@ func (a *ACL) applySelectorOp(s *aclSelector, op string) aclSetError {
 		}
 		s.allChannels = false
 	case op[0] == '+' && (len(op) < 2 || op[1] != '@'):
-		name := op[1:]
+		name := cop[1:]
 		bar := strings.LastIndexByte(name, '|')
 		if bar < 0 {
 			cmd := a.e.aclLookup(name)
@@ -698,7 +703,7 @@ func (a *ACL) applySelectorOp(s *aclSelector, op string) aclSetError {
 		}
 		s.firstArgs[cmd.aclID] = append(s.firstArgs[cmd.aclID], sub)
 	case op[0] == '-' && (len(op) < 2 || op[1] != '@'):
-		cmd := a.e.aclLookup(op[1:])
+		cmd := a.e.aclLookup(cop[1:])
 		if cmd == nil {
 			return aclErrUnknown
 		}

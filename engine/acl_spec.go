@@ -51,7 +51,7 @@ var aclCategoryNames = [...]string{
 // there is no such category.
 func aclCategoryByName(name string) uint64 {
 	for i, n := range aclCategoryNames {
-		if len(n) == len(name) && EqFold([]byte(name), n) {
+		if eqFold([]byte(name), n) { // strcasecmp: name ends at a NUL byte
 			return 1 << i
 		}
 	}

@@ -30,7 +30,7 @@ const (
 // ErrConfigUnknown is CONFIG SET's reply for a parameter it does not know.
 // The name is printed with %s: up to a NUL byte.
 func ErrConfigUnknown(name string) string {
-	return "ERR Unknown option or number of arguments for CONFIG SET - '" + string(cstr([]byte(name))) + "'"
+	return "ERR Unknown option or number of arguments for CONFIG SET - '" + cstr(name) + "'"
 }
 
 // ErrConfigSet is CONFIG SET's reply when setting name failed for reason.

@@ -73,4 +73,7 @@ func TestEqFold_StopsAtNUL(t *testing.T) {
 			t.Errorf("lowerC(%q) = %q, want %q", in, got, want)
 		}
 	}
+	if got := cstr("+get\x00x"); got != "+get" {
+		t.Errorf("cstr(%q) = %q, want %q", "+get\x00x", got, "+get")
+	}
 }

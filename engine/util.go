@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 )
@@ -90,9 +89,11 @@ func eqFoldAll(b []byte, s string) bool {
 // cstr is b as C sees an argument's sds through its char pointer: up to
 // its first NUL byte. Where Redis compares a word with strcasecmp, or
 // prints it with %s, tumbler compares or prints cstr of it.
-func cstr(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
+func cstr[T string | []byte](b T) T {
+	for i := 0; i < len(b); i++ {
+		if b[i] == 0 {
+			return b[:i]
+		}
 	}
 	return b
 }

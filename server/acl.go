@@ -215,7 +215,7 @@ func (s *Server) cmdACLCat(c *engine.Ctx) {
 	}
 	names, ok := s.eng.CommandsInCategory(string(c.Args[2]))
 	if !ok {
-		cat := c.Args[2]
+		cat := engine.CStr(c.Args[2]) // %.128s
 		if len(cat) > 128 {
 			cat = cat[:128]
 		}
