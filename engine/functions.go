@@ -646,7 +646,7 @@ func cmdFunctionList(c *Ctx) {
 			pattern = c.Args[i]
 			continue
 		}
-		c.W.WriteError(errorLine("ERR Unknown argument " + string(a)))
+		c.W.WriteError(errorLine("ERR Unknown argument " + string(cstr(a)))) // sdscatfmt %s
 		return
 	}
 	var libs []*Library

@@ -464,18 +464,9 @@ func (s *Server) cmdClientUnpause(c *engine.Ctx) {
 	c.W.WriteStatus("OK")
 }
 
-// errSubcommandSyntax is Redis's addReplySubcommandSyntaxError.
-func errSubcommandSyntax(args [][]byte) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + clip128(args[1]) +
-		"'. Try " + upper(args[0]) + " HELP."
-}
-
-func clip128(b []byte) string {
-	if len(b) > 128 {
-		b = b[:128]
-	}
-	return string(b)
-}
+// errSubcommandSyntax is Redis's addReplySubcommandSyntaxError: the
+// subcommand printed with %.128s, up to a NUL byte.
+func errSubcommandSyntax(args [][]byte) string { return engine.ErrSubcommandSyntax(args) }
 
 func upper(b []byte) string {
 	out := []byte(string(b))
@@ -633,7 +624,7 @@ func (s *Server) cmdClientKill(c *engine.Ctx) {
 			case engine.EqFold(opt, "type"):
 				t, ok := clientTypeByName(val)
 				if !ok {
-					c.W.WriteError("ERR Unknown client type '" + string(val) + "'")
+					c.W.WriteError("ERR Unknown client type '" + string(engine.CStr(val)) + "'") // %s
 					return
 				}
 				typ = t

@@ -283,7 +283,7 @@ func (s *Server) clientList(c *engine.Ctx) {
 	case len(c.Args) == 4 && engine.EqFold(c.Args[2], "type"):
 		typ, ok := clientTypeByName(c.Args[3])
 		if !ok {
-			c.W.WriteError("ERR Unknown client type '" + string(c.Args[3]) + "'")
+			c.W.WriteError("ERR Unknown client type '" + string(engine.CStr(c.Args[3])) + "'") // %s
 			return
 		}
 		for _, o := range s.clientsByID() {

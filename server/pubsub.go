@@ -520,7 +520,7 @@ func cmdPubSubHelp(c *engine.Ctx) { engine.WriteHelp(c, pubsubHelp) }
 
 // subcommandSyntaxError is Redis's addReplySubcommandSyntaxError.
 func subcommandSyntaxError(c *engine.Ctx) {
-	c.W.WriteError("ERR unknown subcommand or wrong number of arguments for '" + clip128(c.Args[1]) + "'. Try " + upper(c.Args[0]) + " HELP.")
+	c.W.WriteError(errSubcommandSyntax(c.Args))
 }
 
 // clientListFields returns CLIENT LIST's flags, sub, psub, ssub and redir
