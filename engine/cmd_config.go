@@ -175,7 +175,10 @@ func cmdConfigGet(c *Ctx) {
 	var out []kv
 	seen := map[string]bool{}
 	for _, pat := range c.Args[2:] {
-		if !isGlob(pat) {
+		// As Redis: strpbrk finds a glob, and stringmatch matches it, up
+		// to a NUL byte; a plain name is looked up whole (a dict lookup
+		// that hashes the whole sds, so a name with a NUL is none).
+		if !isGlob(cstr(pat)) {
 			name := LowerASCII(string(pat))
 			if v, ok := values[name]; ok && !seen[name] {
 				seen[name] = true
@@ -184,7 +187,7 @@ func cmdConfigGet(c *Ctx) {
 			continue
 		}
 		for _, k := range all {
-			if !seen[k] && Match(pat, []byte(k), true) {
+			if !seen[k] && Match(cstr(pat), []byte(k), true) {
 				seen[k] = true
 				out = append(out, kv{k, values[k]})
 			}

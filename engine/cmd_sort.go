@@ -107,8 +107,9 @@ func sortGeneric(c *Ctx, readonly bool) {
 		case EqFold(a, "by") && left >= 1:
 			sortBy = args[j+1]
 			// A constant BY (no '*') means no sorting at all; as in
-			// Redis, a later BY with a pattern does not undo it.
-			if bytes.IndexByte(sortBy, '*') < 0 {
+			// Redis, a later BY with a pattern does not undo it. Redis
+			// looks with strchr: a '*' after a NUL byte is none.
+			if bytes.IndexByte(cstr(sortBy), '*') < 0 {
 				dontsort = true
 			} else if !mayRead() {
 				c.W.WriteError("ERR BY option of SORT denied due to insufficient ACL permissions.")
@@ -310,7 +311,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 // empty string is 0, and anything left over, NaN, or a value out of
 // range (overflow, or underflow to a subnormal or zero) is an error.
 func sortScore(s string) (float64, bool) {
-	s = cString(s)
+	s = cstr(s)
 	i := 0
 	for i < len(s) && isCSpace(s[i]) {
 		i++
@@ -347,7 +348,7 @@ func exactFloat(num string, f float64) bool {
 func sortCompare(alpha, byPattern, store bool) func(a, b sortElem) int {
 	text := func(a, b string) int {
 		if !store {
-			a, b = cString(a), cString(b)
+			a, b = cstr(a), cstr(b)
 		}
 		return strings.Compare(a, b)
 	}
@@ -379,14 +380,6 @@ func sortCompare(alpha, byPattern, store bool) func(a, b sortElem) int {
 	}
 }
 
-// cString is s up to its first NUL byte, as C's string functions see it.
-func cString(s string) string {
-	if i := strings.IndexByte(s, 0); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // sortLookup is Redis's lookupKeyByPattern: "#" is subst itself;
 // otherwise the first '*' of pattern is replaced by subst to name a key,
 // whose string value is returned, or, when "->field" follows the '*',
@@ -397,10 +390,7 @@ func (e *Engine) sortLookup(pattern []byte, subst string, now int64) (string, bo
 	if len(pattern) > 0 && pattern[0] == '#' && (len(pattern) == 1 || pattern[1] == 0) {
 		return subst, true
 	}
-	cpat := pattern
-	if i := bytes.IndexByte(cpat, 0); i >= 0 {
-		cpat = cpat[:i]
-	}
+	cpat := cstr(pattern)
 	star := bytes.IndexByte(cpat, '*')
 	if star < 0 {
 		return "", false
