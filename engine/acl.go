@@ -876,7 +876,7 @@ func (s *aclSelector) checkCmd(cmd *Command, args [][]byte, keys []keyRef) (int,
 		ok := false
 		if len(args) > idx {
 			for _, x := range fa {
-				if EqualFoldASCII(string(args[idx]), x) {
+				if EqualFoldASCII(string(cstr(args[idx])), x) { // strcasecmp
 					ok = true
 					break
 				}

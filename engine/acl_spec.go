@@ -142,7 +142,7 @@ func keysBySpecs(specs []keySpec, args [][]byte, out []keyRef) ([]keyRef, bool) 
 				if j >= argc || j < 1 {
 					break
 				}
-				if EqualFoldASCII(string(args[j]), sp.keyword) {
+				if EqualFoldASCII(string(cstr(args[j])), sp.keyword) { // strcasecmp
 					first = j + 1
 					break
 				}
