@@ -37,6 +37,10 @@ var monitorCommands = [][]string{
 	{"MIGRATE", "127.0.0.1", "1", "", "0", "10", "REPLACE", "AUTH", "pw", "KEYS", "nosuch"},
 	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "BOGUS", "AUTH", "pw"},
 	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH2", "u"},
+	// an option word ends at a NUL byte (strcasecmp): still credentials
+	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH\x00x", "pw", "BOGUS"},
+	{"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "auth2\x00", "u", "pw", "BOGUS"},
+	{"HELLO", "2", "AUTH\x00x", "default", "pw", "SETNAME\x00", "n"},
 	// Redis 7.0 runs QUIT as a command, shown like any other (monitorRun
 	// sends it on a connection of its own)
 	{"QUIT"},
