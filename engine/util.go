@@ -99,7 +99,7 @@ func cstr[T string | []byte](b T) T {
 }
 
 // CStr is cstr for other packages.
-func CStr(b []byte) []byte { return cstr(b) }
+func CStr[T string | []byte](b T) T { return cstr(b) }
 
 // lowerC is the word a switch on a lowered argument compares where Redis
 // compares it with strcasecmp: cstr(b), ASCII letters lowered.

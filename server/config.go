@@ -392,8 +392,10 @@ func (n numeric) rewrite(v int64) string {
 
 // memToULL is Redis's memtoull: digits with an optional unit b, k (1000),
 // kb (1024), m, mb, g, gb, any case; no sign. Like Redis it saturates a
-// number too long for 64 bits and lets the unit multiplication wrap.
+// number too long for 64 bits and lets the unit multiplication wrap. It
+// reads s as a C string, up to a NUL byte ("1k\0x" is 1000).
 func memToULL(s string) (uint64, bool) {
+	s = engine.CStr(s)
 	if strings.HasPrefix(s, "-") {
 		return 0, false
 	}
