@@ -77,10 +77,12 @@ var notifyCases = [][]string{
 		"SORT l STORE d", "SORT l BY nosort STORE d", "SET t v", "EXPIRE t 100", "SORT l STORE t", "TTL t",
 		"SORT nosuch STORE d", "SORT nosuch STORE d", "SORT l LIMIT 5 1 STORE t", "SET s x", "SORT s STORE d"},
 	// databases: events name the key's database; MOVE, COPY ... DB, SWAPDB,
-	// FLUSHDB, a script's SELECT, expiry in another database
+	// FLUSHDB, a script's SELECT, expiry in another database (the key lives
+	// 100 ms, so that its expiry comes while BLPOP waits, not while SET's
+	// events are read: with 1 ms a loaded machine once saw it there)
 	{"SELECT 3", "SET lock tok NX PX 30000", "DEL lock", "RPUSH l a", "MOVE l 5", "SELECT 5", "RPUSH l b", "MOVE l 3", "SET k v EX 100", "COPY k k DB 9", "COPY k k2",
 		"COPY k k DB 9 REPLACE", "SWAPDB 5 9", "DEL k", "SELECT 9", "DEL k", "FLUSHDB", "SELECT 0", "SET z 1",
-		"EVAL \"redis.call('select', 7); redis.call('set', 'a', 1); redis.call('select', 2); return redis.call('del', 'a')\" 0", "DEL z", "SELECT 4", "SET e v PX 1", "BLPOP nosuch 0.02", "GET e",
+		"EVAL \"redis.call('select', 7); redis.call('set', 'a', 1); redis.call('select', 2); return redis.call('del', 'a')\" 0", "DEL z", "SELECT 4", "SET e v PX 100", "BLPOP nosuch 0.4", "GET e",
 		"MULTI", "SET m 1", "SELECT 6", "SET m 6", "EXEC", "SET m again", "SELECT 1", "SET x 1", "FLUSHALL"},
 	// scripts, MULTI, the lock workloads
 	{"SET lock tok NX PX 30000", "EVAL \"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end\" 1 lock tok 60000",
